@@ -1,0 +1,146 @@
+// Backend: the op set every engine implements (CPU with Eigen, CUDA with cuBLASLt/cuDNN).
+// Numerics contract: 16-bit GEMM/conv take 16-bit inputs, accumulate in float32 and round the
+// output once; elementwise ops compute in float32 (float64 for float64) and round the result.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string>
+
+#include "core/backend/activation.h"
+#include "core/backend/step_scalars.h"
+#include "core/optim/loss_scale.h"
+#include "core/optim/optimizer_config.h"
+#include "core/tensor/buffer.h"
+#include "core/tensor/tensor.h"
+
+namespace mantissa {
+
+struct DeviceInfo {
+    std::string id;   // "cpu", "cuda:0"
+    std::string name; // "CPU (Eigen, 2 threads)", "NVIDIA H100 80GB HBM3"
+    bool is_gpu = false;
+    std::size_t memory_total = 0; // bytes (host RAM for the CPU engine)
+};
+
+// Scratch memory handed to an op; carved from the Plan's arena (workspace category).
+struct Workspace {
+    void* data = nullptr;
+    std::size_t bytes = 0;
+};
+
+// C (m, n) = epilogue(op(A) · op(B) + bias), A/B/C as 2-D row-major views (Tensor::rows/cols).
+// A and B share a dtype; C may differ (it is rounded once to C's dtype).
+struct GemmArgs {
+    const Tensor* a = nullptr; // (m, k), or (k, m) when transpose_a
+    bool transpose_a = false;
+    const Tensor* b = nullptr; // (k, n), or (n, k) when transpose_b
+    bool transpose_b = false;
+    Tensor* c = nullptr;             // (m, n)
+    const Tensor* bias = nullptr;    // (n), added in the accumulation dtype
+    Activation epilogue = Activation::Linear; // applied before the single rounding
+    Tensor* pre_activation = nullptr; // optional (m, n): the value before the epilogue (for GELU)
+    bool accumulate = false;          // C += result instead of C = result
+    Workspace workspace;
+};
+
+// NHWC activations, HWIO filters (Keras layout). Padding is explicit (Keras "valid"/"same").
+struct Conv2dArgs {
+    std::int64_t batch = 0, in_h = 0, in_w = 0, in_c = 0;
+    std::int64_t out_h = 0, out_w = 0, out_c = 0;
+    std::int64_t kernel_h = 0, kernel_w = 0, stride_h = 1, stride_w = 1;
+    std::int64_t pad_top = 0, pad_left = 0; // bottom/right padding follows from the sizes
+};
+
+// Max pooling over NHWC, no padding (Keras "valid").
+struct Pool2dArgs {
+    std::int64_t batch = 0, in_h = 0, in_w = 0, channels = 0;
+    std::int64_t out_h = 0, out_w = 0;
+    std::int64_t pool_h = 2, pool_w = 2, stride_h = 2, stride_w = 2;
+};
+
+// Fused softmax + cross-entropy, computed in the logits' dtype (float32 math, rounded results).
+struct SoftmaxXentArgs {
+    const Tensor* logits = nullptr;    // (batch, classes)
+    const Tensor* labels = nullptr;    // (batch) int32
+    std::int64_t valid_rows = 0;       // rows >= valid_rows are padding: no loss, zero gradient
+    Tensor* probs = nullptr;           // (batch, classes), logits' dtype
+    Tensor* dlogits = nullptr;         // (p - onehot) * loss_scale / valid_rows; nullptr in eval
+    Tensor* scalars = nullptr;         // StepScalars: adds loss_sum, correct, examples; reads loss_scale
+};
+
+class Backend {
+public:
+    virtual ~Backend() = default;
+
+    virtual const DeviceInfo& info() const = 0;
+
+    // --- memory ---
+    // Throws Error(OutOfMemory) naming the requested and the free bytes.
+    virtual Buffer allocate(std::size_t bytes) = 0;
+    virtual std::size_t memory_in_use() const = 0; // bytes held by live Buffers of this backend
+    virtual void upload(const void* host, Tensor& dst) = 0;   // dst.bytes() bytes
+    virtual void download(const Tensor& src, void* host) = 0; // src.bytes() bytes
+    virtual void synchronize() = 0;
+
+    // --- workspace sizes, asked once at compile time ---
+    virtual std::size_t gemm_workspace_bytes(const GemmArgs& args) const = 0;
+    virtual std::size_t conv2d_workspace_bytes(const Conv2dArgs& args, DType dtype) const = 0;
+
+    // --- data ---
+    // batch(r, ...) = images[perm[offset + r]] / 255 in batch's dtype, labels(r) = label as int32,
+    // for r < count; rows r >= count repeat the first row (they are masked by valid_rows).
+    virtual void gather_batch(const Tensor& images_u8, const Tensor& labels_u8,
+                              const Tensor& permutation_i32, std::int64_t offset,
+                              std::int64_t count, Tensor& batch, Tensor& labels_i32) = 0;
+
+    // --- elementwise and GEMM ---
+    virtual void fill(Tensor& dst, double value) = 0;
+    virtual void cast(const Tensor& src, Tensor& dst) = 0; // one rounding to dst's dtype
+    virtual void gemm(const GemmArgs& args) = 0;
+    virtual void bias_grad(const Tensor& dy, Tensor& db) = 0; // db(j) = sum_r dy(r, j)
+    virtual void activation_forward(Activation act, const Tensor& x, Tensor& y) = 0;
+    // dx = dy * act'(.), from the output y (relu, tanh, sigmoid, linear) or the input x (gelu).
+    virtual void activation_backward(Activation act, const Tensor& x, const Tensor& y,
+                                     const Tensor& dy, Tensor& dx) = 0;
+    virtual void softmax_cross_entropy(const SoftmaxXentArgs& args) = 0;
+
+    // --- convolution and pooling ---
+    // y = epilogue(conv(x, w) + bias); pre_activation optional, as in GemmArgs.
+    virtual void conv2d_forward(const Conv2dArgs& args, const Tensor& x, const Tensor& w,
+                                const Tensor* bias, Activation epilogue, Tensor& y,
+                                Tensor* pre_activation, Workspace workspace) = 0;
+    virtual void conv2d_backward_data(const Conv2dArgs& args, const Tensor& dy, const Tensor& w,
+                                      Tensor& dx, Workspace workspace) = 0;
+    virtual void conv2d_backward_filter(const Conv2dArgs& args, const Tensor& x, const Tensor& dy,
+                                        Tensor& dw, Tensor* dbias, Workspace workspace) = 0;
+    virtual void maxpool_forward(const Pool2dArgs& args, const Tensor& x, Tensor& y,
+                                 Tensor& argmax_i32) = 0;
+    virtual void maxpool_backward(const Pool2dArgs& args, const Tensor& dy,
+                                  const Tensor& argmax_i32, Tensor& dx) = 0;
+
+    // --- dropout (inverted; the mask is a pure function of (seed, element index)) ---
+    virtual void dropout_forward(double rate, std::uint64_t seed, const Tensor& x, Tensor& y,
+                                 Tensor& mask_u8) = 0;
+    virtual void dropout_backward(double rate, const Tensor& dy, const Tensor& mask_u8,
+                                  Tensor& dx) = 0;
+
+    // --- the training step's control, all on the device ---
+    // Zeroes found_inf, loss_sum, correct and examples.
+    virtual void begin_step(Tensor& scalars) = 0;
+    // g *= 1 / loss_scale for every gradient; found_inf = 1 if any element is inf or NaN.
+    virtual void unscale_and_check_finite(std::span<Tensor* const> grads, Tensor& scalars) = 0;
+    // One optimizer update of `param` from `grad` and its slots (update_rules.h). When
+    // `skip_if_found_inf` and scalars.found_inf, nothing is written. t = scalars.iterations + 1.
+    virtual void optimizer_update(const OptimizerConfig& config, Tensor& param,
+                                  const Tensor& grad, std::span<Tensor* const> slots,
+                                  const Tensor& scalars, bool skip_if_found_inf) = 0;
+    // Ends a step: scale_used, skipped, the next loss scale (next_loss_scale), iterations.
+    virtual void finish_step(const LossScaleConfig& config, Tensor& scalars) = 0;
+    // Copies the scalars to the host (the CUDA engine reads a pinned ring buffer instead).
+    virtual StepScalars read_scalars(const Tensor& scalars) = 0;
+    virtual void write_scalars(const StepScalars& values, Tensor& scalars) = 0;
+};
+
+} // namespace mantissa

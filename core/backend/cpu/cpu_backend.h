@@ -1,0 +1,71 @@
+// CpuBackend: the reference engine, Eigen for GEMM, with bit-faithful 16/8-bit float emulation.
+// 16/8-bit tensors hold bit patterns; ops convert to float32 working arrays and round results once.
+#pragma once
+
+#include <atomic>
+
+#include "core/backend/backend.h"
+
+namespace mantissa {
+
+class CpuBackend final : public Backend {
+public:
+    CpuBackend();
+    ~CpuBackend() override;
+
+    const DeviceInfo& info() const override { return m_info; }
+
+    Buffer allocate(std::size_t bytes) override;
+    std::size_t memory_in_use() const override { return m_in_use.load(); }
+    void upload(const void* host, Tensor& dst) override;
+    void download(const Tensor& src, void* host) override;
+    void synchronize() override {}
+
+    std::size_t gemm_workspace_bytes(const GemmArgs& args) const override;
+    std::size_t conv2d_workspace_bytes(const Conv2dArgs& args, DType dtype) const override;
+
+    void gather_batch(const Tensor& images_u8, const Tensor& labels_u8,
+                      const Tensor& permutation_i32, std::int64_t offset, std::int64_t count,
+                      Tensor& batch, Tensor& labels_i32) override;
+
+    void fill(Tensor& dst, double value) override;
+    void cast(const Tensor& src, Tensor& dst) override;
+    void gemm(const GemmArgs& args) override;
+    void bias_grad(const Tensor& dy, Tensor& db) override;
+    void activation_forward(Activation act, const Tensor& x, Tensor& y) override;
+    void activation_backward(Activation act, const Tensor& x, const Tensor& y, const Tensor& dy,
+                             Tensor& dx) override;
+    void softmax_cross_entropy(const SoftmaxXentArgs& args) override;
+
+    void conv2d_forward(const Conv2dArgs& args, const Tensor& x, const Tensor& w,
+                        const Tensor* bias, Activation epilogue, Tensor& y, Tensor* pre_activation,
+                        Workspace workspace) override;
+    void conv2d_backward_data(const Conv2dArgs& args, const Tensor& dy, const Tensor& w, Tensor& dx,
+                              Workspace workspace) override;
+    void conv2d_backward_filter(const Conv2dArgs& args, const Tensor& x, const Tensor& dy,
+                                Tensor& dw, Tensor* dbias, Workspace workspace) override;
+    void maxpool_forward(const Pool2dArgs& args, const Tensor& x, Tensor& y,
+                         Tensor& argmax_i32) override;
+    void maxpool_backward(const Pool2dArgs& args, const Tensor& dy, const Tensor& argmax_i32,
+                          Tensor& dx) override;
+
+    void dropout_forward(double rate, std::uint64_t seed, const Tensor& x, Tensor& y,
+                         Tensor& mask_u8) override;
+    void dropout_backward(double rate, const Tensor& dy, const Tensor& mask_u8,
+                          Tensor& dx) override;
+
+    void begin_step(Tensor& scalars) override;
+    void unscale_and_check_finite(std::span<Tensor* const> grads, Tensor& scalars) override;
+    void optimizer_update(const OptimizerConfig& config, Tensor& param, const Tensor& grad,
+                          std::span<Tensor* const> slots, const Tensor& scalars,
+                          bool skip_if_found_inf) override;
+    void finish_step(const LossScaleConfig& config, Tensor& scalars) override;
+    StepScalars read_scalars(const Tensor& scalars) override;
+    void write_scalars(const StepScalars& values, Tensor& scalars) override;
+
+private:
+    DeviceInfo m_info;
+    std::atomic<std::size_t> m_in_use{0};
+};
+
+} // namespace mantissa

@@ -1,0 +1,33 @@
+// CUDA device enumeration through the runtime API (statically linked cudart).
+// cudaGetDeviceCount fails cleanly without a driver; that is a normal CPU-only machine.
+#include "core/backend/cuda/cuda_devices.h"
+
+#include <cuda_runtime.h>
+
+namespace mantissa {
+
+CudaDeviceList cuda_devices() {
+    CudaDeviceList list;
+    int count = 0;
+    cudaError_t status = cudaGetDeviceCount(&count);
+    if (status != cudaSuccess) {
+        list.reason = std::string("CUDA unavailable: ") + cudaGetErrorString(status);
+        cudaGetLastError(); // clear the sticky-free error so later calls start clean
+        return list;
+    }
+    if (count == 0) list.reason = "no CUDA-capable device";
+    for (int i = 0; i < count; ++i) {
+        cudaDeviceProp prop{};
+        if (cudaGetDeviceProperties(&prop, i) != cudaSuccess) continue;
+        CudaDevice device;
+        device.index = i;
+        device.name = prop.name;
+        device.compute_major = prop.major;
+        device.compute_minor = prop.minor;
+        device.memory_total = prop.totalGlobalMem;
+        list.devices.push_back(device);
+    }
+    return list;
+}
+
+} // namespace mantissa
