@@ -102,6 +102,7 @@ public:
     virtual void bias_grad(const Tensor& dy, Tensor& db) = 0; // db(j) = sum_r dy(r, j)
     virtual void activation_forward(Activation act, const Tensor& x, Tensor& y) = 0;
     // dx = dy * act'(.), from the output y (relu, tanh, sigmoid, linear) or the input x (gelu).
+    // Except for softmax, dx may be the same tensor as dy (the layers run it in place).
     virtual void activation_backward(Activation act, const Tensor& x, const Tensor& y,
                                      const Tensor& dy, Tensor& dx) = 0;
     virtual void softmax_cross_entropy(const SoftmaxXentArgs& args) = 0;
@@ -134,7 +135,7 @@ public:
     // One optimizer update of `param` from `grad` and its slots (update_rules.h). When
     // `skip_if_found_inf` and scalars.found_inf, nothing is written. t = scalars.iterations + 1.
     virtual void optimizer_update(const OptimizerConfig& config, Tensor& param,
-                                  const Tensor& grad, std::span<Tensor* const> slots,
+                                  const Tensor& grad, std::span<Tensor* const> slot_tensors,
                                   const Tensor& scalars, bool skip_if_found_inf) = 0;
     // Ends a step: scale_used, skipped, the next loss scale (next_loss_scale), iterations.
     virtual void finish_step(const LossScaleConfig& config, Tensor& scalars) = 0;

@@ -24,7 +24,7 @@ struct LayerSpec {
     std::int64_t units = 0;              // Dense
     std::int64_t filters = 0;            // Conv2D
     std::int64_t kernel[2] = {3, 3};     // Conv2D
-    std::int64_t stride[2] = {1, 1};     // Conv2D (MaxPool2D: defaults to pool size)
+    std::int64_t stride[2] = {0, 0};     // 0 = default: 1 for Conv2D, the pool size for MaxPool2D
     std::int64_t pool[2] = {2, 2};       // MaxPool2D
     std::string padding = "valid";       // Conv2D: "valid" or "same"
     Activation activation = Activation::Linear; // Dense, Conv2D, Activation

@@ -57,7 +57,7 @@ public:
     void begin_step(Tensor& scalars) override;
     void unscale_and_check_finite(std::span<Tensor* const> grads, Tensor& scalars) override;
     void optimizer_update(const OptimizerConfig& config, Tensor& param, const Tensor& grad,
-                          std::span<Tensor* const> slots, const Tensor& scalars,
+                          std::span<Tensor* const> slot_tensors, const Tensor& scalars,
                           bool skip_if_found_inf) override;
     void finish_step(const LossScaleConfig& config, Tensor& scalars) override;
     StepScalars read_scalars(const Tensor& scalars) override;

@@ -1,15 +1,256 @@
-// PLACEHOLDER (to be replaced by its owner): throws until implemented.
-// Exists only so that CpuBackend links while its op files are written in parallel.
+// The CPU engine's step control: found-inf detection, gated optimizer updates, the loss-scale step.
+// It runs the same update_rules.h and next_loss_scale() the CUDA engine does, so both agree bit for
+// bit.
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <string>
+
 #include "core/backend/cpu/cpu_backend.h"
 #include "core/error.h"
+#include "core/numeric/convert.h"
+#include "core/numeric/float_format.h"
+#include "core/numeric/half.h"
+#include "core/optim/update_rules.h"
 
 namespace mantissa {
 
-void CpuBackend::begin_step(Tensor&) { throw Error(ErrorKind::Internal, "not implemented: CpuBackend::begin_step"); }
-void CpuBackend::unscale_and_check_finite(std::span<Tensor* const>, Tensor&) { throw Error(ErrorKind::Internal, "not implemented: CpuBackend::unscale_and_check_finite"); }
-void CpuBackend::optimizer_update(const OptimizerConfig&, Tensor&, const Tensor&, std::span<Tensor* const>, const Tensor&, bool) { throw Error(ErrorKind::Internal, "not implemented: CpuBackend::optimizer_update"); }
-void CpuBackend::finish_step(const LossScaleConfig&, Tensor&) { throw Error(ErrorKind::Internal, "not implemented: CpuBackend::finish_step"); }
-StepScalars CpuBackend::read_scalars(const Tensor&) { throw Error(ErrorKind::Internal, "not implemented: CpuBackend::read_scalars"); }
-void CpuBackend::write_scalars(const StepScalars&, Tensor&) { throw Error(ErrorKind::Internal, "not implemented: CpuBackend::write_scalars"); }
+namespace {
+
+// Elements per chunk when 16/8-bit storage is widened to float32: 5 arrays of this fit on the
+// stack (20 KiB in float32) and in L1, with no heap allocation in the step.
+constexpr std::size_t kChunk = 512;
+constexpr int kMaxSlots = 3;
+
+StepScalars* scalars_of(const Tensor& scalars) {
+    if (scalars.data == nullptr)
+        throw Error(ErrorKind::Internal,
+                    "step scalars tensor '" + scalars.name + "' has no memory");
+    if (scalars.bytes() < sizeof(StepScalars))
+        throw Error(ErrorKind::Internal, "step scalars tensor '" + scalars.name + "' holds " +
+                                             std::to_string(scalars.bytes()) +
+                                             " bytes; StepScalars needs " +
+                                             std::to_string(sizeof(StepScalars)));
+    return static_cast<StepScalars*>(scalars.data);
+}
+
+// Round functors for emulated variables: an operation computed in float32, stored in 16/8 bits.
+// float32 arithmetic on float16/bfloat16 operands rounds +, -, *, /, sqrt correctly after this
+// second rounding (float32 has more than 2p + 2 significand bits for p = 11 and 8).
+struct RoundFloat16 {
+    float operator()(float x) const { return half_bits_to_float(float_to_half_bits(x)); }
+};
+struct RoundBFloat16 {
+    float operator()(float x) const { return bfloat16_bits_to_float(float_to_bfloat16_bits(x)); }
+};
+struct RoundFormat { // float8: rare, so the general encoder is fast enough
+    DType dtype;
+    float operator()(float x) const {
+        return static_cast<float>(round_to_dtype(static_cast<double>(x), dtype));
+    }
+};
+
+void load(const Tensor& t, std::size_t offset, std::size_t count, float* dst) {
+    convert_to_float(static_cast<const char*>(t.data) + offset * dtype_size(t.dtype), t.dtype, dst,
+                     count);
+}
+void load(const Tensor& t, std::size_t offset, std::size_t count, double* dst) {
+    convert_to_double(static_cast<const char*>(t.data) + offset * dtype_size(t.dtype), t.dtype, dst,
+                      count);
+}
+void store(const float* src, std::size_t offset, std::size_t count, Tensor& t) {
+    convert_from_float(src, static_cast<char*>(t.data) + offset * dtype_size(t.dtype), t.dtype,
+                       count);
+}
+void store(const double* src, std::size_t offset, std::size_t count, Tensor& t) {
+    convert_from_double(src, static_cast<char*>(t.data) + offset * dtype_size(t.dtype), t.dtype,
+                        count);
+}
+
+// Widens each array chunk by chunk to W (float32, or float64 for float64 params), updates,
+// and narrows the weight and slots back (exact when `round` already rounded to their dtype).
+template <class W, class Round>
+void update_chunked(const OptimizerConfig& config, Tensor& param, const Tensor& grad,
+                    std::span<Tensor* const> slot_tensors, std::size_t n, std::int64_t t,
+                    Round round) {
+    W w[kChunk];
+    W g[kChunk];
+    W slot_data[kMaxSlots][kChunk];
+    W* slot_ptrs[kMaxSlots] = {slot_data[0], slot_data[1], slot_data[2]};
+    for (std::size_t offset = 0; offset < n; offset += kChunk) {
+        const std::size_t count = std::min(kChunk, n - offset);
+        load(param, offset, count, w);
+        load(grad, offset, count, g);
+        for (std::size_t k = 0; k < slot_tensors.size(); ++k)
+            load(*slot_tensors[k], offset, count, slot_ptrs[k]);
+        apply_update(config, w, g, slot_ptrs, count, t, round);
+        store(w, offset, count, param);
+        for (std::size_t k = 0; k < slot_tensors.size(); ++k)
+            store(slot_ptrs[k], offset, count, *slot_tensors[k]);
+    }
+}
+
+void check_update_operands(const OptimizerConfig& config, const Tensor& param, const Tensor& grad,
+                           std::span<Tensor* const> slot_tensors) {
+    const auto fail = [&](const std::string& what) {
+        throw Error(ErrorKind::InvalidArgument, std::string("optimizer_update(") +
+                                                    optimizer_type_name(config.type) + ", '" +
+                                                    param.name + "'): " + what);
+    };
+    if (static_cast<int>(slot_tensors.size()) != optimizer_slot_count(config))
+        fail("got " + std::to_string(slot_tensors.size()) + " slots, the optimizer keeps " +
+             std::to_string(optimizer_slot_count(config)));
+    const auto check = [&](const Tensor& t, const char* role) {
+        if (!is_floating(t.dtype))
+            fail(std::string(role) + " '" + t.name + "' has non-float dtype " +
+                 std::string(dtype_name(t.dtype)));
+        if (t.numel() != param.numel())
+            fail(std::string(role) + " '" + t.name + "' has " + std::to_string(t.numel()) +
+                 " elements, the parameter " + std::to_string(param.numel()));
+        if (t.numel() > 0 && t.data == nullptr)
+            fail(std::string(role) + " '" + t.name + "' has no memory");
+    };
+    check(param, "parameter");
+    check(grad, "gradient");
+    for (const Tensor* slot : slot_tensors) check(*slot, "slot");
+}
+
+// Multiplies by `inv` in place and reports whether any result is inf or NaN.
+template <class T>
+bool unscale_native(T* data, std::size_t n, T inv) {
+    bool nonfinite = false;
+    for (std::size_t i = 0; i < n; ++i) {
+        data[i] *= inv;
+        nonfinite |= !std::isfinite(data[i]);
+    }
+    return nonfinite;
+}
+
+bool unscale_emulated(Tensor& grad, std::size_t n, float inv) {
+    float work[kChunk];
+    bool nonfinite = false;
+    for (std::size_t offset = 0; offset < n; offset += kChunk) {
+        const std::size_t count = std::min(kChunk, n - offset);
+        load(grad, offset, count, work);
+        for (std::size_t i = 0; i < count; ++i) work[i] *= inv;
+        // Round once to the gradient dtype and test the stored value: a product that overflows
+        // the 16-bit range (a scale below 1) is an inf the update must not see.
+        round_in_place(work, count, grad.dtype);
+        for (std::size_t i = 0; i < count; ++i) nonfinite |= !std::isfinite(work[i]);
+        store(work, offset, count, grad);
+    }
+    return nonfinite;
+}
+
+} // namespace
+
+void CpuBackend::begin_step(Tensor& scalars) {
+    StepScalars* s = scalars_of(scalars);
+    s->found_inf = 0;
+    s->loss_sum = 0.0;
+    s->correct = 0;
+    s->examples = 0;
+}
+
+void CpuBackend::unscale_and_check_finite(std::span<Tensor* const> grads, Tensor& scalars) {
+    StepScalars* s = scalars_of(scalars);
+    bool nonfinite = false;
+    for (Tensor* grad : grads) {
+        const std::size_t n = static_cast<std::size_t>(grad->numel());
+        if (n == 0) continue;
+        if (grad->data == nullptr)
+            throw Error(ErrorKind::Internal, "gradient '" + grad->name + "' has no memory");
+        switch (grad->dtype) {
+        case DType::Float64:
+            nonfinite |= unscale_native(grad->as<double>(), n, 1.0 / s->loss_scale);
+            break;
+        case DType::Float32:
+            nonfinite |=
+                unscale_native(grad->as<float>(), n, static_cast<float>(1.0 / s->loss_scale));
+            break;
+        default:
+            if (!is_floating(grad->dtype))
+                throw Error(ErrorKind::InvalidArgument, "gradient '" + grad->name +
+                                                            "' has non-float dtype " +
+                                                            std::string(dtype_name(grad->dtype)));
+            nonfinite |= unscale_emulated(*grad, n, static_cast<float>(1.0 / s->loss_scale));
+            break;
+        }
+    }
+    if (nonfinite) s->found_inf = 1; // never cleared here: several calls accumulate
+}
+
+void CpuBackend::optimizer_update(const OptimizerConfig& config, Tensor& param, const Tensor& grad,
+                                  std::span<Tensor* const> slot_tensors, const Tensor& scalars,
+                                  bool skip_if_found_inf) {
+    const StepScalars* s = scalars_of(scalars);
+    check_update_operands(config, param, grad, slot_tensors);
+    if (skip_if_found_inf && s->found_inf != 0) return; // a skipped step writes nothing
+    const std::size_t n = static_cast<std::size_t>(param.numel());
+    if (n == 0) return;
+    const std::int64_t t = s->iterations + 1;
+
+    bool uniform = grad.dtype == param.dtype;
+    for (const Tensor* slot : slot_tensors) uniform = uniform && slot->dtype == param.dtype;
+    if (uniform && param.dtype == DType::Float32) {
+        float* slot_ptrs[kMaxSlots] = {};
+        for (std::size_t k = 0; k < slot_tensors.size(); ++k)
+            slot_ptrs[k] = slot_tensors[k]->as<float>();
+        apply_update(config, param.as<float>(), grad.as<const float>(), slot_ptrs, n, t,
+                     NoRounding{});
+        return;
+    }
+    if (uniform && param.dtype == DType::Float64) {
+        double* slot_ptrs[kMaxSlots] = {};
+        for (std::size_t k = 0; k < slot_tensors.size(); ++k)
+            slot_ptrs[k] = slot_tensors[k]->as<double>();
+        apply_update(config, param.as<double>(), grad.as<const double>(), slot_ptrs, n, t,
+                     NoRounding{});
+        return;
+    }
+    // Mixed storage dtypes or an emulated parameter: widen in chunks. The rounding follows the
+    // parameter's dtype: under a pure 16-bit policy weights, gradients and slots share it.
+    switch (param.dtype) {
+    case DType::Float64:
+        update_chunked<double>(config, param, grad, slot_tensors, n, t, NoRounding{});
+        break;
+    case DType::Float32:
+        update_chunked<float>(config, param, grad, slot_tensors, n, t, NoRounding{});
+        break;
+    case DType::Float16:
+        update_chunked<float>(config, param, grad, slot_tensors, n, t, RoundFloat16{});
+        break;
+    case DType::BFloat16:
+        update_chunked<float>(config, param, grad, slot_tensors, n, t, RoundBFloat16{});
+        break;
+    default:
+        update_chunked<float>(config, param, grad, slot_tensors, n, t, RoundFormat{param.dtype});
+        break;
+    }
+}
+
+void CpuBackend::finish_step(const LossScaleConfig& config, Tensor& scalars) {
+    StepScalars* s = scalars_of(scalars);
+    const LossScaleStep step =
+        next_loss_scale(LossScaleState{s->loss_scale, s->good_steps}, s->found_inf != 0, config);
+    s->scale_used = step.scale_used;
+    s->skipped = step.skipped ? 1 : 0;
+    if (step.skipped)
+        ++s->skipped_total;
+    else
+        ++s->iterations;
+    s->loss_scale = step.next.scale;
+    s->good_steps = step.next.good_steps;
+}
+
+StepScalars CpuBackend::read_scalars(const Tensor& scalars) {
+    StepScalars values;
+    std::memcpy(&values, scalars_of(scalars), sizeof(StepScalars));
+    return values;
+}
+
+void CpuBackend::write_scalars(const StepScalars& values, Tensor& scalars) {
+    std::memcpy(scalars_of(scalars), &values, sizeof(StepScalars));
+}
 
 } // namespace mantissa

@@ -1,0 +1,264 @@
+// `mantissa-cli cast`, the float lab: each input, read as float64, is rounded once to each dtype,
+// showing stored value, bits, hex, relative error and what happened (overflow, underflow, ...).
+#include <algorithm>
+#include <cerrno>
+#include <cinttypes>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "app/cli/args.h"
+#include "app/cli/commands.h"
+#include "core/error.h"
+#include "core/numeric/dtype.h"
+#include "core/numeric/float_format.h"
+
+namespace mantissa::cli {
+
+namespace {
+
+struct Input {
+    std::string text; // as typed, for messages and JSON
+    double value;
+};
+
+// One value stored in one dtype, and what the rounding did to it.
+struct Cast {
+    std::uint64_t bits;
+    double stored;
+    std::string cls_text; // human: "overflow→inf"
+    std::string cls_json; // machine: "overflow_to_inf"
+};
+
+Input parse_value(const std::string& text) {
+    const char* begin = text.c_str();
+    char* end = nullptr;
+    errno = 0;
+    const double value = std::strtod(begin, &end);
+    if (end == begin || *end != '\0')
+        throw UsageError("VALUES: '" + text +
+                         "' is not a number (try 0.1, -3.5, 1e-5, 0x1p-24, inf or nan)");
+    return {text, value}; // 1e400 reads as inf and 1e-400 as 0: float64's own rounding
+}
+
+std::vector<DType> parse_dtypes(const std::vector<std::string>& lists) {
+    std::vector<DType> dtypes;
+    for (const std::string& list : lists) {
+        std::size_t start = 0;
+        while (start <= list.size()) {
+            const std::size_t comma = std::min(list.find(',', start), list.size());
+            const std::string name = list.substr(start, comma - start);
+            start = comma + 1;
+            if (name == "all") {
+                for (DType d : floating_dtypes()) dtypes.push_back(d);
+                continue;
+            }
+            DType dtype;
+            try {
+                dtype = dtype_from_name(name);
+            } catch (const Error& e) {
+                throw UsageError("--dtype: " + std::string(e.what()));
+            }
+            if (!is_floating(dtype))
+                throw UsageError("--dtype: '" + name + "' is not a floating-point dtype");
+            dtypes.push_back(dtype);
+        }
+    }
+    if (dtypes.empty())
+        dtypes = {DType::Float32, DType::Float16, DType::BFloat16, DType::Float8E4M3,
+                  DType::Float8E5M2};
+    return dtypes;
+}
+
+// `exact` is the value before rounding; the class says what rounding did to it.
+Cast cast(double exact, DType dtype) {
+    Cast c{};
+    c.bits = encode_bits(exact, dtype);
+    c.stored = decode_bits(c.bits, dtype);
+    const FloatClass cls = classify_bits(c.bits, dtype);
+    if (std::isfinite(exact) && cls == FloatClass::Infinity) {
+        c.cls_text = "overflow→inf";
+        c.cls_json = "overflow_to_inf";
+    } else if (std::isfinite(exact) && cls == FloatClass::NaN) {
+        c.cls_text = "overflow→nan"; // e4m3 has no infinity
+        c.cls_json = "overflow_to_nan";
+    } else if (exact != 0 && cls == FloatClass::Zero) {
+        c.cls_text = "underflow→0";
+        c.cls_json = "underflow_to_zero";
+    } else {
+        c.cls_text = c.cls_json = float_class_name(cls);
+    }
+    return c;
+}
+
+std::string number(double v, int digits) {
+    if (std::isnan(v)) return std::signbit(v) ? "-nan" : "nan";
+    if (std::isinf(v)) return v < 0 ? "-inf" : "inf";
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%.*g", digits, v);
+    return buf;
+}
+
+// Enough significant digits to show the stored value's difference from the input.
+int digits_for(DType dtype) {
+    return dtype == DType::Float64 ? 17 : 9;
+}
+
+double relative_error(double exact, double stored) {
+    if (!std::isfinite(exact)) return exact == stored ? 0 : std::nan(""); // inf->inf, nan, inf->nan
+    if (exact == stored) return 0;
+    if (!std::isfinite(stored)) return INFINITY; // overflow: unbounded error
+    return std::fabs(stored - exact) / std::fabs(exact);
+}
+
+std::string bit_string(std::uint64_t bits, DType dtype) {
+    const FloatFormat& f = float_format(dtype);
+    const BitFields s = split_bits(bits, dtype);
+    std::string out = std::to_string(s.sign) + "|";
+    for (int i = f.exponent_bits - 1; i >= 0; --i) out += ((s.exponent >> i) & 1) ? '1' : '0';
+    out += '|';
+    for (int i = f.mantissa_bits - 1; i >= 0; --i) out += ((s.mantissa >> i) & 1) ? '1' : '0';
+    return out;
+}
+
+std::string hex_string(std::uint64_t bits, DType dtype) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "0x%0*" PRIX64, static_cast<int>(dtype_size(dtype) * 2), bits);
+    return buf;
+}
+
+// JSON: numbers as numbers, inf/nan (which JSON lacks) as strings.
+std::string json_number(double v) {
+    if (!std::isfinite(v)) return "\"" + number(v, 17) + "\"";
+    return number(v, 17);
+}
+
+std::string json_string(const std::string& s) {
+    std::string out = "\"";
+    for (char ch : s) {
+        if (ch == '"' || ch == '\\') out += '\\';
+        if (static_cast<unsigned char>(ch) < 0x20) continue;
+        out += ch;
+    }
+    return out + "\"";
+}
+
+// Display width of UTF-8 text (the arrows are one column, three bytes).
+std::size_t columns(const std::string& s) {
+    std::size_t n = 0;
+    for (unsigned char ch : s) n += (ch & 0xC0) != 0x80 ? 1 : 0;
+    return n;
+}
+
+void print_table(const std::vector<std::vector<std::string>>& rows) {
+    std::vector<std::size_t> widths;
+    for (const auto& row : rows)
+        for (std::size_t i = 0; i < row.size(); ++i) {
+            if (widths.size() <= i) widths.push_back(0);
+            widths[i] = std::max(widths[i], columns(row[i]));
+        }
+    for (const auto& row : rows) {
+        std::string line = "  ";
+        for (std::size_t i = 0; i < row.size(); ++i) {
+            line += row[i];
+            if (i + 1 < row.size()) line += std::string(widths[i] - columns(row[i]) + 2, ' ');
+        }
+        std::printf("%s\n", line.c_str());
+    }
+}
+
+// x² in `dtype`: x rounded to the dtype, multiplied, the product rounded to the dtype. The
+// product of two values of at most 24 significant bits is exact in float64, so the only
+// rounding is the dtype's own (float64 itself rounds once, as hardware does).
+Cast square_in(double x, DType dtype) {
+    const double xr = round_to_dtype(x, dtype);
+    return cast(xr * xr, dtype);
+}
+
+void print_human(const Input& in, const std::vector<DType>& dtypes, bool square) {
+    std::printf("%s  (float64 %s, %s)\n", in.text.c_str(), number(in.value, 17).c_str(),
+                hex_string(encode_bits(in.value, DType::Float64), DType::Float64).c_str());
+    std::vector<std::vector<std::string>> rows = {
+        {"dtype", "stored value", "sign|exponent|mantissa", "hex", "rel. error", "class"}};
+    for (DType d : dtypes) {
+        const Cast c = cast(in.value, d);
+        rows.push_back({std::string(dtype_name(d)), number(c.stored, digits_for(d)),
+                        bit_string(c.bits, d), hex_string(c.bits, d),
+                        number(relative_error(in.value, c.stored), 3), c.cls_text});
+    }
+    print_table(rows);
+    if (square) {
+        std::printf(
+            "\n  x² computed in each dtype (x rounded to it, multiplied, rounded again):\n");
+        std::vector<std::vector<std::string>> sq = {{"dtype", "x²", "hex", "class"}};
+        for (DType d : dtypes) {
+            const Cast c = square_in(in.value, d);
+            sq.push_back({std::string(dtype_name(d)), number(c.stored, digits_for(d)),
+                          hex_string(c.bits, d), c.cls_text});
+        }
+        print_table(sq);
+    }
+}
+
+void print_json(const Input& in, const std::vector<DType>& dtypes, bool square) {
+    for (DType d : dtypes) {
+        const Cast c = cast(in.value, d);
+        std::string line = "{\"input\":" + json_number(in.value) +
+                           ",\"text\":" + json_string(in.text) + ",\"dtype\":\"" +
+                           std::string(dtype_name(d)) + "\",\"value\":" + json_number(c.stored) +
+                           ",\"hex\":\"" + hex_string(c.bits, d) + "\",\"bits\":\"" +
+                           bit_string(c.bits, d) + "\",\"class\":\"" + c.cls_json +
+                           "\",\"rel_error\":" + json_number(relative_error(in.value, c.stored));
+        if (square) {
+            const Cast s = square_in(in.value, d);
+            line += ",\"square\":" + json_number(s.stored) + ",\"square_hex\":\"" +
+                    hex_string(s.bits, d) + "\",\"square_class\":\"" + s.cls_json + "\"";
+        }
+        std::printf("%s}\n", line.c_str());
+    }
+}
+
+} // namespace
+
+int run_cast(const Args& args) {
+    ArgParser parser(
+        "cast", "The float lab: each VALUE is read as float64 and rounded once (nearest, ties\n"
+                "to even) to each dtype. Shows the stored value, its bits as\n"
+                "sign|exponent|mantissa, the hex pattern, the relative error and the class:\n"
+                "normal, subnormal, zero, inf, nan, overflow→inf, overflow→nan (float8_e4m3\n"
+                "has no infinity) or underflow→0.\n\n"
+                "Examples:\n"
+                "  mantissa-cli cast 256 --square     # 256² overflows float16\n"
+                "  mantissa-cli cast 1e-5 --square    # 1e-5² underflows float16\n"
+                "  mantissa-cli cast 0.1 -3.5 --dtype float16,bfloat16 --json");
+    parser.add_positional("VALUES", "numbers: 0.1, -3.5, 1e-5, 0x1p-24 (hex), inf, -inf, nan",
+                          true);
+    parser.add_option("--dtype", "LIST",
+                      "comma-separated dtypes or 'all' (default: all but float64)", true);
+    parser.add_flag("--square", "also show x² computed in each dtype (round, multiply, round)");
+    parser.add_flag("--json", "one JSON object per line per (value, dtype); classes as "
+                              "overflow_to_inf, underflow_to_zero, ...");
+    parser.parse(args);
+    if (parser.help_requested()) {
+        std::printf("%s", parser.help().c_str());
+        return 0;
+    }
+    const std::vector<DType> dtypes = parse_dtypes(parser.values("--dtype"));
+    std::vector<Input> inputs;
+    for (const std::string& text : parser.positionals()) inputs.push_back(parse_value(text));
+
+    const bool square = parser.has("--square"), json = parser.has("--json");
+    for (std::size_t i = 0; i < inputs.size(); ++i) {
+        if (json) {
+            print_json(inputs[i], dtypes, square);
+        } else {
+            if (i > 0) std::printf("\n");
+            print_human(inputs[i], dtypes, square);
+        }
+    }
+    return 0;
+}
+
+} // namespace mantissa::cli

@@ -1,0 +1,102 @@
+// `mantissa-cli train`: runs an experiment headless with Keras-like progress lines per epoch and
+// the metrics JSONL of DESIGN.md. Exit 0 on success, 1 on a failed or diverged run, 2 on bad input.
+#include <cmath>
+#include <cstdio>
+#include <memory>
+#include <unistd.h>
+
+#include "app/cli/args.h"
+#include "app/cli/commands.h"
+#include "app/cli/experiment_options.h"
+#include "app/cli/plan_summary.h"
+#include "core/backend/factory/backend_factory.h"
+#include "core/data/mnist.h"
+#include "core/io/metrics_jsonl.h"
+#include "core/train/trainer.h"
+
+namespace mantissa::cli {
+
+int run_train(const Args& args) {
+    ArgParser parser("train", "Train an experiment and print Keras-like progress per epoch.");
+    add_experiment_options(parser);
+    parser.add_option("--metrics", "FILE", "write step/epoch records as JSON lines to FILE");
+    parser.add_flag("--quiet", "print only the final line");
+    parser.parse(args);
+    if (parser.help_requested()) {
+        std::printf("%s", parser.help().c_str());
+        return 0;
+    }
+    const Experiment experiment = experiment_from_options(parser);
+    const bool quiet = parser.has("--quiet");
+
+    BackendChoice choice = create_backend(experiment.device);
+    Backend& backend = *choice.backend;
+    const Mnist data = load_mnist(find_data_dir(parser.value("--data")));
+    Trainer trainer(experiment, data, backend);
+    const Plan& plan = trainer.plan();
+
+    std::unique_ptr<MetricsJsonlWriter> metrics;
+    if (parser.has("--metrics")) {
+        metrics = std::make_unique<MetricsJsonlWriter>(parser.value("--metrics"));
+        metrics->write_header(experiment, backend.info(), plan, trainer.memory());
+    }
+    if (!quiet) {
+        std::printf("Mantissa: %s on %s\n", experiment.name.c_str(), backend.info().name.c_str());
+        if (!choice.note.empty()) std::printf("note: %s\n", choice.note.c_str());
+        std::printf("Policy %s · %s lr %g · batch %lld · loss scaling %s", plan.policy.name.c_str(),
+                    optimizer_type_name(plan.optimizer.type), plan.optimizer.learning_rate,
+                    static_cast<long long>(plan.batch_size), loss_scale_mode_name(plan.loss_scale.mode));
+        if (plan.loss_scale.mode != LossScaleMode::None) std::printf(" (initial %g)", plan.loss_scale.initial);
+        std::printf("\n");
+        print_plan_summary(stdout, plan, trainer.memory());
+        std::fflush(stdout);
+    }
+
+    const bool tty = isatty(STDOUT_FILENO) && !quiet;
+    const std::int64_t per_epoch = trainer.steps_per_epoch();
+    int current_epoch = 0;
+    TrainerCallbacks callbacks;
+    callbacks.on_step = [&](const StepRecord& r) {
+        if (metrics) metrics->write_step(r);
+        if (!quiet && r.epoch != current_epoch) {
+            current_epoch = r.epoch;
+            std::printf("Epoch %d/%d\n", r.epoch, experiment.epochs);
+        }
+        if (tty && (r.step % 20 == 0)) {
+            std::printf("\r%lld/%lld - loss: %.4f - accuracy: %.4f - loss_scale: %g ",
+                        static_cast<long long>((r.step - 1) % per_epoch + 1), static_cast<long long>(per_epoch),
+                        r.loss, r.accuracy, r.loss_scale);
+            std::fflush(stdout);
+        }
+    };
+    callbacks.on_epoch = [&](const EpochRecord& r) {
+        if (metrics) metrics->write_epoch(r);
+        if (quiet) return;
+        std::printf("%s%lld/%lld - %.1fs - %.2fms/step - loss: %.4f - accuracy: %.4f - val_loss: %.4f - "
+                    "val_accuracy: %.4f - loss_scale: %g - skipped: %lld\n",
+                    tty ? "\r" : "", static_cast<long long>(r.steps), static_cast<long long>(per_epoch),
+                    r.seconds, r.median_step_ms, r.loss, r.accuracy, r.val_loss, r.val_accuracy,
+                    r.loss_scale, static_cast<long long>(r.skipped_steps));
+        std::fflush(stdout);
+    };
+    callbacks.on_log = [&](const std::string& line) {
+        if (metrics) metrics->write_log(line);
+        std::fprintf(stderr, "%s\n", line.c_str());
+    };
+    TrainControl control;
+    const RunSummary summary = trainer.run(control, callbacks);
+    if (metrics) metrics->write_summary(summary);
+
+    std::printf("%s: %s · test accuracy %.2f%% · test loss %.4f · median %.2f ms/step · %.0f samples/s · "
+                "%lld skipped steps\n",
+                experiment.name.c_str(), run_status_name(summary.status), 100.0 * summary.val_accuracy,
+                summary.val_loss, summary.median_step_ms, summary.samples_per_s,
+                static_cast<long long>(summary.skipped_steps));
+    if (summary.status == RunStatus::Diverged) {
+        std::fprintf(stderr, "mantissa-cli train: %s\n", summary.message.c_str());
+        return 1;
+    }
+    return 0;
+}
+
+} // namespace mantissa::cli

@@ -1,0 +1,34 @@
+// Metrics JSONL writer: a `run` header, `step` and `epoch` records, and a `summary`, one JSON
+// object per line (DESIGN.md "Interfaces"). Flushed every epoch so a cut-short run stays readable.
+#pragma once
+
+#include <fstream>
+#include <string>
+
+#include "core/backend/backend.h"
+#include "core/plan/plan.h"
+#include "core/train/experiment.h"
+#include "core/train/metrics.h"
+
+namespace mantissa {
+
+class MetricsJsonlWriter {
+public:
+    // Opens (truncates) `path`; throws Error(Io) naming the path.
+    explicit MetricsJsonlWriter(const std::string& path);
+
+    void write_header(const Experiment& experiment, const DeviceInfo& device, const Plan& plan,
+                      const MemoryByCategory& memory);
+    void write_step(const StepRecord& record);
+    void write_epoch(const EpochRecord& record); // also flushes
+    void write_summary(const RunSummary& summary); // also flushes
+    void write_log(const std::string& message);
+
+private:
+    void write_line(const std::string& line);
+
+    std::string m_path;
+    std::ofstream m_out;
+};
+
+} // namespace mantissa

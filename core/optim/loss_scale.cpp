@@ -1,0 +1,126 @@
+// Loss-scale presets, names, validation and the dynamic-scale state machine.
+// next_loss_scale() is the single definition the CPU engine, the CUDA port and the tests follow.
+#include "core/optim/loss_scale.h"
+
+#include <algorithm>
+#include <array>
+#include <charconv>
+#include <cmath>
+#include <limits>
+
+#include "core/error.h"
+
+namespace mantissa {
+
+namespace {
+
+std::string lower(std::string_view text) {
+    std::string out(text);
+    for (char& c : out)
+        if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+    return out;
+}
+
+std::string number_text(double value) {
+    std::array<char, 64> text{};
+    auto result = std::to_chars(text.data(), text.data() + text.size(), value);
+    return std::string(text.data(), result.ptr);
+}
+
+[[noreturn]] void fail(const char* field, const std::string& requirement, double got) {
+    throw Error(ErrorKind::Config, std::string("loss_scale.") + field + " must be " + requirement +
+                                       " (got " + number_text(got) + ")");
+}
+
+// The loss is float32 (float64 under float64) when it is scaled; a scale float32 cannot hold
+// would turn every loss into inf.
+constexpr double kFloat32Max = std::numeric_limits<float>::max();
+
+} // namespace
+
+LossScaleConfig keras_loss_scale() {
+    return {LossScaleMode::Dynamic, 32768.0, 2000, 2.0, 1.0};
+}
+
+LossScaleConfig pytorch_loss_scale() {
+    // GradScaler has no floor: the scale may back off below 1.
+    return {LossScaleMode::Dynamic, 65536.0, 2000, 2.0, 0.0};
+}
+
+LossScaleMode loss_scale_mode_from_name(std::string_view name) {
+    const std::string key = lower(name);
+    for (LossScaleMode mode :
+         {LossScaleMode::Auto, LossScaleMode::None, LossScaleMode::Fixed, LossScaleMode::Dynamic})
+        if (key == loss_scale_mode_name(mode)) return mode;
+    throw Error(ErrorKind::Config, "unknown loss scale mode '" + std::string(name) +
+                                       "'; valid modes: auto, none, fixed, dynamic");
+}
+
+const char* loss_scale_mode_name(LossScaleMode mode) {
+    switch (mode) {
+    case LossScaleMode::Auto:
+        return "auto";
+    case LossScaleMode::None:
+        return "none";
+    case LossScaleMode::Fixed:
+        return "fixed";
+    case LossScaleMode::Dynamic:
+        return "dynamic";
+    }
+    return "?";
+}
+
+LossScaleConfig resolve_loss_scale(LossScaleConfig config, const Policy& policy) {
+    if (config.mode == LossScaleMode::Auto)
+        config.mode =
+            policy.compute == DType::Float16 ? LossScaleMode::Dynamic : LossScaleMode::None;
+    return config;
+}
+
+void validate_loss_scale(const LossScaleConfig& config) {
+    if (config.mode == LossScaleMode::None) return; // nothing below is used
+    if (!std::isfinite(config.initial) || config.initial <= 0.0 || config.initial > kFloat32Max)
+        fail("initial", "a finite number > 0 and <= float32 max (3.4e38)", config.initial);
+    if (config.mode == LossScaleMode::Fixed) return;
+    if (config.growth_interval < 1)
+        fail("growth_interval", "an integer >= 1", static_cast<double>(config.growth_interval));
+    if (!std::isfinite(config.factor) || config.factor <= 1.0)
+        fail("factor", "a finite number > 1", config.factor);
+    if (!std::isfinite(config.min) || config.min < 0.0)
+        fail("min", "a finite number >= 0", config.min);
+    if (config.min > config.initial)
+        fail("min", "<= loss_scale.initial (" + number_text(config.initial) + ")", config.min);
+}
+
+LossScaleStep next_loss_scale(const LossScaleState& state, bool found_nonfinite,
+                              const LossScaleConfig& config) {
+    LossScaleStep step{state.scale, false, state};
+    switch (config.mode) {
+    case LossScaleMode::None:
+    case LossScaleMode::Fixed:
+        return step;
+    case LossScaleMode::Auto:
+        throw Error(ErrorKind::Internal,
+                    "next_loss_scale called with mode auto; resolve_loss_scale() it first");
+    case LossScaleMode::Dynamic:
+        break;
+    }
+    if (found_nonfinite) {
+        step.skipped = true;
+        step.next.scale = std::max(state.scale / config.factor, config.min);
+        step.next.good_steps = 0;
+        return step;
+    }
+    // >= rather than ==: a counter restored from an older config with a longer interval still
+    // grows at the next finite step instead of never.
+    if (state.good_steps + 1 >= config.growth_interval) {
+        const double grown = state.scale * config.factor;
+        if (grown <= kFloat32Max) step.next.scale = grown; // else keep the scale (Keras)
+        step.next.good_steps = 0;
+    } else {
+        step.next.good_steps = state.good_steps + 1;
+    }
+    return step;
+}
+
+} // namespace mantissa

@@ -1,0 +1,80 @@
+// Plan execution: initialisation of variables, one training step, one evaluation batch.
+// A step only enqueues backend ops; nothing here reads device memory back.
+#include "core/plan/plan.h"
+
+#include <cmath>
+#include <vector>
+
+#include "core/numeric/convert.h"
+
+namespace mantissa {
+
+namespace {
+
+// splitmix64: a small, portable generator; std:: distributions differ between libraries.
+struct SplitMix64 {
+    std::uint64_t state;
+    std::uint64_t next() {
+        std::uint64_t z = (state += 0x9E3779B97F4A7C15ull);
+        z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+        z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+        return z ^ (z >> 31);
+    }
+    double uniform() { return static_cast<double>(next() >> 11) * 0x1.0p-53; } // [0, 1)
+};
+
+} // namespace
+
+double Plan::train_flops_per_step() const {
+    double total = 0;
+    for (const PlanStep& step : steps) total += step.flops;
+    return total;
+}
+
+double Plan::eval_flops_per_batch() const {
+    double total = 0;
+    for (const PlanStep& step : steps)
+        if (!step.training_only) total += step.flops;
+    return total;
+}
+
+void Plan::initialize(Backend& backend, std::uint64_t seed) {
+    for (std::size_t i = 0; i < params.size(); ++i) {
+        const PlanParam& p = params[i];
+        Tensor& var = tensor(p.variable);
+        std::vector<double> values(static_cast<std::size_t>(var.numel()), 0.0);
+        if (p.fan_in > 0) {
+            // Glorot uniform (Keras's default kernel initializer): U(-l, l), l = sqrt(6/(in+out)).
+            const double limit = std::sqrt(6.0 / static_cast<double>(p.fan_in + p.fan_out));
+            SplitMix64 rng{seed * 0x100000001B3ull + i + 1};
+            for (double& v : values) v = (2.0 * rng.uniform() - 1.0) * limit;
+        }
+        std::vector<unsigned char> bytes(var.bytes());
+        convert_from_double(values.data(), bytes.data(), var.dtype, values.size());
+        backend.upload(bytes.data(), var);
+        for (TensorId slot : p.optimizer_slots) backend.fill(tensor(slot), 0.0);
+        backend.fill(tensor(p.grad), 0.0);
+    }
+    StepScalars initial;
+    initial.loss_scale = loss_scale.mode == LossScaleMode::None ? 1.0 : loss_scale.initial;
+    initial.scale_used = initial.loss_scale;
+    backend.write_scalars(initial, tensor(scalars));
+}
+
+void Plan::train_step(Backend& backend, const RunContext& context) {
+    for (PlanStep& step : steps) step.run(backend, context);
+}
+
+void Plan::forward_backward(Backend& backend, const RunContext& context) {
+    for (PlanStep& step : steps)
+        if (step.phase != StepPhase::Update) step.run(backend, context);
+}
+
+void Plan::eval_batch(Backend& backend, const RunContext& context) {
+    RunContext eval = context;
+    eval.training = false;
+    for (PlanStep& step : steps)
+        if (!step.training_only) step.run(backend, eval);
+}
+
+} // namespace mantissa

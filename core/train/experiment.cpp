@@ -1,0 +1,696 @@
+// Experiment <-> JSON: a strict reader (unknown fields, wrong types and bad values are errors that
+// name the field's path) and a writer whose output reads back to an identical Experiment.
+#include "core/train/experiment.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <set>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "core/error.h"
+#include "core/io/atomic_file.h"
+#include "core/numeric/policy.h"
+
+namespace mantissa {
+namespace {
+
+using nlohmann::json;
+
+// ---------------------------------------------------------------------------------------------
+// Reading
+
+// The JSON value as the user wrote it, shortened, with its kind for non-scalars and strings.
+std::string describe(const json& v) {
+    switch (v.type()) {
+    case json::value_t::null:
+        return "null";
+    case json::value_t::object:
+        return "an object";
+    case json::value_t::array:
+        return "an array";
+    case json::value_t::string: {
+        std::string s = v.dump(-1, ' ', false, json::error_handler_t::replace);
+        if (s.size() > 40) s = s.substr(0, 37) + "...\"";
+        return "the string " + s;
+    }
+    case json::value_t::boolean:
+        return v.get<bool>() ? "true" : "false";
+    default:
+        return v.dump(-1, ' ', false, json::error_handler_t::replace);
+    }
+}
+
+std::string join(const std::vector<std::string>& names) {
+    std::string out;
+    for (const std::string& n : names) out += (out.empty() ? "" : ", ") + n;
+    return out;
+}
+
+class Reader {
+public:
+    explicit Reader(std::string source) : m_source(std::move(source)) {}
+
+    [[noreturn]] void fail(const std::string& path, const std::string& what) const {
+        throw Error(ErrorKind::Config, m_source + ": " + path + ": " + what);
+    }
+
+    // Rejects any key not in `allowed`; `context` names what the object is ("for Dense").
+    void check_fields(const json& obj, const std::string& path,
+                      const std::vector<std::string>& allowed, const std::string& context) const {
+        for (auto it = obj.begin(); it != obj.end(); ++it) {
+            bool known = false;
+            for (const std::string& a : allowed) known = known || it.key() == a;
+            if (!known)
+                fail(child(path, it.key()), "unknown field; valid fields" +
+                                                (context.empty() ? "" : " " + context) + ": " +
+                                                join(allowed));
+        }
+    }
+
+    static std::string child(const std::string& path, const std::string& key) {
+        return path.empty() ? key : path + "." + key;
+    }
+
+    const json& object(const json& v, const std::string& path) const {
+        if (!v.is_object()) fail(path, "expected an object, got " + describe(v));
+        return v;
+    }
+    const json& array(const json& v, const std::string& path) const {
+        if (!v.is_array()) fail(path, "expected an array, got " + describe(v));
+        return v;
+    }
+    std::string string(const json& v, const std::string& path) const {
+        if (!v.is_string()) fail(path, "expected a string, got " + describe(v));
+        return v.get<std::string>();
+    }
+    bool boolean(const json& v, const std::string& path) const {
+        if (!v.is_boolean()) fail(path, "expected true or false, got " + describe(v));
+        return v.get<bool>();
+    }
+    double number(const json& v, const std::string& path) const {
+        if (!v.is_number()) fail(path, "expected a number, got " + describe(v));
+        const double d = v.get<double>();
+        // nlohmann parses 1e999 as inf; no field of an experiment can use one.
+        if (!std::isfinite(d)) fail(path, "expected a finite number, got " + describe(v));
+        return d;
+    }
+    // Integers in [min, max]; 128.0 is accepted as 128 since some tools write every number so.
+    std::int64_t integer(const json& v, const std::string& path, std::int64_t min,
+                         std::int64_t max) const {
+        const bool unbounded = min == std::numeric_limits<std::int64_t>::min() &&
+                               max == std::numeric_limits<std::int64_t>::max();
+        const std::string expected =
+            unbounded ? std::string("an integer")
+            : max == std::numeric_limits<std::int64_t>::max()
+                ? (min == 1 ? "a positive integer" : "an integer >= " + std::to_string(min))
+                : "an integer from " + std::to_string(min) + " to " + std::to_string(max);
+        std::int64_t i = 0;
+        if (v.is_number_unsigned()) {
+            const std::uint64_t u = v.get<std::uint64_t>();
+            if (u > static_cast<std::uint64_t>(max))
+                fail(path, "expected " + expected + ", got " + describe(v));
+            i = static_cast<std::int64_t>(u);
+        } else if (v.is_number_integer()) {
+            i = v.get<std::int64_t>();
+        } else if (v.is_number_float()) {
+            const double d = v.get<double>();
+            if (!(d == std::floor(d) && d >= -9.2e18 && d <= 9.2e18))
+                fail(path, "expected " + expected + ", got " + describe(v));
+            i = static_cast<std::int64_t>(d);
+        } else {
+            fail(path, "expected " + expected + ", got " + describe(v));
+        }
+        if (i < min || i > max) fail(path, "expected " + expected + ", got " + describe(v));
+        return i;
+    }
+    std::uint64_t unsigned_integer(const json& v, const std::string& path) const {
+        if (v.is_number_unsigned()) return v.get<std::uint64_t>();
+        if (v.is_number_integer() && v.get<std::int64_t>() >= 0)
+            return static_cast<std::uint64_t>(v.get<std::int64_t>());
+        fail(path, "expected a non-negative integer, got " + describe(v));
+    }
+    // Keras accepts `3` or `[3, 3]` for kernel, stride and pool sizes.
+    void pair(const json& v, const std::string& path, std::int64_t out[2]) const {
+        constexpr std::int64_t kMax = std::numeric_limits<std::int64_t>::max();
+        if (v.is_array()) {
+            if (v.size() != 2)
+                fail(path, "expected an integer or [height, width], got an array of " +
+                               std::to_string(v.size()) + " values");
+            out[0] = integer(v[0], path + "[0]", 1, kMax);
+            out[1] = integer(v[1], path + "[1]", 1, kMax);
+        } else if (v.is_number()) {
+            out[0] = out[1] = integer(v, path, 1, kMax);
+        } else {
+            fail(path, "expected an integer or [height, width], got " + describe(v));
+        }
+    }
+
+    // Runs a name lookup that throws Error(Config) and prefixes its message with the field path.
+    template <class F>
+    auto named(const std::string& path, F&& lookup) const -> decltype(lookup()) {
+        try {
+            return lookup();
+        } catch (const Error& e) {
+            fail(path, e.what());
+        }
+    }
+
+    Experiment read(const json& root) const;
+
+private:
+    LayerSpec read_layer(const json& v, const std::string& path) const;
+    ModelSpec read_model(const json& v, const std::string& path) const;
+    LossScaleConfig read_loss_scale(const json& v, const std::string& path) const;
+    OptimizerConfig read_optimizer(const json& v, const std::string& path) const;
+
+    std::string m_source;
+};
+
+// The fields each layer type takes, in the order the writer emits them.
+std::vector<std::string> layer_fields(LayerType type) {
+    switch (type) {
+    case LayerType::Flatten:
+        return {"type", "name", "dtype"};
+    case LayerType::Dense:
+        return {"type", "name", "units", "activation", "dtype"};
+    case LayerType::Activation:
+        return {"type", "name", "activation", "dtype"};
+    case LayerType::Dropout:
+        return {"type", "name", "rate", "dtype"};
+    case LayerType::Conv2D:
+        return {"type", "name", "filters", "kernel", "strides", "padding", "activation", "dtype"};
+    case LayerType::MaxPool2D:
+        return {"type", "name", "pool_size", "strides", "dtype"};
+    }
+    return {};
+}
+
+// The fields each optimizer uses (Keras's argument names); the others would be silently ignored,
+// so the reader rejects them.
+std::vector<std::string> optimizer_fields(OptimizerType type) {
+    switch (type) {
+    case OptimizerType::SGD:
+        return {"type", "learning_rate", "momentum", "nesterov"};
+    case OptimizerType::RMSprop:
+        return {"type", "learning_rate", "rho", "momentum", "epsilon", "centered"};
+    case OptimizerType::Adam:
+        return {"type", "learning_rate", "beta_1", "beta_2", "epsilon"};
+    case OptimizerType::AdamW:
+        return {"type", "learning_rate", "beta_1", "beta_2", "epsilon", "weight_decay"};
+    }
+    return {};
+}
+
+LayerSpec Reader::read_layer(const json& v, const std::string& path) const {
+    object(v, path);
+    if (!v.contains("type"))
+        fail(path, "missing field 'type' (one of Flatten, Dense, Activation, Dropout, Conv2D, "
+                   "MaxPool2D)");
+    const std::string type_name = string(v["type"], path + ".type");
+    LayerSpec layer;
+    layer.type = named(path + ".type", [&] { return layer_type_from_name(type_name); });
+    check_fields(v, path, layer_fields(layer.type),
+                 std::string("for ") + layer_type_name(layer.type));
+
+    auto require = [&](const char* key) {
+        if (!v.contains(key))
+            fail(path, std::string("missing field '") + key + "' (required for " +
+                           layer_type_name(layer.type) + ")");
+    };
+    constexpr std::int64_t kMax = std::numeric_limits<std::int64_t>::max();
+    // Ranges are left to validate_experiment() so that programmatic specs get the same checks;
+    // here only what cannot be stored (a non-integer, a value beyond int64) is rejected.
+    constexpr std::int64_t kMin = std::numeric_limits<std::int64_t>::min();
+    if (v.contains("name")) layer.name = string(v["name"], path + ".name");
+    if (v.contains("dtype")) {
+        const std::string dtype = string(v["dtype"], path + ".dtype");
+        named(path + ".dtype", [&] { return policy_from_name(dtype); });
+        layer.dtype = dtype;
+    }
+    if (v.contains("activation")) {
+        const std::string act = string(v["activation"], path + ".activation");
+        layer.activation = named(path + ".activation", [&] { return activation_from_name(act); });
+    }
+    switch (layer.type) {
+    case LayerType::Flatten:
+        break;
+    case LayerType::Dense:
+        require("units");
+        layer.units = integer(v["units"], path + ".units", kMin, kMax);
+        break;
+    case LayerType::Activation:
+        require("activation");
+        break;
+    case LayerType::Dropout:
+        require("rate");
+        layer.rate = number(v["rate"], path + ".rate");
+        break;
+    case LayerType::Conv2D:
+        require("filters");
+        require("kernel");
+        layer.filters = integer(v["filters"], path + ".filters", kMin, kMax);
+        pair(v["kernel"], path + ".kernel", layer.kernel);
+        if (v.contains("strides")) pair(v["strides"], path + ".strides", layer.stride);
+        if (v.contains("padding")) {
+            layer.padding = string(v["padding"], path + ".padding");
+            if (layer.padding != "valid" && layer.padding != "same")
+                fail(path + ".padding",
+                     "expected \"valid\" or \"same\", got " + describe(v["padding"]));
+        }
+        break;
+    case LayerType::MaxPool2D:
+        if (v.contains("pool_size")) pair(v["pool_size"], path + ".pool_size", layer.pool);
+        // Omitted strides stay 0, which means the pool size (Keras: non-overlapping windows).
+        if (v.contains("strides")) pair(v["strides"], path + ".strides", layer.stride);
+        break;
+    }
+    return layer;
+}
+
+ModelSpec Reader::read_model(const json& v, const std::string& path) const {
+    object(v, path);
+    check_fields(v, path, {"input", "layers"}, "");
+    ModelSpec model;
+    if (v.contains("input")) {
+        const json& in = array(v["input"], path + ".input");
+        model.input.clear();
+        for (std::size_t i = 0; i < in.size(); ++i)
+            model.input.push_back(integer(in[i], path + ".input[" + std::to_string(i) + "]",
+                                          std::numeric_limits<std::int64_t>::min(),
+                                          std::numeric_limits<std::int64_t>::max()));
+    }
+    if (!v.contains("layers")) fail(path, "missing field 'layers' (the layer stack, a list)");
+    const json& layers = array(v["layers"], path + ".layers");
+    for (std::size_t i = 0; i < layers.size(); ++i)
+        model.layers.push_back(read_layer(layers[i], path + ".layers[" + std::to_string(i) + "]"));
+    return model;
+}
+
+LossScaleConfig Reader::read_loss_scale(const json& v, const std::string& path) const {
+    object(v, path);
+    check_fields(v, path, {"mode", "initial", "growth_interval", "factor", "min"}, "");
+    LossScaleConfig config;
+    if (v.contains("mode")) {
+        const std::string mode = string(v["mode"], path + ".mode");
+        config.mode = named(path + ".mode", [&] { return loss_scale_mode_from_name(mode); });
+    }
+    if (v.contains("initial")) config.initial = number(v["initial"], path + ".initial");
+    if (v.contains("growth_interval"))
+        config.growth_interval = static_cast<int>(
+            integer(v["growth_interval"], path + ".growth_interval",
+                    std::numeric_limits<int>::min(), std::numeric_limits<int>::max()));
+    if (v.contains("factor")) config.factor = number(v["factor"], path + ".factor");
+    if (v.contains("min")) config.min = number(v["min"], path + ".min");
+    return config;
+}
+
+OptimizerConfig Reader::read_optimizer(const json& v, const std::string& path) const {
+    object(v, path);
+    if (!v.contains("type")) fail(path, "missing field 'type' (one of sgd, rmsprop, adam, adamw)");
+    const std::string type_name = string(v["type"], path + ".type");
+    const OptimizerType type =
+        named(path + ".type", [&] { return optimizer_type_from_name(type_name); });
+    check_fields(v, path, optimizer_fields(type), std::string("for ") + optimizer_type_name(type));
+    // Omitted fields take Keras's defaults for this optimizer (SGD's learning rate is 0.01).
+    OptimizerConfig config = optimizer_defaults(type);
+    auto num = [&](const char* key, double& out) {
+        if (v.contains(key)) out = number(v[key], path + "." + key);
+    };
+    num("learning_rate", config.learning_rate);
+    num("momentum", config.momentum);
+    num("rho", config.rho);
+    num("beta_1", config.beta_1);
+    num("beta_2", config.beta_2);
+    num("epsilon", config.epsilon);
+    num("weight_decay", config.weight_decay);
+    if (v.contains("nesterov")) config.nesterov = boolean(v["nesterov"], path + ".nesterov");
+    if (v.contains("centered")) config.centered = boolean(v["centered"], path + ".centered");
+    return config;
+}
+
+Experiment Reader::read(const json& root) const {
+    if (!root.is_object())
+        throw Error(ErrorKind::Config,
+                    m_source + ": expected a JSON object at the top level, got " + describe(root));
+    check_fields(root, "",
+                 {"format_version", "name", "dataset", "model", "policy", "loss_scale", "optimizer",
+                  "batch_size", "epochs", "seed", "device", "tf32", "graph", "max_steps",
+                  "on_divergence"},
+                 "of an experiment");
+    // The version comes first: a newer file's other fields may mean something we cannot know.
+    if (root.contains("format_version")) {
+        const std::int64_t version = integer(root["format_version"], "format_version", 1,
+                                             std::numeric_limits<std::int64_t>::max());
+        if (version > kExperimentFormatVersion)
+            fail("format_version", "this file is format_version " + std::to_string(version) +
+                                       ", written by a newer Mantissa; this version reads "
+                                       "format_version " +
+                                       std::to_string(kExperimentFormatVersion) +
+                                       ". Update Mantissa to open it.");
+    }
+    Experiment e;
+    if (root.contains("name")) e.name = string(root["name"], "name");
+    if (root.contains("dataset")) e.dataset = string(root["dataset"], "dataset");
+    if (!root.contains("model"))
+        fail("model", "missing; an experiment needs a model with an input shape and layers");
+    e.model = read_model(root["model"], "model");
+    if (root.contains("policy")) {
+        e.policy = string(root["policy"], "policy");
+        named("policy", [&] { return policy_from_name(e.policy); });
+    }
+    if (root.contains("loss_scale"))
+        e.loss_scale = read_loss_scale(root["loss_scale"], "loss_scale");
+    if (root.contains("optimizer")) e.optimizer = read_optimizer(root["optimizer"], "optimizer");
+    if (root.contains("batch_size"))
+        e.batch_size = integer(root["batch_size"], "batch_size", 1, 1000000);
+    if (root.contains("epochs"))
+        e.epochs = static_cast<int>(integer(root["epochs"], "epochs", 1, 10000));
+    if (root.contains("seed")) e.seed = unsigned_integer(root["seed"], "seed");
+    if (root.contains("device")) e.device = string(root["device"], "device");
+    if (root.contains("tf32")) e.tf32 = boolean(root["tf32"], "tf32");
+    if (root.contains("graph")) e.graph = boolean(root["graph"], "graph");
+    if (root.contains("max_steps"))
+        e.max_steps =
+            integer(root["max_steps"], "max_steps", 0, std::numeric_limits<std::int64_t>::max());
+    if (root.contains("on_divergence")) {
+        const std::string d = string(root["on_divergence"], "on_divergence");
+        if (d == "stop")
+            e.on_divergence = DivergencePolicy::Stop;
+        else if (d == "continue")
+            e.on_divergence = DivergencePolicy::Continue;
+        else
+            fail("on_divergence",
+                 "expected \"stop\" or \"continue\", got " + describe(root["on_divergence"]));
+    }
+    try {
+        validate_experiment(e);
+    } catch (const Error& err) {
+        throw Error(ErrorKind::Config, m_source + ": " + err.what());
+    }
+    return e;
+}
+
+// "line 3, column 5" for a 0-based offset into `text`, as editors count (both 1-based).
+std::string line_column(const std::string& text, std::size_t offset) {
+    offset = std::min(offset, text.size());
+    std::size_t line = 1, column = 1;
+    for (std::size_t i = 0; i < offset; ++i) {
+        if (text[i] == '\n') {
+            ++line;
+            column = 1;
+        } else {
+            ++column;
+        }
+    }
+    return "line " + std::to_string(line) + ", column " + std::to_string(column);
+}
+
+// nlohmann silently keeps the last of two equal keys; a duplicated field is almost always an
+// edit mistake, so it is reported instead.
+json parse_rejecting_duplicates(const std::string& text) {
+    std::vector<std::set<std::string>> open_objects;
+    json::parser_callback_t cb = [&](int, json::parse_event_t event, json& parsed) {
+        switch (event) {
+        case json::parse_event_t::object_start:
+            open_objects.emplace_back();
+            break;
+        case json::parse_event_t::object_end:
+            if (!open_objects.empty()) open_objects.pop_back();
+            break;
+        case json::parse_event_t::key:
+            if (!open_objects.empty() &&
+                !open_objects.back().insert(parsed.get<std::string>()).second)
+                throw Error(ErrorKind::Config, "field '" + parsed.get<std::string>() +
+                                                   "' appears twice in the same object");
+            break;
+        default:
+            break;
+        }
+        return true;
+    };
+    return json::parse(text, cb);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Validation messages, shared by the reader and by programmatic experiments.
+
+[[noreturn]] void invalid(const std::string& path, const std::string& what) {
+    throw Error(ErrorKind::Config, path + ": " + what);
+}
+
+void check_positive(const std::string& path, std::int64_t v) {
+    if (v <= 0) invalid(path, "expected a positive integer, got " + std::to_string(v));
+}
+
+std::string number_text(double v) {
+    json j = v;
+    return std::isfinite(v) ? j.dump() : (std::isnan(v) ? "nan" : (v > 0 ? "inf" : "-inf"));
+}
+
+bool valid_device(const std::string& d) {
+    if (d == "auto" || d == "cpu" || d == "cuda") return true;
+    if (d.rfind("cuda:", 0) != 0 || d.size() == 5 || d.size() > 8) return false;
+    for (std::size_t i = 5; i < d.size(); ++i)
+        if (d[i] < '0' || d[i] > '9') return false;
+    return true;
+}
+
+void validate_layer(const LayerSpec& l, const std::string& path) {
+    // allow_default: {0, 0} is the layer's default (strides: 1 for Conv2D, the pool size for
+    // MaxPool2D), so a spec built in code need not spell it out.
+    auto pair_positive = [&](const char* field, const std::int64_t v[2],
+                             bool allow_default = false) {
+        if (allow_default && v[0] == 0 && v[1] == 0) return;
+        for (int i = 0; i < 2; ++i)
+            if (v[i] <= 0)
+                invalid(path + "." + field, "expected positive sizes, got [" +
+                                                std::to_string(v[0]) + ", " + std::to_string(v[1]) +
+                                                "]");
+    };
+    if (l.dtype) {
+        try {
+            policy_from_name(*l.dtype);
+        } catch (const Error& e) {
+            invalid(path + ".dtype", e.what());
+        }
+    }
+    switch (l.type) {
+    case LayerType::Flatten:
+    case LayerType::Activation:
+        break;
+    case LayerType::Dense:
+        check_positive(path + ".units", l.units);
+        break;
+    case LayerType::Dropout:
+        if (!(l.rate >= 0.0 && l.rate < 1.0))
+            invalid(path + ".rate", "expected a number in [0, 1), got " + number_text(l.rate));
+        break;
+    case LayerType::Conv2D:
+        check_positive(path + ".filters", l.filters);
+        pair_positive("kernel", l.kernel);
+        pair_positive("strides", l.stride, true);
+        if (l.padding != "valid" && l.padding != "same")
+            invalid(path + ".padding", "expected \"valid\" or \"same\", got \"" + l.padding + "\"");
+        break;
+    case LayerType::MaxPool2D:
+        pair_positive("pool_size", l.pool);
+        pair_positive("strides", l.stride, true);
+        break;
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Writing
+
+using ojson = nlohmann::ordered_json;
+
+ojson pair_json(const std::int64_t v[2]) {
+    return ojson::array({v[0], v[1]});
+}
+
+// Strides {0, 0} mean "the default" and are written by leaving the field out, as a user would.
+bool has_stride(const LayerSpec& l) {
+    return l.stride[0] != 0 || l.stride[1] != 0;
+}
+
+ojson layer_json(const LayerSpec& l) {
+    ojson j;
+    j["type"] = layer_type_name(l.type);
+    if (!l.name.empty()) j["name"] = l.name;
+    switch (l.type) {
+    case LayerType::Flatten:
+        break;
+    case LayerType::Dense:
+        j["units"] = l.units;
+        j["activation"] = activation_name(l.activation);
+        break;
+    case LayerType::Activation:
+        j["activation"] = activation_name(l.activation);
+        break;
+    case LayerType::Dropout:
+        j["rate"] = l.rate;
+        break;
+    case LayerType::Conv2D:
+        j["filters"] = l.filters;
+        j["kernel"] = pair_json(l.kernel);
+        if (has_stride(l)) j["strides"] = pair_json(l.stride);
+        j["padding"] = l.padding;
+        j["activation"] = activation_name(l.activation);
+        break;
+    case LayerType::MaxPool2D:
+        j["pool_size"] = pair_json(l.pool);
+        if (has_stride(l)) j["strides"] = pair_json(l.stride);
+        break;
+    }
+    if (l.dtype) j["dtype"] = *l.dtype;
+    return j;
+}
+
+ojson optimizer_json(const OptimizerConfig& o) {
+    ojson j;
+    for (const std::string& key : optimizer_fields(o.type)) {
+        if (key == "type")
+            j[key] = optimizer_type_name(o.type);
+        else if (key == "learning_rate")
+            j[key] = o.learning_rate;
+        else if (key == "momentum")
+            j[key] = o.momentum;
+        else if (key == "nesterov")
+            j[key] = o.nesterov;
+        else if (key == "rho")
+            j[key] = o.rho;
+        else if (key == "centered")
+            j[key] = o.centered;
+        else if (key == "beta_1")
+            j[key] = o.beta_1;
+        else if (key == "beta_2")
+            j[key] = o.beta_2;
+        else if (key == "epsilon")
+            j[key] = o.epsilon;
+        else if (key == "weight_decay")
+            j[key] = o.weight_decay;
+    }
+    return j;
+}
+
+} // namespace
+
+Experiment experiment_from_json(const std::string& text, const std::string& source) {
+    json root;
+    try {
+        root = parse_rejecting_duplicates(text);
+    } catch (const json::parse_error& e) {
+        // e.byte is the 1-based index of the character the parser stopped at.
+        std::string detail = e.what();
+        // Drop nlohmann's "[json.exception.parse_error.101] parse error at line 1, column 2: ".
+        if (const auto col = detail.find("column "); col != std::string::npos) {
+            if (const auto colon = detail.find(": ", col); colon != std::string::npos)
+                detail = detail.substr(colon + 2);
+        }
+        throw Error(ErrorKind::Config, source + ": " +
+                                           line_column(text, e.byte == 0 ? 0 : e.byte - 1) +
+                                           ": invalid JSON: " + detail);
+    } catch (const json::out_of_range& e) {
+        // A literal like 1e999 that no double holds; nlohmann gives no position, so find the
+        // literal it quotes ("number overflow parsing '1e999'") in the text.
+        const std::string what = e.what();
+        const auto open = what.find('\'');
+        const auto close = open == std::string::npos ? open : what.find('\'', open + 1);
+        std::string where;
+        if (close != std::string::npos) {
+            const std::string literal = what.substr(open + 1, close - open - 1);
+            if (const auto at = text.find(literal); at != std::string::npos)
+                where = line_column(text, at) + ": ";
+        }
+        throw Error(ErrorKind::Config, source + ": " + where +
+                                           "invalid JSON: " + what.substr(what.find(']') + 2) +
+                                           " (too large for a 64-bit float)");
+    } catch (const json::exception& e) {
+        throw Error(ErrorKind::Config, source + ": invalid JSON: " + e.what());
+    } catch (const Error& e) {
+        throw Error(ErrorKind::Config, source + ": " + e.what());
+    }
+    try {
+        return Reader(source).read(root);
+    } catch (const json::exception& e) {
+        // Every access is type-checked first; this is a last line of defence, not a message path.
+        throw Error(ErrorKind::Config, source + ": " + e.what());
+    }
+}
+
+Experiment load_experiment(const std::string& path) {
+    return experiment_from_json(read_file(path), path);
+}
+
+std::string experiment_to_json(const Experiment& e) {
+    ojson j;
+    j["format_version"] = kExperimentFormatVersion;
+    j["name"] = e.name;
+    j["dataset"] = e.dataset;
+    ojson layers = ojson::array();
+    for (const LayerSpec& l : e.model.layers) layers.push_back(layer_json(l));
+    j["model"] = {{"input", e.model.input}, {"layers", layers}};
+    j["policy"] = e.policy;
+    j["loss_scale"] = {{"mode", loss_scale_mode_name(e.loss_scale.mode)},
+                       {"initial", e.loss_scale.initial},
+                       {"growth_interval", e.loss_scale.growth_interval},
+                       {"factor", e.loss_scale.factor},
+                       {"min", e.loss_scale.min}};
+    j["optimizer"] = optimizer_json(e.optimizer);
+    j["batch_size"] = e.batch_size;
+    j["epochs"] = e.epochs;
+    j["seed"] = e.seed;
+    j["device"] = e.device;
+    j["tf32"] = e.tf32;
+    j["graph"] = e.graph;
+    j["max_steps"] = e.max_steps;
+    j["on_divergence"] = e.on_divergence == DivergencePolicy::Stop ? "stop" : "continue";
+    return j.dump(2, ' ', false, ojson::error_handler_t::replace) + "\n";
+}
+
+void save_experiment(const Experiment& experiment, const std::string& path) {
+    write_file_atomic(path, experiment_to_json(experiment));
+}
+
+void validate_experiment(const Experiment& e) {
+    if (e.dataset != "mnist")
+        invalid("dataset", "unknown dataset \"" + e.dataset + "\"; valid: mnist");
+    if (e.model.input.empty() || e.model.input.size() > 3)
+        invalid("model.input", "expected 1 to 3 dimensions (height, width, channels), got " +
+                                   std::to_string(e.model.input.size()));
+    for (std::size_t i = 0; i < e.model.input.size(); ++i)
+        check_positive("model.input[" + std::to_string(i) + "]", e.model.input[i]);
+    std::set<std::string> names;
+    for (std::size_t i = 0; i < e.model.layers.size(); ++i) {
+        const std::string path = "model.layers[" + std::to_string(i) + "]";
+        const LayerSpec& l = e.model.layers[i];
+        validate_layer(l, path);
+        if (!l.name.empty() && !names.insert(l.name).second)
+            invalid(path + ".name", "\"" + l.name + "\" names two layers; names must be unique");
+    }
+    try {
+        policy_from_name(e.policy);
+    } catch (const Error& err) {
+        invalid("policy", err.what());
+    }
+    // Both validators name their fields ("loss_scale.initial ...", "optimizer.rho ...").
+    validate_loss_scale(e.loss_scale);
+    validate_optimizer(e.optimizer);
+    if (e.batch_size < 1 || e.batch_size > 1000000)
+        invalid("batch_size",
+                "expected an integer from 1 to 1000000, got " + std::to_string(e.batch_size));
+    if (e.epochs < 1 || e.epochs > 10000)
+        invalid("epochs", "expected an integer from 1 to 10000, got " + std::to_string(e.epochs));
+    if (e.max_steps < 0)
+        invalid("max_steps",
+                "expected 0 (no limit) or a positive integer, got " + std::to_string(e.max_steps));
+    if (!valid_device(e.device))
+        invalid("device",
+                "expected \"auto\", \"cpu\", \"cuda\" or \"cuda:N\", got \"" + e.device + "\"");
+}
+
+} // namespace mantissa

@@ -1,0 +1,56 @@
+// Value-type metrics records emitted by the Trainer: one per step, one per epoch, one per run.
+// They match the metrics JSONL of DESIGN.md field for field, so the UI and the files agree.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "core/tensor/memory_category.h"
+
+namespace mantissa {
+
+struct StepRecord {
+    std::int64_t step = 0; // 1-based global step
+    int epoch = 0;         // 1-based
+    double loss = 0;       // mean training loss of this batch (unscaled)
+    double accuracy = 0;
+    double step_ms = 0;
+    double samples_per_s = 0;
+    double loss_scale = 1; // the scale this step used
+    bool skipped = false;  // its update was skipped (non-finite gradients)
+    std::int64_t good_steps = 0;
+    MemoryByCategory memory; // bytes per category (constant for a compiled plan)
+    std::size_t device_mem_used = 0;
+    std::size_t device_mem_total = 0;
+};
+
+struct EpochRecord {
+    int epoch = 0;
+    std::int64_t steps = 0;
+    double loss = 0, accuracy = 0;         // training, averaged over the epoch's examples
+    double val_loss = 0, val_accuracy = 0; // on the 10,000 test images
+    double seconds = 0;                    // training time of the epoch (validation excluded)
+    double median_step_ms = 0;
+    std::int64_t skipped_steps = 0;
+    double loss_scale = 1; // at the end of the epoch
+};
+
+enum class RunStatus { Completed, Stopped, Diverged, Failed };
+const char* run_status_name(RunStatus status); // "completed", "stopped", "diverged", "failed"
+
+struct RunSummary {
+    RunStatus status = RunStatus::Completed;
+    std::string message; // why it stopped, for the log and the banner
+    std::int64_t steps = 0;
+    int epochs = 0; // completed epochs
+    double train_loss = 0, train_accuracy = 0;
+    double val_loss = 0, val_accuracy = 0; // last evaluation (NaN when none ran)
+    double seconds = 0;        // training time, validation excluded
+    double median_step_ms = 0; // over all steps
+    double samples_per_s = 0;  // at the median step time
+    std::int64_t skipped_steps = 0;
+    double seconds_to_97 = -1; // training seconds until val_accuracy >= 97% (-1: never)
+    std::size_t peak_memory = 0; // bytes held by the engine at its peak
+};
+
+} // namespace mantissa

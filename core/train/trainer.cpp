@@ -1,0 +1,272 @@
+// Trainer implementation: dataset upload, seeded shuffling, the step loop, validation,
+// divergence detection and pause/stop handling.
+#include "core/train/trainer.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <thread>
+#include <vector>
+
+#include "core/error.h"
+#include "core/plan/compile.h"
+
+namespace mantissa {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double ms_since(Clock::time_point start) {
+    return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+}
+
+double median(std::vector<double> values) {
+    if (values.empty()) return 0;
+    std::nth_element(values.begin(), values.begin() + values.size() / 2, values.end());
+    return values[values.size() / 2];
+}
+
+std::uint64_t splitmix(std::uint64_t& state) {
+    std::uint64_t z = (state += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+
+// A run has diverged when an update was applied with a non-finite loss (the weights are now
+// garbage), or when the dynamic scaler skipped this many steps in a row (it cannot recover).
+constexpr std::int64_t kMaxConsecutiveSkips = 100;
+
+} // namespace
+
+// The dataset resident on the device: uint8 images and labels, and an int32 permutation.
+struct Trainer::DeviceData {
+    Buffer buffer;
+    Tensor train_images, train_labels, train_perm;
+    Tensor test_images, test_labels, test_perm;
+    std::int64_t train_count = 0, test_count = 0;
+    std::size_t bytes = 0;
+};
+
+Trainer::Trainer(const Experiment& experiment, const Mnist& data, Backend& backend)
+    : m_experiment(experiment), m_backend(backend) {
+    validate_experiment(m_experiment);
+    const Policy policy = policy_from_name(m_experiment.policy);
+    m_model = std::make_unique<Model>(m_experiment.model, policy);
+    CompileOptions options;
+    options.policy = policy;
+    options.batch_size = m_experiment.batch_size;
+    options.optimizer = m_experiment.optimizer;
+    options.loss_scale = m_experiment.loss_scale;
+    m_plan = compile(*m_model, options, m_backend);
+    m_plan->initialize(m_backend, m_experiment.seed);
+
+    // Put the dataset on the device once; batches are gathered and normalised there.
+    m_data = std::make_unique<DeviceData>();
+    DeviceData& d = *m_data;
+    d.train_count = data.train.count;
+    d.test_count = data.test.count;
+    const std::int64_t pixels = data.train.rows * data.train.cols;
+    auto make = [](const char* name, DType dtype, Shape shape) {
+        Tensor t;
+        t.name = name;
+        t.dtype = dtype;
+        t.shape = std::move(shape);
+        t.category = MemCategory::Data;
+        return t;
+    };
+    d.train_images = make("train_images", DType::UInt8, {d.train_count, pixels});
+    d.train_labels = make("train_labels", DType::UInt8, {d.train_count});
+    d.train_perm = make("train_permutation", DType::Int32, {d.train_count});
+    d.test_images = make("test_images", DType::UInt8, {d.test_count, pixels});
+    d.test_labels = make("test_labels", DType::UInt8, {d.test_count});
+    d.test_perm = make("test_permutation", DType::Int32, {d.test_count});
+    Tensor* all[] = {&d.train_images, &d.train_labels, &d.train_perm,
+                     &d.test_images,  &d.test_labels,  &d.test_perm};
+    std::size_t total = 0;
+    for (Tensor* t : all) total += (t->bytes() + 255) / 256 * 256;
+    d.buffer = m_backend.allocate(total);
+    d.bytes = 0;
+    auto* base = static_cast<unsigned char*>(d.buffer.data());
+    for (Tensor* t : all) {
+        t->data = base + d.bytes;
+        d.bytes += (t->bytes() + 255) / 256 * 256;
+    }
+    d.bytes = 0;
+    for (Tensor* t : all) d.bytes += t->bytes();
+    m_backend.upload(data.train.images.data(), d.train_images);
+    m_backend.upload(data.train.labels.data(), d.train_labels);
+    m_backend.upload(data.test.images.data(), d.test_images);
+    m_backend.upload(data.test.labels.data(), d.test_labels);
+    std::vector<std::int32_t> identity(static_cast<std::size_t>(std::max(d.train_count, d.test_count)));
+    for (std::size_t i = 0; i < identity.size(); ++i) identity[i] = static_cast<std::int32_t>(i);
+    m_backend.upload(identity.data(), d.train_perm);
+    m_backend.upload(identity.data(), d.test_perm);
+}
+
+Trainer::~Trainer() = default;
+
+std::int64_t Trainer::steps_per_epoch() const {
+    return (m_data->train_count + m_experiment.batch_size - 1) / m_experiment.batch_size;
+}
+
+MemoryByCategory Trainer::memory() const {
+    MemoryByCategory memory = m_plan->memory;
+    memory[MemCategory::Data] += m_data->bytes;
+    return memory;
+}
+
+StepScalars Trainer::step_once(std::int64_t offset) {
+    RunContext ctx;
+    ctx.training = true;
+    ctx.seed = m_experiment.seed;
+    ctx.step = static_cast<std::uint64_t>(++m_global_step);
+    ctx.batch = {&m_data->train_images, &m_data->train_labels, &m_data->train_perm, offset,
+                 std::min(m_experiment.batch_size, m_data->train_count - offset)};
+    m_plan->train_step(m_backend, ctx);
+    return m_backend.read_scalars(m_plan->tensor(m_plan->scalars));
+}
+
+EvalResult Trainer::evaluate() {
+    Tensor& scalars = m_plan->tensor(m_plan->scalars);
+    const StepScalars saved = m_backend.read_scalars(scalars);
+    m_backend.begin_step(scalars);
+    const std::int64_t batch = m_experiment.batch_size;
+    for (std::int64_t offset = 0; offset < m_data->test_count; offset += batch) {
+        RunContext ctx;
+        ctx.training = false;
+        ctx.seed = m_experiment.seed;
+        ctx.batch = {&m_data->test_images, &m_data->test_labels, &m_data->test_perm, offset,
+                     std::min(batch, m_data->test_count - offset)};
+        m_plan->eval_batch(m_backend, ctx);
+    }
+    const StepScalars result = m_backend.read_scalars(scalars);
+    // Evaluation must not disturb the training state (loss scale, counters).
+    m_backend.write_scalars(saved, scalars);
+    EvalResult out;
+    out.examples = result.examples;
+    out.loss = result.examples ? result.loss_sum / static_cast<double>(result.examples) : 0.0;
+    out.accuracy = result.examples ? static_cast<double>(result.correct) / static_cast<double>(result.examples) : 0.0;
+    return out;
+}
+
+RunSummary Trainer::run(TrainControl& control, const TrainerCallbacks& callbacks) {
+    auto log = [&](const std::string& line) {
+        if (callbacks.on_log) callbacks.on_log(line);
+    };
+    RunSummary summary;
+    summary.val_loss = summary.val_accuracy = std::nan("");
+    const std::int64_t batch = m_experiment.batch_size;
+    const std::int64_t per_epoch = steps_per_epoch();
+    const std::int64_t max_steps = m_experiment.max_steps;
+    const DeviceInfo& device = m_backend.info();
+    const MemoryByCategory memory = this->memory();
+    std::vector<double> all_step_ms;
+    std::vector<std::int32_t> perm(static_cast<std::size_t>(m_data->train_count));
+    std::int64_t consecutive_skips = 0;
+    double train_seconds = 0;
+    bool stop = false;
+
+    for (int epoch = 1; epoch <= m_experiment.epochs && !stop; ++epoch) {
+        // Seeded Fisher-Yates: the same seed gives the same batches on every engine.
+        for (std::size_t i = 0; i < perm.size(); ++i) perm[i] = static_cast<std::int32_t>(i);
+        std::uint64_t rng = m_experiment.seed * 0x2545F4914F6CDD1Dull + static_cast<std::uint64_t>(epoch);
+        for (std::size_t i = perm.size() - 1; i > 0; --i)
+            std::swap(perm[i], perm[splitmix(rng) % (i + 1)]);
+        m_backend.upload(perm.data(), m_data->train_perm);
+
+        EpochRecord record;
+        record.epoch = epoch;
+        double loss_sum = 0, correct = 0, examples = 0;
+        std::vector<double> epoch_ms;
+        for (std::int64_t s = 0; s < per_epoch; ++s) {
+            while (control.paused() && !control.stop_requested())
+                std::this_thread::sleep_for(std::chrono::milliseconds(20));
+            if (control.stop_requested() || (max_steps > 0 && m_global_step >= max_steps)) {
+                stop = true;
+                if (control.stop_requested()) {
+                    summary.status = RunStatus::Stopped;
+                    summary.message = "stopped by the user at step " + std::to_string(m_global_step);
+                }
+                break;
+            }
+            const auto start = Clock::now();
+            const StepScalars scalars = step_once(s * batch);
+            const double step_ms = ms_since(start);
+
+            StepRecord step;
+            step.step = m_global_step;
+            step.epoch = epoch;
+            step.loss = scalars.examples ? scalars.loss_sum / static_cast<double>(scalars.examples) : 0.0;
+            step.accuracy = scalars.examples ? static_cast<double>(scalars.correct) / static_cast<double>(scalars.examples) : 0.0;
+            step.step_ms = step_ms;
+            step.samples_per_s = step_ms > 0 ? static_cast<double>(scalars.examples) / (step_ms / 1000.0) : 0.0;
+            step.loss_scale = scalars.scale_used;
+            step.skipped = scalars.skipped != 0;
+            step.good_steps = scalars.good_steps;
+            step.memory = memory;
+            step.device_mem_used = m_backend.memory_in_use();
+            step.device_mem_total = device.memory_total;
+            summary.peak_memory = std::max(summary.peak_memory, step.device_mem_used);
+            if (callbacks.on_step) callbacks.on_step(step);
+
+            loss_sum += scalars.loss_sum;
+            correct += static_cast<double>(scalars.correct);
+            examples += static_cast<double>(scalars.examples);
+            epoch_ms.push_back(step_ms);
+            all_step_ms.push_back(step_ms);
+            train_seconds += step_ms / 1000.0;
+            record.seconds += step_ms / 1000.0;
+            record.steps += 1;
+            record.loss_scale = scalars.loss_scale;
+            if (step.skipped) {
+                record.skipped_steps += 1;
+                summary.skipped_steps += 1;
+            }
+            consecutive_skips = step.skipped ? consecutive_skips + 1 : 0;
+
+            std::string diverged;
+            if (!std::isfinite(step.loss) && !step.skipped)
+                diverged = "the training loss became " + std::string(std::isnan(step.loss) ? "NaN" : "inf") +
+                           " at step " + std::to_string(step.step) + " and the update was applied";
+            else if (consecutive_skips >= kMaxConsecutiveSkips)
+                diverged = std::to_string(consecutive_skips) +
+                           " steps in a row had non-finite gradients (loss scale now " +
+                           std::to_string(scalars.loss_scale) + ")";
+            if (!diverged.empty() && summary.status != RunStatus::Diverged) {
+                summary.status = RunStatus::Diverged;
+                summary.message = "training diverged: " + diverged +
+                                  ". Try a smaller learning rate, loss scaling, or a mixed policy.";
+                log(summary.message);
+                if (m_experiment.on_divergence == DivergencePolicy::Stop) {
+                    stop = true;
+                    break;
+                }
+            }
+        }
+        if (record.steps == 0) break;
+        record.loss = examples > 0 ? loss_sum / examples : 0.0;
+        record.accuracy = examples > 0 ? correct / examples : 0.0;
+        record.median_step_ms = median(epoch_ms);
+        const EvalResult eval = evaluate();
+        record.val_loss = eval.loss;
+        record.val_accuracy = eval.accuracy;
+        summary.epochs = stop ? summary.epochs : epoch;
+        summary.train_loss = record.loss;
+        summary.train_accuracy = record.accuracy;
+        summary.val_loss = eval.loss;
+        summary.val_accuracy = eval.accuracy;
+        if (summary.seconds_to_97 < 0 && eval.accuracy >= 0.97) summary.seconds_to_97 = train_seconds;
+        if (callbacks.on_epoch) callbacks.on_epoch(record);
+    }
+    summary.steps = m_global_step;
+    summary.seconds = train_seconds;
+    summary.median_step_ms = median(all_step_ms);
+    summary.samples_per_s = summary.median_step_ms > 0 ? static_cast<double>(batch) / (summary.median_step_ms / 1000.0) : 0.0;
+    if (summary.status == RunStatus::Completed && max_steps > 0 && m_global_step >= max_steps)
+        summary.message = "stopped after max_steps = " + std::to_string(max_steps);
+    return summary;
+}
+
+} // namespace mantissa

@@ -1,0 +1,65 @@
+// Trainer: runs an Experiment on a backend: epochs over shuffled MNIST, validation every epoch,
+// pause/stop between steps, and value-type metrics through callbacks. Same seed, same numbers.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "core/backend/backend.h"
+#include "core/data/mnist.h"
+#include "core/nn/model.h"
+#include "core/plan/plan.h"
+#include "core/train/experiment.h"
+#include "core/train/metrics.h"
+#include "core/train/train_control.h"
+
+namespace mantissa {
+
+struct TrainerCallbacks {
+    std::function<void(const StepRecord&)> on_step;
+    std::function<void(const EpochRecord&)> on_epoch;
+    std::function<void(const std::string&)> on_log; // notes and warnings, one line each
+};
+
+struct EvalResult {
+    double loss = 0;
+    double accuracy = 0;
+    std::int64_t examples = 0;
+};
+
+class Trainer {
+public:
+    // Validates the experiment, compiles the plan and puts the dataset on the device.
+    // Throws Error(Config / Shape / OutOfMemory) with a message naming the cause.
+    Trainer(const Experiment& experiment, const Mnist& data, Backend& backend);
+    ~Trainer();
+
+    const Experiment& experiment() const { return m_experiment; }
+    const Model& model() const { return *m_model; }
+    const Plan& plan() const { return *m_plan; }
+    Backend& backend() { return m_backend; }
+    std::int64_t steps_per_epoch() const;
+    // Bytes per category including the dataset ("data").
+    MemoryByCategory memory() const;
+
+    // Trains for the experiment's epochs (or max_steps). Returns how the run ended; a diverged
+    // run returns status Diverged (it does not throw) so callers can keep its metrics.
+    RunSummary run(TrainControl& control, const TrainerCallbacks& callbacks);
+    // Loss and accuracy over the 10,000 test images with the current weights.
+    EvalResult evaluate();
+    // One training step on the batch at `offset` of the current permutation (for benchmarks).
+    StepScalars step_once(std::int64_t offset);
+
+private:
+    struct DeviceData;
+
+    Experiment m_experiment;
+    Backend& m_backend;
+    std::unique_ptr<Model> m_model;
+    std::unique_ptr<Plan> m_plan;
+    std::unique_ptr<DeviceData> m_data;
+    std::int64_t m_global_step = 0;
+};
+
+} // namespace mantissa

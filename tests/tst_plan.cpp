@@ -1,0 +1,154 @@
+// The compiled Plan: exact bytes per memory category, explicit casts per policy, shape errors
+// that name the layer, lint messages, and FLOPs per step.
+#include <QtTest>
+
+#include "core/backend/cpu/cpu_backend.h"
+#include "core/error.h"
+#include "core/nn/model.h"
+#include "core/plan/compile.h"
+#include "tests/test_support.h"
+
+using namespace mantissa;
+using namespace mantissa::test;
+
+Q_DECLARE_METATYPE(mantissa::ModelSpec)
+
+namespace {
+// mlp-small's parameters: 784·128+128 + 128·128+128 + 128·10+10
+constexpr std::size_t kMlpSmallParams = 784 * 128 + 128 + 128 * 128 + 128 + 128 * 10 + 10;
+
+std::unique_ptr<Plan> compile_policy(Backend& backend, const ModelSpec& spec, const char* policy,
+                                     OptimizerType optimizer = OptimizerType::RMSprop) {
+    Model model(spec, policy_from_name(policy));
+    CompileOptions options;
+    options.policy = policy_from_name(policy);
+    options.batch_size = 128;
+    options.optimizer = optimizer_defaults(optimizer);
+    return compile(model, options, backend);
+}
+
+int count_casts(const Plan& plan, const std::string& op) {
+    int n = 0;
+    for (const PlanStep& step : plan.steps) n += step.is_cast && step.op == op ? 1 : 0;
+    return n;
+}
+} // namespace
+
+class TestPlan : public QObject {
+    Q_OBJECT
+
+private slots:
+    void memoryFloat32() {
+        CpuBackend backend;
+        auto plan = compile_policy(backend, mlp_small(), "float32");
+        QCOMPARE(plan->param_count, static_cast<std::int64_t>(kMlpSmallParams));
+        QCOMPARE(plan->memory[MemCategory::Weights], 4 * kMlpSmallParams);
+        QCOMPARE(plan->memory[MemCategory::Master], std::size_t(0));
+        QCOMPARE(plan->memory[MemCategory::Optimizer], 4 * kMlpSmallParams); // RMSprop: velocity
+        // Activations: input, labels, 3 dense outputs, probabilities (the Flatten view is free).
+        const std::size_t acts = 4 * 128 * 784 + 4 * 128 + 4 * 128 * (128 + 128 + 10) + 4 * 128 * 10;
+        QCOMPARE(plan->memory[MemCategory::Activations], acts);
+        // Gradients: the variables' plus each layer output's (dense outputs; the input has none).
+        QCOMPARE(plan->memory[MemCategory::Gradients], 4 * kMlpSmallParams + 4 * 128 * (128 + 128 + 10));
+        QVERIFY(plan->arena.size() >= plan->memory.total());
+        QCOMPARE(count_casts(*plan, "cast float32→float16"), 0);
+    }
+    void memoryMixedFloat16() {
+        CpuBackend backend;
+        auto plan = compile_policy(backend, mlp_small(), "mixed_float16", OptimizerType::Adam);
+        QCOMPARE(plan->memory[MemCategory::Master], 4 * kMlpSmallParams);  // float32 variables
+        QCOMPARE(plan->memory[MemCategory::Weights], 2 * kMlpSmallParams); // float16 copies
+        QCOMPARE(plan->memory[MemCategory::Optimizer], 2 * 4 * kMlpSmallParams); // Adam m, v in float32
+        QCOMPARE(plan->loss_scale.mode, LossScaleMode::Dynamic);
+        // Casts: the input and each of the 6 variables to float16, the logits back to float32,
+        // and, backward, the logits' gradient to float16.
+        QCOMPARE(count_casts(*plan, "cast float32→float16"), 8);
+        QCOMPARE(count_casts(*plan, "cast float16→float32"), 1 + 6); // logits + 6 gradients back
+    }
+    void pureFloat16KeepsEverythingIn16Bits() {
+        CpuBackend backend;
+        auto plan = compile_policy(backend, mlp_small(), "float16");
+        QCOMPARE(plan->memory[MemCategory::Weights], 2 * kMlpSmallParams);
+        QCOMPARE(plan->memory[MemCategory::Master], std::size_t(0));
+        QCOMPARE(plan->memory[MemCategory::Optimizer], 2 * kMlpSmallParams);
+        for (const PlanParam& p : plan->params) QCOMPARE(plan->tensor(p.optimizer_slots[0]).dtype, DType::Float16);
+    }
+    void bfloat16NeedsNoLossScaling() {
+        CpuBackend backend;
+        QCOMPARE(compile_policy(backend, mlp_small(), "mixed_bfloat16")->loss_scale.mode, LossScaleMode::None);
+        QCOMPARE(compile_policy(backend, mlp_small(), "float32")->loss_scale.mode, LossScaleMode::None);
+    }
+    void flopsPerStep() {
+        CpuBackend backend;
+        auto plan = compile_policy(backend, mlp_small(), "float32");
+        // Forward 2·B·Σ(in·out); backward twice that, minus the first layer's dX.
+        const double fwd = 2.0 * 128 * (784 * 128 + 128 * 128 + 128 * 10);
+        const double dx_first = 2.0 * 128 * 784 * 128;
+        QVERIFY(plan->train_flops_per_step() > 3 * fwd - dx_first);
+        QVERIFY(plan->train_flops_per_step() < 3.2 * fwd - dx_first);
+    }
+    void shapeErrorsNameTheLayer_data() {
+        QTest::addColumn<ModelSpec>("spec");
+        QTest::addColumn<QString>("layer");
+        QTest::addColumn<QString>("words");
+        auto model = [](std::vector<LayerSpec> layers) {
+            ModelSpec m;
+            m.layers = std::move(layers);
+            return m;
+        };
+        QTest::newRow("dense before flatten") << model({dense(10)}) << "dense_1" << "Flatten";
+        QTest::newRow("conv after flatten") << model({flatten(), conv(8, 3), dense(10)}) << "conv2d_1" << "(784,)";
+        QTest::newRow("kernel larger than input") << model({conv(4, 29), flatten(), dense(10)}) << "conv2d_1" << "29x29";
+        QTest::newRow("wrong class count") << model({flatten(), dense(12)}) << "" << "10 classes";
+        QTest::newRow("pool too large") << model({maxpool(2), maxpool(2), maxpool(2), maxpool(2), maxpool(2), flatten(), dense(10)}) << "max_pool2d_5" << "2x2";
+    }
+    void shapeErrorsNameTheLayer() {
+        QFETCH(ModelSpec, spec);
+        QFETCH(QString, layer);
+        QFETCH(QString, words);
+        CpuBackend backend;
+        Model model(spec, policy_from_name("float32"));
+        const ModelAnalysis analysis = model.analyze();
+        QVERIFY(!analysis.ok());
+        QVERIFY2(QString::fromStdString(analysis.error).contains(layer), analysis.error.c_str());
+        QVERIFY2(QString::fromStdString(analysis.error).contains(words), analysis.error.c_str());
+        try {
+            compile_policy(backend, spec, "float32");
+            QFAIL("compile accepted a stack that does not fit");
+        } catch (const Error& e) {
+            QCOMPARE(e.kind(), ErrorKind::Shape);
+        }
+    }
+    void lint() {
+        ModelSpec spec;
+        spec.layers = {flatten(), dense(100, Activation::Relu), dense(10), activation(Activation::Softmax)};
+        Model model(spec, policy_from_name("mixed_float16"));
+        CpuBackend backend;
+        CompileOptions options;
+        options.policy = policy_from_name("mixed_float16");
+        options.optimizer = optimizer_defaults(OptimizerType::Adam);
+        options.loss_scale.mode = LossScaleMode::None;
+        auto plan = compile(model, options, backend);
+        QString all;
+        for (const LintMessage& m : plan->lint) all += QString::fromStdString(m.layer + ": " + m.text) + "\n";
+        QVERIFY2(all.contains("activation_1: the output softmax computes in float16"), qPrintable(all));
+        QVERIFY2(all.contains("dense_1: 100 units is not a multiple of 8"), qPrintable(all));
+        QVERIFY2(!all.contains("dense_2"), qPrintable(all)); // the 10 output classes are exempt
+        QVERIFY2(all.contains("without loss scaling"), qPrintable(all));
+    }
+    void unknownLayerPolicyIsAConfigError() {
+        ModelSpec spec = mlp_small();
+        spec.layers[1].dtype = "float17";
+        try {
+            Model model(spec, policy_from_name("float32"));
+            QFAIL("accepted an unknown policy");
+        } catch (const Error& e) {
+            QCOMPARE(e.kind(), ErrorKind::Config);
+            QVERIFY(QString(e.what()).contains("model.layers[1].dtype"));
+            QVERIFY(QString(e.what()).contains("mixed_float16"));
+        }
+    }
+};
+
+QTEST_APPLESS_MAIN(TestPlan)
+#include "tst_plan.moc"
