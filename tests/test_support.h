@@ -108,7 +108,8 @@ struct DeviceSplit {
         backend.upload(split.images.data(), images);
         backend.upload(split.labels.data(), labels);
         std::vector<std::int32_t> identity(static_cast<std::size_t>(split.count));
-        for (std::size_t i = 0; i < identity.size(); ++i) identity[i] = static_cast<std::int32_t>(i);
+        for (std::size_t i = 0; i < identity.size(); ++i)
+            identity[i] = static_cast<std::int32_t>(i);
         backend.upload(identity.data(), perm);
     }
     BatchSource batch(std::int64_t offset, std::int64_t count) const {

@@ -1,5 +1,6 @@
 // Float64 finite-difference gradient checks for every layer type, through the real Plan.
-// Each model puts the layer under test between trainable layers, so input gradients are checked too.
+// Each model puts the layer under test between trainable layers, so input gradients are checked
+// too.
 #include <QtTest>
 
 #include <cmath>
@@ -36,17 +37,27 @@ void TestGradcheck::layers_data() {
     QTest::newRow("dense gelu") << model({flatten(), dense(6, Activation::Gelu), dense(10)});
     QTest::newRow("dense tanh") << model({flatten(), dense(6, Activation::Tanh), dense(10)});
     QTest::newRow("dense sigmoid") << model({flatten(), dense(6, Activation::Sigmoid), dense(10)});
-    QTest::newRow("dense softmax (fused into the loss)") << model({flatten(), dense(7), dense(10, Activation::Softmax)});
-    QTest::newRow("activation relu") << model({flatten(), dense(6), activation(Activation::Relu), dense(10)});
-    QTest::newRow("activation gelu") << model({flatten(), dense(6), activation(Activation::Gelu), dense(10)});
-    QTest::newRow("activation tanh") << model({flatten(), dense(6), activation(Activation::Tanh), dense(10)});
-    QTest::newRow("activation sigmoid") << model({flatten(), dense(6), activation(Activation::Sigmoid), dense(10)});
-    QTest::newRow("activation softmax (inside)") << model({flatten(), dense(6), activation(Activation::Softmax), dense(10)});
-    QTest::newRow("activation softmax (final)") << model({flatten(), dense(10), activation(Activation::Softmax)});
+    QTest::newRow("dense softmax (fused into the loss)")
+        << model({flatten(), dense(7), dense(10, Activation::Softmax)});
+    QTest::newRow("activation relu")
+        << model({flatten(), dense(6), activation(Activation::Relu), dense(10)});
+    QTest::newRow("activation gelu")
+        << model({flatten(), dense(6), activation(Activation::Gelu), dense(10)});
+    QTest::newRow("activation tanh")
+        << model({flatten(), dense(6), activation(Activation::Tanh), dense(10)});
+    QTest::newRow("activation sigmoid")
+        << model({flatten(), dense(6), activation(Activation::Sigmoid), dense(10)});
+    QTest::newRow("activation softmax (inside)")
+        << model({flatten(), dense(6), activation(Activation::Softmax), dense(10)});
+    QTest::newRow("activation softmax (final)")
+        << model({flatten(), dense(10), activation(Activation::Softmax)});
     QTest::newRow("dropout") << model({flatten(), dense(8), dropout(0.3), dense(10)});
-    QTest::newRow("conv2d valid relu") << model({conv(3, 3, Activation::Relu), flatten(), dense(10)});
-    QTest::newRow("conv2d same stride 2 tanh") << model({conv(2, 3, Activation::Tanh, 2, "same"), flatten(), dense(10)});
-    QTest::newRow("conv2d into conv2d") << model({conv(2, 3), conv(3, 5, Activation::Gelu, 2), flatten(), dense(10)});
+    QTest::newRow("conv2d valid relu")
+        << model({conv(3, 3, Activation::Relu), flatten(), dense(10)});
+    QTest::newRow("conv2d same stride 2 tanh")
+        << model({conv(2, 3, Activation::Tanh, 2, "same"), flatten(), dense(10)});
+    QTest::newRow("conv2d into conv2d")
+        << model({conv(2, 3), conv(3, 5, Activation::Gelu, 2), flatten(), dense(10)});
     QTest::newRow("maxpool2d") << model({conv(2, 3), maxpool(2), flatten(), dense(10)});
     QTest::newRow("maxpool2d 3x3") << model({conv(2, 1), maxpool(3), flatten(), dense(10)});
 }
@@ -105,7 +116,8 @@ void TestGradcheck::layers() {
             values[i] = saved;
             backend.upload(values.data(), var);
             const double numeric = (up - down) / (2 * h);
-            const double error = std::abs(numeric - analytic[i]) / std::max(1e-3, std::abs(numeric) + std::abs(analytic[i]));
+            const double error = std::abs(numeric - analytic[i]) /
+                                 std::max(1e-3, std::abs(numeric) + std::abs(analytic[i]));
             if (error > 1e-6)
                 QFAIL(qPrintable(QString("%1[%2]: analytic %3, numeric %4")
                                      .arg(QString::fromStdString(param.name))
@@ -143,7 +155,8 @@ void TestGradcheck::paddingRowsGetNoGradient() {
         const Tensor& a = small->tensor(small->params[p].grad);
         const Tensor& b = padded->tensor(padded->params[p].grad);
         for (std::int64_t i = 0; i < a.numel(); ++i)
-            QVERIFY(std::abs(a.as<double>()[i] - b.as<double>()[i]) <= 1e-14 * (1 + std::abs(a.as<double>()[i])));
+            QVERIFY(std::abs(a.as<double>()[i] - b.as<double>()[i]) <=
+                    1e-14 * (1 + std::abs(a.as<double>()[i])));
     }
 }
 

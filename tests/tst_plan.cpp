@@ -46,10 +46,12 @@ private slots:
         QCOMPARE(plan->memory[MemCategory::Master], std::size_t(0));
         QCOMPARE(plan->memory[MemCategory::Optimizer], 4 * kMlpSmallParams); // RMSprop: velocity
         // Activations: input, labels, 3 dense outputs, probabilities (the Flatten view is free).
-        const std::size_t acts = 4 * 128 * 784 + 4 * 128 + 4 * 128 * (128 + 128 + 10) + 4 * 128 * 10;
+        const std::size_t acts =
+            4 * 128 * 784 + 4 * 128 + 4 * 128 * (128 + 128 + 10) + 4 * 128 * 10;
         QCOMPARE(plan->memory[MemCategory::Activations], acts);
         // Gradients: the variables' plus each layer output's (dense outputs; the input has none).
-        QCOMPARE(plan->memory[MemCategory::Gradients], 4 * kMlpSmallParams + 4 * 128 * (128 + 128 + 10));
+        QCOMPARE(plan->memory[MemCategory::Gradients],
+                 4 * kMlpSmallParams + 4 * 128 * (128 + 128 + 10));
         QVERIFY(plan->arena.size() >= plan->memory.total());
         QCOMPARE(count_casts(*plan, "cast float32→float16"), 0);
     }
@@ -58,7 +60,8 @@ private slots:
         auto plan = compile_policy(backend, mlp_small(), "mixed_float16", OptimizerType::Adam);
         QCOMPARE(plan->memory[MemCategory::Master], 4 * kMlpSmallParams);  // float32 variables
         QCOMPARE(plan->memory[MemCategory::Weights], 2 * kMlpSmallParams); // float16 copies
-        QCOMPARE(plan->memory[MemCategory::Optimizer], 2 * 4 * kMlpSmallParams); // Adam m, v in float32
+        QCOMPARE(plan->memory[MemCategory::Optimizer],
+                 2 * 4 * kMlpSmallParams); // Adam m, v in float32
         QCOMPARE(plan->loss_scale.mode, LossScaleMode::Dynamic);
         // Casts: the input and each of the 6 variables to float16, the logits back to float32,
         // and, backward, the logits' gradient to float16.
@@ -71,12 +74,15 @@ private slots:
         QCOMPARE(plan->memory[MemCategory::Weights], 2 * kMlpSmallParams);
         QCOMPARE(plan->memory[MemCategory::Master], std::size_t(0));
         QCOMPARE(plan->memory[MemCategory::Optimizer], 2 * kMlpSmallParams);
-        for (const PlanParam& p : plan->params) QCOMPARE(plan->tensor(p.optimizer_slots[0]).dtype, DType::Float16);
+        for (const PlanParam& p : plan->params)
+            QCOMPARE(plan->tensor(p.optimizer_slots[0]).dtype, DType::Float16);
     }
     void bfloat16NeedsNoLossScaling() {
         CpuBackend backend;
-        QCOMPARE(compile_policy(backend, mlp_small(), "mixed_bfloat16")->loss_scale.mode, LossScaleMode::None);
-        QCOMPARE(compile_policy(backend, mlp_small(), "float32")->loss_scale.mode, LossScaleMode::None);
+        QCOMPARE(compile_policy(backend, mlp_small(), "mixed_bfloat16")->loss_scale.mode,
+                 LossScaleMode::None);
+        QCOMPARE(compile_policy(backend, mlp_small(), "float32")->loss_scale.mode,
+                 LossScaleMode::None);
     }
     void flopsPerStep() {
         CpuBackend backend;
@@ -96,11 +102,20 @@ private slots:
             m.layers = std::move(layers);
             return m;
         };
-        QTest::newRow("dense before flatten") << model({dense(10)}) << "dense_1" << "Flatten";
-        QTest::newRow("conv after flatten") << model({flatten(), conv(8, 3), dense(10)}) << "conv2d_1" << "(784,)";
-        QTest::newRow("kernel larger than input") << model({conv(4, 29), flatten(), dense(10)}) << "conv2d_1" << "29x29";
-        QTest::newRow("wrong class count") << model({flatten(), dense(12)}) << "" << "10 classes";
-        QTest::newRow("pool too large") << model({maxpool(2), maxpool(2), maxpool(2), maxpool(2), maxpool(2), flatten(), dense(10)}) << "max_pool2d_5" << "2x2";
+        QTest::newRow("dense before flatten") << model({dense(10)}) << "dense_1"
+                                              << "Flatten";
+        QTest::newRow("conv after flatten")
+            << model({flatten(), conv(8, 3), dense(10)}) << "conv2d_1"
+            << "(784,)";
+        QTest::newRow("kernel larger than input")
+            << model({conv(4, 29), flatten(), dense(10)}) << "conv2d_1"
+            << "29x29";
+        QTest::newRow("wrong class count") << model({flatten(), dense(12)}) << ""
+                                           << "10 classes";
+        QTest::newRow("pool too large") << model({maxpool(2), maxpool(2), maxpool(2), maxpool(2),
+                                                  maxpool(2), flatten(), dense(10)})
+                                        << "max_pool2d_5"
+                                        << "2x2";
     }
     void shapeErrorsNameTheLayer() {
         QFETCH(ModelSpec, spec);
@@ -121,7 +136,8 @@ private slots:
     }
     void lint() {
         ModelSpec spec;
-        spec.layers = {flatten(), dense(100, Activation::Relu), dense(10), activation(Activation::Softmax)};
+        spec.layers = {flatten(), dense(100, Activation::Relu), dense(10),
+                       activation(Activation::Softmax)};
         Model model(spec, policy_from_name("mixed_float16"));
         CpuBackend backend;
         CompileOptions options;
@@ -130,8 +146,10 @@ private slots:
         options.loss_scale.mode = LossScaleMode::None;
         auto plan = compile(model, options, backend);
         QString all;
-        for (const LintMessage& m : plan->lint) all += QString::fromStdString(m.layer + ": " + m.text) + "\n";
-        QVERIFY2(all.contains("activation_1: the output softmax computes in float16"), qPrintable(all));
+        for (const LintMessage& m : plan->lint)
+            all += QString::fromStdString(m.layer + ": " + m.text) + "\n";
+        QVERIFY2(all.contains("activation_1: the output softmax computes in float16"),
+                 qPrintable(all));
         QVERIFY2(all.contains("dense_1: 100 units is not a multiple of 8"), qPrintable(all));
         QVERIFY2(!all.contains("dense_2"), qPrintable(all)); // the 10 output classes are exempt
         QVERIFY2(all.contains("without loss scaling"), qPrintable(all));

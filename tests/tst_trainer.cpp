@@ -70,7 +70,8 @@ private slots:
     }
     void learnsUnderEachPolicy_data() {
         QTest::addColumn<QString>("policy");
-        for (const char* p : {"float32", "mixed_float16", "mixed_bfloat16", "float64"}) QTest::newRow(p) << p;
+        for (const char* p : {"float32", "mixed_float16", "mixed_bfloat16", "float64"})
+            QTest::newRow(p) << p;
     }
     void learnsUnderEachPolicy() {
         QFETCH(QString, policy);
@@ -125,7 +126,8 @@ private slots:
         RunSummary summary;
         run_steps(e, &summary);
         QCOMPARE(summary.status, RunStatus::Diverged);
-        QVERIFY2(QString::fromStdString(summary.message).contains("diverged"), summary.message.c_str());
+        QVERIFY2(QString::fromStdString(summary.message).contains("diverged"),
+                 summary.message.c_str());
         QVERIFY(summary.steps < 200);
         e.on_divergence = DivergencePolicy::Continue;
         run_steps(e, &summary);
@@ -143,7 +145,9 @@ private slots:
         TrainControl control;
         std::int64_t examples = 0;
         TrainerCallbacks callbacks;
-        callbacks.on_step = [&](const StepRecord& r) { examples += static_cast<std::int64_t>(r.samples_per_s * r.step_ms / 1000.0 + 0.5); };
+        callbacks.on_step = [&](const StepRecord& r) {
+            examples += static_cast<std::int64_t>(r.samples_per_s * r.step_ms / 1000.0 + 0.5);
+        };
         RunSummary summary = trainer.run(control, callbacks);
         QCOMPARE(examples, std::int64_t(60000));
         QCOMPARE(trainer.evaluate().examples, std::int64_t(10000));
@@ -168,18 +172,22 @@ private slots:
         QStringList types;
         while (std::getline(in, line)) {
             QJsonParseError error;
-            const QJsonObject object = QJsonDocument::fromJson(QByteArray::fromStdString(line), &error).object();
+            const QJsonObject object =
+                QJsonDocument::fromJson(QByteArray::fromStdString(line), &error).object();
             QCOMPARE(error.error, QJsonParseError::NoError);
             types << object["type"].toString();
             if (object["type"] == "step") {
-                for (const char* key : {"step", "epoch", "loss", "accuracy", "step_ms", "samples_per_s",
-                                        "loss_scale", "skipped", "mem", "device_mem_used", "device_mem_total"})
+                for (const char* key :
+                     {"step", "epoch", "loss", "accuracy", "step_ms", "samples_per_s", "loss_scale",
+                      "skipped", "mem", "device_mem_used", "device_mem_total"})
                     QVERIFY2(object.contains(key), key);
-                for (const char* key : {"weights", "master", "activations", "gradients", "optimizer", "workspace", "total"})
+                for (const char* key : {"weights", "master", "activations", "gradients",
+                                        "optimizer", "workspace", "total"})
                     QVERIFY2(object["mem"].toObject().contains(key), key);
             }
             if (object["type"] == "epoch")
-                for (const char* key : {"epoch", "loss", "accuracy", "val_loss", "val_accuracy", "seconds", "skipped_steps"})
+                for (const char* key : {"epoch", "loss", "accuracy", "val_loss", "val_accuracy",
+                                        "seconds", "skipped_steps"})
                     QVERIFY2(object.contains(key), key);
         }
         QCOMPARE(types.first(), QString("run"));

@@ -34,7 +34,8 @@ public:
     bool has(const std::string& name) const; // option given or flag set
     std::string value(const std::string& name, const std::string& fallback = "") const;
     std::vector<std::string> values(const std::string& name) const; // repeatable options
-    // Typed getters throw UsageError like "--epochs: expected an integer from 1 to 100000, got 'x'".
+    // Typed getters throw UsageError like "--epochs: expected an integer from 1 to 100000, got
+    // 'x'".
     std::int64_t int_value(const std::string& name, std::int64_t fallback, std::int64_t min,
                            std::int64_t max) const;
     double double_value(const std::string& name, double fallback) const; // finite values only

@@ -26,7 +26,8 @@ using Clock = std::chrono::steady_clock;
 double percentile(std::vector<double> values, double q) {
     if (values.empty()) return 0;
     std::sort(values.begin(), values.end());
-    const std::size_t index = static_cast<std::size_t>(q * static_cast<double>(values.size() - 1) + 0.5);
+    const std::size_t index =
+        static_cast<std::size_t>(q * static_cast<double>(values.size() - 1) + 0.5);
     return values[std::min(index, values.size() - 1)];
 }
 
@@ -50,11 +51,13 @@ int bench_gemm(const ArgParser& parser, Backend& backend) {
     for (const std::string& s : split_list(parser.value("--sizes", "256,512,1024,2048")))
         sizes.push_back(std::stoll(s));
     std::vector<DType> dtypes;
-    for (const std::string& d : split_list(parser.value("--dtypes", "float32,float16,bfloat16,float64")))
+    for (const std::string& d :
+         split_list(parser.value("--dtypes", "float32,float16,bfloat16,float64")))
         dtypes.push_back(dtype_from_name(d));
     const int repeats = static_cast<int>(parser.int_value("--steps", 10, 1, 100000));
     const bool json = parser.has("--json");
-    if (!json) std::printf("%-10s %6s %6s %6s %10s %10s\n", "dtype", "m", "n", "k", "ms", "GFLOP/s");
+    if (!json)
+        std::printf("%-10s %6s %6s %6s %10s %10s\n", "dtype", "m", "n", "k", "ms", "GFLOP/s");
     for (DType dtype : dtypes)
         for (std::int64_t size : sizes) {
             Tensor a{"a", dtype, {size, size}, MemCategory::Workspace, nullptr};
@@ -66,7 +69,8 @@ int bench_gemm(const ArgParser& parser, Backend& backend) {
             args.c = &c;
             const std::size_t ws_bytes = backend.gemm_workspace_bytes(args);
             Buffer ba = backend.allocate(a.bytes()), bb = backend.allocate(b.bytes()),
-                   bc = backend.allocate(c.bytes()), bw = backend.allocate(std::max<std::size_t>(ws_bytes, 64));
+                   bc = backend.allocate(c.bytes()),
+                   bw = backend.allocate(std::max<std::size_t>(ws_bytes, 64));
             a.data = ba.data();
             b.data = bb.data();
             c.data = bc.data();
@@ -79,20 +83,23 @@ int bench_gemm(const ArgParser& parser, Backend& backend) {
                 const auto start = Clock::now();
                 backend.gemm(args);
                 backend.synchronize();
-                ms.push_back(std::chrono::duration<double, std::milli>(Clock::now() - start).count());
+                ms.push_back(
+                    std::chrono::duration<double, std::milli>(Clock::now() - start).count());
             }
             const double median_ms = percentile(ms, 0.5);
             const double gflops = 2.0 * size * size * size / (median_ms * 1e6);
             if (json)
-                std::printf("{\"type\":\"gemm\",\"device\":\"%s\",\"dtype\":\"%s\",\"m\":%lld,\"n\":%lld,\"k\":%lld,"
+                std::printf("{\"type\":\"gemm\",\"device\":\"%s\",\"dtype\":\"%s\",\"m\":%lld,"
+                            "\"n\":%lld,\"k\":%lld,"
                             "\"ms\":%.4f,\"gflops\":%.2f}\n",
                             backend.info().name.c_str(), std::string(dtype_name(dtype)).c_str(),
                             static_cast<long long>(size), static_cast<long long>(size),
                             static_cast<long long>(size), median_ms, gflops);
             else
-                std::printf("%-10s %6lld %6lld %6lld %10.3f %10.1f\n", std::string(dtype_name(dtype)).c_str(),
-                            static_cast<long long>(size), static_cast<long long>(size),
-                            static_cast<long long>(size), median_ms, gflops);
+                std::printf("%-10s %6lld %6lld %6lld %10.3f %10.1f\n",
+                            std::string(dtype_name(dtype)).c_str(), static_cast<long long>(size),
+                            static_cast<long long>(size), static_cast<long long>(size), median_ms,
+                            gflops);
         }
     return 0;
 }
@@ -103,12 +110,14 @@ int run_bench(const Args& args) {
     ArgParser parser("bench", "Measure ms/step and samples/s per policy (median of --steps after "
                               "--warmup), or the raw GEMM throughput with --gemm.");
     add_experiment_options(parser);
-    parser.add_option("--policies", "LIST", "comma-separated policies (default: the config's policy)");
+    parser.add_option("--policies", "LIST",
+                      "comma-separated policies (default: the config's policy)");
     parser.add_option("--steps", "N", "measured steps per policy (default 30)");
     parser.add_option("--warmup", "N", "unmeasured steps first (default 3)");
     parser.add_flag("--gemm", "measure square GEMM throughput instead of training steps");
     parser.add_option("--sizes", "LIST", "with --gemm: square sizes (default 256,512,1024,2048)");
-    parser.add_option("--dtypes", "LIST", "with --gemm: dtypes (default float32,float16,bfloat16,float64)");
+    parser.add_option("--dtypes", "LIST",
+                      "with --gemm: dtypes (default float32,float16,bfloat16,float64)");
     parser.add_flag("--json", "one JSON object per line instead of a table");
     parser.parse(args);
     if (parser.help_requested()) {
@@ -137,7 +146,8 @@ int run_bench(const Args& args) {
     const Mnist data = load_mnist(find_data_dir(parser.value("--data")));
     if (!json) {
         std::printf("bench: %s on %s, batch %lld, %d steps after %d warm-up\n", base.name.c_str(),
-                    backend.info().name.c_str(), static_cast<long long>(base.batch_size), steps, warmup);
+                    backend.info().name.c_str(), static_cast<long long>(base.batch_size), steps,
+                    warmup);
         if (!choice.note.empty()) std::printf("note: %s\n", choice.note.c_str());
         std::printf("%-16s %10s %10s %10s %12s %10s %12s %10s\n", "policy", "ms/step", "p10", "p90",
                     "samples/s", "GFLOP/s", "memory", "vs f32");
@@ -169,16 +179,21 @@ int run_bench(const Args& args) {
         if (policy == "float32") float32_ms = r.median_ms;
         results.push_back(r);
         if (json)
-            std::printf("{\"type\":\"bench\",\"config\":\"%s\",\"device\":\"%s\",\"policy\":\"%s\",\"batch\":%lld,"
-                        "\"steps\":%d,\"median_ms\":%.4f,\"p10_ms\":%.4f,\"p90_ms\":%.4f,\"samples_per_s\":%.1f,"
+            std::printf("{\"type\":\"bench\",\"config\":\"%s\",\"device\":\"%s\",\"policy\":\"%s\","
+                        "\"batch\":%lld,"
+                        "\"steps\":%d,\"median_ms\":%.4f,\"p10_ms\":%.4f,\"p90_ms\":%.4f,\"samples_"
+                        "per_s\":%.1f,"
                         "\"gflops\":%.2f,\"memory_bytes\":%zu}\n",
                         e.name.c_str(), backend.info().name.c_str(), policy.c_str(),
-                        static_cast<long long>(e.batch_size), steps, r.median_ms, r.p10_ms, r.p90_ms,
-                        r.samples_per_s, r.gflops, r.memory);
+                        static_cast<long long>(e.batch_size), steps, r.median_ms, r.p10_ms,
+                        r.p90_ms, r.samples_per_s, r.gflops, r.memory);
         else
-            std::printf("%-16s %10.3f %10.3f %10.3f %12.0f %10.1f %12s %10s\n", policy.c_str(), r.median_ms,
-                        r.p10_ms, r.p90_ms, r.samples_per_s, r.gflops, human_bytes(r.memory).c_str(),
-                        float32_ms > 0 ? (std::to_string(float32_ms / r.median_ms).substr(0, 4) + "x").c_str() : "-");
+            std::printf("%-16s %10.3f %10.3f %10.3f %12.0f %10.1f %12s %10s\n", policy.c_str(),
+                        r.median_ms, r.p10_ms, r.p90_ms, r.samples_per_s, r.gflops,
+                        human_bytes(r.memory).c_str(),
+                        float32_ms > 0
+                            ? (std::to_string(float32_ms / r.median_ms).substr(0, 4) + "x").c_str()
+                            : "-");
         std::fflush(stdout);
     }
     return 0;

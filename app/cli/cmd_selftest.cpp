@@ -76,7 +76,8 @@ ModelSpec cnn_spec() {
 
 int run_selftest(const Args& args) {
     ArgParser parser("selftest", "Check that every policy trains on each engine of this build.");
-    parser.add_flag("--skip-code", "exit with 77 (ctest's 'skipped') when no GPU engine could be checked");
+    parser.add_flag("--skip-code",
+                    "exit with 77 (ctest's 'skipped') when no GPU engine could be checked");
     parser.parse(args);
     if (parser.help_requested()) {
         std::printf("%s", parser.help().c_str());
@@ -84,8 +85,8 @@ int run_selftest(const Args& args) {
     }
     const Mnist data = synthetic_mnist(512, 256);
     int failures = 0;
-    std::printf("%-8s %-6s %-16s %10s %10s %10s  %s\n", "engine", "model", "policy", "loss@1", "loss@end",
-                "accuracy", "result");
+    std::printf("%-8s %-6s %-16s %10s %10s %10s  %s\n", "engine", "model", "policy", "loss@1",
+                "loss@end", "accuracy", "result");
     BackendChoice cpu = create_backend("cpu");
     for (const char* model : {"mlp", "cnn"})
         for (const Policy& policy : all_policies()) {
@@ -120,8 +121,8 @@ int run_selftest(const Args& args) {
                 verdict = std::string("FAIL: ") + err.what();
             }
             if (verdict != "ok") ++failures;
-            std::printf("%-8s %-6s %-16s %10.4f %10.4f %9.1f%%  %s\n", "cpu", model, policy.name.c_str(), first,
-                        last, 100.0 * accuracy, verdict.c_str());
+            std::printf("%-8s %-6s %-16s %10.4f %10.4f %9.1f%%  %s\n", "cpu", model,
+                        policy.name.c_str(), first, last, 100.0 * accuracy, verdict.c_str());
         }
 
     bool gpu_checked = false;

@@ -45,8 +45,10 @@ int run_train(const Args& args) {
         if (!choice.note.empty()) std::printf("note: %s\n", choice.note.c_str());
         std::printf("Policy %s · %s lr %g · batch %lld · loss scaling %s", plan.policy.name.c_str(),
                     optimizer_type_name(plan.optimizer.type), plan.optimizer.learning_rate,
-                    static_cast<long long>(plan.batch_size), loss_scale_mode_name(plan.loss_scale.mode));
-        if (plan.loss_scale.mode != LossScaleMode::None) std::printf(" (initial %g)", plan.loss_scale.initial);
+                    static_cast<long long>(plan.batch_size),
+                    loss_scale_mode_name(plan.loss_scale.mode));
+        if (plan.loss_scale.mode != LossScaleMode::None)
+            std::printf(" (initial %g)", plan.loss_scale.initial);
         std::printf("\n");
         print_plan_summary(stdout, plan, trainer.memory());
         std::fflush(stdout);
@@ -64,19 +66,20 @@ int run_train(const Args& args) {
         }
         if (tty && (r.step % 20 == 0)) {
             std::printf("\r%lld/%lld - loss: %.4f - accuracy: %.4f - loss_scale: %g ",
-                        static_cast<long long>((r.step - 1) % per_epoch + 1), static_cast<long long>(per_epoch),
-                        r.loss, r.accuracy, r.loss_scale);
+                        static_cast<long long>((r.step - 1) % per_epoch + 1),
+                        static_cast<long long>(per_epoch), r.loss, r.accuracy, r.loss_scale);
             std::fflush(stdout);
         }
     };
     callbacks.on_epoch = [&](const EpochRecord& r) {
         if (metrics) metrics->write_epoch(r);
         if (quiet) return;
-        std::printf("%s%lld/%lld - %.1fs - %.2fms/step - loss: %.4f - accuracy: %.4f - val_loss: %.4f - "
-                    "val_accuracy: %.4f - loss_scale: %g - skipped: %lld\n",
-                    tty ? "\r" : "", static_cast<long long>(r.steps), static_cast<long long>(per_epoch),
-                    r.seconds, r.median_step_ms, r.loss, r.accuracy, r.val_loss, r.val_accuracy,
-                    r.loss_scale, static_cast<long long>(r.skipped_steps));
+        std::printf(
+            "%s%lld/%lld - %.1fs - %.2fms/step - loss: %.4f - accuracy: %.4f - val_loss: %.4f - "
+            "val_accuracy: %.4f - loss_scale: %g - skipped: %lld\n",
+            tty ? "\r" : "", static_cast<long long>(r.steps), static_cast<long long>(per_epoch),
+            r.seconds, r.median_step_ms, r.loss, r.accuracy, r.val_loss, r.val_accuracy,
+            r.loss_scale, static_cast<long long>(r.skipped_steps));
         std::fflush(stdout);
     };
     callbacks.on_log = [&](const std::string& line) {
@@ -87,11 +90,12 @@ int run_train(const Args& args) {
     const RunSummary summary = trainer.run(control, callbacks);
     if (metrics) metrics->write_summary(summary);
 
-    std::printf("%s: %s · test accuracy %.2f%% · test loss %.4f · median %.2f ms/step · %.0f samples/s · "
-                "%lld skipped steps\n",
-                experiment.name.c_str(), run_status_name(summary.status), 100.0 * summary.val_accuracy,
-                summary.val_loss, summary.median_step_ms, summary.samples_per_s,
-                static_cast<long long>(summary.skipped_steps));
+    std::printf(
+        "%s: %s · test accuracy %.2f%% · test loss %.4f · median %.2f ms/step · %.0f samples/s · "
+        "%lld skipped steps\n",
+        experiment.name.c_str(), run_status_name(summary.status), 100.0 * summary.val_accuracy,
+        summary.val_loss, summary.median_step_ms, summary.samples_per_s,
+        static_cast<long long>(summary.skipped_steps));
     if (summary.status == RunStatus::Diverged) {
         std::fprintf(stderr, "mantissa-cli train: %s\n", summary.message.c_str());
         return 1;

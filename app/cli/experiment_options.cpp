@@ -11,7 +11,9 @@ namespace mantissa::cli {
 
 void add_experiment_options(ArgParser& p) {
     p.add_option("--config", "FILE", "experiment JSON (see resources/experiments/)");
-    p.add_option("--policy", "P", "dtype policy: float32, float64, float16, bfloat16, mixed_float16, mixed_bfloat16");
+    p.add_option(
+        "--policy", "P",
+        "dtype policy: float32, float64, float16, bfloat16, mixed_float16, mixed_bfloat16");
     p.add_option("--device", "D", "auto (default), cpu, cuda or cuda:N");
     p.add_option("--epochs", "N", "number of epochs");
     p.add_option("--batch", "N", "batch size");
@@ -35,13 +37,16 @@ Experiment experiment_from_options(const ArgParser& p) {
             throw UsageError(option + ": " + err.what());
         }
     };
-    if (p.has("--policy")) wrap("--policy", [&] { e.policy = policy_from_name(p.value("--policy")).name; });
+    if (p.has("--policy"))
+        wrap("--policy", [&] { e.policy = policy_from_name(p.value("--policy")).name; });
     if (p.has("--device")) e.device = p.value("--device");
-    if (p.has("--epochs")) e.epochs = static_cast<int>(p.int_value("--epochs", e.epochs, 1, 100000));
+    if (p.has("--epochs"))
+        e.epochs = static_cast<int>(p.int_value("--epochs", e.epochs, 1, 100000));
     if (p.has("--batch")) e.batch_size = p.int_value("--batch", e.batch_size, 1, 1000000);
     if (p.has("--optimizer"))
         wrap("--optimizer", [&] {
-            OptimizerConfig fresh = optimizer_defaults(optimizer_type_from_name(p.value("--optimizer")));
+            OptimizerConfig fresh =
+                optimizer_defaults(optimizer_type_from_name(p.value("--optimizer")));
             if (!p.has("--lr")) fresh.learning_rate = e.optimizer.learning_rate;
             e.optimizer = fresh;
         });
@@ -49,7 +54,8 @@ Experiment experiment_from_options(const ArgParser& p) {
         e.optimizer.learning_rate = p.double_value("--lr", e.optimizer.learning_rate);
         if (!(e.optimizer.learning_rate > 0)) throw UsageError("--lr: expected a number > 0");
     }
-    if (p.has("--seed")) e.seed = static_cast<std::uint64_t>(p.int_value("--seed", 0, 0, INT64_MAX));
+    if (p.has("--seed"))
+        e.seed = static_cast<std::uint64_t>(p.int_value("--seed", 0, 0, INT64_MAX));
     if (p.has("--max-steps")) e.max_steps = p.int_value("--max-steps", 0, 1, INT64_MAX);
     if (p.has("--loss-scale")) {
         std::string mode = p.value("--loss-scale");
@@ -58,8 +64,10 @@ Experiment experiment_from_options(const ArgParser& p) {
             char* end = nullptr;
             const std::string number = mode.substr(6);
             e.loss_scale.initial = std::strtod(number.c_str(), &end);
-            if (number.empty() || *end != '\0' || !std::isfinite(e.loss_scale.initial) || e.loss_scale.initial <= 0)
-                throw UsageError("--loss-scale: expected fixed:VALUE with VALUE > 0, got '" + mode + "'");
+            if (number.empty() || *end != '\0' || !std::isfinite(e.loss_scale.initial) ||
+                e.loss_scale.initial <= 0)
+                throw UsageError("--loss-scale: expected fixed:VALUE with VALUE > 0, got '" + mode +
+                                 "'");
         } else {
             wrap("--loss-scale", [&] { e.loss_scale.mode = loss_scale_mode_from_name(mode); });
         }
@@ -69,7 +77,8 @@ Experiment experiment_from_options(const ArgParser& p) {
         if (!(e.loss_scale.initial > 0)) throw UsageError("--initial-scale: expected a number > 0");
     }
     if (p.has("--growth-interval"))
-        e.loss_scale.growth_interval = static_cast<int>(p.int_value("--growth-interval", 2000, 1, 1000000000));
+        e.loss_scale.growth_interval =
+            static_cast<int>(p.int_value("--growth-interval", 2000, 1, 1000000000));
     try {
         validate_experiment(e);
     } catch (const Error& err) {

@@ -18,8 +18,9 @@ void print_plan_summary(std::FILE* out, const Plan& plan, const MemoryByCategory
     std::fprintf(out, "%-28s %-18s %10s  %s\n", "Layer (type)", "Output shape", "Params", "Policy");
     for (const LayerSummary& layer : plan.layers) {
         std::string label = layer.name + " (" + layer.type + ")";
-        std::fprintf(out, "%-28s %-18s %10lld  %s\n", label.c_str(), shape_str(layer.output_shape).c_str(),
-                     static_cast<long long>(layer.params), layer.policy.name.c_str());
+        std::fprintf(out, "%-28s %-18s %10lld  %s\n", label.c_str(),
+                     shape_str(layer.output_shape).c_str(), static_cast<long long>(layer.params),
+                     layer.policy.name.c_str());
     }
     int casts = 0;
     for (const PlanStep& step : plan.steps) casts += step.is_cast ? 1 : 0;
@@ -33,7 +34,8 @@ void print_plan_summary(std::FILE* out, const Plan& plan, const MemoryByCategory
                          human_bytes(memory.bytes[i]).c_str());
     std::fprintf(out, " total %s\n", human_bytes(memory.total()).c_str());
     for (const LintMessage& message : plan.lint)
-        std::fprintf(out, "%s%s%s: %s\n", message.severity == LintSeverity::Warning ? "warning" : "hint",
+        std::fprintf(out, "%s%s%s: %s\n",
+                     message.severity == LintSeverity::Warning ? "warning" : "hint",
                      message.layer.empty() ? "" : " ", message.layer.c_str(), message.text.c_str());
 }
 

@@ -10,12 +10,18 @@ namespace mantissa {
 
 const char* activation_name(Activation act) {
     switch (act) {
-    case Activation::Linear: return "linear";
-    case Activation::Relu: return "relu";
-    case Activation::Gelu: return "gelu";
-    case Activation::Tanh: return "tanh";
-    case Activation::Sigmoid: return "sigmoid";
-    case Activation::Softmax: return "softmax";
+    case Activation::Linear:
+        return "linear";
+    case Activation::Relu:
+        return "relu";
+    case Activation::Gelu:
+        return "gelu";
+    case Activation::Tanh:
+        return "tanh";
+    case Activation::Sigmoid:
+        return "sigmoid";
+    case Activation::Softmax:
+        return "softmax";
     }
     return "?";
 }

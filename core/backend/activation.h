@@ -8,7 +8,8 @@ namespace mantissa {
 
 enum class Activation { Linear, Relu, Gelu, Tanh, Sigmoid, Softmax };
 
-const char* activation_name(Activation act); // "linear", "relu", "gelu", "tanh", "sigmoid", "softmax"
+const char*
+activation_name(Activation act); // "linear", "relu", "gelu", "tanh", "sigmoid", "softmax"
 // Throws Error(Config) listing the valid names.
 Activation activation_from_name(std::string_view name);
 

@@ -37,8 +37,8 @@ struct GemmArgs {
     bool transpose_a = false;
     const Tensor* b = nullptr; // (k, n), or (n, k) when transpose_b
     bool transpose_b = false;
-    Tensor* c = nullptr;             // (m, n)
-    const Tensor* bias = nullptr;    // (n), added in the accumulation dtype
+    Tensor* c = nullptr;                      // (m, n)
+    const Tensor* bias = nullptr;             // (n), added in the accumulation dtype
     Activation epilogue = Activation::Linear; // applied before the single rounding
     Tensor* pre_activation = nullptr; // optional (m, n): the value before the epilogue (for GELU)
     bool accumulate = false;          // C += result instead of C = result
@@ -62,12 +62,12 @@ struct Pool2dArgs {
 
 // Fused softmax + cross-entropy, computed in the logits' dtype (float32 math, rounded results).
 struct SoftmaxXentArgs {
-    const Tensor* logits = nullptr;    // (batch, classes)
-    const Tensor* labels = nullptr;    // (batch) int32
-    std::int64_t valid_rows = 0;       // rows >= valid_rows are padding: no loss, zero gradient
-    Tensor* probs = nullptr;           // (batch, classes), logits' dtype
-    Tensor* dlogits = nullptr;         // (p - onehot) * loss_scale / valid_rows; nullptr in eval
-    Tensor* scalars = nullptr;         // StepScalars: adds loss_sum, correct, examples; reads loss_scale
+    const Tensor* logits = nullptr; // (batch, classes)
+    const Tensor* labels = nullptr; // (batch) int32
+    std::int64_t valid_rows = 0;    // rows >= valid_rows are padding: no loss, zero gradient
+    Tensor* probs = nullptr;        // (batch, classes), logits' dtype
+    Tensor* dlogits = nullptr;      // (p - onehot) * loss_scale / valid_rows; nullptr in eval
+    Tensor* scalars = nullptr; // StepScalars: adds loss_sum, correct, examples; reads loss_scale
 };
 
 class Backend {
@@ -134,9 +134,9 @@ public:
     virtual void unscale_and_check_finite(std::span<Tensor* const> grads, Tensor& scalars) = 0;
     // One optimizer update of `param` from `grad` and its slots (update_rules.h). When
     // `skip_if_found_inf` and scalars.found_inf, nothing is written. t = scalars.iterations + 1.
-    virtual void optimizer_update(const OptimizerConfig& config, Tensor& param,
-                                  const Tensor& grad, std::span<Tensor* const> slot_tensors,
-                                  const Tensor& scalars, bool skip_if_found_inf) = 0;
+    virtual void optimizer_update(const OptimizerConfig& config, Tensor& param, const Tensor& grad,
+                                  std::span<Tensor* const> slot_tensors, const Tensor& scalars,
+                                  bool skip_if_found_inf) = 0;
     // Ends a step: scale_used, skipped, the next loss scale (next_loss_scale), iterations.
     virtual void finish_step(const LossScaleConfig& config, Tensor& scalars) = 0;
     // Copies the scalars to the host (the CUDA engine reads a pinned ring buffer instead).

@@ -8,13 +8,13 @@ namespace mantissa {
 
 // Plain data, identical on host and device. One copy per Plan, in the workspace category.
 struct StepScalars {
-    double loss_scale = 1.0;   // the scale the NEXT step will use
-    double scale_used = 1.0;   // the scale the last finished step used
-    double loss_sum = 0.0;     // sum of per-example losses over valid rows (unscaled)
-    std::int64_t correct = 0;  // correctly classified examples
-    std::int64_t examples = 0; // examples counted (valid rows)
-    std::int64_t good_steps = 0;  // consecutive finite steps (dynamic loss scaling)
-    std::int64_t iterations = 0;  // optimizer updates applied (Adam's t), skipped steps excluded
+    double loss_scale = 1.0;     // the scale the NEXT step will use
+    double scale_used = 1.0;     // the scale the last finished step used
+    double loss_sum = 0.0;       // sum of per-example losses over valid rows (unscaled)
+    std::int64_t correct = 0;    // correctly classified examples
+    std::int64_t examples = 0;   // examples counted (valid rows)
+    std::int64_t good_steps = 0; // consecutive finite steps (dynamic loss scaling)
+    std::int64_t iterations = 0; // optimizer updates applied (Adam's t), skipped steps excluded
     std::int64_t skipped_total = 0;
     std::int32_t found_inf = 0; // set by unscale_and_check_finite when any gradient is inf/NaN
     std::int32_t skipped = 0;   // 1 when the last finished step's update was skipped

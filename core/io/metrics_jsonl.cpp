@@ -16,7 +16,9 @@ namespace {
 
 using nlohmann::json;
 
-json number(double value) { return std::isfinite(value) ? json(value) : json(nullptr); }
+json number(double value) {
+    return std::isfinite(value) ? json(value) : json(nullptr);
+}
 
 json memory_json(const MemoryByCategory& memory) {
     json out = json::object();
@@ -31,7 +33,8 @@ json memory_json(const MemoryByCategory& memory) {
 MetricsJsonlWriter::MetricsJsonlWriter(const std::string& path) : m_path(path) {
     m_out.open(path, std::ios::out | std::ios::trunc);
     if (!m_out)
-        throw Error(ErrorKind::Io, "cannot write metrics to '" + path + "': " + std::strerror(errno));
+        throw Error(ErrorKind::Io,
+                    "cannot write metrics to '" + path + "': " + std::strerror(errno));
 }
 
 void MetricsJsonlWriter::write_line(const std::string& line) {
@@ -51,19 +54,22 @@ void MetricsJsonlWriter::write_header(const Experiment& experiment, const Device
                           {"policy", layer.policy.name}});
     json lint = json::array();
     for (const LintMessage& message : plan.lint)
-        lint.push_back({{"severity", message.severity == LintSeverity::Warning ? "warning" : "hint"},
-                        {"layer", message.layer},
-                        {"text", message.text}});
-    json header = {{"type", "run"},
-                   {"config", json::parse(experiment_to_json(experiment))},
-                   {"device", {{"id", device.id}, {"name", device.name}, {"memory_total", device.memory_total}}},
-                   {"versions", {{"mantissa", MANTISSA_VERSION_STRING}, {"format", 1}}},
-                   {"loss_scale_mode", loss_scale_mode_name(plan.loss_scale.mode)},
-                   {"params", plan.param_count},
-                   {"train_flops_per_step", plan.train_flops_per_step()},
-                   {"layers", layers},
-                   {"lint", lint},
-                   {"mem", memory_json(memory)}};
+        lint.push_back(
+            {{"severity", message.severity == LintSeverity::Warning ? "warning" : "hint"},
+             {"layer", message.layer},
+             {"text", message.text}});
+    json header = {
+        {"type", "run"},
+        {"config", json::parse(experiment_to_json(experiment))},
+        {"device",
+         {{"id", device.id}, {"name", device.name}, {"memory_total", device.memory_total}}},
+        {"versions", {{"mantissa", MANTISSA_VERSION_STRING}, {"format", 1}}},
+        {"loss_scale_mode", loss_scale_mode_name(plan.loss_scale.mode)},
+        {"params", plan.param_count},
+        {"train_flops_per_step", plan.train_flops_per_step()},
+        {"layers", layers},
+        {"lint", lint},
+        {"mem", memory_json(memory)}};
     write_line(header.dump());
     m_out.flush();
 }

@@ -20,7 +20,7 @@ public:
     void write_header(const Experiment& experiment, const DeviceInfo& device, const Plan& plan,
                       const MemoryByCategory& memory);
     void write_step(const StepRecord& record);
-    void write_epoch(const EpochRecord& record); // also flushes
+    void write_epoch(const EpochRecord& record);   // also flushes
     void write_summary(const RunSummary& summary); // also flushes
     void write_log(const std::string& message);
 

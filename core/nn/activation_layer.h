@@ -1,5 +1,6 @@
 // Activation layer: y = f(x) elementwise (softmax row-wise), in the layer's compute dtype.
-// Keras puts the final softmax here with dtype float32; at the end of a model it fuses into the loss.
+// Keras puts the final softmax here with dtype float32; at the end of a model it fuses into the
+// loss.
 #pragma once
 
 #include "core/nn/layer.h"

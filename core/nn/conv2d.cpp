@@ -1,5 +1,6 @@
 // Conv2D layer: forward conv with bias/activation epilogue; backward dZ, dW (+db) and dX.
-// "same" padding follows TensorFlow: total = max((out-1)·stride + k - in, 0), the extra on the bottom/right.
+// "same" padding follows TensorFlow: total = max((out-1)·stride + k - in, 0), the extra on the
+// bottom/right.
 #include "core/nn/conv2d.h"
 
 #include <algorithm>
@@ -20,8 +21,10 @@ Conv2dArgs Conv2D::geometry(std::int64_t batch, const Shape& input) const {
     if (m_spec.padding == "same") {
         g.out_h = (g.in_h + g.stride_h - 1) / g.stride_h;
         g.out_w = (g.in_w + g.stride_w - 1) / g.stride_w;
-        const std::int64_t pad_h = std::max<std::int64_t>((g.out_h - 1) * g.stride_h + g.kernel_h - g.in_h, 0);
-        const std::int64_t pad_w = std::max<std::int64_t>((g.out_w - 1) * g.stride_w + g.kernel_w - g.in_w, 0);
+        const std::int64_t pad_h =
+            std::max<std::int64_t>((g.out_h - 1) * g.stride_h + g.kernel_h - g.in_h, 0);
+        const std::int64_t pad_w =
+            std::max<std::int64_t>((g.out_w - 1) * g.stride_w + g.kernel_w - g.in_w, 0);
         g.pad_top = pad_h / 2;
         g.pad_left = pad_w / 2;
     } else {
@@ -36,7 +39,8 @@ Shape Conv2D::output_shape(const Shape& input) const {
         shape_error(input, "must be (height, width, channels) per example; Conv2D cannot follow "
                            "Flatten or Dense");
     if (m_spec.filters <= 0) shape_error(input, "needs filters > 0");
-    if (m_spec.kernel[0] <= 0 || m_spec.kernel[1] <= 0 || m_spec.stride[0] < 0 || m_spec.stride[1] < 0)
+    if (m_spec.kernel[0] <= 0 || m_spec.kernel[1] <= 0 || m_spec.stride[0] < 0 ||
+        m_spec.stride[1] < 0)
         shape_error(input, "needs a positive kernel size and stride");
     if (m_spec.padding != "valid" && m_spec.padding != "same")
         shape_error(input, "has padding '" + m_spec.padding + "'; use valid or same");
@@ -53,11 +57,13 @@ std::int64_t Conv2D::param_count(const Shape& input) const {
 }
 
 std::string Conv2D::detail() const {
-    std::string out = std::to_string(m_spec.filters) + " " + std::to_string(m_spec.kernel[0]) + "x" +
-                      std::to_string(m_spec.kernel[1]);
-    if (m_spec.stride[0] > 1 || m_spec.stride[1] > 1) out += " /" + std::to_string(m_spec.stride[0]);
+    std::string out = std::to_string(m_spec.filters) + " " + std::to_string(m_spec.kernel[0]) +
+                      "x" + std::to_string(m_spec.kernel[1]);
+    if (m_spec.stride[0] > 1 || m_spec.stride[1] > 1)
+        out += " /" + std::to_string(m_spec.stride[0]);
     out += " " + m_spec.padding;
-    if (m_spec.activation != Activation::Linear) out += std::string(", ") + activation_name(m_spec.activation);
+    if (m_spec.activation != Activation::Linear)
+        out += std::string(", ") + activation_name(m_spec.activation);
     return out;
 }
 
@@ -76,8 +82,9 @@ TensorId Conv2D::build(PlanBuilder& b, TensorId input, bool fuse_softmax) {
     auto bias = b.add_param("bias", {g.out_c}, 0, 0);
     const Shape out_shape = {g.batch, g.out_h, g.out_w, g.out_c};
     TensorId y = b.add_activation(name() + "/output", dt, out_shape, true);
-    TensorId z = act == Activation::Gelu ? b.add_activation(name() + "/preact", dt, out_shape, false)
-                                         : kNoTensor;
+    TensorId z = act == Activation::Gelu
+                     ? b.add_activation(name() + "/preact", dt, out_shape, false)
+                     : kNoTensor;
     b.need_workspace(b.backend().conv2d_workspace_bytes(g, dt));
 
     Tensor* X = b.ptr(x);
@@ -89,7 +96,8 @@ TensorId Conv2D::build(PlanBuilder& b, TensorId input, bool fuse_softmax) {
     const double conv_flops = 2.0 * g.batch * g.out_h * g.out_w * g.out_c * fan_in;
 
     PlanStep fwd;
-    fwd.op = std::string("conv2d+bias") + (act != Activation::Linear ? std::string("+") + activation_name(act) : "");
+    fwd.op = std::string("conv2d+bias") +
+             (act != Activation::Linear ? std::string("+") + activation_name(act) : "");
     fwd.inputs = {x, kernel.value, bias.value};
     fwd.outputs = {y};
     fwd.flops = conv_flops;

@@ -19,7 +19,8 @@ std::int64_t Dense::param_count(const Shape& input) const {
 
 std::string Dense::detail() const {
     std::string out = std::to_string(m_spec.units);
-    if (m_spec.activation != Activation::Linear) out += std::string(", ") + activation_name(m_spec.activation);
+    if (m_spec.activation != Activation::Linear)
+        out += std::string(", ") + activation_name(m_spec.activation);
     return out;
 }
 
@@ -33,8 +34,8 @@ TensorId Dense::build(PlanBuilder& b, TensorId input, bool fuse_softmax) {
     if (act == Activation::Softmax && fuse_softmax) act = Activation::Linear;
     const bool softmax_op = act == Activation::Softmax; // not fusable into the GEMM epilogue
 
-    auto kernel = b.add_param("kernel", {in, units}, in, units);  // (in, units)
-    auto bias = b.add_param("bias", {units}, 0, 0);               // (units)
+    auto kernel = b.add_param("kernel", {in, units}, in, units); // (in, units)
+    auto bias = b.add_param("bias", {units}, 0, 0);              // (units)
     const bool needs_pre = act == Activation::Gelu || softmax_op;
     TensorId y = b.add_activation(name() + "/output", dt, {batch, units}, true); // (batch, units)
     TensorId z = needs_pre ? b.add_activation(name() + "/preact", dt, {batch, units}, softmax_op)

@@ -47,8 +47,8 @@ TensorId Dropout::build(PlanBuilder& b, TensorId input, bool /*fuse_softmax*/) {
             be.cast(*X, *Y); // same dtype: a copy
             return;
         }
-        const std::uint64_t seed = ctx.seed * 0x9E3779B97F4A7C15ull ^ layer_salt ^
-                                   (ctx.step * 0xBF58476D1CE4E5B9ull);
+        const std::uint64_t seed =
+            ctx.seed * 0x9E3779B97F4A7C15ull ^ layer_salt ^ (ctx.step * 0xBF58476D1CE4E5B9ull);
         be.dropout_forward(rate, seed, *X, *Y, *M);
     };
     b.forward(std::move(fwd));

@@ -19,12 +19,18 @@ void Layer::shape_error(const Shape& input, const std::string& why) const {
 
 std::unique_ptr<Layer> make_layer(const LayerSpec& spec) {
     switch (spec.type) {
-    case LayerType::Flatten: return std::make_unique<Flatten>(spec);
-    case LayerType::Dense: return std::make_unique<Dense>(spec);
-    case LayerType::Activation: return std::make_unique<ActivationLayer>(spec);
-    case LayerType::Dropout: return std::make_unique<Dropout>(spec);
-    case LayerType::Conv2D: return std::make_unique<Conv2D>(spec);
-    case LayerType::MaxPool2D: return std::make_unique<MaxPool2D>(spec);
+    case LayerType::Flatten:
+        return std::make_unique<Flatten>(spec);
+    case LayerType::Dense:
+        return std::make_unique<Dense>(spec);
+    case LayerType::Activation:
+        return std::make_unique<ActivationLayer>(spec);
+    case LayerType::Dropout:
+        return std::make_unique<Dropout>(spec);
+    case LayerType::Conv2D:
+        return std::make_unique<Conv2D>(spec);
+    case LayerType::MaxPool2D:
+        return std::make_unique<MaxPool2D>(spec);
     }
     throw Error(ErrorKind::Internal, "unknown layer type");
 }

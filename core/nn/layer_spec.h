@@ -20,16 +20,16 @@ LayerType layer_type_from_name(const std::string& name);
 
 struct LayerSpec {
     LayerType type = LayerType::Dense;
-    std::string name; // empty: "dense_1", "conv2d_2", ... assigned by the Model
-    std::int64_t units = 0;              // Dense
-    std::int64_t filters = 0;            // Conv2D
-    std::int64_t kernel[2] = {3, 3};     // Conv2D
-    std::int64_t stride[2] = {0, 0};     // 0 = default: 1 for Conv2D, the pool size for MaxPool2D
-    std::int64_t pool[2] = {2, 2};       // MaxPool2D
-    std::string padding = "valid";       // Conv2D: "valid" or "same"
+    std::string name;                // empty: "dense_1", "conv2d_2", ... assigned by the Model
+    std::int64_t units = 0;          // Dense
+    std::int64_t filters = 0;        // Conv2D
+    std::int64_t kernel[2] = {3, 3}; // Conv2D
+    std::int64_t stride[2] = {0, 0}; // 0 = default: 1 for Conv2D, the pool size for MaxPool2D
+    std::int64_t pool[2] = {2, 2};   // MaxPool2D
+    std::string padding = "valid";   // Conv2D: "valid" or "same"
     Activation activation = Activation::Linear; // Dense, Conv2D, Activation
-    double rate = 0.0;                   // Dropout
-    std::optional<std::string> dtype;    // per-layer policy name; empty = the global policy
+    double rate = 0.0;                          // Dropout
+    std::optional<std::string> dtype;           // per-layer policy name; empty = the global policy
 
     bool operator==(const LayerSpec&) const = default;
 };

@@ -20,8 +20,7 @@ Pool2dArgs MaxPool2D::geometry(std::int64_t batch, const Shape& input) const {
 }
 
 Shape MaxPool2D::output_shape(const Shape& input) const {
-    if (input.size() != 3)
-        shape_error(input, "must be (height, width, channels) per example");
+    if (input.size() != 3) shape_error(input, "must be (height, width, channels) per example");
     if (m_spec.pool[0] <= 0 || m_spec.pool[1] <= 0 || m_spec.stride[0] < 0 || m_spec.stride[1] < 0)
         shape_error(input, "needs a positive pool size and stride");
     if (input[0] < m_spec.pool[0] || input[1] < m_spec.pool[1])
@@ -42,7 +41,8 @@ TensorId MaxPool2D::build(PlanBuilder& b, TensorId input, bool /*fuse_softmax*/)
     const Pool2dArgs g = geometry(b.batch(), in_shape);
     const Shape out_shape = {g.batch, g.out_h, g.out_w, g.channels};
     TensorId y = b.add_activation(name() + "/output", dt, out_shape, true);
-    TensorId argmax = b.add_tensor(name() + "/argmax", DType::Int32, out_shape, MemCategory::Activations);
+    TensorId argmax =
+        b.add_tensor(name() + "/argmax", DType::Int32, out_shape, MemCategory::Activations);
     Tensor* X = b.ptr(x);
     Tensor* Y = b.ptr(y);
     Tensor* A = b.ptr(argmax);
@@ -61,7 +61,9 @@ TensorId MaxPool2D::build(PlanBuilder& b, TensorId input, bool /*fuse_softmax*/)
         back.inputs = {b.grad_of(y), argmax};
         back.outputs = {dx};
         back.flops = static_cast<double>(shape_numel(out_shape));
-        back.run = [g, dY, A, dX](Backend& be, const RunContext&) { be.maxpool_backward(g, *dY, *A, *dX); };
+        back.run = [g, dY, A, dX](Backend& be, const RunContext&) {
+            be.maxpool_backward(g, *dY, *A, *dX);
+        };
         b.backward(std::move(back));
     }
     return y;

@@ -45,7 +45,8 @@ Model::Model(ModelSpec spec, const Policy& global_policy)
         try {
             m_policies.push_back(layer.dtype ? policy_from_name(*layer.dtype) : m_global);
         } catch (const Error& e) {
-            throw Error(ErrorKind::Config, "model.layers[" + std::to_string(i) + "].dtype: " + e.what());
+            throw Error(ErrorKind::Config,
+                        "model.layers[" + std::to_string(i) + "].dtype: " + e.what());
         }
         m_layers.push_back(make_layer(layer));
     }

@@ -1,5 +1,6 @@
 // Model: the layer stack with names, per-layer policies and shape inference.
-// analyze() never throws on a bad stack: it reports the first layer that does not fit, for the editor.
+// analyze() never throws on a bad stack: it reports the first layer that does not fit, for the
+// editor.
 #pragma once
 
 #include <memory>
@@ -24,7 +25,7 @@ struct LayerAnalysis {
 struct ModelAnalysis {
     std::vector<LayerAnalysis> layers;
     std::int64_t total_params = 0;
-    std::string error; // first problem; empty when the stack is valid
+    std::string error;    // first problem; empty when the stack is valid
     int error_layer = -1; // index of the failing layer, -1 for a model-level problem
     bool ok() const { return error.empty(); }
 };

@@ -1,5 +1,6 @@
 // Bulk conversions between a dtype's storage and float32 / float64 working arrays.
-// The CPU backend loads operands with these, computes in float32 (float64 for float64), and stores back.
+// The CPU backend loads operands with these, computes in float32 (float64 for float64), and stores
+// back.
 #pragma once
 
 #include <cstddef>

@@ -23,7 +23,8 @@ enum class DType : std::uint8_t {
 
 // "float64", "float32", "float16", "bfloat16", "float8_e4m3", "float8_e5m2", "uint8", "int32"
 std::string_view dtype_name(DType dtype);
-// Parses a name (also accepts "fp16", "bf16", "e4m3", ...); throws Error(Config) listing valid names.
+// Parses a name (also accepts "fp16", "bf16", "e4m3", ...); throws Error(Config) listing valid
+// names.
 DType dtype_from_name(std::string_view name);
 std::size_t dtype_size(DType dtype);
 bool is_floating(DType dtype);

@@ -1,5 +1,6 @@
 // Bit-exact float formats: float64/32, float16, bfloat16 and OCP FP8 (e4m3, e5m2).
-// encode_bits() rounds a double to a format with ONE rounding (nearest, ties to even), per IEEE 754 / OCP.
+// encode_bits() rounds a double to a format with ONE rounding (nearest, ties to even), per IEEE 754
+// / OCP.
 #pragma once
 
 #include <cstdint>
@@ -29,8 +30,8 @@ enum class Overflow {
     Saturate, // ±max_finite (OCP "saturating" mode)
 };
 
-// Rounds `value` to `dtype` (nearest, ties to even, subnormals, signed zero, NaN -> quiet NaN of the
-// same sign) and returns its bit pattern in the low bits (float64: all 64 bits).
+// Rounds `value` to `dtype` (nearest, ties to even, subnormals, signed zero, NaN -> quiet NaN of
+// the same sign) and returns its bit pattern in the low bits (float64: all 64 bits).
 std::uint64_t encode_bits(double value, DType dtype, Overflow overflow = Overflow::Ieee);
 // The exact value of a bit pattern of `dtype`.
 double decode_bits(std::uint64_t bits, DType dtype);

@@ -46,6 +46,8 @@ std::string policy_description(const Policy& policy) {
            std::string(dtype_name(policy.variable)) + " variables.";
 }
 
-bool loss_scaling_recommended(const Policy& policy) { return policy.compute == DType::Float16; }
+bool loss_scaling_recommended(const Policy& policy) {
+    return policy.compute == DType::Float16;
+}
 
 } // namespace mantissa

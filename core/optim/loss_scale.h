@@ -1,5 +1,6 @@
-// Loss scaling: configuration and the exact dynamic-scale state machine (Keras / PyTorch semantics).
-// next_loss_scale() is a pure function so the CPU engine, the CUDA kernel and the tests share it.
+// Loss scaling: configuration and the exact dynamic-scale state machine (Keras / PyTorch
+// semantics). next_loss_scale() is a pure function so the CPU engine, the CUDA kernel and the tests
+// share it.
 #pragma once
 
 #include <cstdint>
@@ -19,7 +20,7 @@ enum class LossScaleMode {
 
 struct LossScaleConfig {
     LossScaleMode mode = LossScaleMode::Auto;
-    double initial = 32768.0;  // Keras: 2^15. PyTorch preset: 2^16
+    double initial = 32768.0;   // Keras: 2^15. PyTorch preset: 2^16
     int growth_interval = 2000; // finite steps before the scale grows
     double factor = 2.0;        // growth and back-off factor
     double min = 1.0;           // floor for the scale after a back-off (TF Keras uses 1)
@@ -27,8 +28,8 @@ struct LossScaleConfig {
     bool operator==(const LossScaleConfig&) const = default;
 };
 
-LossScaleConfig keras_loss_scale();   // dynamic, 2^15, 2000, x2, floor 1
-LossScaleConfig pytorch_loss_scale(); // dynamic, 2^16, 2000, x2, no floor
+LossScaleConfig keras_loss_scale();                             // dynamic, 2^15, 2000, x2, floor 1
+LossScaleConfig pytorch_loss_scale();                           // dynamic, 2^16, 2000, x2, no floor
 LossScaleMode loss_scale_mode_from_name(std::string_view name); // "auto","none","fixed","dynamic"
 const char* loss_scale_mode_name(LossScaleMode mode);
 // Resolves Auto against a policy (dynamic for float16 compute, none otherwise).

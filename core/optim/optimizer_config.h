@@ -1,5 +1,5 @@
-// Optimizer settings with Keras's names and defaults: SGD (momentum, nesterov), RMSprop, Adam, AdamW.
-// The update math itself lives in update_rules.h so every backend applies the same formulas.
+// Optimizer settings with Keras's names and defaults: SGD (momentum, nesterov), RMSprop, Adam,
+// AdamW. The update math itself lives in update_rules.h so every backend applies the same formulas.
 #pragma once
 
 #include <string>
@@ -36,7 +36,8 @@ const char* optimizer_type_name(OptimizerType type); // "sgd", "rmsprop", "adam"
 OptimizerConfig optimizer_defaults(OptimizerType type);
 // Number of per-variable slots the optimizer keeps (SGD without momentum: 0; Adam: 2; ...).
 int optimizer_slot_count(const OptimizerConfig& config);
-// Slot names, for tensor names and the Plan view: "momentum", "velocity", "average_gradient", "m", "v".
+// Slot names, for tensor names and the Plan view: "momentum", "velocity", "average_gradient", "m",
+// "v".
 const char* optimizer_slot_name(const OptimizerConfig& config, int slot);
 // Checks ranges (finite positive learning rate, 0 <= momentum < 1, ...); throws Error(Config)
 // naming the field, e.g. "optimizer.learning_rate must be a finite number > 0 (got nan)".

@@ -5,7 +5,9 @@
 namespace mantissa {
 
 namespace {
-bool is_16bit(DType dtype) { return dtype == DType::Float16 || dtype == DType::BFloat16; }
+bool is_16bit(DType dtype) {
+    return dtype == DType::Float16 || dtype == DType::BFloat16;
+}
 } // namespace
 
 std::vector<LintMessage> lint_model(const Model& model, const LossScaleConfig& loss_scale) {
@@ -18,7 +20,8 @@ std::vector<LintMessage> lint_model(const Model& model, const LossScaleConfig& l
     if (last.activation() == Activation::Softmax && last_policy.compute != DType::Float32 &&
         last_policy.compute != DType::Float64)
         out.push_back({LintSeverity::Warning, last.name(),
-                       "the output softmax computes in " + std::string(dtype_name(last_policy.compute)) +
+                       "the output softmax computes in " +
+                           std::string(dtype_name(last_policy.compute)) +
                            "; Keras recommends float32 (set this layer's dtype to float32): small "
                            "probabilities round to 0 and the loss becomes inf"});
     if (last.activation() != Activation::Softmax)
@@ -34,7 +37,8 @@ std::vector<LintMessage> lint_model(const Model& model, const LossScaleConfig& l
         const char* what = "";
         if (layer.spec().type == LayerType::Dense) size = layer.spec().units, what = "units";
         if (layer.spec().type == LayerType::Conv2D) size = layer.spec().filters, what = "filters";
-        const bool is_output = i + 1 == n || (i + 2 == n && model.layer(n - 1).spec().type == LayerType::Activation);
+        const bool is_output =
+            i + 1 == n || (i + 2 == n && model.layer(n - 1).spec().type == LayerType::Activation);
         if (size > 0 && size % 8 != 0 && !is_output)
             out.push_back({LintSeverity::Hint, layer.name(),
                            std::to_string(size) + " " + what +
@@ -43,7 +47,8 @@ std::vector<LintMessage> lint_model(const Model& model, const LossScaleConfig& l
     }
 
     bool any_float16 = false;
-    for (std::size_t i = 0; i < n; ++i) any_float16 |= model.layer_policy(i).compute == DType::Float16;
+    for (std::size_t i = 0; i < n; ++i)
+        any_float16 |= model.layer_policy(i).compute == DType::Float16;
     if (any_float16 && loss_scale.mode == LossScaleMode::None)
         out.push_back({LintSeverity::Warning, "",
                        "float16 compute without loss scaling: small gradients underflow to zero; "

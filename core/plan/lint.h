@@ -1,5 +1,6 @@
 // Lint for a model + policy, shown in the UI and printed by the CLI; never silently "fixed".
-// The warnings are the Keras mixed-precision guide's: float32 softmax, multiples of 8, loss scaling.
+// The warnings are the Keras mixed-precision guide's: float32 softmax, multiples of 8, loss
+// scaling.
 #pragma once
 
 #include <vector>

@@ -42,17 +42,17 @@ struct PlanStep {
     std::string op;    // "gemm+bias+relu", "cast", "softmax_xent", "rmsprop", ...
     std::string layer; // "dense_1"; empty for plan-level steps
     std::vector<TensorId> inputs, outputs;
-    double flops = 0;      // floating-point operations per execution
-    bool is_cast = false;  // a dtype conversion the policy inserted
+    double flops = 0;     // floating-point operations per execution
+    bool is_cast = false; // a dtype conversion the policy inserted
     bool training_only = false;
     std::function<void(Backend&, const RunContext&)> run;
 };
 
 // One trainable variable and everything the optimizer needs for it.
 struct PlanParam {
-    std::string name;       // "dense_1/kernel"
-    TensorId variable = kNoTensor;  // variable dtype (master under mixed policies)
-    TensorId grad = kNoTensor;      // gradient in the variable dtype (what the optimizer reads)
+    std::string name;              // "dense_1/kernel"
+    TensorId variable = kNoTensor; // variable dtype (master under mixed policies)
+    TensorId grad = kNoTensor;     // gradient in the variable dtype (what the optimizer reads)
     std::vector<TensorId> optimizer_slots; // optimizer state, variable dtype
     Shape shape;
     std::int64_t fan_in = 0, fan_out = 0; // for Glorot initialisation; 0,0 = zeros
@@ -75,10 +75,10 @@ struct LintMessage {
 };
 
 struct CompileOptions {
-    Policy policy;                  // the global policy
+    Policy policy; // the global policy
     std::int64_t batch_size = 128;
     OptimizerConfig optimizer;
-    LossScaleConfig loss_scale;     // Auto is resolved against the global policy
+    LossScaleConfig loss_scale; // Auto is resolved against the global policy
 };
 
 class Plan {
@@ -100,7 +100,7 @@ public:
     double eval_flops_per_batch() const;
 
     // --- what the executor runs ---
-    std::deque<Tensor> tensors; // stable addresses: steps hold pointers into it
+    std::deque<Tensor> tensors;  // stable addresses: steps hold pointers into it
     std::vector<PlanStep> steps; // forward, backward, update in execution order
     std::vector<PlanParam> params;
     TensorId input = kNoTensor;   // (batch, 28, 28, 1)

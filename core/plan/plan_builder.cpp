@@ -12,7 +12,9 @@ namespace mantissa {
 namespace {
 constexpr std::size_t kAlignment = 256; // cuBLASLt and vector loads like 256-byte alignment
 
-std::size_t align_up(std::size_t bytes) { return (bytes + kAlignment - 1) / kAlignment * kAlignment; }
+std::size_t align_up(std::size_t bytes) {
+    return (bytes + kAlignment - 1) / kAlignment * kAlignment;
+}
 } // namespace
 
 PlanBuilder::PlanBuilder(Plan& plan, Backend& backend) : m_plan(plan), m_backend(backend) {
@@ -78,8 +80,8 @@ TensorId PlanBuilder::cast(TensorId source, DType dtype) {
     const Tensor& src = m_plan.tensor(source);
     if (src.dtype == dtype) return source;
     bool needs_grad = grad_of(source) != kNoTensor;
-    TensorId out = add_activation(src.name + ":" + std::string(dtype_name(dtype)), dtype,
-                                  src.shape, needs_grad);
+    TensorId out = add_activation(src.name + ":" + std::string(dtype_name(dtype)), dtype, src.shape,
+                                  needs_grad);
     Tensor* in_ptr = ptr(source);
     Tensor* out_ptr = ptr(out);
     PlanStep step;
@@ -95,7 +97,8 @@ TensorId PlanBuilder::cast(TensorId source, DType dtype) {
         Tensor* gin = ptr(grad_of(source));
         PlanStep back;
         back.phase = StepPhase::Backward;
-        back.op = "cast " + std::string(dtype_name(dtype)) + "→" + std::string(dtype_name(src.dtype));
+        back.op =
+            "cast " + std::string(dtype_name(dtype)) + "→" + std::string(dtype_name(src.dtype));
         back.layer = m_layer;
         back.inputs = {grad_of(out)};
         back.outputs = {grad_of(source)};
@@ -119,8 +122,9 @@ PlanBuilder::ParamRef PlanBuilder::add_param(const std::string& name, const Shap
                                 mixed ? MemCategory::Master : MemCategory::Weights);
     param.grad = add_tensor("grad(" + full + ")", m_policy.variable, shape, MemCategory::Gradients);
     for (int slot = 0; slot < optimizer_slot_count(m_plan.optimizer); ++slot)
-        param.optimizer_slots.push_back(add_tensor(full + "/" + optimizer_slot_name(m_plan.optimizer, slot),
-                                         m_policy.variable, shape, MemCategory::Optimizer));
+        param.optimizer_slots.push_back(
+            add_tensor(full + "/" + optimizer_slot_name(m_plan.optimizer, slot), m_policy.variable,
+                       shape, MemCategory::Optimizer));
     ParamRef ref{param.variable, param.grad};
     if (mixed) {
         // The layer computes with a compute-dtype copy, refreshed every step; its gradient is
@@ -170,7 +174,9 @@ void PlanBuilder::backward(PlanStep step) {
     m_blocks.back().own.push_back(std::move(step));
 }
 
-void PlanBuilder::plan_step(PlanStep step) { m_forward.push_back(std::move(step)); }
+void PlanBuilder::plan_step(PlanStep step) {
+    m_forward.push_back(std::move(step));
+}
 
 void PlanBuilder::need_workspace(std::size_t bytes) {
     m_workspace_bytes = std::max(m_workspace_bytes, bytes);

@@ -50,8 +50,8 @@ public:
 
     // --- steps ---
     void forward(PlanStep step);
-    void backward(PlanStep step);   // the layer's own backward steps, in execution order
-    void plan_step(PlanStep step);  // plan-level steps (data, loss, optimizer), in order
+    void backward(PlanStep step);  // the layer's own backward steps, in execution order
+    void plan_step(PlanStep step); // plan-level steps (data, loss, optimizer), in order
 
     // Scratch shared by all steps (the largest need wins). Steps keep workspace_tensor() and
     // call workspace_of() inside run(), when the arena exists.
@@ -71,8 +71,8 @@ private:
     Backend& m_backend;
     Policy m_policy;
     std::string m_layer;
-    std::vector<TensorId> m_grad;             // tensor id -> gradient id
-    std::vector<TensorId> m_alias_of;         // tensor id -> aliased tensor id
+    std::vector<TensorId> m_grad;     // tensor id -> gradient id
+    std::vector<TensorId> m_alias_of; // tensor id -> aliased tensor id
     std::vector<PlanStep> m_forward;
     std::vector<BackwardBlock> m_blocks;
     std::size_t m_workspace_bytes = 0;

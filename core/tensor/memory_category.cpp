@@ -6,13 +6,20 @@ namespace mantissa {
 
 const char* mem_category_name(MemCategory category) {
     switch (category) {
-    case MemCategory::Weights: return "weights";
-    case MemCategory::Master: return "master";
-    case MemCategory::Activations: return "activations";
-    case MemCategory::Gradients: return "gradients";
-    case MemCategory::Optimizer: return "optimizer";
-    case MemCategory::Workspace: return "workspace";
-    case MemCategory::Data: return "data";
+    case MemCategory::Weights:
+        return "weights";
+    case MemCategory::Master:
+        return "master";
+    case MemCategory::Activations:
+        return "activations";
+    case MemCategory::Gradients:
+        return "gradients";
+    case MemCategory::Optimizer:
+        return "optimizer";
+    case MemCategory::Workspace:
+        return "workspace";
+    case MemCategory::Data:
+        return "data";
     }
     return "?";
 }

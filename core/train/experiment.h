@@ -37,7 +37,7 @@ struct Experiment {
 // Parses JSON text. `source` names the file in messages. Throws Error(Config) naming the field,
 // e.g. "seed-mlp.json: model.layers[2].units: expected a positive integer, got -4".
 Experiment experiment_from_json(const std::string& text, const std::string& source);
-Experiment load_experiment(const std::string& path); // Error(Io) if unreadable
+Experiment load_experiment(const std::string& path);          // Error(Io) if unreadable
 std::string experiment_to_json(const Experiment& experiment); // pretty, with "format_version"
 // Writes atomically (temp file + rename). Throws Error(Io).
 void save_experiment(const Experiment& experiment, const std::string& path);

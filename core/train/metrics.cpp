@@ -6,10 +6,14 @@ namespace mantissa {
 
 const char* run_status_name(RunStatus status) {
     switch (status) {
-    case RunStatus::Completed: return "completed";
-    case RunStatus::Stopped: return "stopped";
-    case RunStatus::Diverged: return "diverged";
-    case RunStatus::Failed: return "failed";
+    case RunStatus::Completed:
+        return "completed";
+    case RunStatus::Stopped:
+        return "stopped";
+    case RunStatus::Diverged:
+        return "diverged";
+    case RunStatus::Failed:
+        return "failed";
     }
     return "?";
 }

@@ -45,11 +45,11 @@ struct RunSummary {
     int epochs = 0; // completed epochs
     double train_loss = 0, train_accuracy = 0;
     double val_loss = 0, val_accuracy = 0; // last evaluation (NaN when none ran)
-    double seconds = 0;        // training time, validation excluded
-    double median_step_ms = 0; // over all steps
-    double samples_per_s = 0;  // at the median step time
+    double seconds = 0;                    // training time, validation excluded
+    double median_step_ms = 0;             // over all steps
+    double samples_per_s = 0;              // at the median step time
     std::int64_t skipped_steps = 0;
-    double seconds_to_97 = -1; // training seconds until val_accuracy >= 97% (-1: never)
+    double seconds_to_97 = -1;   // training seconds until val_accuracy >= 97% (-1: never)
     std::size_t peak_memory = 0; // bytes held by the engine at its peak
 };
 

@@ -1,5 +1,5 @@
-// TrainControl: pause / resume / stop requests from another thread (the GUI), checked between steps.
-// Lock-free atomics, so the worker never blocks on the UI and the UI never waits on a step.
+// TrainControl: pause / resume / stop requests from another thread (the GUI), checked between
+// steps. Lock-free atomics, so the worker never blocks on the UI and the UI never waits on a step.
 #pragma once
 
 #include <atomic>

@@ -99,7 +99,8 @@ Trainer::Trainer(const Experiment& experiment, const Mnist& data, Backend& backe
     m_backend.upload(data.train.labels.data(), d.train_labels);
     m_backend.upload(data.test.images.data(), d.test_images);
     m_backend.upload(data.test.labels.data(), d.test_labels);
-    std::vector<std::int32_t> identity(static_cast<std::size_t>(std::max(d.train_count, d.test_count)));
+    std::vector<std::int32_t> identity(
+        static_cast<std::size_t>(std::max(d.train_count, d.test_count)));
     for (std::size_t i = 0; i < identity.size(); ++i) identity[i] = static_cast<std::int32_t>(i);
     m_backend.upload(identity.data(), d.train_perm);
     m_backend.upload(identity.data(), d.test_perm);
@@ -147,7 +148,9 @@ EvalResult Trainer::evaluate() {
     EvalResult out;
     out.examples = result.examples;
     out.loss = result.examples ? result.loss_sum / static_cast<double>(result.examples) : 0.0;
-    out.accuracy = result.examples ? static_cast<double>(result.correct) / static_cast<double>(result.examples) : 0.0;
+    out.accuracy = result.examples
+                       ? static_cast<double>(result.correct) / static_cast<double>(result.examples)
+                       : 0.0;
     return out;
 }
 
@@ -171,7 +174,8 @@ RunSummary Trainer::run(TrainControl& control, const TrainerCallbacks& callbacks
     for (int epoch = 1; epoch <= m_experiment.epochs && !stop; ++epoch) {
         // Seeded Fisher-Yates: the same seed gives the same batches on every engine.
         for (std::size_t i = 0; i < perm.size(); ++i) perm[i] = static_cast<std::int32_t>(i);
-        std::uint64_t rng = m_experiment.seed * 0x2545F4914F6CDD1Dull + static_cast<std::uint64_t>(epoch);
+        std::uint64_t rng =
+            m_experiment.seed * 0x2545F4914F6CDD1Dull + static_cast<std::uint64_t>(epoch);
         for (std::size_t i = perm.size() - 1; i > 0; --i)
             std::swap(perm[i], perm[splitmix(rng) % (i + 1)]);
         m_backend.upload(perm.data(), m_data->train_perm);
@@ -187,7 +191,8 @@ RunSummary Trainer::run(TrainControl& control, const TrainerCallbacks& callbacks
                 stop = true;
                 if (control.stop_requested()) {
                     summary.status = RunStatus::Stopped;
-                    summary.message = "stopped by the user at step " + std::to_string(m_global_step);
+                    summary.message =
+                        "stopped by the user at step " + std::to_string(m_global_step);
                 }
                 break;
             }
@@ -198,10 +203,14 @@ RunSummary Trainer::run(TrainControl& control, const TrainerCallbacks& callbacks
             StepRecord step;
             step.step = m_global_step;
             step.epoch = epoch;
-            step.loss = scalars.examples ? scalars.loss_sum / static_cast<double>(scalars.examples) : 0.0;
-            step.accuracy = scalars.examples ? static_cast<double>(scalars.correct) / static_cast<double>(scalars.examples) : 0.0;
+            step.loss =
+                scalars.examples ? scalars.loss_sum / static_cast<double>(scalars.examples) : 0.0;
+            step.accuracy = scalars.examples ? static_cast<double>(scalars.correct) /
+                                                   static_cast<double>(scalars.examples)
+                                             : 0.0;
             step.step_ms = step_ms;
-            step.samples_per_s = step_ms > 0 ? static_cast<double>(scalars.examples) / (step_ms / 1000.0) : 0.0;
+            step.samples_per_s =
+                step_ms > 0 ? static_cast<double>(scalars.examples) / (step_ms / 1000.0) : 0.0;
             step.loss_scale = scalars.scale_used;
             step.skipped = scalars.skipped != 0;
             step.good_steps = scalars.good_steps;
@@ -228,8 +237,9 @@ RunSummary Trainer::run(TrainControl& control, const TrainerCallbacks& callbacks
 
             std::string diverged;
             if (!std::isfinite(step.loss) && !step.skipped)
-                diverged = "the training loss became " + std::string(std::isnan(step.loss) ? "NaN" : "inf") +
-                           " at step " + std::to_string(step.step) + " and the update was applied";
+                diverged = "the training loss became " +
+                           std::string(std::isnan(step.loss) ? "NaN" : "inf") + " at step " +
+                           std::to_string(step.step) + " and the update was applied";
             else if (consecutive_skips >= kMaxConsecutiveSkips)
                 diverged = std::to_string(consecutive_skips) +
                            " steps in a row had non-finite gradients (loss scale now " +
@@ -257,13 +267,16 @@ RunSummary Trainer::run(TrainControl& control, const TrainerCallbacks& callbacks
         summary.train_accuracy = record.accuracy;
         summary.val_loss = eval.loss;
         summary.val_accuracy = eval.accuracy;
-        if (summary.seconds_to_97 < 0 && eval.accuracy >= 0.97) summary.seconds_to_97 = train_seconds;
+        if (summary.seconds_to_97 < 0 && eval.accuracy >= 0.97)
+            summary.seconds_to_97 = train_seconds;
         if (callbacks.on_epoch) callbacks.on_epoch(record);
     }
     summary.steps = m_global_step;
     summary.seconds = train_seconds;
     summary.median_step_ms = median(all_step_ms);
-    summary.samples_per_s = summary.median_step_ms > 0 ? static_cast<double>(batch) / (summary.median_step_ms / 1000.0) : 0.0;
+    summary.samples_per_s = summary.median_step_ms > 0
+                                ? static_cast<double>(batch) / (summary.median_step_ms / 1000.0)
+                                : 0.0;
     if (summary.status == RunStatus::Completed && max_steps > 0 && m_global_step >= max_steps)
         summary.message = "stopped after max_steps = " + std::to_string(max_steps);
     return summary;

@@ -10,7 +10,7 @@ namespace mantissa {
 
 struct CudaDevice {
     int index = 0;
-    std::string name;             // "NVIDIA H100 80GB HBM3"
+    std::string name; // "NVIDIA H100 80GB HBM3"
     int compute_major = 0, compute_minor = 0;
     std::size_t memory_total = 0; // bytes
 };

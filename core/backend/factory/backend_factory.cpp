@@ -22,7 +22,8 @@ std::vector<DeviceInfo> gpu_devices(std::string& reason) {
     CudaDeviceList list = cuda_devices();
     reason = list.reason;
     for (const CudaDevice& device : list.devices)
-        out.push_back({"cuda:" + std::to_string(device.index), device.name, true, device.memory_total});
+        out.push_back(
+            {"cuda:" + std::to_string(device.index), device.name, true, device.memory_total});
 #else
     reason = "this build has no CUDA engine (configured without nvcc)";
 #endif
@@ -67,7 +68,8 @@ BackendChoice create_backend(const std::string& device) {
                                                ". Use --device cpu or auto.");
         if (index >= static_cast<int>(gpus.size()))
             throw Error(ErrorKind::Device, "device '" + device + "' requested, but only " +
-                                               std::to_string(gpus.size()) + " CUDA device(s) found");
+                                               std::to_string(gpus.size()) +
+                                               " CUDA device(s) found");
         throw Error(ErrorKind::Device,
                     "found " + gpus[index].name +
                         ", but this version of Mantissa has no CUDA engine yet; use --device cpu");
