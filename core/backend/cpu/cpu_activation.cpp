@@ -1,5 +1,7 @@
 // CPU activations, forward and backward: relu, gelu (tanh form), tanh, sigmoid, linear, softmax.
 // Math runs in float32 (float64 when a float64 tensor is involved) and each output is rounded once.
+#include "core/backend/cpu/eigen.h" // first: see eigen.h
+
 #include <string>
 
 #include "core/backend/cpu/cpu_backend.h"
@@ -55,7 +57,7 @@ void backward_elementwise(Activation act, const T* x, const T* y, const T* dy, T
         for (std::int64_t i = 0; i < n; ++i) dx[i] = y[i] > T(0) ? dy[i] : T(0);
         return;
     case Activation::Gelu:
-        for (std::int64_t i = 0; i < n; ++i) dx[i] = dy[i] * cpu::gelu_grad(x[i]);
+        cpu::gelu_backward_array(x, dy, dx, n);
         return;
     case Activation::Tanh:
         for (std::int64_t i = 0; i < n; ++i) dx[i] = dy[i] * (T(1) - y[i] * y[i]);

@@ -5,7 +5,7 @@
 
 #include <unistd.h>
 
-#include <Eigen/Core>
+#include "core/backend/cpu/eigen.h"
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>

@@ -1,11 +1,7 @@
 // CPU convolution (NHWC activations, HWIO filters): im2col into the workspace + one Eigen GEMM.
 // Emulated 16/8-bit operands are widened to float32 exactly, computed in float32, rounded once.
-// GCC 12 flags Eigen's AVX-512 reductions as "(maybe) uninitialized" once inlined: a known false
-// positive, silenced for this file only (as in cpu_gemm.cpp).
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#pragma GCC diagnostic ignored "-Wuninitialized"
-#endif
+#include "core/backend/cpu/eigen.h"
+
 #include <algorithm>
 #include <cmath>
 #include <cstddef>
@@ -13,8 +9,6 @@
 #include <cstring>
 #include <string>
 #include <type_traits>
-
-#include <Eigen/Core>
 
 #include "core/backend/cpu/cpu_backend.h"
 #include "core/backend/cpu/cpu_kernels.h"

@@ -1,14 +1,8 @@
 // CPU GEMM with bias and activation epilogue, and the bias gradient, on Eigen.
 // 16/8-bit operands are widened to float32 in the workspace, multiplied with float32 accumulation
 // and rounded once on the way out: what tensor cores do.
-// GCC 12 flags Eigen's AVX-512 reductions (_mm512_extractf64x4_pd on an undefined vector) as
-// "(maybe) uninitialized" once inlined here: a known false positive, silenced for this file only.
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#pragma GCC diagnostic ignored "-Wuninitialized"
-#endif
+#include "core/backend/cpu/eigen.h"
 
-#include <Eigen/Core>
 #include <cstring>
 #include <string>
 

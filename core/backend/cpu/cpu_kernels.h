@@ -10,6 +10,8 @@
 #include <type_traits>
 #include <vector>
 
+#include "core/backend/cpu/eigen.h"
+
 #include "core/backend/activation.h"
 #include "core/error.h"
 #include "core/numeric/convert.h"
@@ -122,6 +124,53 @@ inline T gelu_grad(T x) {
            T(0.5) * x * (T(1) - t * t) * kGeluC<T> * (T(1) + T(3) * kGeluK<T> * x2);
 }
 
+// y = tanh(x) over an array (x and y may alias). float uses Eigen's vectorised rational
+// approximation (within a few ulp of libm, 10-20x faster than scalar tanhf); double uses libm,
+// so float64 stays the exact reference for gradient checks.
+template <class T>
+inline void tanh_array(const T* x, T* y, std::int64_t n) {
+    if constexpr (std::is_same_v<T, float>) {
+        Eigen::Map<Eigen::ArrayXf>(y, n) = Eigen::Map<const Eigen::ArrayXf>(x, n).tanh();
+    } else {
+        for (std::int64_t i = 0; i < n; ++i) y[i] = std::tanh(x[i]);
+    }
+}
+
+// Array forms of gelu() and dy * gelu_grad(): the polynomial vectorises, tanh goes through
+// tanh_array(). Sub-chunks of 256 keep the temporaries on the stack.
+template <class T>
+inline void gelu_array(const T* x, T* y, std::int64_t n) {
+    T u[256];
+    for (std::int64_t off = 0; off < n; off += 256) {
+        const std::int64_t len = std::min<std::int64_t>(256, n - off);
+        for (std::int64_t i = 0; i < len; ++i) {
+            const T v = x[off + i];
+            u[i] = kGeluC<T> * (v + kGeluK<T> * v * v * v);
+        }
+        tanh_array(u, u, len);
+        for (std::int64_t i = 0; i < len; ++i) y[off + i] = T(0.5) * x[off + i] * (T(1) + u[i]);
+    }
+}
+
+template <class T>
+inline void gelu_backward_array(const T* x, const T* dy, T* dx, std::int64_t n) {
+    T t[256];
+    for (std::int64_t off = 0; off < n; off += 256) {
+        const std::int64_t len = std::min<std::int64_t>(256, n - off);
+        for (std::int64_t i = 0; i < len; ++i) {
+            const T v = x[off + i];
+            t[i] = kGeluC<T> * (v + kGeluK<T> * v * v * v);
+        }
+        tanh_array(t, t, len);
+        for (std::int64_t i = 0; i < len; ++i) {
+            const T v = x[off + i];
+            const T grad = T(0.5) * (T(1) + t[i]) + T(0.5) * v * (T(1) - t[i] * t[i]) * kGeluC<T> *
+                                                        (T(1) + T(3) * kGeluK<T> * v * v);
+            dx[off + i] = dy[off + i] * grad;
+        }
+    }
+}
+
 // Written so that neither branch overflows exp().
 template <class T>
 inline T sigmoid(T x) {
@@ -160,10 +209,10 @@ inline void activation_elementwise(Activation act, const T* x, T* y, std::int64_
         for (std::int64_t i = 0; i < n; ++i) y[i] = x[i] < T(0) ? T(0) : x[i];
         return;
     case Activation::Gelu:
-        for (std::int64_t i = 0; i < n; ++i) y[i] = gelu(x[i]);
+        gelu_array(x, y, n);
         return;
     case Activation::Tanh:
-        for (std::int64_t i = 0; i < n; ++i) y[i] = std::tanh(x[i]);
+        tanh_array(x, y, n);
         return;
     case Activation::Sigmoid:
         for (std::int64_t i = 0; i < n; ++i) y[i] = sigmoid(x[i]);
