@@ -90,12 +90,12 @@ int run_train(const Args& args) {
     const RunSummary summary = trainer.run(control, callbacks);
     if (metrics) metrics->write_summary(summary);
 
-    std::printf(
-        "%s: %s · test accuracy %.2f%% · test loss %.4f · median %.2f ms/step · %.0f samples/s · "
-        "%lld skipped steps\n",
-        experiment.name.c_str(), run_status_name(summary.status), 100.0 * summary.val_accuracy,
-        summary.val_loss, summary.median_step_ms, summary.samples_per_s,
-        static_cast<long long>(summary.skipped_steps));
+    std::printf("%s (%s): %s · test accuracy %.2f%% · test loss %.4f · median %.2f ms/step · %.0f "
+                "samples/s · "
+                "%lld skipped steps\n",
+                experiment.name.c_str(), plan.policy.name.c_str(), run_status_name(summary.status),
+                100.0 * summary.val_accuracy, summary.val_loss, summary.median_step_ms,
+                summary.samples_per_s, static_cast<long long>(summary.skipped_steps));
     if (summary.status == RunStatus::Diverged) {
         std::fprintf(stderr, "mantissa-cli train: %s\n", summary.message.c_str());
         return 1;

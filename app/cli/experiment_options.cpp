@@ -29,7 +29,14 @@ void add_experiment_options(ArgParser& p) {
 
 Experiment experiment_from_options(const ArgParser& p) {
     if (!p.has("--config")) throw UsageError("--config: an experiment file is required");
-    Experiment e = load_experiment(p.value("--config"));
+    Experiment e;
+    try {
+        e = load_experiment(p.value("--config"));
+    } catch (const Error& err) {
+        // An unreadable file is a bad argument (exit 2), like a malformed one.
+        if (err.kind() != ErrorKind::Io) throw;
+        throw UsageError(std::string("--config: ") + err.what());
+    }
     auto wrap = [](const std::string& option, auto&& apply) {
         try {
             apply();
