@@ -2,31 +2,14 @@
 // These are the commands a learner types first, so their output and errors are a contract.
 #include <QJsonDocument>
 #include <QJsonObject>
-#include <QProcess>
 #include <QTest>
 
+#include "tests/cli_runner.h"
+
+using mantissa::test::CliRun;
+using mantissa::test::run_cli;
+
 namespace {
-
-struct Run {
-    int status = -1;
-    QString out, err;
-};
-
-Run run_cli(const QStringList& args) {
-    QProcess p;
-    p.start(QStringLiteral(MANTISSA_CLI_PATH), args);
-    Run r;
-    if (!p.waitForFinished(30000)) {
-        p.kill();
-        p.waitForFinished();
-        r.err = "timed out";
-        return r;
-    }
-    r.status = p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1;
-    r.out = QString::fromUtf8(p.readAllStandardOutput());
-    r.err = QString::fromUtf8(p.readAllStandardError());
-    return r;
-}
 
 // The JSON object of one dtype among `cast --json` lines.
 QJsonObject json_for(const QString& out, const QString& dtype) {
@@ -57,7 +40,7 @@ private slots:
 };
 
 void TestCliBasic::castSquareOverflowsFloat16() {
-    const Run r = run_cli({"cast", "256", "--square"});
+    const CliRun r = run_cli({"cast", "256", "--square"});
     QCOMPARE(r.status, 0);
     QVERIFY2(r.err.isEmpty(), qPrintable(r.err));
     // The x² table's float16 row says overflow.
@@ -71,7 +54,7 @@ void TestCliBasic::castSquareOverflowsFloat16() {
 }
 
 void TestCliBasic::castSquareUnderflowsFloat16Json() {
-    const Run r = run_cli({"cast", "1e-5", "--square", "--json"});
+    const CliRun r = run_cli({"cast", "1e-5", "--square", "--json"});
     QCOMPARE(r.status, 0);
     const QStringList lines = r.out.split('\n', Qt::SkipEmptyParts);
     QCOMPARE(lines.size(), 5); // the five default dtypes
@@ -91,17 +74,17 @@ void TestCliBasic::castSquareUnderflowsFloat16Json() {
 }
 
 void TestCliBasic::castMaxFloat16IsExact() {
-    const Run r = run_cli({"cast", "65504", "--dtype", "float16"});
+    const CliRun r = run_cli({"cast", "65504", "--dtype", "float16"});
     QCOMPARE(r.status, 0);
     QVERIFY(r.out.contains("0x7BFF"));
     QVERIFY(r.out.contains("0|11110|1111111111"));
-    const Run j = run_cli({"cast", "65504", "--dtype=float16", "--json"});
+    const CliRun j = run_cli({"cast", "65504", "--dtype=float16", "--json"});
     const QJsonObject o = json_for(j.out, "float16");
     QCOMPARE(o.value("value").toDouble(), 65504.0);
     QCOMPARE(o.value("rel_error").toDouble(), 0.0);
     QCOMPARE(o.value("class").toString(), QString("normal"));
     // One more and it still rounds down; 65520 is the overflow threshold.
-    const Run t = run_cli({"cast", "65519.99", "65520", "--dtype", "fp16", "--json"});
+    const CliRun t = run_cli({"cast", "65519.99", "65520", "--dtype", "fp16", "--json"});
     const QStringList lines = t.out.split('\n', Qt::SkipEmptyParts);
     QCOMPARE(lines.size(), 2);
     QCOMPARE(QJsonDocument::fromJson(lines[0].toUtf8()).object().value("hex").toString(),
@@ -111,7 +94,7 @@ void TestCliBasic::castMaxFloat16IsExact() {
 }
 
 void TestCliBasic::castNegativeAndSpecialValues() {
-    const Run r =
+    const CliRun r =
         run_cli({"cast", "-3.5", "-inf", "nan", "0x1p-24", "--dtype", "float16", "--json"});
     QCOMPARE(r.status, 0);
     const QStringList lines = r.out.split('\n', Qt::SkipEmptyParts);
@@ -123,7 +106,7 @@ void TestCliBasic::castNegativeAndSpecialValues() {
     QCOMPARE(obj(3).value("hex").toString(), QString("0x0001"));
     QCOMPARE(obj(3).value("class").toString(), QString("subnormal"));
     // e4m3: 464 ties to 448, 465 overflows to NaN (no infinity).
-    const Run e = run_cli({"cast", "464", "465", "--dtype", "float8_e4m3", "--json"});
+    const CliRun e = run_cli({"cast", "464", "465", "--dtype", "float8_e4m3", "--json"});
     QVERIFY(e.out.contains("\"hex\":\"0x7E\""));
     QVERIFY(e.out.contains("overflow_to_nan"));
 }
@@ -147,14 +130,14 @@ void TestCliBasic::badArgumentsExit2_data() {
 void TestCliBasic::badArgumentsExit2() {
     QFETCH(QStringList, args);
     QFETCH(QString, named);
-    const Run r = run_cli(args);
+    const CliRun r = run_cli(args);
     QCOMPARE(r.status, 2);
     QVERIFY2(r.err.contains(named), qPrintable(r.err));
     QVERIFY(r.out.isEmpty());
 }
 
 void TestCliBasic::policiesListsAll() {
-    const Run r = run_cli({"policies"});
+    const CliRun r = run_cli({"policies"});
     QCOMPARE(r.status, 0);
     for (const char* name :
          {"float32", "float64", "float16", "bfloat16", "mixed_float16", "mixed_bfloat16"})
@@ -167,7 +150,7 @@ void TestCliBasic::policiesListsAll() {
 }
 
 void TestCliBasic::policiesJson() {
-    const Run r = run_cli({"policies", "--json"});
+    const CliRun r = run_cli({"policies", "--json"});
     QCOMPARE(r.status, 0);
     const QStringList lines = r.out.split('\n', Qt::SkipEmptyParts);
     QCOMPARE(lines.size(), 6);
@@ -191,14 +174,14 @@ void TestCliBasic::help_data() {
 void TestCliBasic::help() {
     QFETCH(QStringList, args);
     QFETCH(QString, mentions);
-    const Run r = run_cli(args);
+    const CliRun r = run_cli(args);
     QCOMPARE(r.status, 0);
     QVERIFY(r.out.startsWith("Usage: mantissa-cli"));
     QVERIFY2(r.out.contains(mentions), qPrintable(r.out));
 }
 
 void TestCliBasic::version() {
-    const Run r = run_cli({"--version"});
+    const CliRun r = run_cli({"--version"});
     QCOMPARE(r.status, 0);
     QVERIFY(r.out.startsWith("mantissa-cli "));
 }

@@ -3,32 +3,15 @@
 #include <QFile>
 #include <QJsonDocument>
 #include <QJsonObject>
-#include <QProcess>
 #include <QTemporaryDir>
 #include <QTest>
 
+#include "tests/cli_runner.h"
+
+using mantissa::test::CliRun;
+using mantissa::test::run_cli;
+
 namespace {
-
-struct Run {
-    int status = -1;
-    QString out, err;
-};
-
-Run run_cli(const QStringList& args) {
-    QProcess p;
-    p.start(QStringLiteral(MANTISSA_CLI_PATH), args);
-    Run r;
-    if (!p.waitForFinished(300000)) {
-        p.kill();
-        p.waitForFinished();
-        r.err = "timed out";
-        return r;
-    }
-    r.status = p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1;
-    r.out = QString::fromUtf8(p.readAllStandardOutput());
-    r.err = QString::fromUtf8(p.readAllStandardError());
-    return r;
-}
 
 const QString kMlp = QStringLiteral(MANTISSA_SOURCE_DIR "/resources/experiments/mlp-small.json");
 
@@ -41,8 +24,8 @@ private slots:
     void trainWritesProgressAndMetrics() {
         QTemporaryDir dir;
         const QString metrics = dir.path() + "/run.jsonl";
-        const Run r = run_cli({"train", "--config", kMlp, "--device", "cpu", "--policy",
-                               "mixed_float16", "--max-steps", "30", "--metrics", metrics});
+        const CliRun r = run_cli({"train", "--config", kMlp, "--device", "cpu", "--policy",
+                                     "mixed_float16", "--max-steps", "30", "--metrics", metrics});
         QVERIFY2(r.status == 0, qPrintable(r.err));
         QVERIFY2(r.out.contains("Epoch 1/3"), qPrintable(r.out));
         QVERIFY(r.out.contains("val_accuracy:"));
@@ -87,25 +70,26 @@ private slots:
     void badInputExits2() {
         QFETCH(QStringList, args);
         QFETCH(QString, named);
-        const Run r = run_cli(args);
+        const CliRun r = run_cli(args);
         QVERIFY2(r.err.contains(named), qPrintable(r.err));
         // A missing data folder is a failed run (1); everything else is bad input (2).
         QCOMPARE(r.status, named == "/nonexistent" ? 1 : 2);
     }
     void cudaWithoutGpuFailsClearly() {
-        const Run r = run_cli({"train", "--config", kMlp, "--device", "cuda", "--max-steps", "1"});
+        const CliRun r =
+            run_cli({"train", "--config", kMlp, "--device", "cuda", "--max-steps", "1"});
         if (r.status == 0) QSKIP("a CUDA engine is available here");
         QCOMPARE(r.status, 1);
         QVERIFY2(r.err.contains("cuda") && r.err.contains("--device cpu"), qPrintable(r.err));
     }
     void divergedRunExits1() {
-        const Run r = run_cli({"train", "--config", kMlp, "--device", "cpu", "--optimizer", "sgd",
-                               "--lr", "1e6", "--max-steps", "100"});
+        const CliRun r = run_cli({"train", "--config", kMlp, "--device", "cpu", "--optimizer",
+                                     "sgd", "--lr", "1e6", "--max-steps", "100"});
         QCOMPARE(r.status, 1);
         QVERIFY2(r.err.contains("diverged"), qPrintable(r.err));
     }
     void benchReportsEachPolicy() {
-        const Run r =
+        const CliRun r =
             run_cli({"bench", "--config", kMlp, "--device", "cpu", "--policies",
                      "float32,mixed_bfloat16", "--steps", "3", "--warmup", "1", "--json"});
         QVERIFY2(r.status == 0, qPrintable(r.err));

@@ -6,6 +6,7 @@
 #include <cctype>
 
 #include "core/error.h"
+#include "core/text.h"
 
 namespace mantissa {
 
@@ -28,9 +29,7 @@ const char* layer_type_name(LayerType type) {
 }
 
 LayerType layer_type_from_name(const std::string& name) {
-    std::string lower = name;
-    std::transform(lower.begin(), lower.end(), lower.begin(),
-                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    const std::string lower = lower_ascii(name);
     struct Alias {
         const char* name;
         LayerType type;

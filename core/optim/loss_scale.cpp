@@ -9,23 +9,11 @@
 #include <limits>
 
 #include "core/error.h"
+#include "core/text.h"
 
 namespace mantissa {
 
 namespace {
-
-std::string lower(std::string_view text) {
-    std::string out(text);
-    for (char& c : out)
-        if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
-    return out;
-}
-
-std::string number_text(double value) {
-    std::array<char, 64> text{};
-    auto result = std::to_chars(text.data(), text.data() + text.size(), value);
-    return std::string(text.data(), result.ptr);
-}
 
 [[noreturn]] void fail(const char* field, const std::string& requirement, double got) {
     throw Error(ErrorKind::Config, std::string("loss_scale.") + field + " must be " + requirement +
@@ -48,7 +36,7 @@ LossScaleConfig pytorch_loss_scale() {
 }
 
 LossScaleMode loss_scale_mode_from_name(std::string_view name) {
-    const std::string key = lower(name);
+    const std::string key = lower_ascii(name);
     for (LossScaleMode mode :
          {LossScaleMode::Auto, LossScaleMode::None, LossScaleMode::Fixed, LossScaleMode::Dynamic})
         if (key == loss_scale_mode_name(mode)) return mode;

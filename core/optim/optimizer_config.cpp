@@ -8,24 +8,11 @@
 #include <string>
 
 #include "core/error.h"
+#include "core/text.h"
 
 namespace mantissa {
 
 namespace {
-
-std::string lower(std::string_view text) {
-    std::string out(text);
-    for (char& c : out)
-        if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
-    return out;
-}
-
-// Shortest round-trip text ("0.001", "nan", "-inf"), so messages echo what the user wrote.
-std::string number_text(double value) {
-    std::array<char, 64> text{};
-    auto result = std::to_chars(text.data(), text.data() + text.size(), value);
-    return std::string(text.data(), result.ptr);
-}
 
 [[noreturn]] void fail(const char* field, const char* requirement, double got) {
     throw Error(ErrorKind::Config, std::string("optimizer.") + field + " must be " + requirement +
@@ -46,7 +33,7 @@ void require_unit_interval(const char* field, double value) {
 } // namespace
 
 OptimizerType optimizer_type_from_name(std::string_view name) {
-    const std::string key = lower(name);
+    const std::string key = lower_ascii(name);
     for (OptimizerType type :
          {OptimizerType::SGD, OptimizerType::RMSprop, OptimizerType::Adam, OptimizerType::AdamW})
         if (key == optimizer_type_name(type)) return type;

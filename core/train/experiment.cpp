@@ -14,6 +14,7 @@
 #include "core/error.h"
 #include "core/io/atomic_file.h"
 #include "core/numeric/policy.h"
+#include "core/text.h"
 
 namespace mantissa {
 namespace {
@@ -444,11 +445,6 @@ json parse_rejecting_duplicates(const std::string& text) {
 
 void check_positive(const std::string& path, std::int64_t v) {
     if (v <= 0) invalid(path, "expected a positive integer, got " + std::to_string(v));
-}
-
-std::string number_text(double v) {
-    json j = v;
-    return std::isfinite(v) ? j.dump() : (std::isnan(v) ? "nan" : (v > 0 ? "inf" : "-inf"));
 }
 
 bool valid_device(const std::string& d) {
