@@ -111,7 +111,8 @@ int run_bench(const Args& args) {
                               "--warmup), or the raw GEMM throughput with --gemm.");
     add_experiment_options(parser);
     parser.add_option("--policies", "LIST",
-                      "comma-separated policies (default: the config's policy)");
+                      "comma-separated policies (default: the config's policy); list float32 first "
+                      "to get the speedup column");
     parser.add_option("--steps", "N", "measured steps per policy (default 30)");
     parser.add_option("--warmup", "N", "unmeasured steps first (default 3)");
     parser.add_flag("--gemm", "measure square GEMM throughput instead of training steps");
@@ -150,7 +151,7 @@ int run_bench(const Args& args) {
                     warmup);
         if (!choice.note.empty()) std::printf("note: %s\n", choice.note.c_str());
         std::printf("%-16s %10s %10s %10s %12s %10s %12s %10s\n", "policy", "ms/step", "p10", "p90",
-                    "samples/s", "GFLOP/s", "memory", "vs f32");
+                    "samples/s", "GFLOP/s", "memory", "speedup");
     }
     std::vector<PolicyResult> results;
     double float32_ms = 0;
