@@ -8,6 +8,7 @@
 #include <cstring>
 #include <iterator>
 #include <optional>
+#include <random>
 #include <vector>
 
 #include "core/backend/cpu/cpu_backend.h"
@@ -196,6 +197,41 @@ struct ToHalf {
     float operator()(float x) const { return half_bits_to_float(float_to_half_bits(x)); }
 };
 
+// Round to bfloat16, the scalar reference for the chunk path's bfloat16 rounding.
+struct ToBFloat16 {
+    float operator()(float x) const { return bfloat16_bits_to_float(float_to_bfloat16_bits(x)); }
+};
+
+// n values exactly representable in `dtype`: every fourth a random 16-bit pattern (NaN, inf,
+// subnormals, huge values), the rest of magnitude 2^-14..2^2 with a random sign (non-negative
+// when `non_negative`, as a velocity is).
+std::vector<float> random_16bit(std::mt19937& rng, DType dtype, std::size_t n, bool non_negative) {
+    std::uniform_int_distribution<int> bits(0, 0xFFFF);
+    std::uniform_real_distribution<double> exponent(-14.0, 2.0);
+    std::vector<float> out(n);
+    for (std::size_t i = 0; i < n; ++i) {
+        const auto b = static_cast<std::uint16_t>(bits(rng));
+        float x = static_cast<float>(std::exp2(exponent(rng)));
+        if (!non_negative && (b & 1)) x = -x;
+        if (i % 4 == 0)
+            out[i] = dtype == DType::Float16 ? half_bits_to_float(b) : bfloat16_bits_to_float(b);
+        else
+            out[i] = dtype == DType::Float16 ? ToHalf{}(x) : ToBFloat16{}(x);
+    }
+    return out;
+}
+
+// Equal bit patterns, where any two NaNs count as equal: when both operands of + or * are NaN,
+// x86 returns the first one's payload, and which operand comes first is the compiler's choice
+// (GCC commutes them freely, differently in scalar and vector code). Which results are NaN agrees.
+bool same_bits(const float* a, const float* b, std::size_t n) {
+    for (std::size_t i = 0; i < n; ++i)
+        if (std::memcmp(&a[i], &b[i], sizeof(float)) != 0 &&
+            !(std::isnan(a[i]) && std::isnan(b[i])))
+            return false;
+    return true;
+}
+
 } // namespace
 
 class TestOptim : public QObject {
@@ -363,6 +399,106 @@ private slots:
         QVERIFY(direct.param.bytes() == chunked.param.bytes());
         for (std::size_t k = 0; k < direct.slot_tensors.size(); ++k)
             QVERIFY(direct.slot_tensors[k].bytes() == chunked.slot_tensors[k].bytes());
+    }
+
+    // update_chunk (vectorised, one operation at a time over a chunk) against update_element
+    // (scalar, the CUDA kernels' form) bit for bit, over random float16 and bfloat16 data with
+    // NaN, inf and subnormals, three steps so that Adam's bias correction changes. Then the same
+    // through CpuBackend over several 512-element chunks against apply_update per element.
+    void chunkPathMatchesElementPath_data() { add_optimizer_rows(); }
+    void chunkPathMatchesElementPath() {
+        QFETCH(OptimizerConfig, config);
+        const int slot_count = optimizer_slot_count(config);
+        for (DType dtype : {DType::Float16, DType::BFloat16}) {
+            const auto round_array = [dtype](float* data, std::size_t count) {
+                round_in_place(data, count, dtype);
+            };
+            std::mt19937 rng(1234);
+            const std::size_t n = 300; // not a multiple of the 64-element blocks: tails too
+            std::vector<float> w = random_16bit(rng, dtype, n, false);
+            const std::vector<float> g = random_16bit(rng, dtype, n, false);
+            std::vector<std::vector<float>> slot_values;
+            for (int k = 0; k < slot_count; ++k)
+                slot_values.push_back(random_16bit(rng, dtype, n, true));
+            std::vector<float> w_ref = w;
+            std::vector<std::vector<float>> slot_values_ref = slot_values;
+            float* slot_ptrs[3] = {};
+            float* slot_ref_ptrs[3] = {};
+            for (int k = 0; k < slot_count; ++k) {
+                slot_ptrs[k] = slot_values[std::size_t(k)].data();
+                slot_ref_ptrs[k] = slot_values_ref[std::size_t(k)].data();
+            }
+            for (std::int64_t t = 1; t <= 3; ++t) {
+                if (dtype == DType::Float16) {
+                    const UpdateRule<float> rule = make_update_rule<float>(config, t, ToHalf{});
+                    update_chunk(rule, w.data(), g.data(), slot_ptrs, n, round_array);
+                    for (std::size_t i = 0; i < n; ++i)
+                        update_element(rule, w_ref[i], g[i], slot_ref_ptrs, i, ToHalf{});
+                } else {
+                    const UpdateRule<float> rule = make_update_rule<float>(config, t, ToBFloat16{});
+                    update_chunk(rule, w.data(), g.data(), slot_ptrs, n, round_array);
+                    for (std::size_t i = 0; i < n; ++i)
+                        update_element(rule, w_ref[i], g[i], slot_ref_ptrs, i, ToBFloat16{});
+                }
+                QVERIFY2(
+                    same_bits(w.data(), w_ref.data(), n),
+                    qPrintable(
+                        QString("%1 t=%2: weights differ").arg(dtype_name(dtype).data()).arg(t)));
+                for (int k = 0; k < slot_count; ++k)
+                    QVERIFY2(same_bits(slot_ptrs[k], slot_ref_ptrs[k], n),
+                             qPrintable(QString("%1 t=%2: slot %3 differs")
+                                            .arg(dtype_name(dtype).data())
+                                            .arg(t)
+                                            .arg(optimizer_slot_name(config, k))));
+            }
+            // The CPU engine's 16-bit path against apply_update with the scalar rounding.
+            const std::size_t m = 1300; // two full 512-element chunks and a partial one
+            const std::vector<float> w0 = random_16bit(rng, dtype, m, false);
+            const std::vector<float> g0 = random_16bit(rng, dtype, m, false);
+            std::vector<std::vector<float>> s0;
+            for (int k = 0; k < slot_count; ++k) s0.push_back(random_16bit(rng, dtype, m, true));
+            const auto widen = [](const std::vector<float>& v) {
+                return std::vector<double>(v.begin(), v.end());
+            };
+            CpuBackend backend;
+            Run run(config, dtype, widen(w0));
+            run.grad.set(widen(g0));
+            for (int k = 0; k < slot_count; ++k)
+                run.slot_tensors[std::size_t(k)].set(widen(s0[std::size_t(k)]));
+            // The expectation starts from the stored bits read with the engine's own loader (a
+            // signalling NaN widened through double would come back quieted).
+            const auto stored = [&](const HostTensor& h) {
+                std::vector<float> out(m);
+                convert_to_float(h.tensor.data, dtype, out.data(), m);
+                return out;
+            };
+            // What storing `v` and loading it back gives, to compare with a tensor's contents.
+            const auto round_trip = [&](const std::vector<float>& v) {
+                std::vector<unsigned char> bytes(m * dtype_size(dtype));
+                convert_from_float(v.data(), bytes.data(), dtype, m);
+                std::vector<float> out(m);
+                convert_to_float(bytes.data(), dtype, out.data(), m);
+                return out;
+            };
+            std::vector<float> w_expect = stored(run.param);
+            const std::vector<float> g_expect = stored(run.grad);
+            std::vector<std::vector<float>> s_expect;
+            float* s_expect_ptrs[3] = {};
+            for (int k = 0; k < slot_count; ++k)
+                s_expect.push_back(stored(run.slot_tensors[std::size_t(k)]));
+            for (int k = 0; k < slot_count; ++k) s_expect_ptrs[k] = s_expect[std::size_t(k)].data();
+            run.step(backend, widen(g0));
+            if (dtype == DType::Float16)
+                apply_update(config, w_expect.data(), g_expect.data(), s_expect_ptrs, m, 1,
+                             ToHalf{});
+            else
+                apply_update(config, w_expect.data(), g_expect.data(), s_expect_ptrs, m, 1,
+                             ToBFloat16{});
+            QVERIFY(same_bits(stored(run.param).data(), round_trip(w_expect).data(), m));
+            for (int k = 0; k < slot_count; ++k)
+                QVERIFY(same_bits(stored(run.slot_tensors[std::size_t(k)]).data(),
+                                  round_trip(s_expect[std::size_t(k)]).data(), m));
+        }
     }
 
     // Keras converts epsilon = 1e-7 to float16: the subnormal 2 * 2^-24 = 2^-23 ≈ 1.19e-7.

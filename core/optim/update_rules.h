@@ -179,6 +179,156 @@ MANTISSA_HOST_DEVICE inline void update_element(const UpdateRule<T>& rule, T& w,
     }
 }
 
+// The most elements update_chunk takes in one call (its scratch arrays live on the stack).
+inline constexpr std::size_t kUpdateChunk = 512;
+
+// Runs op(i) for i in [0, n) in fixed blocks: at -O2 GCC vectorises only loops that need no
+// scalar epilogue and no runtime checks, which a constant trip count gives; the tail is scalar.
+template <class Op>
+inline void for_each_index(std::size_t n, Op op) {
+    constexpr std::size_t kBlock = 64;
+    std::size_t i = 0;
+    for (; i + kBlock <= n; i += kBlock)
+        for (std::size_t j = 0; j < kBlock; ++j) op(i + j);
+    for (; i < n; ++i) op(i);
+}
+
+// The same arithmetic as update_element<float>, one operation at a time over n elements: each
+// step is a plain loop over the arrays followed by `round_array(data, n)`, which must round every
+// element exactly as the scalar Round does (the CPU engine passes a vectorised round_in_place).
+// A scalar functor called between every operation keeps a loop from vectorising; this form
+// vectorises both the arithmetic and the rounding, and keeps each operation's operand order, so
+// the two paths produce the same bits (tst_optim compares them), except that a result whose two
+// operands are both NaN may carry the other NaN's payload: GCC orders the operands of + and *
+// as it likes, differently in scalar and vector code. CPU only: not for CUDA, whose
+// kernels call update_element per thread. w, g and the slots must not overlap; n <= kUpdateChunk.
+template <class RoundArray>
+void update_chunk(const UpdateRule<float>& rule, float* w, const float* g,
+                  float* const* slot_arrays, std::size_t n, RoundArray round_array) {
+    using std::sqrt;
+    // Two scratch arrays hold the intermediates; the constants are copied to locals so that
+    // stores through the float pointers cannot be assumed to change them mid-loop.
+    float a[kUpdateChunk];
+    float b[kUpdateChunk];
+    const float lr = rule.lr, momentum = rule.momentum, epsilon = rule.epsilon;
+    switch (rule.type) {
+    case OptimizerType::SGD: {
+        for_each_index(n, [&](std::size_t i) { b[i] = g[i] * lr; }); // step
+        round_array(b, n);
+        if (!rule.has_momentum) {
+            for_each_index(n, [&](std::size_t i) { w[i] = w[i] - b[i]; });
+            round_array(w, n);
+            break;
+        }
+        float* m = slot_arrays[0];
+        for_each_index(n, [&](std::size_t i) { a[i] = m[i] * momentum; });
+        round_array(a, n);
+        for_each_index(n, [&](std::size_t i) { m[i] = a[i] - b[i]; });
+        round_array(m, n);
+        if (rule.nesterov) {
+            for_each_index(n, [&](std::size_t i) { a[i] = m[i] * momentum; });
+            round_array(a, n);
+            for_each_index(n, [&](std::size_t i) { a[i] = a[i] - b[i]; });
+            round_array(a, n);
+            for_each_index(n, [&](std::size_t i) { w[i] = w[i] + a[i]; });
+        } else {
+            for_each_index(n, [&](std::size_t i) { w[i] = w[i] + m[i]; });
+        }
+        round_array(w, n);
+        break;
+    }
+    case OptimizerType::RMSprop: {
+        const float rho = rule.rho, one_minus_rho = rule.one_minus_rho;
+        float* v = slot_arrays[0];
+        for_each_index(n, [&](std::size_t i) { a[i] = rho * v[i]; });
+        round_array(a, n);
+        for_each_index(n, [&](std::size_t i) { b[i] = g[i] * g[i]; });
+        round_array(b, n);
+        for_each_index(n, [&](std::size_t i) { b[i] = one_minus_rho * b[i]; });
+        round_array(b, n);
+        for_each_index(n, [&](std::size_t i) { v[i] = a[i] + b[i]; });
+        round_array(v, n);
+        // a = denominator
+        if (rule.centered) {
+            float* avg = slot_arrays[rule.average_slot];
+            for_each_index(n, [&](std::size_t i) { a[i] = rho * avg[i]; });
+            round_array(a, n);
+            for_each_index(n, [&](std::size_t i) { b[i] = one_minus_rho * g[i]; });
+            round_array(b, n);
+            for_each_index(n, [&](std::size_t i) { avg[i] = a[i] + b[i]; });
+            round_array(avg, n);
+            for_each_index(n, [&](std::size_t i) { a[i] = avg[i] * avg[i]; });
+            round_array(a, n);
+            for_each_index(n, [&](std::size_t i) { a[i] = v[i] - a[i]; });
+            round_array(a, n);
+            for_each_index(n, [&](std::size_t i) { a[i] = a[i] + epsilon; });
+        } else {
+            for_each_index(n, [&](std::size_t i) { a[i] = v[i] + epsilon; });
+        }
+        round_array(a, n);
+        for_each_index(n, [&](std::size_t i) { a[i] = sqrt(a[i]); });
+        round_array(a, n);
+        for_each_index(n, [&](std::size_t i) { b[i] = lr * g[i]; });
+        round_array(b, n);
+        for_each_index(n, [&](std::size_t i) { b[i] = b[i] / a[i]; }); // increment
+        round_array(b, n);
+        if (rule.has_momentum) {
+            float* mom = slot_arrays[rule.momentum_slot];
+            for_each_index(n, [&](std::size_t i) { a[i] = momentum * mom[i]; });
+            round_array(a, n);
+            for_each_index(n, [&](std::size_t i) { mom[i] = a[i] + b[i]; });
+            round_array(mom, n);
+            for_each_index(n, [&](std::size_t i) { w[i] = w[i] - mom[i]; });
+        } else {
+            for_each_index(n, [&](std::size_t i) { w[i] = w[i] - b[i]; });
+        }
+        round_array(w, n);
+        break;
+    }
+    case OptimizerType::AdamW: {
+        const float weight_decay = rule.weight_decay;
+        for_each_index(n, [&](std::size_t i) { a[i] = w[i] * weight_decay; });
+        round_array(a, n);
+        for_each_index(n, [&](std::size_t i) { a[i] = a[i] * lr; });
+        round_array(a, n);
+        for_each_index(n, [&](std::size_t i) { w[i] = w[i] - a[i]; });
+        round_array(w, n);
+    }
+        [[fallthrough]];
+    case OptimizerType::Adam: {
+        const float one_minus_beta_1 = rule.one_minus_beta_1;
+        const float one_minus_beta_2 = rule.one_minus_beta_2, alpha = rule.alpha;
+        float* m = slot_arrays[0];
+        float* v = slot_arrays[1];
+        for_each_index(n, [&](std::size_t i) { a[i] = g[i] - m[i]; });
+        round_array(a, n);
+        for_each_index(n, [&](std::size_t i) { a[i] = a[i] * one_minus_beta_1; });
+        round_array(a, n);
+        for_each_index(n, [&](std::size_t i) { m[i] = m[i] + a[i]; });
+        round_array(m, n);
+        for_each_index(n, [&](std::size_t i) { a[i] = g[i] * g[i]; });
+        round_array(a, n);
+        for_each_index(n, [&](std::size_t i) { a[i] = a[i] - v[i]; });
+        round_array(a, n);
+        for_each_index(n, [&](std::size_t i) { a[i] = a[i] * one_minus_beta_2; });
+        round_array(a, n);
+        for_each_index(n, [&](std::size_t i) { v[i] = v[i] + a[i]; });
+        round_array(v, n);
+        for_each_index(n, [&](std::size_t i) { a[i] = sqrt(v[i]); }); // a = denominator
+        round_array(a, n);
+        for_each_index(n, [&](std::size_t i) { a[i] = a[i] + epsilon; });
+        round_array(a, n);
+        for_each_index(n, [&](std::size_t i) { b[i] = m[i] * alpha; });
+        round_array(b, n);
+        for_each_index(n, [&](std::size_t i) { b[i] = b[i] / a[i]; });
+        round_array(b, n);
+        for_each_index(n, [&](std::size_t i) { w[i] = w[i] - b[i]; });
+        round_array(w, n);
+        break;
+    }
+    }
+}
+
 // Applies ONE optimizer update to n elements in place. `slot_arrays` holds
 // optimizer_slot_count(config) arrays of n elements each, in the slot order above. T is float or
 // double.

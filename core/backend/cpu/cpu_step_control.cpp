@@ -2,7 +2,9 @@
 // It runs the same update_rules.h and next_loss_scale() the CUDA engine does, so both agree bit for
 // bit.
 #include <algorithm>
+#include <bit>
 #include <cmath>
+#include <cstdint>
 #include <cstring>
 #include <string>
 
@@ -90,6 +92,36 @@ void update_chunked(const OptimizerConfig& config, Tensor& param, const Tensor& 
     }
 }
 
+// Float16/bfloat16 parameters: the same widening, but each chunk goes through update_chunk, which
+// rounds after every operation with the vectorised round_in_place instead of a scalar functor
+// per element (about 5x faster; the bits are update_element's). The rule is built once per tensor.
+template <class Round>
+void update_chunked_16bit(const OptimizerConfig& config, Tensor& param, const Tensor& grad,
+                          std::span<Tensor* const> slot_tensors, std::size_t n, std::int64_t t,
+                          Round round) {
+    static_assert(kChunk <= kUpdateChunk, "update_chunk takes at most kUpdateChunk elements");
+    const UpdateRule<float> rule = make_update_rule<float>(config, t, round);
+    const DType dtype = param.dtype;
+    const auto round_array = [dtype](float* data, std::size_t count) {
+        round_in_place(data, count, dtype);
+    };
+    float w[kChunk];
+    float g[kChunk];
+    float slot_data[kMaxSlots][kChunk];
+    float* slot_ptrs[kMaxSlots] = {slot_data[0], slot_data[1], slot_data[2]};
+    for (std::size_t offset = 0; offset < n; offset += kChunk) {
+        const std::size_t count = std::min(kChunk, n - offset);
+        load(param, offset, count, w);
+        load(grad, offset, count, g);
+        for (std::size_t k = 0; k < slot_tensors.size(); ++k)
+            load(*slot_tensors[k], offset, count, slot_ptrs[k]);
+        update_chunk(rule, w, g, slot_ptrs, count, round_array);
+        store(w, offset, count, param);
+        for (std::size_t k = 0; k < slot_tensors.size(); ++k)
+            store(slot_ptrs[k], offset, count, *slot_tensors[k]);
+    }
+}
+
 void check_update_operands(const OptimizerConfig& config, const Tensor& param, const Tensor& grad,
                            std::span<Tensor* const> slot_tensors) {
     const auto fail = [&](const std::string& what) {
@@ -115,31 +147,40 @@ void check_update_operands(const OptimizerConfig& config, const Tensor& param, c
     for (const Tensor* slot : slot_tensors) check(*slot, "slot");
 }
 
+// 1 if x is inf or NaN: an integer test of the exponent field, whose OR over an array vectorises
+// where a bool reduction of std::isfinite does not.
+inline std::uint32_t nonfinite_bit(float x) {
+    return (std::bit_cast<std::uint32_t>(x) & 0x7F800000u) == 0x7F800000u;
+}
+inline std::uint32_t nonfinite_bit(double x) {
+    return (std::bit_cast<std::uint64_t>(x) & 0x7FF0000000000000u) == 0x7FF0000000000000u;
+}
+
 // Multiplies by `inv` in place and reports whether any result is inf or NaN.
 template <class T>
 bool unscale_native(T* data, std::size_t n, T inv) {
-    bool nonfinite = false;
-    for (std::size_t i = 0; i < n; ++i) {
+    std::uint32_t nonfinite = 0;
+    for_each_index(n, [&](std::size_t i) {
         data[i] *= inv;
-        nonfinite |= !std::isfinite(data[i]);
-    }
-    return nonfinite;
+        nonfinite |= nonfinite_bit(data[i]);
+    });
+    return nonfinite != 0;
 }
 
 bool unscale_emulated(Tensor& grad, std::size_t n, float inv) {
     float work[kChunk];
-    bool nonfinite = false;
+    std::uint32_t nonfinite = 0;
     for (std::size_t offset = 0; offset < n; offset += kChunk) {
         const std::size_t count = std::min(kChunk, n - offset);
         load(grad, offset, count, work);
-        for (std::size_t i = 0; i < count; ++i) work[i] *= inv;
+        for_each_index(count, [&](std::size_t i) { work[i] *= inv; });
         // Round once to the gradient dtype and test the stored value: a product that overflows
         // the 16-bit range (a scale below 1) is an inf the update must not see.
         round_in_place(work, count, grad.dtype);
-        for (std::size_t i = 0; i < count; ++i) nonfinite |= !std::isfinite(work[i]);
+        for_each_index(count, [&](std::size_t i) { nonfinite |= nonfinite_bit(work[i]); });
         store(work, offset, count, grad);
     }
-    return nonfinite;
+    return nonfinite != 0;
 }
 
 } // namespace
@@ -218,10 +259,10 @@ void CpuBackend::optimizer_update(const OptimizerConfig& config, Tensor& param, 
         update_chunked<float>(config, param, grad, slot_tensors, n, t, NoRounding{});
         break;
     case DType::Float16:
-        update_chunked<float>(config, param, grad, slot_tensors, n, t, RoundFloat16{});
+        update_chunked_16bit(config, param, grad, slot_tensors, n, t, RoundFloat16{});
         break;
     case DType::BFloat16:
-        update_chunked<float>(config, param, grad, slot_tensors, n, t, RoundBFloat16{});
+        update_chunked_16bit(config, param, grad, slot_tensors, n, t, RoundBFloat16{});
         break;
     default:
         update_chunked<float>(config, param, grad, slot_tensors, n, t, RoundFormat{param.dtype});
