@@ -1,0 +1,279 @@
+// GUI tests of the live charts: min/max decimation keeps the extremes and bounds the points, a
+// 100,000-step run redraws fast with few points, skipped steps get markers, hidden runs vanish.
+#include <QChart>
+#include <QElapsedTimer>
+#include <QPixmap>
+#include <QValueAxis>
+#include <QtTest>
+#include <cmath>
+
+#include "ui/charts/charts_panel.h"
+#include "ui/charts/decimate.h"
+#include "ui/charts/loss_scale_chart.h"
+#include "ui/charts/metric_chart.h"
+#include "ui/run_store.h"
+
+using namespace mantissa;
+using namespace mantissa::ui;
+
+namespace {
+
+// A synthetic run: a decaying, noisy loss; a loss scale that grows every 2000 good steps and halves
+// on each skipped step (every `skip_every` steps); constant memory by category.
+QVector<StepRecord> synthetic_steps(std::int64_t count, std::int64_t steps_per_epoch,
+                                    std::int64_t skip_every, double speed = 1.0) {
+    QVector<StepRecord> steps;
+    steps.reserve(count);
+    double scale = 32768;
+    std::int64_t good = 0;
+    for (std::int64_t i = 1; i <= count; ++i) {
+        StepRecord s;
+        s.step = i;
+        s.epoch = static_cast<int>((i - 1) / steps_per_epoch) + 1;
+        const double noise = 0.15 * std::sin(i * 12.9898) * std::cos(i * 0.037);
+        s.loss = 2.3 * std::exp(-static_cast<double>(i) / (8000.0 * speed)) + 0.1 + noise * 0.5;
+        s.accuracy = std::clamp(1.0 - s.loss / 2.5, 0.0, 1.0);
+        s.step_ms = 4.0 + 0.8 * std::sin(i * 0.01) + (i % 997 == 0 ? 6.0 : 0.0);
+        s.samples_per_s = 128 * 1000.0 / s.step_ms;
+        s.skipped = skip_every > 0 && i % skip_every == 0;
+        s.loss_scale = scale;
+        if (s.skipped) {
+            scale /= 2;
+            good = 0;
+        } else if (++good == 2000 && scale < 131072) {
+            scale *= 2;
+            good = 0;
+        }
+        if (good == 2000) good = 0;
+        s.good_steps = good;
+        s.memory[MemCategory::Weights] = 210'000;
+        s.memory[MemCategory::Master] = 420'000;
+        s.memory[MemCategory::Activations] = 3'200'000;
+        s.memory[MemCategory::Gradients] = 1'100'000;
+        s.memory[MemCategory::Optimizer] = 840'000;
+        s.memory[MemCategory::Workspace] = 600'000;
+        s.memory[MemCategory::Data] = 54'880'000;
+        s.device_mem_total = std::size_t{80} << 30;
+        s.device_mem_used = std::size_t{700} << 20;
+        steps.append(s);
+    }
+    return steps;
+}
+
+void add_epochs(RunStore& store, int id, int epochs, double speed = 1.0) {
+    for (int e = 1; e <= epochs; ++e) {
+        EpochRecord r;
+        r.epoch = e;
+        r.val_loss = 2.0 * std::exp(-e / (2.0 * speed)) + 0.08;
+        r.val_accuracy = std::clamp(1.0 - r.val_loss / 2.4, 0.0, 1.0);
+        store.append_epoch(id, r);
+    }
+}
+
+int add_synthetic_run(RunStore& store, const std::string& name, const std::string& policy,
+                      std::int64_t steps, std::int64_t skip_every, double speed = 1.0) {
+    Experiment experiment;
+    experiment.name = name;
+    experiment.policy = policy;
+    const int id = store.add_run(experiment);
+    const std::int64_t per_epoch = steps / 10;
+    store.set_started(id, QStringLiteral("CPU"), {}, per_epoch);
+    store.append_steps(id, synthetic_steps(steps, per_epoch, skip_every, speed));
+    add_epochs(store, id, 10, speed);
+    return id;
+}
+
+} // namespace
+
+class TestGuiCharts : public QObject {
+    Q_OBJECT
+
+private slots:
+    void decimation_keeps_extremes_and_endpoints();
+    void decimation_leaves_short_series_alone();
+    void smoothing_is_debiased_ema();
+    void hundred_thousand_steps_redraw_fast_and_bounded();
+    void skipped_steps_get_markers();
+    void hiding_a_run_removes_its_series();
+    void store_signals_are_coalesced();
+};
+
+void TestGuiCharts::decimation_keeps_extremes_and_endpoints() {
+    QVector<QPointF> points;
+    for (int i = 0; i < 10'000; ++i) points.append(QPointF(i, std::sin(i * 0.01)));
+    points[1234].setY(100);  // a spike
+    points[5678].setY(-100); // a dip
+    const int buckets = 100;
+    const QVector<QPointF> out = decimate_min_max(points, buckets);
+    QVERIFY(out.size() <= 2 * buckets + 2);
+    QVERIFY(out.size() >= buckets);
+    QCOMPARE(out.front(), points.front());
+    QCOMPARE(out.back(), points.back());
+    QVERIFY(out.contains(points[1234]));
+    QVERIFY(out.contains(points[5678]));
+    for (qsizetype i = 1; i < out.size(); ++i) QVERIFY(out[i - 1].x() < out[i].x());
+    // Every kept point is one of the input points.
+    for (const QPointF& p : out) QCOMPARE(points[static_cast<int>(p.x())], p);
+}
+
+void TestGuiCharts::decimation_leaves_short_series_alone() {
+    const QVector<QPointF> points = {{1, 3}, {2, 1}, {3, 4}, {4, 1}, {5, 5}};
+    QCOMPARE(decimate_min_max(points, 10), points);
+    QVERIFY(decimate_min_max({}, 10).isEmpty());
+}
+
+void TestGuiCharts::smoothing_is_debiased_ema() {
+    QVector<QPointF> constant;
+    for (int i = 0; i < 50; ++i) constant.append(QPointF(i, 3.0));
+    for (const QPointF& p : smooth_ema(constant, 0.9)) QVERIFY(qFuzzyCompare(p.y(), 3.0));
+    const QVector<QPointF> steps = {{0, 0}, {1, 10}};
+    QCOMPARE(smooth_ema(steps, 0), steps);
+    // Debiased: the first value is itself; the second is (0.5*0*0.5 + 0.5*10) / (1 - 0.25).
+    const QVector<QPointF> s = smooth_ema(steps, 0.5);
+    QCOMPARE(s[0].y(), 0.0);
+    QVERIFY(qFuzzyCompare(s[1].y(), 5.0 / 0.75));
+}
+
+void TestGuiCharts::hundred_thousand_steps_redraw_fast_and_bounded() {
+    RunStore store;
+    QElapsedTimer fill;
+    fill.start();
+    const int id = add_synthetic_run(store, "mlp-small", "mixed_float16", 100'000, 5000);
+    const int other = add_synthetic_run(store, "mlp-small", "float32", 60'000, 0, 1.6);
+    qInfo("filled 160,000 steps in %lld ms", static_cast<long long>(fill.elapsed()));
+
+    ChartsPanel panel(&store);
+    panel.resize(1400, 1000);
+    panel.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&panel));
+    QTest::qWait(100); // layout settles; the coalesced redraw runs
+
+    QElapsedTimer timer;
+    timer.start();
+    panel.redraw();
+    const qint64 ms = timer.elapsed();
+    qInfo("redraw of 100,000 + 60,000 steps (5 charts): %lld ms", static_cast<long long>(ms));
+    QVERIFY2(ms < 1000, qPrintable(QStringLiteral("redraw took %1 ms").arg(ms)));
+    timer.restart();
+    panel.redraw();
+    qInfo("second redraw: %lld ms", static_cast<long long>(timer.elapsed()));
+
+    // At most ~4 points per pixel column (raw + smoothed, min and max each) plus endpoints.
+    const int columns = panel.width();
+    for (const char* chart : {"loss", "accuracy", "step_time", "loss_scale"}) {
+        const int points = panel.drawn_points(QString::fromLatin1(chart), id);
+        qInfo("%s: %d points drawn for 100,000 steps", chart, points);
+        QVERIFY2(points > 50, chart);
+        QVERIFY2(points <= 4 * columns + 40, chart);
+    }
+    QVERIFY(panel.drawn_points(QStringLiteral("loss"), other) > 50);
+    QCOMPARE(panel.drawn_points(QStringLiteral("memory"), id), 7);
+    QCOMPARE(panel.drawn_points(QStringLiteral("nonsense"), id), 0);
+
+    // The axes follow the data: all 100,000 steps in view, nothing taken for a user's zoom.
+    MetricChart* loss = panel.chart(QStringLiteral("loss"));
+    QVERIFY(loss);
+    QVERIFY(!loss->zoomed());
+    const auto x_axes = loss->chart()->axes(Qt::Horizontal);
+    QCOMPARE(x_axes.size(), 1);
+    auto* x = qobject_cast<QValueAxis*>(x_axes.front());
+    QVERIFY(x);
+    QVERIFY(x->min() <= 1 && x->max() >= 100'000);
+
+    // Zooming in re-decimates the window: still bounded, and the reset restores the full range.
+    loss->chart()->zoomIn(QRectF(loss->chart()->plotArea().center(), QSizeF(50, 50)));
+    QVERIFY(loss->zoomed());
+    QTRY_VERIFY(x->max() - x->min() < 50'000);
+    QTest::qWait(80);
+    QVERIFY(panel.drawn_points(QStringLiteral("loss"), id) <= 4 * columns + 40);
+    loss->reset_zoom();
+    QVERIFY(!loss->zoomed());
+    QVERIFY(x->min() <= 1 && x->max() >= 100'000);
+
+    // Smoothing and log-y change what is drawn but keep it bounded.
+    loss->set_smoothing(0);
+    QVERIFY(panel.drawn_points(QStringLiteral("loss"), id) <= 2 * columns + 40);
+    loss->set_smoothing(0.9);
+    loss->set_log_y(true);
+    QVERIFY(panel.drawn_points(QStringLiteral("loss"), id) > 50);
+    loss->set_log_y(false);
+    loss->set_smoothing(0.6);
+
+    const QByteArray shot = qgetenv("MANTISSA_CHARTS_PNG");
+    if (!shot.isEmpty()) QVERIFY(panel.grab().save(QString::fromLocal8Bit(shot)));
+}
+
+void TestGuiCharts::skipped_steps_get_markers() {
+    RunStore store;
+    const int id = add_synthetic_run(store, "cnn", "mixed_float16", 20'000, 1000);
+    ChartsPanel panel(&store);
+    panel.resize(1200, 900);
+    panel.redraw();
+    MetricChart* chart = panel.chart(QStringLiteral("loss_scale"));
+    QVERIFY(chart);
+    QCOMPARE(chart->drawn_points(id, QStringLiteral("skipped")), 20);
+    auto* loss_scale = qobject_cast<LossScaleChart*>(chart);
+    QVERIFY(loss_scale);
+    QCOMPARE(loss_scale->skipped_steps(), std::int64_t{20});
+    QVERIFY2(chart->chart()->title().contains(QStringLiteral("20")),
+             qPrintable(chart->chart()->title()));
+
+    // One more skipped step arrives: a marker and the count follow.
+    StepRecord s = store.run(id)->steps.back();
+    s.step += 1;
+    s.skipped = true;
+    store.append_steps(id, {s});
+    QTRY_COMPARE(chart->drawn_points(id, QStringLiteral("skipped")), 21);
+    QVERIFY(chart->chart()->title().contains(QStringLiteral("21")));
+}
+
+void TestGuiCharts::hiding_a_run_removes_its_series() {
+    RunStore store;
+    const int a = add_synthetic_run(store, "a", "float32", 5000, 0);
+    const int b = add_synthetic_run(store, "b", "mixed_float16", 5000, 500);
+    ChartsPanel panel(&store);
+    panel.resize(1200, 900);
+    panel.redraw();
+    MetricChart* loss = panel.chart(QStringLiteral("loss"));
+    const int series_both = static_cast<int>(loss->chart()->series().size());
+    QVERIFY(panel.drawn_points(QStringLiteral("loss"), a) > 0);
+    QVERIFY(panel.drawn_points(QStringLiteral("loss"), b) > 0);
+
+    // Unchecking the run's checkbox in the runs list.
+    QVERIFY(store.setData(store.index(0, RunStore::ColName), Qt::Unchecked, Qt::CheckStateRole));
+    QTRY_COMPARE(panel.drawn_points(QStringLiteral("loss"), a), 0);
+    QCOMPARE(panel.drawn_points(QStringLiteral("loss_scale"), a), 0);
+    QCOMPARE(panel.drawn_points(QStringLiteral("memory"), a), 0);
+    QVERIFY(panel.drawn_points(QStringLiteral("loss"), b) > 0);
+    QVERIFY(loss->chart()->series().size() < series_both);
+
+    // visible = false plus visibility_changed, as another view might do it.
+    store.run(b)->visible = false;
+    emit store.visibility_changed();
+    QTRY_COMPARE(panel.drawn_points(QStringLiteral("loss"), b), 0);
+    QCOMPARE(loss->chart()->series().size(), 0);
+
+    // Checked again: back.
+    QVERIFY(store.setData(store.index(0, RunStore::ColName), Qt::Checked, Qt::CheckStateRole));
+    QTRY_VERIFY(panel.drawn_points(QStringLiteral("loss"), a) > 0);
+
+    store.remove_run(a);
+    QTRY_COMPARE(panel.drawn_points(QStringLiteral("loss"), a), 0);
+}
+
+void TestGuiCharts::store_signals_are_coalesced() {
+    RunStore store;
+    Experiment experiment;
+    const int id = store.add_run(experiment);
+    ChartsPanel panel(&store);
+    panel.resize(1000, 800);
+    const QVector<StepRecord> steps = synthetic_steps(2000, 200, 0);
+    // 100 batches arrive within one redraw interval: the charts catch up once, soon after.
+    for (int i = 0; i < 100; ++i) store.append_steps(id, steps.mid(i * 20, 20));
+    QCOMPARE(panel.drawn_points(QStringLiteral("loss"), id), 0); // not redrawn synchronously
+    QTRY_VERIFY(panel.drawn_points(QStringLiteral("loss"), id) > 0);
+    QVERIFY(panel.drawn_points(QStringLiteral("step_time"), id) > 0);
+}
+
+QTEST_MAIN(TestGuiCharts)
+#include "tst_gui_charts.moc"

@@ -1,0 +1,259 @@
+// GUI tests for the layer-stack editor and the experiment form: simulated clicks and keys,
+// live shapes, inline errors, dtype combos, lint, and the form's round trip.
+#include <QCheckBox>
+#include <QComboBox>
+#include <QDoubleSpinBox>
+#include <QLabel>
+#include <QListWidget>
+#include <QPushButton>
+#include <QSpinBox>
+#include <QTableWidget>
+#include <QToolButton>
+#include <QtTest>
+
+#include "core/train/experiment.h"
+#include "ui/experiment_form.h"
+#include "ui/layer_stack_editor.h"
+
+using namespace mantissa;
+using mantissa::ui::ExperimentForm;
+using mantissa::ui::LayerStackEditor;
+
+namespace {
+constexpr int kShapeColumn = 4;
+
+LayerSpec layer(LayerType type, std::int64_t units = 0) {
+    LayerSpec spec;
+    spec.type = type;
+    spec.units = units;
+    return spec;
+}
+
+QTableWidget* table_of(LayerStackEditor& editor) {
+    return editor.findChild<QTableWidget*>("layer_table");
+}
+void click_add(LayerStackEditor& editor, const char* type) {
+    auto* button = editor.findChild<QToolButton*>(QStringLiteral("add_") + type);
+    QVERIFY2(button, type);
+    QTest::mouseClick(button, Qt::LeftButton);
+}
+QString shape_at(LayerStackEditor& editor, int row) {
+    return table_of(editor)->item(row, kShapeColumn)->text();
+}
+bool marked(LayerStackEditor& editor, int row) {
+    return table_of(editor)->item(row, 0)->data(Qt::UserRole).toBool();
+}
+} // namespace
+
+class TestGuiEditor : public QObject {
+    Q_OBJECT
+
+private slots:
+    void builds_stack_with_clicks() {
+        LayerStackEditor editor;
+        editor.set_model(ModelSpec{});
+        QSignalSpy spy(&editor, &LayerStackEditor::model_changed);
+        click_add(editor, "Flatten");
+        click_add(editor, "Dense");
+        QCOMPARE(spy.count(), 2);
+        QCOMPARE(table_of(editor)->rowCount(), 2);
+        QCOMPARE(shape_at(editor, 0), QStringLiteral("(784,)"));
+        QCOMPARE(shape_at(editor, 1), QStringLiteral("(128,)"));
+        QCOMPARE(table_of(editor)->item(1, 5)->text(), QStringLiteral("100,480"));
+        // Not yet 10 classes: invalid, marked at the last layer.
+        QVERIFY(!editor.validation_error().isEmpty());
+        QVERIFY(marked(editor, 1));
+        click_add(editor, "Dense"); // after the selected (new) Dense
+        auto* units = table_of(editor)->cellWidget(2, 2)->findChild<QSpinBox*>("units");
+        QVERIFY(units);
+        units->setValue(10);
+        QCOMPARE(shape_at(editor, 2), QStringLiteral("(10,)"));
+        QVERIFY2(editor.validation_error().isEmpty(), qPrintable(editor.validation_error()));
+        QVERIFY(!marked(editor, 1));
+        QCOMPARE(editor.model().layers.size(), std::size_t(3));
+        QCOMPARE(editor.model().layers[2].units, std::int64_t(10));
+        // Remove with the Delete key.
+        table_of(editor)->selectRow(0);
+        QTest::keyClick(table_of(editor), Qt::Key_Delete);
+        QCOMPARE(editor.model().layers.size(), std::size_t(2));
+        QCOMPARE(editor.model().layers[0].type, LayerType::Dense);
+    }
+
+    void invalid_stack_is_explained_at_the_layer() {
+        LayerStackEditor editor;
+        ModelSpec spec;
+        spec.layers = {layer(LayerType::Dense, 10)};
+        editor.set_model(spec);
+        QVERIFY(editor.validation_error().contains("dense_1"));
+        QVERIFY(editor.validation_error().contains("Flatten"));
+        QVERIFY(marked(editor, 0));
+        QVERIFY(table_of(editor)->item(0, kShapeColumn)->toolTip().contains("Flatten"));
+        QVERIFY(editor.findChild<QLabel*>("stack_message")->text().contains("dense_1"));
+
+        // Conv2D after Flatten, added by clicking with Flatten selected.
+        editor.set_model(ModelSpec{});
+        click_add(editor, "Flatten");
+        click_add(editor, "Conv2D");
+        QCOMPARE(editor.model().layers[1].type, LayerType::Conv2D);
+        QVERIFY(editor.validation_error().contains("conv2d_1"));
+        QVERIFY(marked(editor, 1));
+        QVERIFY(!marked(editor, 0));
+    }
+
+    void keyboard_reorders() {
+        LayerStackEditor editor;
+        ModelSpec spec;
+        spec.layers = {layer(LayerType::Dense, 10), layer(LayerType::Flatten)};
+        editor.set_model(spec);
+        QVERIFY(!editor.validation_error().isEmpty());
+        table_of(editor)->selectRow(1);
+        QTest::keyClick(table_of(editor), Qt::Key_Up, Qt::ControlModifier);
+        QCOMPARE(editor.model().layers[0].type, LayerType::Flatten);
+        QCOMPARE(editor.model().layers[1].type, LayerType::Dense);
+        QVERIFY(editor.validation_error().isEmpty());
+        // The moved layer stays selected: Ctrl+Up again does nothing, Ctrl+Down moves it back.
+        QCOMPARE(table_of(editor)->currentRow(), 0);
+        QTest::keyClick(table_of(editor), Qt::Key_Up, Qt::ControlModifier);
+        QCOMPARE(editor.model().layers[0].type, LayerType::Flatten);
+        QTest::keyClick(table_of(editor), Qt::Key_Down, Qt::ControlModifier);
+        QCOMPARE(editor.model().layers[0].type, LayerType::Dense);
+        QCOMPARE(editor.model().layers[1].type, LayerType::Flatten);
+    }
+
+    void buttons_move_and_remove() {
+        LayerStackEditor editor;
+        ModelSpec spec;
+        spec.layers = {layer(LayerType::Dense, 10), layer(LayerType::Flatten)};
+        editor.set_model(spec);
+        auto* up = editor.findChild<QPushButton*>("move_up");
+        auto* remove = editor.findChild<QPushButton*>("remove_layer");
+        table_of(editor)->selectRow(1);
+        QVERIFY(up->isEnabled());
+        QTest::mouseClick(up, Qt::LeftButton);
+        QCOMPARE(editor.model().layers[0].type, LayerType::Flatten);
+        QVERIFY(!up->isEnabled()); // the moved layer is selected and now first
+        QTest::mouseClick(remove, Qt::LeftButton);
+        QCOMPARE(editor.model().layers.size(), std::size_t(1));
+        QCOMPARE(editor.model().layers[0].type, LayerType::Dense);
+    }
+
+    void dtype_combo_sets_layer_dtype() {
+        LayerStackEditor editor;
+        editor.set_model(
+            load_experiment(MANTISSA_SOURCE_DIR "/resources/experiments/cnn.json").model);
+        auto* combo = qobject_cast<QComboBox*>(table_of(editor)->cellWidget(5, 3));
+        QVERIFY(combo);
+        QVERIFY(!combo->itemData(combo->findData("mixed_float16"), Qt::ToolTipRole)
+                     .toString()
+                     .isEmpty());
+        combo->setCurrentIndex(combo->findData("float32"));
+        QCOMPARE(editor.model().layers[5].dtype, std::optional<std::string>("float32"));
+        combo->setCurrentIndex(combo->findData("global"));
+        QVERIFY(!editor.model().layers[5].dtype.has_value());
+        // The softmax row came from the file with float32.
+        auto* last = qobject_cast<QComboBox*>(table_of(editor)->cellWidget(7, 3));
+        QCOMPARE(last->currentData().toString(), QStringLiteral("float32"));
+    }
+
+    void lint_names_the_layer() {
+        LayerStackEditor editor;
+        ModelSpec spec;
+        spec.layers = {layer(LayerType::Flatten), layer(LayerType::Dense, 100),
+                       layer(LayerType::Dense, 10)};
+        editor.set_model(spec);
+        auto* lint = editor.findChild<QListWidget*>("lint");
+        auto lint_text = [lint] {
+            QStringList lines;
+            for (int i = 0; i < lint->count(); ++i) lines << lint->item(i)->text();
+            return lines.join('\n');
+        };
+        QVERIFY(!lint_text().contains("multiple of 8"));
+        editor.set_context("mixed_float16", LossScaleConfig{});
+        QVERIFY2(lint_text().contains("dense_1: 100 units is not a multiple of 8"),
+                 qPrintable(lint_text()));
+        QVERIFY(!lint_text().contains("dense_2: 10 units"));
+    }
+
+    void form_round_trips_an_experiment() {
+        Experiment e = load_experiment(MANTISSA_SOURCE_DIR "/resources/experiments/cnn.json");
+        e.optimizer = optimizer_defaults(OptimizerType::SGD);
+        e.optimizer.learning_rate = 0.05;
+        e.optimizer.momentum = 0.9;
+        e.optimizer.nesterov = true;
+        e.loss_scale = pytorch_loss_scale();
+        e.loss_scale.mode = LossScaleMode::Fixed;
+        e.loss_scale.initial = 1024;
+        e.batch_size = 256;
+        e.epochs = 7;
+        e.seed = 123456789012345ULL;
+        ExperimentForm form;
+        QSignalSpy spy(&form, &ExperimentForm::changed);
+        form.set_experiment(e);
+        QCOMPARE(spy.count(), 0);
+        const Experiment out = form.apply_to(Experiment{});
+        QCOMPARE(out.policy, e.policy);
+        QVERIFY(out.optimizer == e.optimizer);
+        QVERIFY(out.loss_scale == e.loss_scale);
+        QCOMPARE(out.batch_size, e.batch_size);
+        QCOMPARE(out.epochs, e.epochs);
+        QCOMPARE(out.seed, e.seed);
+
+        // Every policy round-trips too, and edits emit changed().
+        auto* policy = form.findChild<QComboBox*>("policy");
+        policy->setCurrentIndex(policy->findData("mixed_bfloat16"));
+        QCOMPARE(spy.count(), 1);
+        QCOMPARE(form.apply_to(e).policy, std::string("mixed_bfloat16"));
+        QTest::mouseClick(form.findChild<QPushButton*>("keras_defaults"), Qt::LeftButton);
+        QVERIFY(form.apply_to(e).loss_scale == keras_loss_scale());
+    }
+
+    void switching_optimizer_resets_to_keras_defaults() {
+        ExperimentForm form;
+        Experiment e;
+        e.optimizer = optimizer_defaults(OptimizerType::Adam);
+        e.optimizer.learning_rate = 0.005;
+        e.optimizer.beta_1 = 0.5;
+        form.set_experiment(e);
+        auto* type = form.findChild<QComboBox*>("optimizer_type");
+        type->setCurrentIndex(type->findData(static_cast<int>(OptimizerType::SGD)));
+        OptimizerConfig expected = optimizer_defaults(OptimizerType::SGD);
+        expected.learning_rate = 0.005;
+        QVERIFY(form.apply_to(e).optimizer == expected);
+        QVERIFY(!form.findChild<QDoubleSpinBox*>("beta_1")->isVisibleTo(&form));
+        QVERIFY(form.findChild<QDoubleSpinBox*>("momentum")->isVisibleTo(&form));
+        type->setCurrentIndex(type->findData(static_cast<int>(OptimizerType::AdamW)));
+        expected = optimizer_defaults(OptimizerType::AdamW);
+        expected.learning_rate = 0.005;
+        QVERIFY(form.apply_to(e).optimizer == expected);
+        QVERIFY(form.findChild<QDoubleSpinBox*>("weight_decay")->isVisibleTo(&form));
+        // CUDA switches start disabled.
+        QVERIFY(!form.findChild<QCheckBox*>("tf32")->isEnabled());
+        form.set_cuda_options_enabled(true);
+        QVERIFY(form.findChild<QCheckBox*>("tf32")->isEnabled());
+    }
+
+    void screenshot() {
+        const Experiment e = load_experiment(MANTISSA_SOURCE_DIR "/resources/experiments/cnn.json");
+        LayerStackEditor editor;
+        editor.set_context(QString::fromStdString(e.policy), e.loss_scale);
+        editor.set_model(e.model);
+        editor.resize(1000, 620);
+        editor.show();
+        ExperimentForm form;
+        form.set_experiment(e);
+        form.resize(420, 760);
+        form.show();
+        QVERIFY(editor.validation_error().isEmpty());
+        QVERIFY(editor.grab().save(QDir::temp().filePath("mantissa_editor.png")));
+        QVERIFY(form.grab().save(QDir::temp().filePath("mantissa_form.png")));
+        ModelSpec broken = e.model;
+        broken.layers[5].units = 100;
+        broken.layers.insert(broken.layers.begin() + 5, broken.layers[0]); // Conv2D after Flatten
+        editor.set_model(broken);
+        QVERIFY(!editor.validation_error().isEmpty());
+        QVERIFY(editor.grab().save(QDir::temp().filePath("mantissa_editor_error.png")));
+    }
+};
+
+QTEST_MAIN(TestGuiEditor)
+#include "tst_gui_editor.moc"

@@ -1,0 +1,174 @@
+// ChartsPanel: composes the five live charts in a two-column grid and feeds them from the
+// RunStore, coalescing the store's change signals into at most one redraw per 40 ms.
+#include "ui/charts/charts_panel.h"
+
+#include <QGridLayout>
+#include <QHash>
+#include <QLocale>
+#include <QTimer>
+#include <algorithm>
+#include <cmath>
+
+#include "ui/charts/loss_scale_chart.h"
+#include "ui/charts/memory_chart.h"
+#include "ui/charts/metric_chart.h"
+#include "ui/run_store.h"
+
+namespace mantissa::ui {
+
+namespace {
+
+constexpr int kRedrawIntervalMs = 40;
+
+ChartLine line_of(const RunRecord& run, const QString& role, ChartLine::Style style, bool smooth) {
+    ChartLine line;
+    line.run_id = run.id;
+    line.role = role;
+    line.name = run.name;
+    line.color = run.color;
+    line.style = style;
+    line.smooth = smooth;
+    line.version = (static_cast<quint64>(run.steps.size()) << 24) +
+                   static_cast<quint64>(run.epochs.size()) + 1;
+    return line;
+}
+
+// The step each epoch ended at: validation is plotted there.
+QHash<int, double> epoch_end_steps(const RunRecord& run) {
+    QHash<int, double> end;
+    for (const StepRecord& s : run.steps) end[s.epoch] = static_cast<double>(s.step);
+    return end;
+}
+
+double epoch_x(const RunRecord& run, const QHash<int, double>& ends, const EpochRecord& e) {
+    auto it = ends.constFind(e.epoch);
+    if (it != ends.constEnd()) return *it;
+    return static_cast<double>(e.epoch) *
+           static_cast<double>(std::max<std::int64_t>(run.steps_per_epoch, 1));
+}
+
+double median_of_tail(const QVector<StepRecord>& steps, double StepRecord::*field, int tail) {
+    QVector<double> values;
+    for (qsizetype i = std::max<qsizetype>(0, steps.size() - tail); i < steps.size(); ++i)
+        if (std::isfinite(steps[i].*field)) values.append(steps[i].*field);
+    if (values.isEmpty()) return 0;
+    auto mid = values.begin() + values.size() / 2;
+    std::nth_element(values.begin(), mid, values.end());
+    return *mid;
+}
+
+} // namespace
+
+ChartsPanel::ChartsPanel(RunStore* store, QWidget* parent) : QWidget(parent), m_store(store) {
+    m_loss = new MetricChart(tr("Loss · train (line), validation (dashed)"), tr("loss"), this);
+    m_accuracy = new MetricChart(tr("Accuracy · train (line), validation (dashed)"),
+                                 tr("accuracy (%)"), this);
+    m_accuracy->set_y_limits(0, 100);
+    m_step_time = new MetricChart(tr("Step time"), tr("ms per step"), this);
+    m_loss_scale = new LossScaleChart(this);
+    m_memory = new MemoryChart(this);
+
+    auto* grid = new QGridLayout(this);
+    grid->setContentsMargins(4, 4, 4, 4);
+    grid->setSpacing(6);
+    grid->addWidget(m_loss, 0, 0);
+    grid->addWidget(m_accuracy, 0, 1);
+    grid->addWidget(m_step_time, 1, 0);
+    grid->addWidget(m_loss_scale, 1, 1);
+    grid->addWidget(m_memory, 2, 0, 1, 2);
+    grid->setRowStretch(0, 3);
+    grid->setRowStretch(1, 3);
+    grid->setRowStretch(2, 2);
+
+    m_redraw_timer = new QTimer(this);
+    m_redraw_timer->setSingleShot(true);
+    m_redraw_timer->setInterval(kRedrawIntervalMs);
+    connect(m_redraw_timer, &QTimer::timeout, this, &ChartsPanel::redraw);
+    if (m_store) {
+        connect(m_store, &RunStore::run_added, this, &ChartsPanel::schedule_redraw);
+        connect(m_store, &RunStore::run_changed, this, &ChartsPanel::schedule_redraw);
+        connect(m_store, &RunStore::run_removed, this, &ChartsPanel::schedule_redraw);
+        connect(m_store, &RunStore::visibility_changed, this, &ChartsPanel::schedule_redraw);
+        connect(m_store, &QAbstractItemModel::modelReset, this, &ChartsPanel::schedule_redraw);
+    }
+    redraw();
+}
+
+void ChartsPanel::schedule_redraw() {
+    if (!m_redraw_timer->isActive()) m_redraw_timer->start();
+}
+
+void ChartsPanel::redraw() {
+    m_redraw_timer->stop();
+    QVector<const RunRecord*> runs;
+    if (m_store)
+        for (const RunRecord& run : m_store->runs())
+            if (run.visible) runs.append(&run);
+
+    QVector<ChartLine> loss, accuracy, step_time;
+    for (const RunRecord* run : runs) {
+        ChartLine train_loss = line_of(*run, tr("train loss"), ChartLine::Style::Line, true);
+        ChartLine train_acc = line_of(*run, tr("train accuracy"), ChartLine::Style::Line, true);
+        ChartLine ms = line_of(*run, tr("ms per step"), ChartLine::Style::Line, true);
+        train_loss.points.reserve(run->steps.size());
+        train_acc.points.reserve(run->steps.size());
+        ms.points.reserve(run->steps.size());
+        for (const StepRecord& s : run->steps) {
+            const double x = static_cast<double>(s.step);
+            train_loss.points.append(QPointF(x, s.loss));
+            train_acc.points.append(QPointF(x, s.accuracy * 100));
+            ms.points.append(QPointF(x, s.step_ms));
+        }
+        ChartLine val_loss =
+            line_of(*run, tr("validation loss"), ChartLine::Style::LineWithMarkers, false);
+        ChartLine val_acc =
+            line_of(*run, tr("validation accuracy"), ChartLine::Style::LineWithMarkers, false);
+        const QHash<int, double> ends = epoch_end_steps(*run);
+        for (const EpochRecord& e : run->epochs) {
+            const double x = epoch_x(*run, ends, e);
+            if (std::isfinite(e.val_loss)) val_loss.points.append(QPointF(x, e.val_loss));
+            if (std::isfinite(e.val_accuracy))
+                val_acc.points.append(QPointF(x, e.val_accuracy * 100));
+        }
+        loss.append(std::move(train_loss));
+        loss.append(std::move(val_loss));
+        accuracy.append(std::move(train_acc));
+        accuracy.append(std::move(val_acc));
+        step_time.append(std::move(ms));
+    }
+    m_loss->set_lines(std::move(loss));
+    m_accuracy->set_lines(std::move(accuracy));
+    m_step_time->set_lines(std::move(step_time));
+
+    QString step_title = tr("Step time");
+    for (auto it = runs.rbegin(); it != runs.rend(); ++it) {
+        const RunRecord& run = **it;
+        if (run.steps.isEmpty()) continue;
+        const double ms = median_of_tail(run.steps, &StepRecord::step_ms, 100);
+        const double rate = median_of_tail(run.steps, &StepRecord::samples_per_s, 100);
+        step_title = tr("Step time · run #%1: %2 ms, %3 samples/s")
+                         .arg(run.id)
+                         .arg(ms, 0, 'f', ms < 10 ? 2 : 1)
+                         .arg(QLocale().toString(rate, 'f', 0));
+        break;
+    }
+    m_step_time->set_title(step_title);
+    m_loss_scale->show_runs(runs);
+    m_memory->show_runs(runs);
+}
+
+MetricChart* ChartsPanel::chart(const QString& name) const {
+    if (name == QLatin1String("loss")) return m_loss;
+    if (name == QLatin1String("accuracy")) return m_accuracy;
+    if (name == QLatin1String("step_time")) return m_step_time;
+    if (name == QLatin1String("loss_scale")) return m_loss_scale;
+    return nullptr;
+}
+
+int ChartsPanel::drawn_points(const QString& chart_name, int run_id) const {
+    if (chart_name == QLatin1String("memory")) return m_memory->drawn_points(run_id);
+    const MetricChart* c = chart(chart_name);
+    return c ? c->drawn_points(run_id) : 0;
+}
+
+} // namespace mantissa::ui

@@ -1,0 +1,42 @@
+// ChartsPanel: the live charts of every visible run: loss (train and validation), accuracy
+// (train and validation), step time with samples/s, device memory stacked by category, and the
+// loss scale on a log2 axis with a marker on every skipped step. Reads RunStore; redraws on its
+// run_changed signals at most every 40 ms.
+#pragma once
+
+#include <QWidget>
+
+class QTimer;
+
+namespace mantissa::ui {
+
+class LossScaleChart;
+class MemoryChart;
+class MetricChart;
+class RunStore;
+
+class ChartsPanel final : public QWidget {
+    Q_OBJECT
+
+public:
+    explicit ChartsPanel(RunStore* store, QWidget* parent = nullptr);
+    // Number of points currently drawn for a run in the named chart ("loss", "accuracy",
+    // "step_time", "memory", "loss_scale"), for tests.
+    int drawn_points(const QString& chart, int run_id) const;
+    // Redraws every chart from the store now (the store's signals schedule this every 40 ms).
+    void redraw();
+    MetricChart* chart(const QString& name) const; // "loss", "accuracy", "step_time", "loss_scale"
+
+private:
+    void schedule_redraw();
+
+    RunStore* m_store = nullptr;
+    MetricChart* m_loss = nullptr;
+    MetricChart* m_accuracy = nullptr;
+    MetricChart* m_step_time = nullptr;
+    LossScaleChart* m_loss_scale = nullptr;
+    MemoryChart* m_memory = nullptr;
+    QTimer* m_redraw_timer = nullptr;
+};
+
+} // namespace mantissa::ui

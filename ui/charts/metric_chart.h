@@ -1,0 +1,110 @@
+// MetricChart: one metric of every visible run over training steps (loss, accuracy, step time,
+// loss scale), decimated per pixel column, with EMA smoothing, log-y, hover values, zoom and pan.
+#pragma once
+
+#include <QColor>
+#include <QHash>
+#include <QPointF>
+#include <QString>
+#include <QVector>
+#include <QWidget>
+#include <limits>
+
+class QAbstractAxis;
+class QCheckBox;
+class QChart;
+class QLabel;
+class QLogValueAxis;
+class QSlider;
+class QTimer;
+class QValueAxis;
+class QXYSeries;
+
+namespace mantissa::ui {
+
+class MetricChartView;
+
+// One line of a chart: a run's training curve, its validation points or its skipped-step marks.
+struct ChartLine {
+    enum class Style { Line, LineWithMarkers, Markers };
+    int run_id = 0;
+    QString role;            // "train", "val", "skipped": one series per (run_id, role)
+    QString name;            // the run's name, shown in the hover tooltip
+    QColor color;            // the run's colour
+    QVector<QPointF> points; // (step, value), sorted by step
+    Style style = Style::Line;
+    bool smooth = false; // the smoothing slider applies (raw drawn faint, smoothed solid)
+    // Non-zero: a line whose run, role and version match the drawn one is unchanged, and is
+    // neither copied nor smoothed again (the panel passes the run's step and epoch counts).
+    quint64 version = 0;
+};
+
+class MetricChart : public QWidget {
+    Q_OBJECT
+
+public:
+    explicit MetricChart(const QString& title, const QString& y_title, QWidget* parent = nullptr);
+    ~MetricChart() override;
+
+    void set_title(const QString& title);
+    void set_lines(QVector<ChartLine> lines); // replaces every line and redraws
+    // A fixed logarithmic y axis of this base (2 for the loss scale); hides the log-y toggle.
+    void set_fixed_log_base(double base);
+    // Autoscaling never pads past these (accuracy: 0 and 100); data outside still shows.
+    void set_y_limits(double floor, double ceiling);
+    void set_smoothing_enabled(bool enabled); // shows or hides the slider
+    void set_smoothing(double weight);        // 0 .. 0.99
+    double smoothing() const { return m_smoothing; }
+    void set_log_y(bool on);
+    bool log_y() const { return m_log_y; }
+    void reset_zoom();
+    bool zoomed() const { return m_zoomed; } // the user zoomed or panned away from the data
+
+    int drawn_points(int run_id) const; // points in all of the run's series right now
+    int drawn_points(int run_id, const QString& role) const;
+    QChart* chart() const { return m_chart; }
+
+protected:
+    void resizeEvent(QResizeEvent* event) override;
+
+private:
+    struct Drawn {
+        QXYSeries* raw = nullptr;      // the data (faint when smoothed)
+        QXYSeries* smoothed = nullptr; // only for smooth lines
+        ChartLine line;                // its full-resolution data
+        QVector<QPointF> smooth_points;
+        QVector<QPointF> raw_drawn, smooth_drawn; // what the series hold now
+    };
+
+    void redraw();
+    void schedule_redraw();
+    void on_user_range_change();
+    void attach_y_axis(QAbstractAxis* axis);
+    void update_ranges();
+    void show_tooltip(const Drawn& drawn, const QPointF& point, bool state);
+    QXYSeries* make_series(const ChartLine& line, bool faint, bool smoothed_curve);
+    int plot_columns() const;
+    static QString key(int run_id, const QString& role);
+
+    QChart* m_chart = nullptr;
+    MetricChartView* m_view = nullptr;
+    QValueAxis* m_x = nullptr;
+    QValueAxis* m_y_linear = nullptr;
+    QLogValueAxis* m_y_log = nullptr;
+    QSlider* m_smoothing_slider = nullptr;
+    QLabel* m_smoothing_label = nullptr;
+    QCheckBox* m_log_box = nullptr;
+    QTimer* m_rescale_timer = nullptr;
+    QHash<QString, Drawn> m_drawn;
+    double m_smoothing = 0.6;
+    double m_fixed_base = 10;
+    double m_y_floor = -std::numeric_limits<double>::infinity();
+    double m_y_ceiling = std::numeric_limits<double>::infinity();
+    bool m_smoothing_enabled = true;
+    bool m_log_y = false;
+    bool m_fixed_log = false;
+    bool m_zoomed = false;        // the user zoomed or panned: keep the axis ranges
+    bool m_setting_range = false; // our own setRange calls, not the user's
+};
+
+} // namespace mantissa::ui

@@ -1,0 +1,67 @@
+// ExperimentForm: the run settings: global policy, loss scaling (mode, initial scale, growth
+// interval; Keras and PyTorch presets), optimizer (type, learning rate and its parameters),
+// batch size, epochs, seed, and TF32 / graph switches (enabled for CUDA devices only).
+#pragma once
+
+#include <QWidget>
+
+#include "core/train/experiment.h"
+
+class QCheckBox;
+class QComboBox;
+class QDoubleSpinBox;
+class QFormLayout;
+class QLineEdit;
+class QSpinBox;
+
+namespace mantissa::ui {
+
+class ExperimentForm final : public QWidget {
+    Q_OBJECT
+
+public:
+    explicit ExperimentForm(QWidget* parent = nullptr);
+
+    // Everything but the model and the device is read from / written to the form.
+    void set_experiment(const Experiment& experiment);
+    Experiment apply_to(Experiment experiment) const;
+    void set_cuda_options_enabled(bool enabled);
+
+signals:
+    void changed();
+
+private:
+    void set_loss_scale(const LossScaleConfig& config);
+    void set_optimizer(const OptimizerConfig& config);
+    void on_optimizer_type_changed();
+    void update_visibility();
+    void notify();
+
+    bool m_filling = false;       // set_experiment is filling the form: no changed()
+    LossScaleConfig m_loss_scale; // factor and floor, which the form does not show
+    OptimizerConfig m_optimizer;  // fields of the type that the form does not show
+
+    QComboBox* m_policy = nullptr;
+    QComboBox* m_loss_mode = nullptr;
+    QDoubleSpinBox* m_loss_initial = nullptr;
+    QSpinBox* m_growth_interval = nullptr;
+    QFormLayout* m_loss_form = nullptr;
+    QComboBox* m_optimizer_type = nullptr;
+    QDoubleSpinBox* m_learning_rate = nullptr;
+    QDoubleSpinBox* m_momentum = nullptr;
+    QCheckBox* m_nesterov = nullptr;
+    QDoubleSpinBox* m_rho = nullptr;
+    QCheckBox* m_centered = nullptr;
+    QDoubleSpinBox* m_beta_1 = nullptr;
+    QDoubleSpinBox* m_beta_2 = nullptr;
+    QLineEdit* m_epsilon = nullptr;
+    QDoubleSpinBox* m_weight_decay = nullptr;
+    QFormLayout* m_optimizer_form = nullptr;
+    QSpinBox* m_batch_size = nullptr;
+    QSpinBox* m_epochs = nullptr;
+    QLineEdit* m_seed = nullptr;
+    QCheckBox* m_tf32 = nullptr;
+    QCheckBox* m_graph = nullptr;
+};
+
+} // namespace mantissa::ui

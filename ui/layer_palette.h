@@ -1,0 +1,27 @@
+// LayerPalette: one button per layer type (Dense, Conv2D, MaxPool2D, Flatten, Dropout, Activation)
+// with a one-sentence tooltip; clicking asks the stack editor to add that layer.
+#pragma once
+
+#include <QString>
+#include <QWidget>
+
+#include "core/nn/layer_spec.h"
+
+namespace mantissa::ui {
+
+// A sentence about what a layer type does, for tooltips.
+QString layer_type_description(LayerType type);
+// The layer a palette click adds: sensible defaults (Dense 128 relu, Conv2D 32 3x3 relu, ...).
+LayerSpec default_layer(LayerType type);
+
+class LayerPalette final : public QWidget {
+    Q_OBJECT
+
+public:
+    explicit LayerPalette(QWidget* parent = nullptr);
+
+signals:
+    void add_requested(mantissa::LayerType type);
+};
+
+} // namespace mantissa::ui

@@ -1,0 +1,422 @@
+// LayerStackEditor: palette, table with inline field/dtype editors, remove/reorder, and the live
+// analysis (shape, params, error at the layer) plus lint after every change.
+#include "ui/layer_stack_editor.h"
+
+#include <QAbstractItemView>
+#include <QComboBox>
+#include <QDropEvent>
+#include <QHBoxLayout>
+#include <QHeaderView>
+#include <QKeyEvent>
+#include <QLabel>
+#include <QListWidget>
+#include <QPushButton>
+#include <QStyle>
+#include <QTableWidget>
+#include <QTimer>
+#include <QVBoxLayout>
+#include <algorithm>
+#include <functional>
+
+#include "core/error.h"
+#include "core/nn/model.h"
+#include "core/numeric/policy.h"
+#include "core/plan/lint.h"
+#include "ui/layer_fields_widget.h"
+#include "ui/layer_palette.h"
+
+namespace mantissa::ui {
+
+namespace {
+
+enum Column { ColIndex, ColType, ColSettings, ColDtype, ColShape, ColParams, ColCount };
+
+// A table whose rows move by drag and drop: the drop is reported, the editor moves the layer
+// and rebuilds, so the spec stays the single source of truth.
+class StackTable final : public QTableWidget {
+public:
+    using QTableWidget::QTableWidget;
+    std::function<void(int, int)> on_row_dropped;
+
+protected:
+    void dropEvent(QDropEvent* event) override {
+        if (event->source() != this) return QTableWidget::dropEvent(event);
+        const int from = currentRow();
+        const QModelIndex index = indexAt(event->position().toPoint());
+        int target = rowCount();
+        if (index.isValid()) {
+            target = index.row();
+            if (dropIndicatorPosition() == QAbstractItemView::BelowItem) ++target;
+        }
+        event->setDropAction(Qt::IgnoreAction);
+        event->accept();
+        if (from < 0 || !on_row_dropped) return;
+        const int to = target > from ? target - 1 : target;
+        if (to == from) return;
+        // Rebuild after the drag finishes (the view is still inside QDrag::exec).
+        QTimer::singleShot(0, this, [this, from, to] { on_row_dropped(from, to); });
+    }
+};
+
+QString dtype_tooltip(const QString& name, const QString& global) {
+    try {
+        if (name == QLatin1String("global"))
+            return QObject::tr("Use the global policy (%1): %2")
+                .arg(global, QString::fromStdString(
+                                 policy_description(policy_from_name(global.toStdString()))));
+        return QString::fromStdString(policy_description(policy_from_name(name.toStdString())));
+    } catch (const Error&) {
+        return {};
+    }
+}
+
+QString format_params(std::int64_t n) {
+    return QLocale(QLocale::English, QLocale::UnitedStates).toString(static_cast<qlonglong>(n));
+}
+
+} // namespace
+
+LayerStackEditor::LayerStackEditor(QWidget* parent) : QWidget(parent) {
+    auto* outer = new QVBoxLayout(this);
+
+    m_palette = new LayerPalette(this);
+    m_palette->setObjectName("palette");
+    connect(m_palette, &LayerPalette::add_requested, this, &LayerStackEditor::add_layer);
+    outer->addWidget(m_palette);
+
+    auto* middle = new QHBoxLayout;
+    auto* table = new StackTable(0, ColCount, this);
+    m_table = table;
+    m_table->setObjectName("layer_table");
+    m_table->setHorizontalHeaderLabels(
+        {tr("#"), tr("Type"), tr("Settings"), tr("dtype"), tr("Output shape"), tr("Params")});
+    m_table->horizontalHeaderItem(ColIndex)->setToolTip(tr("Position in the stack; a red mark "
+                                                           "means the layer does not fit."));
+    m_table->horizontalHeaderItem(ColType)->setToolTip(tr("Layer type and its name."));
+    m_table->horizontalHeaderItem(ColSettings)
+        ->setToolTip(tr("The layer's settings; edit them "
+                        "in place."));
+    m_table->horizontalHeaderItem(ColDtype)->setToolTip(
+        tr("The layer's dtype policy; \"global\" follows the experiment's policy."));
+    m_table->horizontalHeaderItem(ColShape)->setToolTip(
+        tr("Output shape per example (without the batch dimension)."));
+    m_table->horizontalHeaderItem(ColParams)->setToolTip(tr("Trainable parameters (weights and "
+                                                            "biases) of the layer."));
+    m_table->verticalHeader()->setVisible(false);
+    m_table->verticalHeader()->setDefaultSectionSize(m_table->fontMetrics().height() + 18);
+    m_table->setSelectionBehavior(QAbstractItemView::SelectRows);
+    m_table->setSelectionMode(QAbstractItemView::SingleSelection);
+    m_table->setEditTriggers(QAbstractItemView::NoEditTriggers);
+    m_table->setDragEnabled(true);
+    m_table->setAcceptDrops(true);
+    m_table->viewport()->setAcceptDrops(true);
+    m_table->setDragDropMode(QAbstractItemView::InternalMove);
+    m_table->setDragDropOverwriteMode(false);
+    m_table->setDropIndicatorShown(true);
+    m_table->setAlternatingRowColors(true);
+    QHeaderView* header = m_table->horizontalHeader();
+    header->setSectionResizeMode(QHeaderView::ResizeToContents);
+    header->setSectionResizeMode(ColSettings, QHeaderView::Interactive);
+    header->setStretchLastSection(true);
+    m_table->installEventFilter(this);
+    table->on_row_dropped = [this](int from, int to) { move_row(from, to); };
+    connect(m_table, &QTableWidget::itemSelectionChanged, this, &LayerStackEditor::update_buttons);
+    middle->addWidget(m_table, 1);
+
+    auto* buttons = new QHBoxLayout;
+    m_remove = new QPushButton(style()->standardIcon(QStyle::SP_TrashIcon), tr("Remove"), this);
+    m_remove->setObjectName("remove_layer");
+    m_remove->setToolTip(tr("Remove the selected layer (Delete)."));
+    m_up = new QPushButton(style()->standardIcon(QStyle::SP_ArrowUp), tr("Move up"), this);
+    m_up->setObjectName("move_up");
+    m_up->setToolTip(tr("Move the selected layer one place up (Ctrl+Up); rows can also be "
+                        "dragged."));
+    m_down = new QPushButton(style()->standardIcon(QStyle::SP_ArrowDown), tr("Move down"), this);
+    m_down->setObjectName("move_down");
+    m_down->setToolTip(tr("Move the selected layer one place down (Ctrl+Down)."));
+    connect(m_remove, &QPushButton::clicked, this, &LayerStackEditor::remove_selected);
+    connect(m_up, &QPushButton::clicked, this, [this] { move_selected(-1); });
+    connect(m_down, &QPushButton::clicked, this, [this] { move_selected(+1); });
+    buttons->addWidget(m_remove);
+    buttons->addWidget(m_up);
+    buttons->addWidget(m_down);
+    buttons->addStretch(1);
+    outer->addLayout(middle, 3);
+    outer->addLayout(buttons);
+
+    m_message = new QLabel(this);
+    m_message->setObjectName("stack_message");
+    m_message->setWordWrap(true);
+    m_message->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    outer->addWidget(m_message);
+
+    m_totals = new QLabel(this);
+    m_totals->setObjectName("stack_totals");
+    outer->addWidget(m_totals);
+
+    auto* lint_title = new QLabel(tr("<b>Mixed-precision hints</b>"), this);
+    lint_title->setToolTip(tr("Checks from the Keras mixed-precision guide; nothing is changed "
+                              "for you."));
+    outer->addWidget(lint_title);
+    m_lint = new QListWidget(this);
+    m_lint->setObjectName("lint");
+    m_lint->setWordWrap(true);
+    m_lint->setToolTip(lint_title->toolTip());
+    outer->addWidget(m_lint, 1);
+
+    rebuild_table(-1);
+}
+
+void LayerStackEditor::set_model(const ModelSpec& model) {
+    m_spec = model;
+    rebuild_table(-1);
+}
+
+ModelSpec LayerStackEditor::model() const {
+    return m_spec;
+}
+
+void LayerStackEditor::set_context(const QString& global_policy,
+                                   const LossScaleConfig& loss_scale) {
+    m_global_policy = global_policy;
+    m_loss_scale = loss_scale;
+    for (int row = 0; row < m_table->rowCount(); ++row) {
+        if (auto* combo = qobject_cast<QComboBox*>(m_table->cellWidget(row, ColDtype))) {
+            combo->setItemText(0, tr("global"));
+            combo->setItemData(0, dtype_tooltip("global", m_global_policy), Qt::ToolTipRole);
+        }
+    }
+    refresh_analysis(false);
+}
+
+QString LayerStackEditor::validation_error() const {
+    return m_error;
+}
+
+int LayerStackEditor::selected_row() const {
+    const QList<QTableWidgetSelectionRange> ranges = m_table->selectedRanges();
+    if (!ranges.isEmpty()) return ranges.first().topRow();
+    return -1;
+}
+
+void LayerStackEditor::add_layer(LayerType type) {
+    const int selected = selected_row();
+    const int at = selected >= 0 ? selected + 1 : static_cast<int>(m_spec.layers.size());
+    m_spec.layers.insert(m_spec.layers.begin() + at, default_layer(type));
+    rebuild_table(at);
+}
+
+void LayerStackEditor::remove_selected() {
+    const int row = selected_row();
+    if (row < 0 || row >= static_cast<int>(m_spec.layers.size())) return;
+    m_spec.layers.erase(m_spec.layers.begin() + row);
+    const int count = static_cast<int>(m_spec.layers.size());
+    rebuild_table(count == 0 ? -1 : std::min(row, count - 1));
+}
+
+void LayerStackEditor::move_selected(int delta) {
+    const int row = selected_row();
+    if (row < 0) return;
+    move_row(row, row + delta);
+}
+
+void LayerStackEditor::move_row(int from, int to) {
+    const int count = static_cast<int>(m_spec.layers.size());
+    if (from < 0 || from >= count || to < 0 || to >= count || from == to) return;
+    LayerSpec layer = m_spec.layers[from];
+    m_spec.layers.erase(m_spec.layers.begin() + from);
+    m_spec.layers.insert(m_spec.layers.begin() + to, layer);
+    rebuild_table(to);
+}
+
+void LayerStackEditor::set_dtype(int row, const QString& dtype) {
+    if (row < 0 || row >= static_cast<int>(m_spec.layers.size())) return;
+    if (dtype.isEmpty() || dtype == QLatin1String("global"))
+        m_spec.layers[row].dtype.reset();
+    else
+        m_spec.layers[row].dtype = dtype.toStdString();
+    refresh_analysis();
+}
+
+void LayerStackEditor::rebuild_table(int select_row) {
+    const QSignalBlocker blocker(m_table);
+    m_table->clearContents();
+    m_table->setRowCount(static_cast<int>(m_spec.layers.size()));
+    for (int row = 0; row < m_table->rowCount(); ++row) {
+        const LayerSpec& layer = m_spec.layers[row];
+        for (int col : {ColIndex, ColType, ColShape, ColParams}) {
+            auto* item = new QTableWidgetItem;
+            item->setFlags(Qt::ItemIsSelectable | Qt::ItemIsEnabled | Qt::ItemIsDragEnabled);
+            if (col == ColIndex || col == ColParams)
+                item->setTextAlignment(Qt::AlignRight | Qt::AlignVCenter);
+            m_table->setItem(row, col, item);
+        }
+        m_table->item(row, ColType)->setData(Qt::UserRole, layer_type_description(layer.type));
+
+        auto* fields = new LayerFieldsWidget(layer);
+        connect(fields, &LayerFieldsWidget::spec_changed, this,
+                [this, fields](const LayerSpec& spec) {
+                    for (int r = 0; r < m_table->rowCount(); ++r)
+                        if (m_table->cellWidget(r, ColSettings) == fields) {
+                            m_spec.layers[r] = spec;
+                            // The dtype lives in its own combo; keep it.
+                            refresh_analysis();
+                            return;
+                        }
+                });
+        m_table->setCellWidget(row, ColSettings, fields);
+
+        auto* dtype = new QComboBox;
+        dtype->setObjectName("dtype");
+        dtype->addItem(tr("global"), QStringLiteral("global"));
+        dtype->setItemData(0, dtype_tooltip("global", m_global_policy), Qt::ToolTipRole);
+        for (const Policy& policy : all_policies()) {
+            const QString name = QString::fromStdString(policy.name);
+            dtype->addItem(name, name);
+            dtype->setItemData(dtype->count() - 1, dtype_tooltip(name, m_global_policy),
+                               Qt::ToolTipRole);
+        }
+        const QString current =
+            layer.dtype ? QString::fromStdString(*layer.dtype) : QStringLiteral("global");
+        int index = dtype->findData(current);
+        if (index < 0) { // an unknown name from a file: keep it visible so the error makes sense
+            dtype->addItem(current, current);
+            index = dtype->count() - 1;
+        }
+        dtype->setCurrentIndex(index);
+        dtype->setToolTip(tr("This layer's dtype policy; \"global\" follows the experiment."));
+        connect(dtype, &QComboBox::currentIndexChanged, this, [this, dtype](int i) {
+            for (int r = 0; r < m_table->rowCount(); ++r)
+                if (m_table->cellWidget(r, ColDtype) == dtype) {
+                    set_dtype(r, dtype->itemData(i).toString());
+                    return;
+                }
+        });
+        m_table->setCellWidget(row, ColDtype, dtype);
+    }
+    // The settings column is as wide as the widest inline editor, so no combo is cut off.
+    int settings_width = m_table->horizontalHeader()->sectionSizeHint(ColSettings);
+    for (int row = 0; row < m_table->rowCount(); ++row)
+        settings_width =
+            std::max(settings_width, m_table->cellWidget(row, ColSettings)->sizeHint().width());
+    m_table->horizontalHeader()->resizeSection(ColSettings, settings_width + 8);
+    if (select_row >= 0 && select_row < m_table->rowCount()) {
+        m_table->selectRow(select_row);
+        m_table->setCurrentCell(select_row, ColType);
+    }
+    refresh_analysis();
+    update_buttons();
+}
+
+void LayerStackEditor::refresh_analysis(bool notify) {
+    Policy global;
+    try {
+        global = policy_from_name(m_global_policy.toStdString());
+    } catch (const Error&) {
+        global = policy_from_name("float32");
+    }
+    ModelAnalysis analysis;
+    std::vector<LintMessage> lint;
+    try {
+        const Model model(m_spec, global);
+        analysis = model.analyze();
+        lint = lint_model(model, resolve_loss_scale(m_loss_scale, global));
+    } catch (const Error& e) {
+        analysis.error = e.what();
+    }
+    m_error = QString::fromStdString(analysis.error);
+
+    const QColor error_background(220, 40, 40, 70);
+    const QIcon error_icon = style()->standardIcon(QStyle::SP_MessageBoxCritical);
+    for (int row = 0; row < m_table->rowCount(); ++row) {
+        const LayerAnalysis* entry = row < static_cast<int>(analysis.layers.size())
+                                         ? &analysis.layers[static_cast<std::size_t>(row)]
+                                         : nullptr;
+        const bool failed = entry && !entry->error.empty();
+        const LayerType type = m_spec.layers[static_cast<std::size_t>(row)].type;
+        QString type_text = QString::fromLatin1(layer_type_name(type));
+        if (entry && !entry->name.empty())
+            type_text += QStringLiteral("  ") + QString::fromStdString(entry->name);
+
+        QTableWidgetItem* index = m_table->item(row, ColIndex);
+        index->setText(QString::number(row + 1));
+        index->setIcon(failed ? error_icon : QIcon());
+        index->setData(Qt::UserRole, failed); // the error marker, for tests and delegates
+        m_table->item(row, ColType)->setText(type_text);
+        // A layer that fits but leaves the wrong output (not 10 classes) still shows its shape.
+        const bool has_shape = entry && !entry->output_shape.empty();
+        m_table->item(row, ColShape)
+            ->setText(has_shape ? QString::fromStdString(shape_str(entry->output_shape))
+                      : failed  ? tr("does not fit")
+                                : QStringLiteral("–"));
+        m_table->item(row, ColParams)
+            ->setText(has_shape ? format_params(entry->params) : QStringLiteral("–"));
+        const QString tip = failed ? QString::fromStdString(entry->error)
+                                   : m_table->item(row, ColType)->data(Qt::UserRole).toString();
+        for (int col : {ColIndex, ColType, ColShape, ColParams}) {
+            QTableWidgetItem* item = m_table->item(row, col);
+            item->setToolTip(tip);
+            item->setBackground(failed ? QBrush(error_background) : QBrush());
+            item->setForeground(failed && col == ColShape ? QBrush(QColor(200, 0, 0)) : QBrush());
+        }
+    }
+
+    if (m_error.isEmpty()) {
+        m_message->setStyleSheet(QStringLiteral("color: #2e7d32;"));
+        m_message->setText(tr("✔ The stack fits: 28×28×1 images in, 10 class scores out."));
+    } else {
+        m_message->setStyleSheet(QStringLiteral("color: #c62828; font-weight: bold;"));
+        m_message->setText(QStringLiteral("✖ ") + m_error);
+    }
+    m_totals->setText(m_error.isEmpty()
+                          ? tr("Total parameters: %1").arg(format_params(analysis.total_params))
+                          : tr("Total parameters: – (fix the stack first)"));
+
+    m_lint->clear();
+    for (const LintMessage& message : lint) {
+        const bool warning = message.severity == LintSeverity::Warning;
+        QString text = QString::fromStdString(message.text);
+        if (!message.layer.empty()) text = QString::fromStdString(message.layer) + ": " + text;
+        auto* item =
+            new QListWidgetItem(style()->standardIcon(warning ? QStyle::SP_MessageBoxWarning
+                                                              : QStyle::SP_MessageBoxInformation),
+                                text, m_lint);
+        item->setToolTip(text);
+    }
+    if (lint.empty()) {
+        auto* item = new QListWidgetItem(tr("No hints for this stack and policy."), m_lint);
+        item->setFlags(Qt::NoItemFlags);
+    }
+    if (notify) emit model_changed();
+}
+
+void LayerStackEditor::update_buttons() {
+    const int row = selected_row();
+    const int count = m_table->rowCount();
+    m_remove->setEnabled(row >= 0);
+    m_up->setEnabled(row > 0);
+    m_down->setEnabled(row >= 0 && row + 1 < count);
+}
+
+bool LayerStackEditor::eventFilter(QObject* watched, QEvent* event) {
+    if (watched == m_table && event->type() == QEvent::KeyPress) {
+        const auto* key = static_cast<QKeyEvent*>(event);
+        if (key->key() == Qt::Key_Delete || key->key() == Qt::Key_Backspace) {
+            remove_selected();
+            return true;
+        }
+        if (key->modifiers() & Qt::ControlModifier) {
+            if (key->key() == Qt::Key_Up) {
+                move_selected(-1);
+                return true;
+            }
+            if (key->key() == Qt::Key_Down) {
+                move_selected(+1);
+                return true;
+            }
+        }
+    }
+    return QWidget::eventFilter(watched, event);
+}
+
+} // namespace mantissa::ui

@@ -1,0 +1,67 @@
+// LayerStackEditor: builds the layer stack: add from a palette (Dense, Conv2D, MaxPool2D,
+// Flatten, Dropout, Activation), remove, reorder (drag and keyboard), edit each layer's fields and
+// dtype; a live column shows output shape and parameter count; errors appear at the layer.
+#pragma once
+
+#include <QWidget>
+
+#include "core/nn/layer_spec.h"
+#include "core/optim/loss_scale.h"
+
+class QLabel;
+class QListWidget;
+class QPushButton;
+class QTableWidget;
+
+namespace mantissa::ui {
+
+class LayerPalette;
+
+class LayerStackEditor final : public QWidget {
+    Q_OBJECT
+
+public:
+    explicit LayerStackEditor(QWidget* parent = nullptr);
+
+    void set_model(const ModelSpec& model);
+    ModelSpec model() const;
+    // The global policy and loss scaling decide per-layer policies and the lint messages.
+    void set_context(const QString& global_policy, const LossScaleConfig& loss_scale);
+    // Empty when the stack is valid; else why not ("dense_1: ... add a Flatten layer"), for the
+    // Train button's tooltip.
+    QString validation_error() const;
+
+signals:
+    void model_changed();
+
+protected:
+    bool eventFilter(QObject* watched, QEvent* event) override;
+
+private:
+    void add_layer(LayerType type);
+    void remove_selected();
+    void move_selected(int delta);
+    void move_row(int from, int to);
+    void rebuild_table(int select_row);
+    void set_dtype(int row, const QString& dtype);
+    // Re-runs Model::analyze and lint and fills the computed columns; `notify` emits model_changed.
+    void refresh_analysis(bool notify = true);
+    int selected_row() const;
+    void update_buttons();
+
+    ModelSpec m_spec;
+    QString m_global_policy = QStringLiteral("float32");
+    LossScaleConfig m_loss_scale;
+    QString m_error;
+
+    LayerPalette* m_palette = nullptr;
+    QTableWidget* m_table = nullptr;
+    QPushButton* m_remove = nullptr;
+    QPushButton* m_up = nullptr;
+    QPushButton* m_down = nullptr;
+    QLabel* m_message = nullptr;
+    QLabel* m_totals = nullptr;
+    QListWidget* m_lint = nullptr;
+};
+
+} // namespace mantissa::ui

@@ -1,0 +1,304 @@
+// MainWindow: layout and wiring. Errors become banner messages and the window stays usable;
+// Train is disabled, with the reason in its tooltip, while the stack does not fit.
+#include "ui/main_window.h"
+
+#include <QAction>
+#include <QApplication>
+#include <QComboBox>
+#include <QFile>
+#include <QFileDialog>
+#include <QHeaderView>
+#include <QLabel>
+#include <QPlainTextEdit>
+#include <QProgressBar>
+#include <QScrollArea>
+#include <QSplitter>
+#include <QStatusBar>
+#include <QTabWidget>
+#include <QTableView>
+#include <QToolBar>
+#include <QVBoxLayout>
+
+#include "core/backend/factory/backend_factory.h"
+#include "core/error.h"
+#include "ui/charts/charts_panel.h"
+#include "ui/compare_queue.h"
+#include "ui/comparison_model.h"
+#include "ui/error_banner.h"
+#include "ui/experiment_form.h"
+#include "ui/layer_stack_editor.h"
+#include "ui/policy_picker.h"
+#include "ui/run_store.h"
+#include "ui/training_controller.h"
+
+namespace mantissa::ui {
+
+MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
+    setWindowTitle("Mantissa — mixed-precision training studio");
+    m_store = new RunStore(this);
+    m_controller = new TrainingController(this);
+    m_comparison = new ComparisonModel(m_store, this);
+
+    // Left: the model and its settings. Centre: charts. Bottom: runs, comparison, log.
+    m_editor = new LayerStackEditor;
+    m_form = new ExperimentForm;
+    auto* form_scroll = new QScrollArea;
+    form_scroll->setWidget(m_form);
+    form_scroll->setWidgetResizable(true);
+    form_scroll->setFrameShape(QFrame::NoFrame);
+    auto* left = new QTabWidget;
+    left->addTab(m_editor, "Model");
+    left->addTab(form_scroll, "Settings");
+    left->setMinimumWidth(430);
+
+    m_charts = new ChartsPanel(m_store);
+    m_banner = new ErrorBanner;
+    auto* centre = new QWidget;
+    auto* centre_layout = new QVBoxLayout(centre);
+    centre_layout->setContentsMargins(0, 0, 0, 0);
+    centre_layout->addWidget(m_banner);
+    centre_layout->addWidget(m_charts, 1);
+
+    m_runs_view = new QTableView;
+    m_runs_view->setModel(m_store);
+    m_runs_view->horizontalHeader()->setStretchLastSection(true);
+    m_runs_view->verticalHeader()->hide();
+    m_runs_view->setSelectionBehavior(QAbstractItemView::SelectRows);
+    auto* comparison_view = new QTableView;
+    comparison_view->setModel(m_comparison);
+    comparison_view->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
+    comparison_view->verticalHeader()->hide();
+    m_log = new QPlainTextEdit;
+    m_log->setReadOnly(true);
+    m_log->setMaximumBlockCount(5000);
+    m_log->setFont(QFont("monospace"));
+    auto* bottom = new QTabWidget;
+    bottom->addTab(m_runs_view, "Runs");
+    bottom->addTab(comparison_view, "Comparison");
+    bottom->addTab(m_log, "Log");
+
+    auto* right = new QSplitter(Qt::Vertical);
+    right->addWidget(centre);
+    right->addWidget(bottom);
+    right->setStretchFactor(0, 3);
+    right->setStretchFactor(1, 1);
+    auto* main = new QSplitter(Qt::Horizontal);
+    main->addWidget(left);
+    main->addWidget(right);
+    main->setStretchFactor(1, 1);
+    setCentralWidget(main);
+
+    m_progress = new QProgressBar;
+    m_progress->setMaximumWidth(260);
+    m_progress->setFormat("epoch %v%");
+    m_progress->setRange(0, 100);
+    m_progress->setValue(0);
+    m_status = new QLabel("Ready");
+    statusBar()->addWidget(m_status, 1);
+    statusBar()->addPermanentWidget(m_progress);
+
+    m_compare = new CompareQueue(m_store, m_controller, this);
+    build_toolbar();
+    wire_training();
+    connect(m_editor, &LayerStackEditor::model_changed, this, &MainWindow::update_actions);
+    connect(m_form, &ExperimentForm::changed, this, [this] {
+        const Experiment e = current_experiment();
+        m_editor->set_context(QString::fromStdString(e.policy), e.loss_scale);
+        update_actions();
+    });
+
+    // First launch: a ready experiment; one click on Train shows curves within seconds.
+    const bool gpu = m_device->currentData().toString().startsWith("cuda");
+    load_experiment_file(gpu ? ":/experiments/seed-mlp.json" : ":/experiments/mlp-small.json");
+    resize(1500, 950);
+}
+
+MainWindow::~MainWindow() = default;
+
+void MainWindow::build_toolbar() {
+    QToolBar* bar = addToolBar("Main");
+    bar->setMovable(false);
+    bar->setToolButtonStyle(Qt::ToolButtonTextBesideIcon);
+    QAction* open = bar->addAction(style()->standardIcon(QStyle::SP_DialogOpenButton), "Open…");
+    open->setShortcut(QKeySequence::Open);
+    open->setToolTip("Open an experiment file (Ctrl+O)");
+    connect(open, &QAction::triggered, this, [this] {
+        const QString path =
+            QFileDialog::getOpenFileName(this, "Open experiment", {}, "Experiments (*.json)");
+        if (!path.isEmpty()) load_experiment_file(path);
+    });
+    QAction* save = bar->addAction(style()->standardIcon(QStyle::SP_DialogSaveButton), "Save…");
+    save->setShortcut(QKeySequence::Save);
+    save->setToolTip("Save the experiment as JSON (Ctrl+S)");
+    connect(save, &QAction::triggered, this, [this] {
+        const QString path = QFileDialog::getSaveFileName(
+            this, "Save experiment", QString::fromStdString(m_base.name) + ".json",
+            "Experiments (*.json)");
+        if (path.isEmpty()) return;
+        try {
+            save_experiment(current_experiment(), path.toStdString());
+            log("saved " + path);
+        } catch (const Error& e) {
+            m_banner->show_error("Could not save the experiment.", e.what());
+        }
+    });
+    bar->addSeparator();
+    bar->addWidget(new QLabel(" Device: "));
+    m_device = new QComboBox;
+    m_device->setToolTip("Where to train: the CPU engine emulates 16-bit floats bit for bit; a GPU "
+                         "runs them natively");
+    for (const DeviceInfo& device : available_devices())
+        m_device->addItem(QString::fromStdString(device.name), QString::fromStdString(device.id));
+    m_device->setCurrentIndex(m_device->count() > 1 ? 1 : 0);
+    connect(m_device, &QComboBox::currentIndexChanged, this, [this] {
+        m_form->set_cuda_options_enabled(m_device->currentData().toString().startsWith("cuda"));
+    });
+    bar->addWidget(m_device);
+    bar->addSeparator();
+    m_train = bar->addAction(style()->standardIcon(QStyle::SP_MediaPlay), "Train");
+    m_train->setShortcut(QKeySequence("Ctrl+R"));
+    connect(m_train, &QAction::triggered, this, &MainWindow::train);
+    m_pause = bar->addAction(style()->standardIcon(QStyle::SP_MediaPause), "Pause");
+    m_pause->setShortcut(QKeySequence(Qt::Key_Space));
+    m_pause->setCheckable(true);
+    m_pause->setToolTip("Pause or resume between steps (Space)");
+    connect(m_pause, &QAction::toggled, this,
+            [this](bool paused) { paused ? m_controller->pause() : m_controller->resume(); });
+    m_stop = bar->addAction(style()->standardIcon(QStyle::SP_MediaStop), "Stop");
+    m_stop->setToolTip("Stop after the current step and keep the run's metrics");
+    connect(m_stop, &QAction::triggered, this, [this] {
+        m_compare->cancel();
+        m_controller->stop();
+    });
+    bar->addSeparator();
+    m_compare_action = bar->addAction("Compare policies…");
+    m_compare_action->setToolTip(
+        "Train this model once per chosen policy and fill the comparison table");
+    connect(m_compare_action, &QAction::triggered, this, [this] { compare_policies({}); });
+    update_actions();
+}
+
+void MainWindow::wire_training() {
+    TrainingController* c = m_controller;
+    connect(
+        c, &TrainingController::run_started, this,
+        [this](int id, const QString& device, const MemoryByCategory& memory, qint64 per_epoch) {
+            m_store->set_started(id, device, memory, per_epoch);
+            m_status->setText("Training " + m_store->run(id)->name + " on " + device);
+        });
+    connect(c, &TrainingController::steps_arrived, this,
+            [this](int id, const QVector<StepRecord>& steps) {
+                m_store->append_steps(id, steps);
+                const RunRecord* run = m_store->run(id);
+                if (!run || steps.isEmpty() || run->steps_per_epoch <= 0) return;
+                const StepRecord& last = steps.back();
+                const std::int64_t in_epoch = (last.step - 1) % run->steps_per_epoch + 1;
+                m_progress->setValue(static_cast<int>(100 * in_epoch / run->steps_per_epoch));
+                const std::int64_t total = run->steps_per_epoch * run->experiment.epochs;
+                const double eta_s = static_cast<double>(total - last.step) * last.step_ms / 1000.0;
+                m_status->setText(
+                    QString("%1 · epoch %2/%3 · step %4 · loss %5 · scale %6 · ETA %7 s")
+                        .arg(run->name)
+                        .arg(last.epoch)
+                        .arg(run->experiment.epochs)
+                        .arg(last.step)
+                        .arg(last.loss, 0, 'f', 4)
+                        .arg(last.loss_scale)
+                        .arg(std::max(0.0, eta_s), 0, 'f', 0));
+            });
+    connect(c, &TrainingController::epoch_finished, this,
+            [this](int id, const EpochRecord& epoch) { m_store->append_epoch(id, epoch); });
+    connect(c, &TrainingController::run_finished, this, [this](int id, const RunSummary& summary) {
+        m_store->set_finished(id, summary);
+        m_progress->setValue(100);
+        m_status->setText(
+            m_store->run(id)->name + ": " + run_status_name(summary.status) +
+            QString(" · test accuracy %1%").arg(100.0 * summary.val_accuracy, 0, 'f', 2));
+        if (summary.status == RunStatus::Diverged)
+            m_banner->show_error(
+                QString::fromStdString(summary.message),
+                "The run is kept in the runs list. Lower the learning rate, enable "
+                "loss scaling, or use a mixed policy.");
+        update_actions();
+    });
+    connect(c, &TrainingController::run_failed, this, [this](int id, const QString& message) {
+        m_store->set_state(id, RunState::Failed, message);
+        m_banner->show_error("The run could not start or failed.", message);
+        m_status->setText("Failed: " + message);
+        update_actions();
+    });
+    connect(c, &TrainingController::log_line, this, &MainWindow::log);
+    connect(c, &TrainingController::state_changed, this, &MainWindow::update_actions);
+}
+
+Experiment MainWindow::current_experiment() const {
+    Experiment e = m_form->apply_to(m_base);
+    e.model = m_editor->model();
+    e.device = m_device->currentData().toString().toStdString();
+    return e;
+}
+
+void MainWindow::set_experiment(const Experiment& experiment) {
+    m_base = experiment;
+    m_form->set_experiment(experiment);
+    m_editor->set_context(QString::fromStdString(experiment.policy), experiment.loss_scale);
+    m_editor->set_model(experiment.model);
+    for (int i = 0; i < m_device->count(); ++i)
+        if (m_device->itemData(i).toString().toStdString() == experiment.device)
+            m_device->setCurrentIndex(i);
+    update_actions();
+}
+
+void MainWindow::load_experiment_file(const QString& path) {
+    QFile file(path);
+    if (!file.open(QIODevice::ReadOnly)) {
+        m_banner->show_error("Could not open " + path, file.errorString());
+        return;
+    }
+    try {
+        set_experiment(experiment_from_json(file.readAll().toStdString(),
+                                            QFileInfo(path).fileName().toStdString()));
+        setWindowTitle("Mantissa — " + QString::fromStdString(m_base.name));
+        log("loaded " + path);
+    } catch (const Error& e) {
+        m_banner->show_error("This experiment file cannot be used.", e.what());
+    }
+}
+
+void MainWindow::train() {
+    if (m_controller->is_running()) return;
+    m_banner->hide();
+    const Experiment e = current_experiment();
+    m_controller->start(e, m_store->add_run(e));
+    update_actions();
+}
+
+void MainWindow::compare_policies(const QStringList& policies) {
+    const QStringList chosen = policies.isEmpty() ? ask_policies(this) : policies;
+    if (chosen.isEmpty()) return;
+    m_banner->hide();
+    m_compare->start(current_experiment(), chosen);
+    update_actions();
+}
+
+void MainWindow::update_actions() {
+    if (!m_train) return;
+    const bool running = m_controller->is_running();
+    const QString problem = m_editor ? m_editor->validation_error() : QString();
+    m_train->setEnabled(!running && problem.isEmpty());
+    m_train->setToolTip(problem.isEmpty() ? "Train the current experiment (Ctrl+R)"
+                                          : "The layer stack does not fit: " + problem);
+    m_compare_action->setEnabled(!running && problem.isEmpty());
+    m_pause->setEnabled(running);
+    m_stop->setEnabled(running);
+    if (!running && m_pause->isChecked()) {
+        const QSignalBlocker block(m_pause);
+        m_pause->setChecked(false);
+    }
+}
+
+void MainWindow::log(const QString& line) {
+    m_log->appendPlainText(line);
+}
+
+} // namespace mantissa::ui

@@ -1,0 +1,47 @@
+// Policy picker dialog: built on demand, modal; returns the checked policy names in table order.
+// The description under each name says what the policy trades, so the choice teaches too.
+#include "ui/policy_picker.h"
+
+#include <QCheckBox>
+#include <QDialog>
+#include <QDialogButtonBox>
+#include <QLabel>
+#include <QPushButton>
+#include <QVBoxLayout>
+
+#include "core/numeric/policy.h"
+
+namespace mantissa::ui {
+
+QStringList ask_policies(QWidget* parent) {
+    QDialog dialog(parent);
+    dialog.setWindowTitle("Compare policies");
+    auto* layout = new QVBoxLayout(&dialog);
+    layout->addWidget(new QLabel("Train the current model once per policy, with the same seed and "
+                                 "data order, one after the other:"));
+    QList<QCheckBox*> boxes;
+    for (const Policy& policy : all_policies()) {
+        auto* box = new QCheckBox(QString::fromStdString(policy.name), &dialog);
+        box->setToolTip(QString::fromStdString(policy_description(policy)));
+        box->setChecked(policy.name == "float32" || policy.name == "mixed_float16" ||
+                        policy.name == "mixed_bfloat16");
+        auto* note = new QLabel(QString::fromStdString(policy_description(policy)), &dialog);
+        note->setContentsMargins(24, 0, 0, 4);
+        note->setStyleSheet("color: palette(mid);");
+        layout->addWidget(box);
+        layout->addWidget(note);
+        boxes << box;
+    }
+    auto* buttons = new QDialogButtonBox(QDialogButtonBox::Ok | QDialogButtonBox::Cancel, &dialog);
+    buttons->button(QDialogButtonBox::Ok)->setText("Run comparison");
+    QObject::connect(buttons, &QDialogButtonBox::accepted, &dialog, &QDialog::accept);
+    QObject::connect(buttons, &QDialogButtonBox::rejected, &dialog, &QDialog::reject);
+    layout->addWidget(buttons);
+    if (dialog.exec() != QDialog::Accepted) return {};
+    QStringList chosen;
+    for (QCheckBox* box : boxes)
+        if (box->isChecked()) chosen << box->text();
+    return chosen;
+}
+
+} // namespace mantissa::ui

@@ -1,0 +1,202 @@
+// RunStore: the session's runs as a table model; it owns every RunRecord, gives each run a
+// colour from a fixed colour-blind-safe palette and announces changes so the charts can redraw.
+#include "ui/run_store.h"
+
+#include <QBrush>
+#include <array>
+
+namespace mantissa::ui {
+
+namespace {
+
+// Okabe-Ito: distinguishable under the common colour-vision deficiencies; cycled in order.
+constexpr std::array<const char*, 8> kPalette = {"#0072B2", "#E69F00", "#009E73", "#D55E00",
+                                                 "#CC79A7", "#56B4E9", "#F0E442", "#000000"};
+
+RunState state_of(RunStatus status) {
+    switch (status) {
+    case RunStatus::Completed:
+        return RunState::Completed;
+    case RunStatus::Stopped:
+        return RunState::Stopped;
+    case RunStatus::Diverged:
+        return RunState::Diverged;
+    case RunStatus::Failed:
+        return RunState::Failed;
+    }
+    return RunState::Failed;
+}
+
+} // namespace
+
+RunStore::RunStore(QObject* parent) : QAbstractTableModel(parent) {}
+
+int RunStore::add_run(const Experiment& experiment) {
+    const int id = m_next_id++;
+    RunRecord record;
+    record.id = id;
+    record.name = QString::fromStdString(experiment.name) + QStringLiteral(" · ") +
+                  QString::fromStdString(experiment.policy);
+    record.color =
+        QColor(QString::fromLatin1(kPalette[static_cast<std::size_t>(id - 1) % kPalette.size()]));
+    record.experiment = experiment;
+    record.device = QString::fromStdString(experiment.device);
+    record.state = RunState::Queued;
+    const int row = static_cast<int>(m_runs.size());
+    beginInsertRows({}, row, row);
+    m_runs.push_back(std::move(record));
+    endInsertRows();
+    emit run_added(id);
+    return id;
+}
+
+RunRecord* RunStore::run(int id) {
+    const int row = row_of(id);
+    return row < 0 ? nullptr : &m_runs[row];
+}
+
+const RunRecord* RunStore::run(int id) const {
+    const int row = row_of(id);
+    return row < 0 ? nullptr : &m_runs[row];
+}
+
+void RunStore::remove_run(int id) {
+    const int row = row_of(id);
+    if (row < 0) return;
+    const bool was_visible = m_runs[row].visible;
+    beginRemoveRows({}, row, row);
+    m_runs.removeAt(row);
+    endRemoveRows();
+    emit run_removed(id);
+    if (was_visible) emit visibility_changed();
+}
+
+void RunStore::set_started(int id, const QString& device, const MemoryByCategory& memory,
+                           std::int64_t steps_per_epoch) {
+    const int row = row_of(id);
+    if (row < 0) return;
+    RunRecord& r = m_runs[row];
+    r.device = device;
+    r.memory = memory;
+    r.steps_per_epoch = steps_per_epoch;
+    r.state = RunState::Running;
+    r.message.clear();
+    emit dataChanged(index(row, 0), index(row, ColumnCount - 1));
+    emit run_changed(id);
+}
+
+void RunStore::append_steps(int id, const QVector<StepRecord>& steps) {
+    const int row = row_of(id);
+    if (row < 0 || steps.isEmpty()) return;
+    m_runs[row].steps += steps;
+    emit run_changed(id);
+}
+
+void RunStore::append_epoch(int id, const EpochRecord& epoch) {
+    const int row = row_of(id);
+    if (row < 0) return;
+    m_runs[row].epochs.push_back(epoch);
+    emit run_changed(id);
+}
+
+void RunStore::set_state(int id, RunState state, const QString& message) {
+    const int row = row_of(id);
+    if (row < 0) return;
+    RunRecord& r = m_runs[row];
+    r.state = state;
+    r.message = message;
+    emit dataChanged(index(row, ColStatus), index(row, ColStatus));
+    emit run_changed(id);
+}
+
+void RunStore::set_finished(int id, const RunSummary& summary) {
+    const int row = row_of(id);
+    if (row < 0) return;
+    RunRecord& r = m_runs[row];
+    r.summary = summary;
+    r.state = state_of(summary.status);
+    r.message = QString::fromStdString(summary.message);
+    emit dataChanged(index(row, ColStatus), index(row, ColStatus));
+    emit run_changed(id);
+}
+
+int RunStore::rowCount(const QModelIndex& parent) const {
+    return parent.isValid() ? 0 : static_cast<int>(m_runs.size());
+}
+
+int RunStore::columnCount(const QModelIndex& parent) const {
+    return parent.isValid() ? 0 : ColumnCount;
+}
+
+QVariant RunStore::data(const QModelIndex& index, int role) const {
+    if (!index.isValid() || index.row() < 0 || index.row() >= m_runs.size()) return {};
+    const RunRecord& r = m_runs[index.row()];
+    switch (index.column()) {
+    case ColName:
+        if (role == Qt::DisplayRole || role == Qt::ToolTipRole) return r.name;
+        if (role == Qt::DecorationRole) return r.color;
+        if (role == Qt::CheckStateRole) return r.visible ? Qt::Checked : Qt::Unchecked;
+        break;
+    case ColPolicy:
+        if (role == Qt::DisplayRole) return QString::fromStdString(r.experiment.policy);
+        break;
+    case ColDevice:
+        if (role == Qt::DisplayRole || role == Qt::ToolTipRole) return r.device;
+        break;
+    case ColStatus:
+        if (role == Qt::DisplayRole) return run_state_name(r.state);
+        if (role == Qt::ToolTipRole)
+            return r.message.isEmpty() ? run_state_name(r.state) : r.message;
+        if (role == Qt::ForegroundRole &&
+            (r.state == RunState::Failed || r.state == RunState::Diverged))
+            return QBrush(QColor(QStringLiteral("#D55E00")));
+        break;
+    default:
+        break;
+    }
+    return {};
+}
+
+QVariant RunStore::headerData(int section, Qt::Orientation orientation, int role) const {
+    if (orientation != Qt::Horizontal || role != Qt::DisplayRole) return {};
+    switch (section) {
+    case ColName:
+        return tr("Name");
+    case ColPolicy:
+        return tr("Policy");
+    case ColDevice:
+        return tr("Device");
+    case ColStatus:
+        return tr("Status");
+    default:
+        return {};
+    }
+}
+
+Qt::ItemFlags RunStore::flags(const QModelIndex& index) const {
+    if (!index.isValid()) return Qt::NoItemFlags;
+    Qt::ItemFlags f = Qt::ItemIsEnabled | Qt::ItemIsSelectable;
+    if (index.column() == ColName) f |= Qt::ItemIsUserCheckable;
+    return f;
+}
+
+bool RunStore::setData(const QModelIndex& index, const QVariant& value, int role) {
+    if (!index.isValid() || index.column() != ColName || role != Qt::CheckStateRole ||
+        index.row() >= m_runs.size())
+        return false;
+    const bool visible = value.toInt() == Qt::Checked;
+    RunRecord& r = m_runs[index.row()];
+    if (r.visible == visible) return true;
+    r.visible = visible;
+    emit dataChanged(index, index, {Qt::CheckStateRole});
+    emit visibility_changed();
+    return true;
+}
+
+int RunStore::row_of(int id) const {
+    for (int row = 0; row < m_runs.size(); ++row)
+        if (m_runs[row].id == id) return row;
+    return -1;
+}
+
+} // namespace mantissa::ui

@@ -1,0 +1,72 @@
+// TrainingController (UI thread) and its worker (a QObject on a QThread that owns the Trainer):
+// the worker never touches a widget; it appends value-type records to a mutex-guarded buffer
+// that the controller drains every 40 ms and forwards as signals.
+#pragma once
+
+#include <QObject>
+#include <QString>
+#include <QVector>
+#include <memory>
+
+#include "core/train/experiment.h"
+#include "core/train/metrics.h"
+#include "core/train/train_control.h"
+
+class QThread;
+class QTimer;
+
+namespace mantissa::ui {
+
+class TrainingWorker;
+struct PendingMetrics;
+
+class TrainingController final : public QObject {
+    Q_OBJECT
+
+public:
+    explicit TrainingController(QObject* parent = nullptr);
+    ~TrainingController() override; // stops a running run and joins the thread
+
+    bool is_running() const { return m_running; }
+    bool is_paused() const { return m_paused; }
+    int current_run() const { return m_run_id; }
+
+public slots:
+    // Starts `experiment` as run `run_id` on the worker thread. MNIST is loaded once and kept.
+    // Ignored (with a log line) while another run is active.
+    void start(const mantissa::Experiment& experiment, int run_id);
+    void pause();
+    void resume();
+    void stop();
+
+signals:
+    void run_started(int run_id, const QString& device, const mantissa::MemoryByCategory& memory,
+                     qint64 steps_per_epoch);
+    void steps_arrived(int run_id, const QVector<mantissa::StepRecord>& steps);
+    void epoch_finished(int run_id, const mantissa::EpochRecord& epoch);
+    void run_finished(int run_id, const mantissa::RunSummary& summary);
+    // Any error (bad stack, missing data, out of memory): a readable message; the app stays usable.
+    void run_failed(int run_id, const QString& message);
+    void log_line(const QString& line);
+    void state_changed(); // running / paused changed
+
+private:
+    void drain();
+
+    QThread* m_thread = nullptr;
+    TrainingWorker* m_worker = nullptr;
+    QTimer* m_drain_timer = nullptr;
+    std::shared_ptr<PendingMetrics> m_pending;
+    std::shared_ptr<TrainControl> m_control; // fresh per run; shared with the worker
+    bool m_running = false;
+    bool m_paused = false;
+    int m_run_id = -1;
+};
+
+} // namespace mantissa::ui
+
+Q_DECLARE_METATYPE(mantissa::Experiment)
+Q_DECLARE_METATYPE(mantissa::StepRecord)
+Q_DECLARE_METATYPE(mantissa::EpochRecord)
+Q_DECLARE_METATYPE(mantissa::RunSummary)
+Q_DECLARE_METATYPE(mantissa::MemoryByCategory)
