@@ -61,6 +61,7 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
 
     m_runs_view = new QTableView;
     m_runs_view->setModel(m_store);
+    m_runs_view->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
     m_runs_view->horizontalHeader()->setStretchLastSection(true);
     m_runs_view->verticalHeader()->hide();
     m_runs_view->setSelectionBehavior(QAbstractItemView::SelectRows);
@@ -82,6 +83,7 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
     right->addWidget(bottom);
     right->setStretchFactor(0, 3);
     right->setStretchFactor(1, 1);
+    bottom->setMinimumHeight(190); // room for a three-policy comparison
     auto* main = new QSplitter(Qt::Horizontal);
     main->addWidget(left);
     main->addWidget(right);

@@ -234,16 +234,6 @@ void MetricChart::set_title(const QString& title) {
     if (m_chart->title() != title) m_chart->setTitle(title);
 }
 
-void MetricChart::set_fixed_log_base(double base) {
-    m_fixed_log = true;
-    m_log_y = true;
-    m_fixed_base = base;
-    m_y_log->setBase(base);
-    m_log_box->hide();
-    attach_y_axis(m_y_log);
-    redraw();
-}
-
 void MetricChart::set_smoothing_enabled(bool enabled) {
     m_smoothing_enabled = enabled;
     m_smoothing_slider->setVisible(enabled);
@@ -268,7 +258,7 @@ void MetricChart::set_smoothing(double weight) {
 }
 
 void MetricChart::set_log_y(bool on) {
-    if (m_fixed_log || on == m_log_y) return;
+    if (on == m_log_y) return;
     m_log_y = on;
     if (m_log_box->isChecked() != on) m_log_box->setChecked(on);
     attach_y_axis(on ? static_cast<QAbstractAxis*>(m_y_log) : m_y_linear);
@@ -445,13 +435,9 @@ void MetricChart::redraw() {
     if (m_log_y) {
         if (!(y_min <= y_max)) y_min = y_max = 1;
         // One tick per power of the base; over a wide range, ticks every k-th power instead.
-        const double base = m_fixed_log ? m_fixed_base : 10.0;
+        const double base = 10.0;
         double e_lo = std::floor(std::log(y_min) / std::log(base));
         double e_hi = std::ceil(std::log(y_max) / std::log(base));
-        if (m_fixed_log) {
-            e_lo -= 1;
-            e_hi += 1;
-        }
         if (e_hi <= e_lo) e_hi = e_lo + 1;
         const double k = std::max(1.0, std::ceil((e_hi - e_lo) / 10));
         e_lo = std::floor(e_lo / k) * k;

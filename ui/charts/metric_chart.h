@@ -48,8 +48,6 @@ public:
 
     void set_title(const QString& title);
     void set_lines(QVector<ChartLine> lines); // replaces every line and redraws
-    // A fixed logarithmic y axis of this base (2 for the loss scale); hides the log-y toggle.
-    void set_fixed_log_base(double base);
     // Autoscaling never pads past these (accuracy: 0 and 100); data outside still shows.
     void set_y_limits(double floor, double ceiling);
     void set_smoothing_enabled(bool enabled); // shows or hides the slider
@@ -97,12 +95,10 @@ private:
     QTimer* m_rescale_timer = nullptr;
     QHash<QString, Drawn> m_drawn;
     double m_smoothing = 0.6;
-    double m_fixed_base = 10;
     double m_y_floor = -std::numeric_limits<double>::infinity();
     double m_y_ceiling = std::numeric_limits<double>::infinity();
     bool m_smoothing_enabled = true;
     bool m_log_y = false;
-    bool m_fixed_log = false;
     bool m_zoomed = false;        // the user zoomed or panned: keep the axis ranges
     bool m_setting_range = false; // our own setRange calls, not the user's
 };
