@@ -1,4 +1,4 @@
-// Shared helpers for the engine tests: a small learnable synthetic MNIST and layer-spec builders.
+// Shared helpers for the engine tests: layer-spec builders and a dataset split on a backend.
 // Header-only so each tst_*.cpp stays one executable.
 #pragma once
 
@@ -7,37 +7,11 @@
 
 #include "core/backend/backend.h"
 #include "core/data/mnist.h"
+#include "core/data/synthetic_mnist.h"
 #include "core/nn/layer_spec.h"
 #include "core/plan/plan.h"
 
 namespace mantissa::test {
-
-// Each class lights its own 7x7 block, plus noise: learnable in a few steps.
-inline MnistSplit synthetic_split(std::int64_t count, std::uint64_t seed) {
-    MnistSplit split;
-    split.count = count;
-    split.images.resize(static_cast<std::size_t>(count * 784));
-    split.labels.resize(static_cast<std::size_t>(count));
-    std::uint64_t state = seed;
-    auto next = [&] {
-        state = state * 6364136223846793005ull + 1442695040888963407ull;
-        return static_cast<std::uint32_t>(state >> 33);
-    };
-    for (std::int64_t i = 0; i < count; ++i) {
-        const int label = static_cast<int>(next() % 10);
-        split.labels[static_cast<std::size_t>(i)] = static_cast<std::uint8_t>(label);
-        for (int p = 0; p < 784; ++p) {
-            const bool block = (p / 28) / 7 == label / 4 && (p % 28) / 7 == label % 4;
-            split.images[static_cast<std::size_t>(i * 784 + p)] =
-                static_cast<std::uint8_t>((block ? 180 : 0) + next() % 60);
-        }
-    }
-    return split;
-}
-
-inline Mnist synthetic_mnist(std::int64_t train, std::int64_t test) {
-    return {synthetic_split(train, 11), synthetic_split(test, 22)};
-}
 
 inline LayerSpec flatten() {
     LayerSpec s;

@@ -25,7 +25,7 @@ private slots:
         QTemporaryDir dir;
         const QString metrics = dir.path() + "/run.jsonl";
         const CliRun r = run_cli({"train", "--config", kMlp, "--device", "cpu", "--policy",
-                                     "mixed_float16", "--max-steps", "30", "--metrics", metrics});
+                                  "mixed_float16", "--max-steps", "30", "--metrics", metrics});
         QVERIFY2(r.status == 0, qPrintable(r.err));
         QVERIFY2(r.out.contains("Epoch 1/3"), qPrintable(r.out));
         QVERIFY(r.out.contains("val_accuracy:"));
@@ -84,7 +84,7 @@ private slots:
     }
     void divergedRunExits1() {
         const CliRun r = run_cli({"train", "--config", kMlp, "--device", "cpu", "--optimizer",
-                                     "sgd", "--lr", "1e6", "--max-steps", "100"});
+                                  "sgd", "--lr", "1e6", "--max-steps", "100"});
         QCOMPARE(r.status, 1);
         QVERIFY2(r.err.contains("diverged"), qPrintable(r.err));
     }

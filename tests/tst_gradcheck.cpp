@@ -74,7 +74,7 @@ void TestGradcheck::layers() {
     std::unique_ptr<Plan> plan = compile(model, options, backend);
     plan->initialize(backend, 7);
 
-    const MnistSplit split = synthetic_split(4, 3);
+    const MnistSplit split = synthetic_mnist_split(4, 3);
     DeviceSplit data(backend, split);
     RunContext ctx;
     ctx.training = true;
@@ -146,7 +146,7 @@ void TestGradcheck::paddingRowsGetNoGradient() {
     auto padded = compile(model, options, backend);
     small->initialize(backend, 1);
     padded->initialize(backend, 1);
-    DeviceSplit data(backend, synthetic_split(6, 4));
+    DeviceSplit data(backend, synthetic_mnist_split(6, 4));
     RunContext ctx;
     ctx.batch = data.batch(0, 2);
     small->forward_backward(backend, ctx);

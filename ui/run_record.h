@@ -17,15 +17,15 @@ QString run_state_name(RunState state); // "running", "completed", ...
 
 struct RunRecord {
     int id = 0;
-    QString name;   // "mlp-small · mixed_float16"
-    QColor color;   // its line colour on every chart
+    QString name;        // "mlp-small · mixed_float16"
+    QColor color;        // its line colour on every chart
     bool visible = true; // overlaid on the charts
     Experiment experiment;
     QString device; // "CPU (Eigen, 2 threads)"
     RunState state = RunState::Queued;
     QString message; // why it failed or diverged
     std::int64_t steps_per_epoch = 0;
-    MemoryByCategory memory;   // the compiled plan + data, bytes per category
+    MemoryByCategory memory;     // the compiled plan + data, bytes per category
     QVector<StepRecord> steps;   // every step, in order
     QVector<EpochRecord> epochs; // every epoch, in order
     std::optional<RunSummary> summary;

@@ -19,7 +19,7 @@ public:
 
     // Adds a queued run with the next colour of a fixed, colour-blind-safe palette; returns its id.
     int add_run(const Experiment& experiment);
-    RunRecord* run(int id);             // nullptr for an unknown id
+    RunRecord* run(int id); // nullptr for an unknown id
     const RunRecord* run(int id) const;
     const QVector<RunRecord>& runs() const { return m_runs; }
     void remove_run(int id);
@@ -42,7 +42,7 @@ public:
 
 signals:
     void run_added(int id);
-    void run_changed(int id);   // new metrics or a new state
+    void run_changed(int id); // new metrics or a new state
     void run_removed(int id);
     void visibility_changed();
 

@@ -6,6 +6,7 @@
 #include "app/cli/args.h"
 #include "app/cli/commands.h"
 #include "core/backend/factory/backend_factory.h"
+#include "core/data/synthetic_mnist.h"
 #include "core/error.h"
 #include "core/numeric/policy.h"
 #include "core/train/trainer.h"
@@ -13,33 +14,6 @@
 namespace mantissa::cli {
 
 namespace {
-
-// A small learnable dataset: each class has its own bright 7x7 block, plus noise.
-Mnist synthetic_mnist(std::int64_t train, std::int64_t test) {
-    auto make = [](std::int64_t count, std::uint64_t seed) {
-        MnistSplit split;
-        split.count = count;
-        split.images.resize(static_cast<std::size_t>(count * 784));
-        split.labels.resize(static_cast<std::size_t>(count));
-        std::uint64_t state = seed;
-        auto next = [&] {
-            state = state * 6364136223846793005ull + 1442695040888963407ull;
-            return static_cast<std::uint32_t>(state >> 33);
-        };
-        for (std::int64_t i = 0; i < count; ++i) {
-            const int label = static_cast<int>(next() % 10);
-            split.labels[static_cast<std::size_t>(i)] = static_cast<std::uint8_t>(label);
-            for (int p = 0; p < 784; ++p) {
-                const int row = p / 28, col = p % 28;
-                const bool block = row / 7 == label / 4 && col / 7 == label % 4;
-                split.images[static_cast<std::size_t>(i * 784 + p)] =
-                    static_cast<std::uint8_t>((block ? 200 : 0) + next() % 40);
-            }
-        }
-        return split;
-    };
-    return {make(train, 1), make(test, 2)};
-}
 
 ModelSpec mlp_spec() {
     ModelSpec spec;
