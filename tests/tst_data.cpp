@@ -2,6 +2,8 @@
 // lookup, and the atomic file writer. Bad files are generated so each check is hit on purpose.
 #include <QtTest>
 
+#include "tests/error_capture.h"
+
 #include <QDir>
 #include <QFile>
 #include <QTemporaryDir>
@@ -20,24 +22,9 @@
 using mantissa::Error;
 using mantissa::ErrorKind;
 
-namespace {
+using mantissa::test::errorOf;
 
-// Runs f and returns the message of the mantissa::Error it throws, or a description of what went
-// wrong instead ("no error", a wrong kind), which then fails the caller's checks readably.
-template <class F>
-QString errorOf(F&& f, ErrorKind expected_kind) {
-    try {
-        f();
-    } catch (const Error& e) {
-        if (e.kind() != expected_kind)
-            return QStringLiteral("WRONG KIND %1: %2")
-                .arg(mantissa::error_kind_name(e.kind()), e.what());
-        return QString::fromStdString(e.what());
-    } catch (const std::exception& e) {
-        return QStringLiteral("FOREIGN EXCEPTION: %1").arg(e.what());
-    }
-    return QStringLiteral("NO ERROR THROWN");
-}
+namespace {
 
 QByteArray be32(std::uint32_t v) {
     QByteArray b(4, '\0');

@@ -2,6 +2,8 @@
 // trip, and each kind of mistake a user makes is an Error(Config) naming the field's path.
 #include <QtTest>
 
+#include "tests/error_capture.h"
+
 #include <QDir>
 #include <QTemporaryDir>
 
@@ -18,25 +20,12 @@ using mantissa::ErrorKind;
 using mantissa::Experiment;
 using mantissa::LayerType;
 
+using mantissa::test::errorOf;
+
 namespace {
 
 std::string resource(const QString& name) {
     return (QStringLiteral(MANTISSA_SOURCE_DIR "/resources/experiments/") + name).toStdString();
-}
-
-template <class F>
-QString errorOf(F&& f, ErrorKind expected_kind) {
-    try {
-        f();
-    } catch (const Error& e) {
-        if (e.kind() != expected_kind)
-            return QStringLiteral("WRONG KIND %1: %2")
-                .arg(mantissa::error_kind_name(e.kind()), e.what());
-        return QString::fromStdString(e.what());
-    } catch (const std::exception& e) {
-        return QStringLiteral("FOREIGN EXCEPTION: %1").arg(e.what());
-    }
-    return QStringLiteral("NO ERROR THROWN");
 }
 
 // A valid experiment every bad-input row starts from; each row changes one thing in it.

@@ -2,6 +2,8 @@
 // pure state machine and CpuBackend's finish_step, plus unscale_and_check_finite across dtypes.
 #include <QtTest>
 
+#include "tests/host_tensor.h"
+
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -20,43 +22,10 @@ using namespace mantissa;
 Q_DECLARE_METATYPE(mantissa::LossScaleConfig)
 Q_DECLARE_METATYPE(mantissa::DType)
 
+using mantissa::test::HostScalars;
+using mantissa::test::HostTensor;
+
 namespace {
-
-struct HostTensor {
-    std::vector<std::uint64_t> storage;
-    Tensor tensor;
-
-    HostTensor(DType dtype, const std::vector<double>& values, const char* name = "grad") {
-        tensor.name = name;
-        tensor.dtype = dtype;
-        tensor.category = MemCategory::Gradients;
-        tensor.shape = {static_cast<std::int64_t>(values.size())};
-        storage.assign((tensor.bytes() + 7) / 8 + 1, 0);
-        tensor.data = storage.data();
-        convert(values.data(), DType::Float64, tensor.data, dtype, values.size());
-    }
-    std::vector<double> values() const {
-        std::vector<double> out(static_cast<std::size_t>(tensor.numel()));
-        convert_to_double(tensor.data, tensor.dtype, out.data(), out.size());
-        return out;
-    }
-    std::vector<unsigned char> bytes() const {
-        const auto* p = static_cast<const unsigned char*>(tensor.data);
-        return {p, p + tensor.bytes()};
-    }
-};
-
-struct HostScalars {
-    StepScalars values;
-    Tensor tensor;
-    HostScalars() {
-        tensor.name = "scalars";
-        tensor.dtype = DType::UInt8;
-        tensor.shape = {static_cast<std::int64_t>(sizeof(StepScalars))};
-        tensor.category = MemCategory::Workspace;
-        tensor.data = &values;
-    }
-};
 
 LossScaleConfig dynamic(double initial, int interval, double factor = 2.0, double min = 1.0) {
     return {LossScaleMode::Dynamic, initial, interval, factor, min};

@@ -3,6 +3,8 @@
 // skips.
 #include <QtTest>
 
+#include "tests/host_tensor.h"
+
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -23,46 +25,10 @@ using namespace mantissa;
 Q_DECLARE_METATYPE(mantissa::OptimizerConfig)
 Q_DECLARE_METATYPE(mantissa::DType)
 
+using mantissa::test::HostScalars;
+using mantissa::test::HostTensor;
+
 namespace {
-
-// A tensor over memory the test owns (8-byte aligned), so the tests do not depend on allocate().
-struct HostTensor {
-    std::vector<std::uint64_t> storage;
-    Tensor tensor;
-
-    HostTensor(DType dtype, const std::vector<double>& values, const char* name = "t") {
-        tensor.name = name;
-        tensor.dtype = dtype;
-        tensor.shape = {static_cast<std::int64_t>(values.size())};
-        storage.assign((tensor.bytes() + 7) / 8 + 1, 0);
-        tensor.data = storage.data();
-        set(values);
-    }
-    void set(const std::vector<double>& values) {
-        convert(values.data(), DType::Float64, tensor.data, tensor.dtype, values.size());
-    }
-    std::vector<double> values() const {
-        std::vector<double> out(static_cast<std::size_t>(tensor.numel()));
-        convert_to_double(tensor.data, tensor.dtype, out.data(), out.size());
-        return out;
-    }
-    std::vector<unsigned char> bytes() const {
-        const auto* p = static_cast<const unsigned char*>(tensor.data);
-        return {p, p + tensor.bytes()};
-    }
-};
-
-struct HostScalars {
-    StepScalars values;
-    Tensor tensor;
-    HostScalars() {
-        tensor.name = "scalars";
-        tensor.dtype = DType::UInt8;
-        tensor.shape = {static_cast<std::int64_t>(sizeof(StepScalars))};
-        tensor.category = MemCategory::Workspace;
-        tensor.data = &values;
-    }
-};
 
 // One optimizer's parameter, gradient and slots, with a step driven through the backend.
 struct Run {
