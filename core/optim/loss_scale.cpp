@@ -61,7 +61,7 @@ const char* loss_scale_mode_name(LossScaleMode mode) {
 LossScaleConfig resolve_loss_scale(LossScaleConfig config, const Policy& policy) {
     if (config.mode == LossScaleMode::Auto)
         config.mode =
-            policy.compute == DType::Float16 ? LossScaleMode::Dynamic : LossScaleMode::None;
+            loss_scaling_recommended(policy) ? LossScaleMode::Dynamic : LossScaleMode::None;
     return config;
 }
 

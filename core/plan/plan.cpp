@@ -31,13 +31,6 @@ double Plan::train_flops_per_step() const {
     return total;
 }
 
-double Plan::eval_flops_per_batch() const {
-    double total = 0;
-    for (const PlanStep& step : steps)
-        if (!step.training_only) total += step.flops;
-    return total;
-}
-
 void Plan::initialize(Backend& backend, std::uint64_t seed) {
     for (std::size_t i = 0; i < params.size(); ++i) {
         const PlanParam& p = params[i];

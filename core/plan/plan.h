@@ -97,7 +97,6 @@ public:
     MemoryByCategory memory; // exact bytes per category, allocated before step 1
     std::int64_t param_count = 0;
     double train_flops_per_step() const;
-    double eval_flops_per_batch() const;
 
     // --- what the executor runs ---
     std::deque<Tensor> tensors;  // stable addresses: steps hold pointers into it
