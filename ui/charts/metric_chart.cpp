@@ -450,7 +450,9 @@ void MetricChart::redraw() {
             y_max = 1;
         }
         double pad = (y_max - y_min) * 0.05;
-        if (pad <= 0) pad = std::max(std::abs(y_max) * 0.05, 1e-6);
+        // A constant series (a fixed loss scale, log2 = 0) gets a unit-sized window, so the axis
+        // shows readable ticks rather than 1e-06 steps.
+        if (pad <= 0) pad = std::max(std::abs(y_max) * 0.05, 1.0);
         // Padding and nice numbers never cross zero (for data that does not) or the metric's
         // own limits (accuracy stays within 0..100).
         double floor = y_min >= 0 ? 0.0 : -std::numeric_limits<double>::infinity();
