@@ -13,6 +13,7 @@
 
 #include "core/backend/cpu/cpu_backend.h"
 #include "core/backend/dropout_hash.h"
+#include "core/backend/histogram.h"
 #include "core/error.h"
 #include "core/numeric/float_format.h"
 
@@ -202,6 +203,8 @@ private slots:
     void dropout_data();
     void dropout();
     void dropout_hash_is_pinned();
+    void exponent_histogram_data();
+    void exponent_histogram();
 
 private:
     CpuBackend m_cpu;
@@ -906,6 +909,56 @@ void TestCpuOps::dropout_hash_is_pinned() {
     const std::uint64_t t = dropout_threshold(0.25);
     for (std::uint64_t i = 0; i < 100000; ++i) kept += dropout_keep(42, i, t);
     QVERIFY(std::abs(kept - 75000) < 5 * 137); // sigma = sqrt(1e5 * 0.25 * 0.75) ~ 137
+}
+
+void TestCpuOps::exponent_histogram_data() {
+    QTest::addColumn<QString>("dtype");
+    for (const char* d : kComputeDTypes) QTest::addRow("%s", d) << QString(d);
+}
+
+// Every bin boundary the lab relies on: zeros, float16's smallest subnormal 2^-24 and largest
+// finite 65504, powers of two on both sides of a boundary, clamping at the ends, inf and NaN.
+void TestCpuOps::exponent_histogram() {
+    QFETCH(QString, dtype);
+    const DType dt = dtype_of(dtype);
+    const double inf = std::numeric_limits<double>::infinity();
+    const std::vector<double> values = {0.0,  -0.0, 0x1p-24, 0x1p-14, 0x1.8p-1, 1.0,         -1.5,
+                                        -3.0, 4.0,  65504.0, inf,     -inf,     std::nan("")};
+    HostTensor x(dt, {static_cast<std::int64_t>(values.size())}, "x");
+    for (std::size_t i = 0; i < values.size(); ++i) x.set(static_cast<std::int64_t>(i), values[i]);
+    HostTensor counts(DType::Int32, {kHistogramBins}, "counts");
+    m_cpu.exponent_histogram(x.t, counts.t);
+    m_cpu.exponent_histogram(x.t, counts.t); // adds, never clears
+    auto bin_of_exponent = [](int e) { return 1 + (e - kHistogramMinExp); };
+    std::vector<int> expected(kHistogramBins, 0);
+    expected[kHistogramZeroBin] = 4;
+    expected[bin_of_exponent(-24)] = 2;
+    expected[bin_of_exponent(-14)] = 2;
+    expected[bin_of_exponent(-1)] = 2;
+    expected[bin_of_exponent(0)] = 4; // 1.0 and -1.5
+    expected[bin_of_exponent(1)] = 2;
+    expected[bin_of_exponent(2)] = 2;
+    // 65504 = 1.999 * 2^15; bfloat16's 8-bit significand rounds it up to 2^16
+    expected[bin_of_exponent(dt == DType::BFloat16 ? 16 : 15)] += 2;
+    expected[kHistogramNonFiniteBin] = 6;
+    for (int b = 0; b < kHistogramBins; ++b)
+        QVERIFY2(counts.get(b) == expected[static_cast<std::size_t>(b)],
+                 qPrintable(QString("bin %1: %2, expected %3")
+                                .arg(b)
+                                .arg(counts.get(b))
+                                .arg(expected[static_cast<std::size_t>(b)])));
+    // Clamping: float64 and float32 reach far beyond float16's range.
+    if (dt == DType::Float32 || dt == DType::Float64) {
+        HostTensor far(dt, {2}, "far");
+        far.set(0, 1e-30);
+        far.set(1, 0x1p60);
+        HostTensor c2(DType::Int32, {kHistogramBins}, "c2");
+        m_cpu.exponent_histogram(far.t, c2.t);
+        QCOMPARE(c2.get(1), 1.0);
+        QCOMPARE(c2.get(kHistogramNonFiniteBin - 1), 1.0);
+    }
+    QCOMPARE(histogram_bin(0x1p-24), bin_of_exponent(-24));
+    QCOMPARE(histogram_bin(std::nextafter(0x1p-24, 0.0)), bin_of_exponent(-25));
 }
 
 QTEST_GUILESS_MAIN(TestCpuOps)

@@ -127,6 +127,11 @@ public:
     virtual void dropout_backward(double rate, const Tensor& dy, const Tensor& mask_u8,
                                   Tensor& dx) = 0;
 
+    // --- inspection (the teaching lab's gradient histograms) ---
+    // counts(bin) += number of elements of x in that bin (core/backend/histogram.h); counts is
+    // int32 (kHistogramBins) and is not cleared, so several tensors can add into one histogram.
+    virtual void exponent_histogram(const Tensor& x, Tensor& counts_i32) = 0;
+
     // --- the training step's control, all on the device ---
     // Zeroes found_inf, loss_sum, correct and examples.
     virtual void begin_step(Tensor& scalars) = 0;

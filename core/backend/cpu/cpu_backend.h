@@ -54,6 +54,8 @@ public:
     void dropout_backward(double rate, const Tensor& dy, const Tensor& mask_u8,
                           Tensor& dx) override;
 
+    void exponent_histogram(const Tensor& x, Tensor& counts_i32) override;
+
     void begin_step(Tensor& scalars) override;
     void unscale_and_check_finite(std::span<Tensor* const> grads, Tensor& scalars) override;
     void optimizer_update(const OptimizerConfig& config, Tensor& param, const Tensor& grad,
