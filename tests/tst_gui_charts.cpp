@@ -158,6 +158,22 @@ void TestGuiCharts::hundred_thousand_steps_redraw_fast_and_bounded() {
     panel.redraw();
     qInfo("second redraw: %lld ms", static_cast<long long>(timer.elapsed()));
 
+    // What a live run costs per 40 ms tick: 25 new steps on the 100,000-step run, then a redraw.
+    // Printed for bench/RESULTS.md, not asserted (timings belong in benchmarks).
+    QVector<qint64> tick_us;
+    const QVector<StepRecord> more = synthetic_steps(100'250, 10'000, 5000);
+    for (int tick = 0; tick < 10; ++tick) {
+        store.append_steps(id, more.mid(100'000 + tick * 25, 25));
+        timer.restart();
+        panel.redraw();
+        tick_us.append(timer.nsecsElapsed() / 1000);
+    }
+    std::sort(tick_us.begin(), tick_us.end());
+    qInfo("live redraw of a growing 100,000-step run: median %lld us, max %lld us",
+          static_cast<long long>(tick_us[tick_us.size() / 2]),
+          static_cast<long long>(tick_us.back()));
+    QCOMPARE(store.runs().front().steps.size(), 100'250);
+
     // At most ~4 points per pixel column (raw + smoothed, min and max each) plus endpoints.
     const int columns = panel.width();
     for (const char* chart : {"loss", "accuracy", "step_time", "loss_scale"}) {

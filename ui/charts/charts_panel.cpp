@@ -2,6 +2,8 @@
 // RunStore, coalescing the store's change signals into at most one redraw per 40 ms.
 #include "ui/charts/charts_panel.h"
 
+#include <QSet>
+
 #include <QGridLayout>
 #include <QHash>
 #include <QLocale>
@@ -20,7 +22,8 @@ namespace {
 
 constexpr int kRedrawIntervalMs = 40;
 
-ChartLine line_of(const RunRecord& run, const QString& role, ChartLine::Style style, bool smooth) {
+ChartLine line_of(const RunRecord& run, const QString& role, ChartLine::Style style, bool smooth,
+                  const QVector<QPointF>& points) {
     ChartLine line;
     line.run_id = run.id;
     line.role = role;
@@ -28,23 +31,9 @@ ChartLine line_of(const RunRecord& run, const QString& role, ChartLine::Style st
     line.color = run.color;
     line.style = style;
     line.smooth = smooth;
-    line.version = (static_cast<quint64>(run.steps.size()) << 24) +
-                   static_cast<quint64>(run.epochs.size()) + 1;
+    line.points = points; // implicitly shared with the cache: no copy
+    line.version = run_version(run);
     return line;
-}
-
-// The step each epoch ended at: validation is plotted there.
-QHash<int, double> epoch_end_steps(const RunRecord& run) {
-    QHash<int, double> end;
-    for (const StepRecord& s : run.steps) end[s.epoch] = static_cast<double>(s.step);
-    return end;
-}
-
-double epoch_x(const RunRecord& run, const QHash<int, double>& ends, const EpochRecord& e) {
-    auto it = ends.constFind(e.epoch);
-    if (it != ends.constEnd()) return *it;
-    return static_cast<double>(e.epoch) *
-           static_cast<double>(std::max<std::int64_t>(run.steps_per_epoch, 1));
 }
 
 double median_of_tail(const QVector<StepRecord>& steps, double StepRecord::*field, int tail) {
@@ -105,36 +94,21 @@ void ChartsPanel::redraw() {
         for (const RunRecord& run : m_store->runs())
             if (run.visible) runs.append(&run);
 
+    QSet<int> shown;
+    for (const RunRecord* run : runs) shown.insert(run->id);
+    m_lines.retain(shown);
+
     QVector<ChartLine> loss, accuracy, step_time;
     for (const RunRecord* run : runs) {
-        ChartLine train_loss = line_of(*run, tr("train loss"), ChartLine::Style::Line, true);
-        ChartLine train_acc = line_of(*run, tr("train accuracy"), ChartLine::Style::Line, true);
-        ChartLine ms = line_of(*run, tr("ms per step"), ChartLine::Style::Line, true);
-        train_loss.points.reserve(run->steps.size());
-        train_acc.points.reserve(run->steps.size());
-        ms.points.reserve(run->steps.size());
-        for (const StepRecord& s : run->steps) {
-            const double x = static_cast<double>(s.step);
-            train_loss.points.append(QPointF(x, s.loss));
-            train_acc.points.append(QPointF(x, s.accuracy * 100));
-            ms.points.append(QPointF(x, s.step_ms));
-        }
-        ChartLine val_loss =
-            line_of(*run, tr("validation loss"), ChartLine::Style::LineWithMarkers, false);
-        ChartLine val_acc =
-            line_of(*run, tr("validation accuracy"), ChartLine::Style::LineWithMarkers, false);
-        const QHash<int, double> ends = epoch_end_steps(*run);
-        for (const EpochRecord& e : run->epochs) {
-            const double x = epoch_x(*run, ends, e);
-            if (std::isfinite(e.val_loss)) val_loss.points.append(QPointF(x, e.val_loss));
-            if (std::isfinite(e.val_accuracy))
-                val_acc.points.append(QPointF(x, e.val_accuracy * 100));
-        }
-        loss.append(std::move(train_loss));
-        loss.append(std::move(val_loss));
-        accuracy.append(std::move(train_acc));
-        accuracy.append(std::move(val_acc));
-        step_time.append(std::move(ms));
+        const RunLines& points = m_lines.lines(*run);
+        using Style = ChartLine::Style;
+        loss.append(line_of(*run, tr("train loss"), Style::Line, true, points.loss));
+        loss.append(
+            line_of(*run, tr("validation loss"), Style::LineWithMarkers, false, points.val_loss));
+        accuracy.append(line_of(*run, tr("train accuracy"), Style::Line, true, points.accuracy));
+        accuracy.append(line_of(*run, tr("validation accuracy"), Style::LineWithMarkers, false,
+                                points.val_accuracy));
+        step_time.append(line_of(*run, tr("ms per step"), Style::Line, true, points.step_ms));
     }
     m_loss->set_lines(std::move(loss));
     m_accuracy->set_lines(std::move(accuracy));
@@ -153,7 +127,7 @@ void ChartsPanel::redraw() {
         break;
     }
     m_step_time->set_title(step_title);
-    m_loss_scale->show_runs(runs);
+    m_loss_scale->show_runs(runs, m_lines);
     m_memory->show_runs(runs);
 }
 

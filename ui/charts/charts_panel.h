@@ -6,6 +6,8 @@
 
 #include <QWidget>
 
+#include "ui/charts/run_lines.h"
+
 class QTimer;
 
 namespace mantissa::ui {
@@ -37,6 +39,7 @@ private:
     LossScaleChart* m_loss_scale = nullptr;
     MemoryChart* m_memory = nullptr;
     QTimer* m_redraw_timer = nullptr;
+    RunLineCache m_lines; // the points of every shown run, extended as runs grow
 };
 
 } // namespace mantissa::ui

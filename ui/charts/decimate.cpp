@@ -2,6 +2,7 @@
 // vectors, so the 100k-step charts stay fast and the tests can check them without widgets.
 #include "ui/charts/decimate.h"
 
+#include <algorithm>
 #include <cmath>
 
 namespace mantissa::ui {
@@ -50,22 +51,36 @@ QVector<QPointF> decimate_min_max(const QVector<QPointF>& points, int buckets) {
 
 QVector<QPointF> smooth_ema(const QVector<QPointF>& points, double smoothing) {
     if (smoothing <= 0) return points;
-    if (smoothing > 0.999) smoothing = 0.999;
+    EmaState state;
     QVector<QPointF> out;
-    out.reserve(points.size());
-    double last = 0;
-    double weight = 1; // smoothing^count, for the debias term
-    for (const QPointF& p : points) {
+    extend_ema(points, smoothing, state, out);
+    return out;
+}
+
+void extend_ema(const QVector<QPointF>& points, double smoothing, EmaState& state,
+                QVector<QPointF>& smoothed) {
+    if (state.smoothing != smoothing || smoothed.size() > points.size()) {
+        state = EmaState{};
+        state.smoothing = smoothing;
+        smoothed.clear();
+    }
+    if (smoothing <= 0) {
+        smoothed = points;
+        return;
+    }
+    const double w = std::min(smoothing, 0.999);
+    smoothed.reserve(points.size());
+    for (qsizetype i = smoothed.size(); i < points.size(); ++i) {
+        const QPointF& p = points[i];
         const double y = p.y();
         if (!std::isfinite(y)) {
-            out.append(p);
+            smoothed.append(p);
             continue;
         }
-        last = last * smoothing + (1 - smoothing) * y;
-        weight *= smoothing;
-        out.append(QPointF(p.x(), last / (1 - weight)));
+        state.last = state.last * w + (1 - w) * y;
+        state.weight *= w;
+        smoothed.append(QPointF(p.x(), state.last / (1 - state.weight)));
     }
-    return out;
 }
 
 } // namespace mantissa::ui

@@ -16,4 +16,16 @@ QVector<QPointF> decimate_min_max(const QVector<QPointF>& points, int buckets);
 // Non-finite values are passed through and do not disturb the average.
 QVector<QPointF> smooth_ema(const QVector<QPointF>& points, double smoothing);
 
+// The running state of smooth_ema, so a growing series is smoothed only over its new points.
+struct EmaState {
+    double smoothing = -1; // the weight `smoothed` was computed with (-1: nothing yet)
+    double last = 0;       // the biased average so far
+    double weight = 1;     // smoothing^(finite points so far), for the debias term
+};
+
+// Appends to `smoothed` the EMA of points[smoothed.size() ..], continuing from `state`; equal
+// to smooth_ema(points, smoothing) when `smoothed` starts empty with a fresh state.
+void extend_ema(const QVector<QPointF>& points, double smoothing, EmaState& state,
+                QVector<QPointF>& smoothed);
+
 } // namespace mantissa::ui

@@ -3,6 +3,8 @@
 // Plotting the exponent keeps the axis labels short; Qt Charts elides wide log-axis labels.
 #include "ui/charts/loss_scale_chart.h"
 
+#include "ui/charts/run_lines.h"
+
 #include <QLocale>
 #include <cmath>
 
@@ -15,23 +17,17 @@ LossScaleChart::LossScaleChart(QWidget* parent)
     set_smoothing_enabled(false);
 }
 
-void LossScaleChart::show_runs(const QVector<const RunRecord*>& runs) {
+void LossScaleChart::show_runs(const QVector<const RunRecord*>& runs, RunLineCache& cache) {
     QVector<ChartLine> lines;
     m_skipped = 0;
     for (const RunRecord* run : runs) {
-        ChartLine scale{run->id, QStringLiteral("loss scale"), run->name, run->color,
-                        {},      ChartLine::Style::Line,       false};
-        ChartLine skipped{run->id, QStringLiteral("skipped"), run->name, run->color,
-                          {},      ChartLine::Style::Markers, false};
-        scale.points.reserve(run->steps.size());
-        for (const StepRecord& s : run->steps) {
-            const QPointF p(static_cast<double>(s.step), std::log2(s.loss_scale));
-            scale.points.append(p);
-            if (s.skipped) skipped.points.append(p);
-        }
-        m_skipped += skipped.points.size();
-        lines.append(std::move(scale));
-        lines.append(std::move(skipped));
+        const RunLines& points = cache.lines(*run);
+        const quint64 version = run_version(*run);
+        lines.append(ChartLine{run->id, QStringLiteral("loss scale"), run->name, run->color,
+                               points.log2_scale, ChartLine::Style::Line, false, version});
+        lines.append(ChartLine{run->id, QStringLiteral("skipped"), run->name, run->color,
+                               points.skipped, ChartLine::Style::Markers, false, version});
+        m_skipped += points.skipped.size();
     }
     QString now;
     if (!runs.isEmpty() && !runs.back()->steps.isEmpty())

@@ -9,6 +9,7 @@
 namespace mantissa::ui {
 
 struct RunRecord;
+class RunLineCache;
 
 class LossScaleChart final : public MetricChart {
     Q_OBJECT
@@ -16,7 +17,7 @@ class LossScaleChart final : public MetricChart {
 public:
     explicit LossScaleChart(QWidget* parent = nullptr);
 
-    void show_runs(const QVector<const RunRecord*>& runs);
+    void show_runs(const QVector<const RunRecord*>& runs, RunLineCache& cache);
     std::int64_t skipped_steps() const { return m_skipped; } // over the visible runs
 
 private:

@@ -115,6 +115,14 @@ void MemoryChart::show_runs(const QVector<const RunRecord*>& runs) {
             device_used = run.steps.back().device_mem_used;
         }
     }
+    // Rebuilding the bars lays the whole chart out again; during training the bars rarely change.
+    QString signature =
+        names.join(QLatin1Char('|')) + QStringLiteral("|%1|%2").arg(device_used).arg(device_total);
+    for (const MemoryByCategory& m : memories)
+        for (std::size_t b : m.bytes) signature += QStringLiteral("|%1").arg(b);
+    if (signature == m_last_signature) return;
+    m_last_signature = signature;
+
     const Unit unit = unit_for(std::max(largest, 1.0));
     const QList<QBarSet*> sets = m_series->barSets();
     for (std::size_t c = 0; c < kMemCategoryCount; ++c) {

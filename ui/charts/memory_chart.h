@@ -33,6 +33,7 @@ private:
     QValueAxis* m_bytes_axis = nullptr;
     QVector<int> m_run_ids;            // the bars, bottom to top
     QVector<int> m_nonzero_categories; // per bar
+    QString m_last_signature;          // what the bars show now (skip identical rebuilds)
 };
 
 } // namespace mantissa::ui

@@ -22,6 +22,7 @@
 #include <QValueAxis>
 #include <QWheelEvent>
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <limits>
 
@@ -171,6 +172,9 @@ MetricChart::MetricChart(const QString& title, const QString& y_title, QWidget* 
     m_y_linear = new QValueAxis(this);
     style_axis(m_y_linear, y_title);
     m_y_linear->setLabelFormat("%.3g");
+    m_y_linear->setTickType(QValueAxis::TicksDynamic);
+    m_y_linear->setTickAnchor(0);
+    m_y_linear->setTickInterval(1);
     m_y_log = new QLogValueAxis(this);
     style_axis(m_y_log, y_title);
     m_y_log->setLabelFormat("%.8g");
@@ -253,7 +257,7 @@ void MetricChart::set_smoothing(double weight) {
     const int value = static_cast<int>(std::lround(weight * 100));
     if (m_smoothing_slider->value() != value) m_smoothing_slider->setValue(value);
     for (Drawn& d : m_drawn)
-        if (d.smoothed) d.smooth_points = smooth_ema(d.line.points, m_smoothing);
+        if (d.smoothed) extend_ema(d.line.points, m_smoothing, d.ema, d.smooth_points);
     redraw();
 }
 
@@ -263,17 +267,20 @@ void MetricChart::set_log_y(bool on) {
     if (m_log_box->isChecked() != on) m_log_box->setChecked(on);
     attach_y_axis(on ? static_cast<QAbstractAxis*>(m_y_log) : m_y_linear);
     m_zoomed = false;
+    m_last_range_request.fill(std::nan(""));
     redraw();
 }
 
 void MetricChart::set_y_limits(double floor, double ceiling) {
     m_y_floor = floor;
     m_y_ceiling = ceiling;
+    m_last_range_request.fill(std::nan(""));
     redraw();
 }
 
 void MetricChart::reset_zoom() {
     m_zoomed = false;
+    m_last_range_request.fill(std::nan("")); // the user moved the axes: set them again
     redraw();
 }
 
@@ -355,17 +362,27 @@ void MetricChart::set_lines(QVector<ChartLine> lines) {
             d.raw = d.smoothed = nullptr;
             d.raw_drawn.clear();
             d.smooth_drawn.clear();
+            d.prepared_version = 0; // new series: fill them
             m_setting_range = false;
         }
         if (!restyle && line.version != 0 && line.version == d.line.version &&
             line.style == d.line.style && line.name == d.line.name)
             continue; // same data: keep the copy and its smoothed curve
+        // Runs only grow: when the new points extend the old ones, smooth just the new ones.
+        const qsizetype kept = d.smooth_points.size();
+        const bool extends = kept > 0 && kept <= line.points.size() &&
+                             kept <= d.line.points.size() &&
+                             line.points[kept - 1] == d.line.points[kept - 1];
+        if (!extends) d.smooth_points.clear();
         d.line = std::move(line);
         if (!d.raw) {
             d.raw = make_series(d.line, smooth, false);
             if (smooth) d.smoothed = make_series(d.line, false, true);
         }
-        d.smooth_points = smooth ? smooth_ema(d.line.points, m_smoothing) : QVector<QPointF>{};
+        if (smooth)
+            extend_ema(d.line.points, m_smoothing, d.ema, d.smooth_points);
+        else
+            d.smooth_points.clear();
     }
     redraw();
 }
@@ -376,6 +393,19 @@ int MetricChart::plot_columns() const {
     return std::max(columns, 50);
 }
 
+quint64 MetricChart::view_signature(int columns) const {
+    // A hash, not a proof of equality: a collision would only keep a stale decimation until the
+    // next change, and the inputs are few small integers.
+    const QString signature = QStringLiteral("%1|%2|%3|%4|%5|%6")
+                                  .arg(columns)
+                                  .arg(m_zoomed ? m_x->min() : 0.0, 0, 'g', 17)
+                                  .arg(m_zoomed ? m_x->max() : 0.0, 0, 'g', 17)
+                                  .arg(int(m_zoomed))
+                                  .arg(int(m_log_y))
+                                  .arg(m_smoothing, 0, 'g', 17);
+    return qHash(signature) + 1;
+}
+
 void MetricChart::redraw() {
     const int columns = plot_columns();
     const bool zoomed = m_zoomed;
@@ -383,33 +413,55 @@ void MetricChart::redraw() {
     const double hi = zoomed ? m_x->max() : std::numeric_limits<double>::infinity();
     double x_min = std::numeric_limits<double>::infinity(), x_max = -x_min;
     double y_min = x_min, y_max = -x_min;
-    auto prepare = [&](const QVector<QPointF>& points) {
-        QVector<QPointF> out = decimate_min_max(zoomed ? slice(points, lo, hi) : points, columns);
+    auto include = [&](const Drawn& d) {
+        x_min = std::min(x_min, d.x_min);
+        x_max = std::max(x_max, d.x_max);
+        y_min = std::min(y_min, d.y_min);
+        y_max = std::max(y_max, d.y_max);
+    };
+    // Decimates `points` to the plot's columns and widens d's data range by what is drawn.
+    // Qt Charts' cost is per drawn point (it strokes each line's outline for hovering), so the
+    // raw data keeps a min and a max per two pixels, and the smooth EMA curve half of that.
+    const int raw_buckets = std::max(columns / 2, 50);
+    const int smooth_buckets = std::max(columns / 4, 25);
+    auto prepare = [&](const QVector<QPointF>& points, Drawn& d, int buckets) {
+        QVector<QPointF> out = decimate_min_max(zoomed ? slice(points, lo, hi) : points, buckets);
         if (m_log_y) out = positive_only(out);
         for (const QPointF& p : out) {
             if (!std::isfinite(p.y())) continue;
-            x_min = std::min(x_min, p.x());
-            x_max = std::max(x_max, p.x());
-            y_min = std::min(y_min, p.y());
-            y_max = std::max(y_max, p.y());
+            d.x_min = std::min(d.x_min, p.x());
+            d.x_max = std::max(d.x_max, p.x());
+            d.y_min = std::min(d.y_min, p.y());
+            d.y_max = std::max(d.y_max, p.y());
         }
         return out;
     };
+    const quint64 view = view_signature(columns);
+    // Decimate first, set the axes next, replace the series last: every range change and every
+    // replace() makes Qt Charts lay a series out again, so each series is laid out once.
+    struct Pending {
+        QXYSeries* series;
+        QVector<QPointF>* drawn;
+        QVector<QPointF> points;
+    };
+    QVector<Pending> pending;
     for (Drawn& d : m_drawn) {
         const bool smoothing = d.smoothed && m_smoothing > 0;
-        // replace() makes Qt Charts rebuild the line's geometry (the costly part of a redraw):
-        // skip it when the decimated points did not change, e.g. for a finished run.
-        QVector<QPointF> raw = prepare(d.line.points);
-        if (raw != d.raw_drawn) {
-            d.raw->replace(raw);
-            d.raw_drawn = std::move(raw);
+        const bool unchanged =
+            d.line.version != 0 && d.prepared_version == d.line.version && d.prepared_view == view;
+        if (unchanged) { // a finished run, or a line that did not grow: nothing to decimate
+            include(d);
+            continue;
         }
+        d.x_min = d.y_min = std::numeric_limits<double>::infinity();
+        d.x_max = d.y_max = -std::numeric_limits<double>::infinity();
+        QVector<QPointF> raw = prepare(d.line.points, d, raw_buckets);
+        if (raw != d.raw_drawn) pending.append({d.raw, &d.raw_drawn, std::move(raw)});
         if (d.smoothed) {
-            QVector<QPointF> smooth = smoothing ? prepare(d.smooth_points) : QVector<QPointF>{};
-            if (smooth != d.smooth_drawn) {
-                d.smoothed->replace(smooth);
-                d.smooth_drawn = std::move(smooth);
-            }
+            QVector<QPointF> smooth =
+                smoothing ? prepare(d.smooth_points, d, smooth_buckets) : QVector<QPointF>{};
+            if (smooth != d.smooth_drawn)
+                pending.append({d.smoothed, &d.smooth_drawn, std::move(smooth)});
             QPen pen = d.raw->pen();
             QColor c = d.line.color;
             c.setAlpha(smoothing ? kFaintAlpha : 255);
@@ -417,8 +469,23 @@ void MetricChart::redraw() {
             pen.setWidthF(smoothing ? 1.2 : 2.0);
             if (pen != d.raw->pen()) d.raw->setPen(pen);
         }
+        d.prepared_version = d.line.version;
+        d.prepared_view = view;
+        include(d);
     }
-    if (zoomed) return;
+    if (!zoomed) update_axes(x_min, x_max, y_min, y_max);
+    for (Pending& p : pending) {
+        p.series->replace(p.points);
+        *p.drawn = std::move(p.points);
+    }
+}
+
+void MetricChart::update_axes(double x_min, double x_max, double y_min, double y_max) {
+    // Axis ranges snap to whole tick intervals, so while a run grows they change only now and
+    // then, and a redraw is mostly the replace() of the growing run's series.
+    const std::array<double, 5> request = {x_min, x_max, y_min, y_max, m_log_y ? 1.0 : 0.0};
+    if (request == m_last_range_request) return;
+    m_last_range_request = request;
 
     m_setting_range = true;
     if (!(x_min <= x_max)) {
@@ -427,11 +494,15 @@ void MetricChart::redraw() {
     }
     if (x_min > 0 && x_min <= 0.02 * x_max) x_min = 0; // start at step 0, not step 1
     if (x_max - x_min < 1) x_max = x_min + 1;
-    // The interval grows before the range does: never a moment with thousands of ticks.
     const double interval = std::max(1.0, nice_interval(x_max - x_min, 5));
-    m_x->setTickInterval(std::max(interval, m_x->tickInterval()));
-    m_x->setRange(x_min, x_max);
-    m_x->setTickInterval(interval);
+    const double x_lo = std::floor(x_min / interval) * interval;
+    const double x_hi = std::ceil(x_max / interval) * interval;
+    if (m_x->min() != x_lo || m_x->max() != x_hi || m_x->tickInterval() != interval) {
+        // The interval grows before the range does: never a moment with thousands of ticks.
+        m_x->setTickInterval(std::max(interval, m_x->tickInterval()));
+        m_x->setRange(x_lo, x_hi);
+        m_x->setTickInterval(interval);
+    }
     if (m_log_y) {
         if (!(y_min <= y_max)) y_min = y_max = 1;
         // One tick per power of the base; over a wide range, ticks every k-th power instead.
@@ -443,7 +514,8 @@ void MetricChart::redraw() {
         e_lo = std::floor(e_lo / k) * k;
         e_hi = std::ceil(e_hi / k) * k;
         if (m_y_log->base() != std::pow(base, k)) m_y_log->setBase(std::pow(base, k));
-        m_y_log->setRange(std::pow(base, e_lo), std::pow(base, e_hi));
+        if (m_y_log->min() != std::pow(base, e_lo) || m_y_log->max() != std::pow(base, e_hi))
+            m_y_log->setRange(std::pow(base, e_lo), std::pow(base, e_hi));
     } else {
         if (!(y_min <= y_max)) {
             y_min = 0;
@@ -453,16 +525,21 @@ void MetricChart::redraw() {
         // A constant series (a fixed loss scale, log2 = 0) gets a unit-sized window, so the axis
         // shows readable ticks rather than 1e-06 steps.
         if (pad <= 0) pad = std::max(std::abs(y_max) * 0.05, 1.0);
-        // Padding and nice numbers never cross zero (for data that does not) or the metric's
+        // Padding and whole ticks never cross zero (for data that does not) or the metric's
         // own limits (accuracy stays within 0..100).
         double floor = y_min >= 0 ? 0.0 : -std::numeric_limits<double>::infinity();
         floor = std::max(floor, std::min(m_y_floor, y_min));
         const double ceiling = std::max(m_y_ceiling, y_max);
-        m_y_linear->setRange(std::max(y_min - pad, floor), std::min(y_max + pad, ceiling));
-        m_y_linear->applyNiceNumbers();
-        if (m_y_linear->min() < floor || m_y_linear->max() > ceiling)
-            m_y_linear->setRange(std::max(m_y_linear->min(), floor),
-                                 std::min(m_y_linear->max(), ceiling));
+        const double lo = std::max(y_min - pad, floor), hi = std::min(y_max + pad, ceiling);
+        const double step = nice_interval(hi - lo, 5);
+        const double y_lo = std::max(std::floor(lo / step) * step, floor);
+        const double y_hi = std::min(std::ceil(hi / step) * step, ceiling);
+        if (m_y_linear->min() != y_lo || m_y_linear->max() != y_hi ||
+            m_y_linear->tickInterval() != step) {
+            m_y_linear->setTickInterval(std::max(step, m_y_linear->tickInterval()));
+            m_y_linear->setRange(y_lo, y_hi);
+            m_y_linear->setTickInterval(step);
+        }
     }
     m_setting_range = false;
 }
@@ -470,6 +547,7 @@ void MetricChart::redraw() {
 void MetricChart::on_user_range_change() {
     if (m_setting_range) return;
     m_zoomed = true;
+    m_last_range_request.fill(std::nan(""));
     // Keep about five readable ticks in the new window (a fixed interval could mean thousands).
     if (m_x->max() > m_x->min())
         m_x->setTickInterval(std::max(1.0, nice_interval(m_x->max() - m_x->min(), 5)));

@@ -8,7 +8,10 @@
 #include <QString>
 #include <QVector>
 #include <QWidget>
+#include <array>
 #include <limits>
+
+#include "ui/charts/decimate.h"
 
 class QAbstractAxis;
 class QCheckBox;
@@ -67,14 +70,21 @@ protected:
 
 private:
     struct Drawn {
-        QXYSeries* raw = nullptr;      // the data (faint when smoothed)
-        QXYSeries* smoothed = nullptr; // only for smooth lines
-        ChartLine line;                // its full-resolution data
-        QVector<QPointF> smooth_points;
+        QXYSeries* raw = nullptr;       // the data (faint when smoothed)
+        QXYSeries* smoothed = nullptr;  // only for smooth lines
+        ChartLine line;                 // its full-resolution data
+        QVector<QPointF> smooth_points; // the EMA of line.points, extended as the line grows
+        EmaState ema;                   // where smooth_points' EMA stopped
         QVector<QPointF> raw_drawn, smooth_drawn; // what the series hold now
+        // The data range of raw_drawn and smooth_drawn, and the line version and view they were
+        // decimated for: an unchanged line in an unchanged view is not decimated again.
+        double x_min = 0, x_max = 0, y_min = 0, y_max = 0;
+        quint64 prepared_version = 0;
+        quint64 prepared_view = 0;
     };
 
     void redraw();
+    void update_axes(double x_min, double x_max, double y_min, double y_max); // data ranges
     void schedule_redraw();
     void on_user_range_change();
     void attach_y_axis(QAbstractAxis* axis);
@@ -82,6 +92,7 @@ private:
     void show_tooltip(const Drawn& drawn, const QPointF& point, bool state);
     QXYSeries* make_series(const ChartLine& line, bool faint, bool smoothed_curve);
     int plot_columns() const;
+    quint64 view_signature(int columns) const; // changes with size, zoom, log-y and smoothing
     static QString key(int run_id, const QString& role);
 
     QChart* m_chart = nullptr;
@@ -99,8 +110,9 @@ private:
     double m_y_ceiling = std::numeric_limits<double>::infinity();
     bool m_smoothing_enabled = true;
     bool m_log_y = false;
-    bool m_zoomed = false;        // the user zoomed or panned: keep the axis ranges
-    bool m_setting_range = false; // our own setRange calls, not the user's
+    std::array<double, 5> m_last_range_request{}; // data x/y range and log-y the axes were set for
+    bool m_zoomed = false;                        // the user zoomed or panned: keep the axis ranges
+    bool m_setting_range = false;                 // our own setRange calls, not the user's
 };
 
 } // namespace mantissa::ui
