@@ -12,6 +12,7 @@
 #include "ui/charts/loss_scale_chart.h"
 #include "ui/charts/metric_chart.h"
 #include "ui/run_store.h"
+#include "ui/theme.h"
 
 using namespace mantissa;
 using namespace mantissa::ui;
@@ -96,6 +97,8 @@ private slots:
     void skipped_steps_get_markers();
     void hiding_a_run_removes_its_series();
     void store_signals_are_coalesced();
+    void incremental_smoothing_equals_full();
+    void charts_follow_a_dark_palette();
 };
 
 void TestGuiCharts::decimation_keeps_extremes_and_endpoints() {
@@ -289,6 +292,47 @@ void TestGuiCharts::store_signals_are_coalesced() {
     QCOMPARE(panel.drawn_points(QStringLiteral("loss"), id), 0); // not redrawn synchronously
     QTRY_VERIFY(panel.drawn_points(QStringLiteral("loss"), id) > 0);
     QVERIFY(panel.drawn_points(QStringLiteral("step_time"), id) > 0);
+}
+
+void TestGuiCharts::incremental_smoothing_equals_full() {
+    QVector<QPointF> points;
+    for (int i = 0; i < 1000; ++i)
+        points.append(QPointF(i, i == 500 ? std::nan("") : std::cos(i * 0.1) + i * 0.01));
+    EmaState state;
+    QVector<QPointF> grown;
+    for (int n : {1, 7, 300, 501, 1000}) extend_ema(points.mid(0, n), 0.8, state, grown);
+    const QVector<QPointF> full = smooth_ema(points, 0.8);
+    auto same_curve = [](const QVector<QPointF>& a, const QVector<QPointF>& b) {
+        if (a.size() != b.size()) return false;
+        for (qsizetype i = 0; i < a.size(); ++i) // bit for bit; NaN passes through as NaN
+            if (a[i].x() != b[i].x() ||
+                (std::isnan(b[i].y()) ? !std::isnan(a[i].y()) : a[i].y() != b[i].y()))
+                return false;
+        return true;
+    };
+    QVERIFY(same_curve(grown, full));
+    extend_ema(points, 0.5, state, grown); // a new weight starts over
+    QVERIFY(same_curve(grown, smooth_ema(points, 0.5)));
+}
+
+void TestGuiCharts::charts_follow_a_dark_palette() {
+    const QPalette light = QApplication::palette();
+    MetricChart chart(QStringLiteral("loss"), QStringLiteral("loss"));
+    QVERIFY(!is_dark(light));
+    QVERIFY(chart.chart()->backgroundBrush().color().lightnessF() > 0.5);
+
+    apply_theme(*qApp, ThemeChoice::Dark);
+    QVERIFY(is_dark(QApplication::palette()));
+    QTRY_VERIFY(chart.chart()->backgroundBrush().color().lightnessF() < 0.5);
+    QVERIFY(chart.chart()->titleBrush().color().lightnessF() > 0.5); // light text on dark
+    RunStore store;
+    Experiment experiment;
+    const int id = store.add_run(experiment);
+    QCOMPARE(store.runs().front().id, id);
+    QCOMPARE(store.runs().front().color, QColor(QStringLiteral("#56B4E9"))); // not the dark blue
+
+    QApplication::setPalette(light);
+    QTRY_VERIFY(chart.chart()->backgroundBrush().color().lightnessF() > 0.5);
 }
 
 QTEST_MAIN(TestGuiCharts)

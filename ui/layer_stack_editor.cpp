@@ -24,6 +24,7 @@
 #include "core/plan/lint.h"
 #include "ui/layer_fields_widget.h"
 #include "ui/layer_palette.h"
+#include "ui/theme.h"
 
 namespace mantissa::ui {
 
@@ -362,10 +363,13 @@ void LayerStackEditor::refresh_analysis(bool notify) {
     }
 
     if (m_error.isEmpty()) {
-        m_message->setStyleSheet(QStringLiteral("color: #2e7d32;"));
+        m_message->setStyleSheet(is_dark(palette()) ? QStringLiteral("color: #81c784;")
+                                                    : QStringLiteral("color: #2e7d32;"));
         m_message->setText(tr("✔ The stack fits: 28×28×1 images in, 10 class scores out."));
     } else {
-        m_message->setStyleSheet(QStringLiteral("color: #c62828; font-weight: bold;"));
+        m_message->setStyleSheet(is_dark(palette())
+                                     ? QStringLiteral("color: #ef9a9a; font-weight: bold;")
+                                     : QStringLiteral("color: #c62828; font-weight: bold;"));
         m_message->setText(QStringLiteral("✖ ") + m_error);
     }
     m_totals->setText(m_error.isEmpty()

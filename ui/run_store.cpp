@@ -2,8 +2,12 @@
 // colour from a fixed colour-blind-safe palette and announces changes so the charts can redraw.
 #include "ui/run_store.h"
 
+#include <QApplication>
 #include <QBrush>
+#include <QPalette>
 #include <array>
+
+#include "ui/theme.h"
 
 namespace mantissa::ui {
 
@@ -12,6 +16,9 @@ namespace {
 // Okabe-Ito: distinguishable under the common colour-vision deficiencies; cycled in order.
 constexpr std::array<const char*, 8> kPalette = {"#0072B2", "#E69F00", "#009E73", "#D55E00",
                                                  "#CC79A7", "#56B4E9", "#F0E442", "#000000"};
+// The same colours for a dark background: the sky blue first, white instead of black.
+constexpr std::array<const char*, 8> kDarkPalette = {"#56B4E9", "#E69F00", "#009E73", "#D55E00",
+                                                     "#CC79A7", "#F0E442", "#0072B2", "#F5F5F5"};
 
 RunState state_of(RunStatus status) {
     switch (status) {
@@ -37,8 +44,9 @@ int RunStore::add_run(const Experiment& experiment) {
     record.id = id;
     record.name = QString::fromStdString(experiment.name) + QStringLiteral(" · ") +
                   QString::fromStdString(experiment.policy);
+    const auto& palette = is_dark(QApplication::palette()) ? kDarkPalette : kPalette;
     record.color =
-        QColor(QString::fromLatin1(kPalette[static_cast<std::size_t>(id - 1) % kPalette.size()]));
+        QColor(QString::fromLatin1(palette[static_cast<std::size_t>(id - 1) % palette.size()]));
     record.experiment = experiment;
     record.device = QString::fromStdString(experiment.device);
     record.state = RunState::Queued;

@@ -2,6 +2,7 @@
 // plan, latest step), with the device's total and used memory in the title for scale.
 #include "ui/charts/memory_chart.h"
 
+#include <QApplication>
 #include <QBarCategoryAxis>
 #include <QBarSet>
 #include <QChart>
@@ -66,7 +67,7 @@ MemoryChart::MemoryChart(QWidget* parent) : QWidget(parent) {
         auto* set =
             new QBarSet(QString::fromLatin1(mem_category_name(static_cast<MemCategory>(c))));
         set->setColor(QColor(QString::fromLatin1(kCategoryColors[c])));
-        set->setBorderColor(Qt::white);
+        set->setBorderColor(QApplication::palette().color(QPalette::Base)); // segment gaps
         m_series->append(set);
     }
     m_chart->addSeries(m_series);
@@ -88,6 +89,14 @@ MemoryChart::MemoryChart(QWidget* parent) : QWidget(parent) {
     auto* layout = new QVBoxLayout(this);
     layout->setContentsMargins(0, 0, 0, 0);
     layout->addWidget(m_view);
+}
+
+void MemoryChart::changeEvent(QEvent* event) {
+    QWidget::changeEvent(event);
+    if (event->type() != QEvent::PaletteChange) return;
+    apply_palette(m_chart);
+    for (QBarSet* set : m_series->barSets())
+        set->setBorderColor(QApplication::palette().color(QPalette::Base));
 }
 
 void MemoryChart::show_runs(const QVector<const RunRecord*>& runs) {

@@ -25,6 +25,9 @@ public:
     int drawn_points(int run_id) const; // the run's non-empty categories (0: not drawn)
     QChart* chart() const { return m_chart; }
 
+protected:
+    void changeEvent(QEvent* event) override; // follows light/dark palette changes
+
 private:
     QChart* m_chart = nullptr;
     QChartView* m_view = nullptr;

@@ -609,6 +609,14 @@ int MetricChart::drawn_points(int run_id, const QString& role) const {
     return it->raw->count() + (it->smoothed ? it->smoothed->count() : 0);
 }
 
+void MetricChart::changeEvent(QEvent* event) {
+    QWidget::changeEvent(event);
+    if (event->type() != QEvent::PaletteChange) return;
+    apply_palette(m_chart);
+    apply_palette(m_y_linear); // one of the two y axes is detached at any time
+    apply_palette(m_y_log);
+}
+
 void MetricChart::resizeEvent(QResizeEvent* event) {
     QWidget::resizeEvent(event);
     m_rescale_timer->start();
