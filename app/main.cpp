@@ -2,10 +2,14 @@
 // else lives in ui/ (widgets) and core/ (the engine).
 #include <QApplication>
 #include <QCommandLineParser>
+#include <QTimer>
 #include <cstdio>
 
+#include "ui/compare_queue.h"
 #include "ui/main_window.h"
+#include "ui/run_report.h"
 #include "ui/theme.h"
+#include "ui/training_controller.h"
 
 int main(int argc, char** argv) {
     // The experiment presets are compiled into the static ui library; register them.
@@ -26,6 +30,18 @@ int main(int argc, char** argv) {
         "The MANTISSA_THEME environment variable sets the same.",
         "theme", qEnvironmentVariable("MANTISSA_THEME", "system"));
     parser.addOption(theme_option);
+    QCommandLineOption train_option("train", "Start training the experiment as soon as it opens.");
+    parser.addOption(train_option);
+    QCommandLineOption compare_option(
+        "compare", "Run \"Compare policies\" at launch with these policies (comma-separated).",
+        "policies");
+    parser.addOption(compare_option);
+    QCommandLineOption report_option(
+        "report",
+        "When the runs started by --train or --compare end, write their summaries as "
+        "JSON to FILE and quit (for benchmarks and scripted demos).",
+        "file");
+    parser.addOption(report_option);
     parser.addPositionalArgument("experiment", "An experiment file (.json) to open.",
                                  "[experiment.json]");
     parser.process(app);
@@ -41,5 +57,34 @@ int main(int argc, char** argv) {
     window.show();
     if (!parser.positionalArguments().isEmpty())
         window.load_experiment_file(parser.positionalArguments().front());
+
+    if (parser.isSet(report_option)) {
+        const QString report = parser.value(report_option);
+        // Queued: the queue's `finished` may arrive before the window has stored the last run's
+        // summary (both listen to the controller), so write once every slot has run.
+        auto write_and_quit = [&window, report] {
+            QTimer::singleShot(0, &window, [&window, report] {
+                const bool ok = mantissa::ui::write_run_report(*window.run_store(), report);
+                QCoreApplication::exit(ok ? 0 : 1);
+            });
+        };
+        QObject::connect(window.compare_queue(), &mantissa::ui::CompareQueue::finished, &window,
+                         write_and_quit);
+        if (!parser.isSet(compare_option))
+            QObject::connect(window.controller(), &mantissa::ui::TrainingController::state_changed,
+                             &window, [&window, write_and_quit, seen = false]() mutable {
+                                 if (window.controller()->is_running())
+                                     seen = true;
+                                 else if (seen)
+                                     write_and_quit();
+                             });
+    }
+    if (parser.isSet(compare_option)) {
+        const QStringList policies =
+            parser.value(compare_option).split(QLatin1Char(','), Qt::SkipEmptyParts);
+        QTimer::singleShot(0, &window, [&window, policies] { window.compare_policies(policies); });
+    } else if (parser.isSet(train_option)) {
+        QTimer::singleShot(0, &window, &mantissa::ui::MainWindow::train);
+    }
     return QApplication::exec();
 }

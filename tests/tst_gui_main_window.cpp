@@ -1,9 +1,16 @@
 // The composed main window, offscreen: a default experiment is ready at launch, an invalid stack
 // disables Train with the reason, and "Compare policies" fills the comparison table.
 #include <QAction>
+#include <QFile>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QProcess>
+#include <QTemporaryDir>
 #include <QTest>
 
 #include "core/nn/layer_spec.h"
+#include "core/train/experiment.h"
 #include "ui/compare_queue.h"
 #include "ui/comparison_model.h"
 #include "ui/error_banner.h"
@@ -71,6 +78,43 @@ private slots:
             QCOMPARE(run.state, RunState::Completed);
             QCOMPARE(run.steps.size(), 40);
         }
+    }
+
+    // `mantissa FILE --compare ... --report OUT` runs the comparison at launch, writes every
+    // run's summary and quits: the real binary, as the GUI-vs-CLI benchmark drives it.
+    void appCompareWritesReportAndQuits() {
+        QTemporaryDir dir;
+        QVERIFY(dir.isValid());
+        Experiment e = load_experiment(MANTISSA_SOURCE_DIR "/resources/experiments/mlp-small.json");
+        e.device = "cpu";
+        e.epochs = 1;
+        e.max_steps = 25;
+        const QString config = dir.filePath("tiny.json");
+        save_experiment(e, config.toStdString());
+        const QString report = dir.filePath("report.json");
+        QProcess app;
+        app.setProcessChannelMode(QProcess::MergedChannels);
+        app.start(MANTISSA_APP_PATH, {config, "--compare", "float32,mixed_float16", "--report",
+                                      report, "--theme", "dark"});
+        QVERIFY(app.waitForFinished(120000));
+        QVERIFY2(app.exitCode() == 0, app.readAll().constData());
+        QFile file(report);
+        QVERIFY(file.open(QIODevice::ReadOnly));
+        const QJsonArray runs = QJsonDocument::fromJson(file.readAll())["runs"].toArray();
+        QCOMPARE(runs.size(), 2);
+        QCOMPARE(runs[1]["policy"].toString(), QString("mixed_float16"));
+        for (const QJsonValue& run : runs) {
+            QCOMPARE(run["state"].toString(), QString("completed"));
+            QCOMPARE(run["steps"].toInt(), 25);
+            QVERIFY(run["median_step_ms"].toDouble() > 0);
+            QVERIFY(run["peak_memory"].toDouble() > 0);
+        }
+
+        QProcess bad;
+        bad.start(MANTISSA_APP_PATH, {"--theme", "sepia"});
+        QVERIFY(bad.waitForFinished(30000));
+        QCOMPARE(bad.exitCode(), 2);
+        QVERIFY(bad.readAllStandardError().contains("sepia"));
     }
 };
 
