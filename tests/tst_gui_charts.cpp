@@ -6,7 +6,9 @@
 #include <QValueAxis>
 #include <QtTest>
 #include <cmath>
+#include <limits>
 
+#include "ui/charts/axis_window.h"
 #include "ui/charts/charts_panel.h"
 #include "ui/charts/decimate.h"
 #include "ui/charts/loss_scale_chart.h"
@@ -99,6 +101,8 @@ private slots:
     void store_signals_are_coalesced();
     void incremental_smoothing_equals_full();
     void charts_follow_a_dark_palette();
+    void axis_windows_stay_labelable();
+    void near_constant_series_gets_readable_ticks();
 };
 
 void TestGuiCharts::decimation_keeps_extremes_and_endpoints() {
@@ -333,6 +337,67 @@ void TestGuiCharts::charts_follow_a_dark_palette() {
 
     QApplication::setPalette(light);
     QTRY_VERIFY(chart.chart()->backgroundBrush().color().lightnessF() > 0.5);
+}
+
+// Every window has 1..12 whole ticks, contains the data and respects the metric's limits, even
+// for data Qt Charts could never label at a naive step (constant, or constant up to rounding).
+void TestGuiCharts::axis_windows_stay_labelable() {
+    const double inf = std::numeric_limits<double>::infinity();
+    struct Case {
+        double y_min, y_max, floor, ceiling;
+    };
+    const Case cases[] = {
+        {249.665, 249.665, -inf, inf},           // one step time
+        {249.665, 249.665 + 1e-13, -inf, inf},   // raw and smoothed, rounding apart
+        {2.302585, 2.3025851, -inf, inf},        // a loss that barely moves
+        {0, 0, -inf, inf},                       // log2 of a loss scale of 1
+        {-3.5, 2.0, -inf, inf},                  // crosses zero
+        {-7e-9, -7e-9 + 1e-22, -inf, inf},       // tiny and negative
+        {1e15, 1e15 + 1, -inf, inf},             // huge
+        {97.5, 100, 0, 100},                     // accuracy near its ceiling
+        {0.1, 2.4, -inf, inf},                   // an ordinary loss curve
+        {std::nan(""), std::nan(""), -inf, inf}, // nothing drawn yet
+    };
+    for (const Case& c : cases) {
+        const AxisWindow w = linear_window(c.y_min, c.y_max, c.floor, c.ceiling);
+        const double ticks = (w.hi - w.lo) / w.step;
+        QVERIFY2(
+            ticks >= 0.99 && ticks <= 12.01,
+            qPrintable(QStringLiteral("%1..%2 -> %3 ticks").arg(c.y_min).arg(c.y_max).arg(ticks)));
+        QVERIFY(w.lo + w.step > w.lo); // a step Qt can add to the values
+        QVERIFY(w.lo >= c.floor && w.hi <= c.ceiling);
+        if (!std::isnan(c.y_min)) QVERIFY(w.lo <= c.y_min && w.hi >= c.y_max);
+    }
+    const AxisWindow step_time = linear_window(249.665, 249.665, -inf, inf);
+    QCOMPARE(step_time.lo, 235.0); // about ±5% of the value, on whole ticks of 5
+    QCOMPARE(step_time.hi, 265.0);
+    const AxisWindow zero = linear_window(0, 0, -inf, inf);
+    QCOMPARE(zero.lo, 0.0);
+    QCOMPARE(zero.hi, 1.0);
+}
+
+// The CI hang: the first step of a run (one raw point and its smoothed twin, 1e-13 apart) once
+// set a tick step of 1e-14 on an axis at 249.665, and Qt Charts labelled it forever.
+void TestGuiCharts::near_constant_series_gets_readable_ticks() {
+    MetricChart chart(QStringLiteral("Step time"), QStringLiteral("ms"));
+    chart.resize(600, 400);
+    chart.show();
+    ChartLine line;
+    line.run_id = 1;
+    line.role = QStringLiteral("train");
+    line.name = QStringLiteral("run");
+    line.color = Qt::blue;
+    line.smooth = true;
+    line.points = {QPointF(1, 249.665), QPointF(2, 249.665 + 1e-13)};
+    chart.set_smoothing(0.6);
+    chart.set_lines({line});
+    QApplication::processEvents(); // lays the chart out: a hang here is the bug
+    QValueAxis* y = nullptr;
+    for (QAbstractAxis* axis : chart.chart()->axes(Qt::Vertical))
+        y = qobject_cast<QValueAxis*>(axis);
+    QVERIFY(y);
+    QVERIFY(y->min() <= 249.665 && y->max() >= 249.665);
+    QVERIFY((y->max() - y->min()) / y->tickInterval() <= 12.01);
 }
 
 QTEST_MAIN(TestGuiCharts)

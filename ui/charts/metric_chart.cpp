@@ -26,6 +26,7 @@
 #include <cmath>
 #include <limits>
 
+#include "ui/charts/axis_window.h"
 #include "ui/charts/chart_style.h"
 #include "ui/charts/decimate.h"
 
@@ -114,15 +115,6 @@ private:
 namespace {
 
 constexpr int kFaintAlpha = 50; // the raw curve behind a smoothed one
-
-// A 1, 2 or 5 times a power of ten near `range / ticks`: readable tick spacing.
-double nice_interval(double range, int ticks) {
-    const double raw = range / ticks;
-    const double magnitude = std::pow(10.0, std::floor(std::log10(raw)));
-    for (double m : {1.0, 2.0, 5.0})
-        if (raw <= m * magnitude) return m * magnitude;
-    return 10 * magnitude;
-}
 
 // The points of `points` (sorted by x) inside [lo, hi], plus one neighbour on each side so the
 // line runs to the plot's edges.
@@ -517,28 +509,13 @@ void MetricChart::update_axes(double x_min, double x_max, double y_min, double y
         if (m_y_log->min() != std::pow(base, e_lo) || m_y_log->max() != std::pow(base, e_hi))
             m_y_log->setRange(std::pow(base, e_lo), std::pow(base, e_hi));
     } else {
-        if (!(y_min <= y_max)) {
-            y_min = 0;
-            y_max = 1;
-        }
-        double pad = (y_max - y_min) * 0.05;
-        // A constant series (a fixed loss scale, log2 = 0) gets a unit-sized window, so the axis
-        // shows readable ticks rather than 1e-06 steps.
-        if (pad <= 0) pad = std::max(std::abs(y_max) * 0.05, 1.0);
-        // Padding and whole ticks never cross zero (for data that does not) or the metric's
-        // own limits (accuracy stays within 0..100).
-        double floor = y_min >= 0 ? 0.0 : -std::numeric_limits<double>::infinity();
-        floor = std::max(floor, std::min(m_y_floor, y_min));
-        const double ceiling = std::max(m_y_ceiling, y_max);
-        const double lo = std::max(y_min - pad, floor), hi = std::min(y_max + pad, ceiling);
-        const double step = nice_interval(hi - lo, 5);
-        const double y_lo = std::max(std::floor(lo / step) * step, floor);
-        const double y_hi = std::min(std::ceil(hi / step) * step, ceiling);
-        if (m_y_linear->min() != y_lo || m_y_linear->max() != y_hi ||
-            m_y_linear->tickInterval() != step) {
-            m_y_linear->setTickInterval(std::max(step, m_y_linear->tickInterval()));
-            m_y_linear->setRange(y_lo, y_hi);
-            m_y_linear->setTickInterval(step);
+        const AxisWindow w = linear_window(y_min, y_max, m_y_floor, m_y_ceiling);
+        if (m_y_linear->min() != w.lo || m_y_linear->max() != w.hi ||
+            m_y_linear->tickInterval() != w.step) {
+            // As on x: the interval grows first, so no intermediate state has thousands of ticks.
+            m_y_linear->setTickInterval(std::max(w.step, m_y_linear->tickInterval()));
+            m_y_linear->setRange(w.lo, w.hi);
+            m_y_linear->setTickInterval(w.step);
         }
     }
     m_setting_range = false;
@@ -551,6 +528,12 @@ void MetricChart::on_user_range_change() {
     // Keep about five readable ticks in the new window (a fixed interval could mean thousands).
     if (m_x->max() > m_x->min())
         m_x->setTickInterval(std::max(1.0, nice_interval(m_x->max() - m_x->min(), 5)));
+    // On y the step also stays above the values' own precision, however far the user zooms in.
+    if (!m_log_y && m_y_linear->max() > m_y_linear->min()) {
+        const double lo = m_y_linear->min(), hi = m_y_linear->max();
+        m_y_linear->setTickInterval(
+            std::max(nice_interval(hi - lo, 5), 1e-9 * std::max(std::abs(lo), std::abs(hi))));
+    }
     m_rescale_timer->start(); // re-decimate for the new window
 }
 

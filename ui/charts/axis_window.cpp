@@ -1,0 +1,44 @@
+// Axis windows for MetricChart: padding, whole ticks and the near-constant-data guard, kept
+// apart from the widget so the arithmetic is tested on its own (tst_gui_charts).
+#include "ui/charts/axis_window.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace mantissa::ui {
+
+double nice_interval(double range, int ticks) {
+    const double raw = range / ticks;
+    const double magnitude = std::pow(10.0, std::floor(std::log10(raw)));
+    for (double m : {1.0, 2.0, 5.0})
+        if (raw <= m * magnitude) return m * magnitude;
+    return 10 * magnitude;
+}
+
+AxisWindow linear_window(double y_min, double y_max, double floor, double ceiling) {
+    if (!(y_min <= y_max) || !std::isfinite(y_min) || !std::isfinite(y_max)) {
+        y_min = 0;
+        y_max = 1;
+    }
+    const double magnitude = std::max(std::abs(y_min), std::abs(y_max));
+    double pad = (y_max - y_min) * 0.05;
+    // Below a millionth of the value the spread is rounding, not signal: treat it as constant.
+    // A constant zero (a loss scale's log2 of 1) gets a unit window rather than 1e-6 ticks.
+    if (y_max - y_min <= magnitude * 1e-6) pad = magnitude > 0 ? magnitude * 0.05 : 1.0;
+    // Padding and whole ticks never cross zero (for data that does not) or the metric's limits.
+    double lower = y_min >= 0 ? 0.0 : -INFINITY;
+    lower = std::max(lower, std::min(floor, y_min));
+    const double upper = std::max(ceiling, y_max);
+    const double lo = std::max(y_min - pad, lower), hi = std::min(y_max + pad, upper);
+    AxisWindow w;
+    w.step = nice_interval(hi - lo, 5);
+    w.lo = std::max(std::floor(lo / w.step) * w.step, lower);
+    w.hi = std::min(std::ceil(hi / w.step) * w.step, upper);
+    // Last line of defence: a window Qt could not label in a dozen ticks becomes the default.
+    const double ticks = (w.hi - w.lo) / w.step;
+    if (!(w.hi > w.lo) || !(ticks >= 0.99 && ticks <= 12.01) || !std::isfinite(w.step))
+        return AxisWindow{};
+    return w;
+}
+
+} // namespace mantissa::ui

@@ -1,0 +1,21 @@
+// The visible window and tick spacing of a chart's linear axes, as pure functions: readable
+// ticks for any data, and never so many ticks that Qt Charts spends forever labelling them.
+#pragma once
+
+namespace mantissa::ui {
+
+// A 1, 2 or 5 times a power of ten near `range / ticks`: readable tick spacing.
+double nice_interval(double range, int ticks);
+
+struct AxisWindow {
+    double lo = 0, hi = 1, step = 0.5; // (hi - lo) / step is a whole number of ticks, 1..12
+};
+
+// The y window for data spanning [y_min, y_max]: 5% padding, whole ticks at both ends, clipped
+// to [floor, ceiling] (the metric's own limits, e.g. 0..100 for accuracy; pass -inf/inf for
+// none). Data that is constant, or nearly so relative to its size (a step time of 249.665 ms
+// and its smoothed twin 1e-13 ms away), gets a window of about ±5% of the value: a tick step
+// finer than the value's own precision would never advance when Qt Charts adds it.
+AxisWindow linear_window(double y_min, double y_max, double floor, double ceiling);
+
+} // namespace mantissa::ui
