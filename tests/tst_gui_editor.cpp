@@ -13,6 +13,7 @@
 
 #include "core/train/experiment.h"
 #include "ui/experiment_form.h"
+#include "ui/layer_fields_widget.h"
 #include "ui/layer_stack_editor.h"
 
 using namespace mantissa;
@@ -118,6 +119,36 @@ private slots:
         QTest::keyClick(table_of(editor), Qt::Key_Down, Qt::ControlModifier);
         QCOMPARE(editor.model().layers[0].type, LayerType::Dense);
         QCOMPARE(editor.model().layers[1].type, LayerType::Flatten);
+    }
+
+    // Square sizes get one spin box that sets both sides; a non-square kernel from a file keeps
+    // its height and width (two spin boxes) instead of being squared by the editor.
+    void conv_sizes_keep_height_and_width() {
+        LayerSpec conv = layer(LayerType::Conv2D);
+        conv.filters = 8;
+        mantissa::ui::LayerFieldsWidget square(conv);
+        QVERIFY(!square.findChild<QSpinBox*>("kernel_w"));
+        QCOMPARE(square.findChild<QSpinBox*>("stride")->value(), 1); // default stride shown as 1
+        square.findChild<QSpinBox*>("kernel")->setValue(5);
+        QCOMPARE(square.spec().kernel[0], 5);
+        QCOMPARE(square.spec().kernel[1], 5);
+        QCOMPARE(square.spec().stride[0], 0); // untouched: still "the default"
+
+        conv.kernel[0] = 3;
+        conv.kernel[1] = 5;
+        mantissa::ui::LayerFieldsWidget wide(conv);
+        auto* height = wide.findChild<QSpinBox*>("kernel");
+        auto* width = wide.findChild<QSpinBox*>("kernel_w");
+        QVERIFY(height && width);
+        QCOMPARE(height->value(), 3);
+        QCOMPARE(width->value(), 5);
+        width->setValue(7);
+        QCOMPARE(wide.spec().kernel[0], 3);
+        QCOMPARE(wide.spec().kernel[1], 7);
+
+        LayerSpec pool = layer(LayerType::MaxPool2D);
+        mantissa::ui::LayerFieldsWidget pooling(pool);
+        QCOMPARE(pooling.findChild<QSpinBox*>("stride")->text(), QStringLiteral("auto"));
     }
 
     void buttons_move_and_remove() {

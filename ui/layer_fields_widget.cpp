@@ -7,6 +7,7 @@
 #include <QHBoxLayout>
 #include <QLabel>
 #include <QSpinBox>
+#include <algorithm>
 
 #include "core/backend/activation.h"
 
@@ -47,10 +48,11 @@ LayerFieldsWidget::LayerFieldsWidget(const LayerSpec& spec, QWidget* parent)
     case LayerType::Conv2D: {
         add_spin("filters", tr("filters"), tr("Number of filters, i.e. output channels."), 1, 4096,
                  m_spec.filters, &m_spec.filters);
-        add_spin("kernel", tr("kernel"), tr("Size of the square filter window in pixels."), 1, 15,
-                 m_spec.kernel[0], &m_spec.kernel[0], &m_spec.kernel[1]);
-        add_spin("stride", tr("stride"), tr("How many pixels the filter moves per step."), 1, 8,
-                 m_spec.stride[0] > 0 ? m_spec.stride[0] : 1, &m_spec.stride[0], &m_spec.stride[1]);
+        add_size("kernel", tr("kernel"), tr("Size of the filter window in pixels."), 1, 15,
+                 m_spec.kernel);
+        // A stride of 0 (the default) means 1 for a convolution: the spin box shows 1.
+        add_size("stride", tr("stride"), tr("How many pixels the filter moves per step."), 1, 8,
+                 m_spec.stride);
         auto* padding = new QComboBox(this);
         padding->setObjectName("padding");
         padding->setSizeAdjustPolicy(QComboBox::AdjustToContents);
@@ -70,12 +72,14 @@ LayerFieldsWidget::LayerFieldsWidget(const LayerSpec& spec, QWidget* parent)
         break;
     }
     case LayerType::MaxPool2D:
-        add_spin("pool", tr("pool"), tr("Size of the square window whose maximum is kept."), 1, 8,
-                 m_spec.pool[0], &m_spec.pool[0], &m_spec.pool[1]);
-        add_spin("stride", tr("stride"),
+        add_size("pool", tr("pool"), tr("Size of the window whose maximum is kept."), 1, 8,
+                 m_spec.pool);
+        add_size("stride", tr("stride"),
                  tr("How far the window moves; auto = the pool size (no overlap)."), 0, 8,
-                 m_spec.stride[0], &m_spec.stride[0], &m_spec.stride[1]);
-        if (auto* spin = findChild<QSpinBox*>("stride")) spin->setSpecialValueText(tr("auto"));
+                 m_spec.stride);
+        for (QSpinBox* spin : findChildren<QSpinBox*>())
+            if (spin->objectName().startsWith(QLatin1String("stride")))
+                spin->setSpecialValueText(tr("auto"));
         break;
     case LayerType::Flatten: {
         auto* label = new QLabel(tr("no settings"), this);
@@ -124,6 +128,21 @@ void LayerFieldsWidget::add_spin(const QString& name, const QString& label, cons
         emit spec_changed(m_spec);
     });
     layout()->addWidget(spin);
+}
+
+void LayerFieldsWidget::add_size(const QString& name, const QString& label, const QString& tip,
+                                 int min, int max, std::int64_t (&height_width)[2]) {
+    if (height_width[0] == height_width[1]) {
+        add_spin(name, label, tip + tr(" Square: the same height and width."), min, max,
+                 std::max<std::int64_t>(height_width[0], min), &height_width[0], &height_width[1]);
+        return;
+    }
+    // A non-square size (from an experiment file) keeps both sides rather than being squared.
+    add_spin(name, label, tip + tr(" This spin box sets the height."), min, max,
+             std::max<std::int64_t>(height_width[0], min), &height_width[0]);
+    add_spin(name + QStringLiteral("_w"), QStringLiteral("\u00d7"),
+             tip + tr(" This spin box sets the width."), min, max,
+             std::max<std::int64_t>(height_width[1], min), &height_width[1]);
 }
 
 void LayerFieldsWidget::add_activation_combo() {

@@ -24,6 +24,9 @@ private:
     void add_activation_combo();
     void add_spin(const QString& name, const QString& label, const QString& tip, int min, int max,
                   std::int64_t value, std::int64_t* field, std::int64_t* field2 = nullptr);
+    // A (height, width) pair: one spin box when square, two ("name" and "name_w") when not.
+    void add_size(const QString& name, const QString& label, const QString& tip, int min, int max,
+                  std::int64_t (&height_width)[2]);
 
     LayerSpec m_spec;
 };
