@@ -6,6 +6,7 @@
 #include <cstdio>
 
 #include "ui/compare_queue.h"
+#include "ui/event_loop_probe.h"
 #include "ui/main_window.h"
 #include "ui/run_report.h"
 #include "ui/theme.h"
@@ -60,11 +61,20 @@ int main(int argc, char** argv) {
 
     if (parser.isSet(report_option)) {
         const QString report = parser.value(report_option);
+        // How late the event loop answers while training: the report's "ui" object.
+        auto* probe = new mantissa::ui::EventLoopProbe(&window);
+        QObject::connect(window.controller(), &mantissa::ui::TrainingController::state_changed,
+                         probe, [&window, probe] {
+                             if (window.controller()->is_running() && !probe->running())
+                                 probe->start();
+                         });
         // Queued: the queue's `finished` may arrive before the window has stored the last run's
         // summary (both listen to the controller), so write once every slot has run.
-        auto write_and_quit = [&window, report] {
-            QTimer::singleShot(0, &window, [&window, report] {
-                const bool ok = mantissa::ui::write_run_report(*window.run_store(), report);
+        auto write_and_quit = [&window, report, probe] {
+            probe->stop();
+            QTimer::singleShot(0, &window, [&window, report, probe] {
+                const bool ok = mantissa::ui::write_run_report(*window.run_store(), report,
+                                                               {{"ui", probe->summary()}});
                 QCoreApplication::exit(ok ? 0 : 1);
             });
         };

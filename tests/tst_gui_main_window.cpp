@@ -100,8 +100,12 @@ private slots:
         QVERIFY2(app.exitCode() == 0, app.readAll().constData());
         QFile file(report);
         QVERIFY(file.open(QIODevice::ReadOnly));
-        const QJsonArray runs = QJsonDocument::fromJson(file.readAll())["runs"].toArray();
+        const QJsonObject root = QJsonDocument::fromJson(file.readAll()).object();
+        const QJsonArray runs = root["runs"].toArray();
         QCOMPARE(runs.size(), 2);
+        const QJsonObject ui = root["ui"].toObject();
+        QVERIFY(ui["ticks"].toInt() > 0); // the event-loop probe ran while training
+        QVERIFY(ui["max_late_ms"].toDouble() >= ui["p99_late_ms"].toDouble());
         QCOMPARE(runs[1]["policy"].toString(), QString("mixed_float16"));
         for (const QJsonValue& run : runs) {
             QCOMPARE(run["state"].toString(), QString("completed"));

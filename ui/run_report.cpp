@@ -22,7 +22,7 @@ QJsonValue finite_or_null(double value) {
 
 } // namespace
 
-bool write_run_report(const RunStore& store, const QString& path) {
+bool write_run_report(const RunStore& store, const QString& path, const QJsonObject& extra) {
     QJsonArray runs;
     for (const RunRecord& run : store.runs()) {
         QJsonObject o;
@@ -52,7 +52,9 @@ bool write_run_report(const RunStore& store, const QString& path) {
                      qPrintable(file.errorString()));
         return false;
     }
-    file.write(QJsonDocument(QJsonObject{{"runs", runs}}).toJson());
+    QJsonObject root = extra;
+    root["runs"] = runs;
+    file.write(QJsonDocument(root).toJson());
     if (!file.commit()) {
         std::fprintf(stderr, "mantissa: cannot write the report '%s': %s\n", qPrintable(path),
                      qPrintable(file.errorString()));
