@@ -94,7 +94,7 @@ install_packages() {
         libeigen3-dev nlohmann-json3-dev python3 python3-numpy)
     local want_charts=0
     if [ "$PRESET" != "headless" ]; then
-        wanted+=(qt6-base-dev libgl1-mesa-dev xvfb xauth)
+        wanted+=(qt6-base-dev libqt6opengl6-dev libgl1-mesa-dev xvfb xauth)
         if ! is_installed qt6-charts-dev && ! is_installed libqt6charts6-dev; then
             want_charts=1
         fi
