@@ -57,6 +57,11 @@ private slots:
         m_store = std::make_unique<RunStore>();
         wire(*m_controller, *m_store);
     }
+    // A failed check returns early; stop its run so the next test starts from an idle controller.
+    void cleanup() {
+        m_controller->stop();
+        QTRY_VERIFY_WITH_TIMEOUT(!m_controller->is_running(), 30000);
+    }
     void cleanupTestCase() {
         m_controller.reset();
         m_store.reset();
@@ -125,9 +130,13 @@ private slots:
         QTRY_VERIFY_WITH_TIMEOUT(steps_of(id) >= 5, 30000);
         m_controller->pause();
         QVERIFY(m_controller->is_paused());
-        QTest::qWait(150); // the step in flight and the last drain land
+        // Once the worker is parked, its step in flight has been reported: drain it, then
+        // nothing more may arrive however long we wait.
+        QTRY_VERIFY_WITH_TIMEOUT(m_controller->is_parked(), 30000);
+        m_controller->drain();
         const qsizetype paused_at = steps_of(id);
         QTest::qWait(300);
+        m_controller->drain();
         QCOMPARE(steps_of(id), paused_at);
         QVERIFY(finished.isEmpty());
         m_controller->resume();

@@ -29,6 +29,8 @@ public:
 
     bool is_running() const { return m_running; }
     bool is_paused() const { return m_paused; }
+    // Paused, and the worker has finished its step in flight and is waiting between steps.
+    bool is_parked() const { return m_paused && m_control && m_control->parked(); }
     int current_run() const { return m_run_id; }
 
 public slots:
@@ -38,6 +40,8 @@ public slots:
     void pause();
     void resume();
     void stop();
+    // Forwards what the worker has reported so far (the 40 ms timer calls this too).
+    void drain();
 
 signals:
     void run_started(int run_id, const QString& device, const mantissa::MemoryByCategory& memory,
@@ -51,8 +55,6 @@ signals:
     void state_changed(); // running / paused changed
 
 private:
-    void drain();
-
     QThread* m_thread = nullptr;
     TrainingWorker* m_worker = nullptr;
     QTimer* m_drain_timer = nullptr;

@@ -185,8 +185,12 @@ RunSummary Trainer::run(TrainControl& control, const TrainerCallbacks& callbacks
         double loss_sum = 0, correct = 0, examples = 0;
         std::vector<double> epoch_ms;
         for (std::int64_t s = 0; s < per_epoch; ++s) {
-            while (control.paused() && !control.stop_requested())
-                std::this_thread::sleep_for(std::chrono::milliseconds(20));
+            if (control.paused() && !control.stop_requested()) {
+                control.set_parked(true);
+                while (control.paused() && !control.stop_requested())
+                    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+                control.set_parked(false);
+            }
             if (control.stop_requested() || (max_steps > 0 && m_global_step >= max_steps)) {
                 stop = true;
                 if (control.stop_requested()) {
