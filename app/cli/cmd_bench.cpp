@@ -120,6 +120,7 @@ int run_bench(const Args& args) {
     parser.add_option("--dtypes", "LIST",
                       "with --gemm: dtypes (default float32,float16,bfloat16,float64)");
     parser.add_flag("--json", "one JSON object per line instead of a table");
+    parser.add_flag("--tf32", "float32 matmuls and convolutions on TF32 tensor cores (CUDA only)");
     parser.parse(args);
     if (parser.help_requested()) {
         std::printf("%s", parser.help().c_str());
@@ -129,7 +130,8 @@ int run_bench(const Args& args) {
         BackendChoice choice = create_backend(parser.value("--device", "auto"));
         return bench_gemm(parser, *choice.backend);
     }
-    const Experiment base = experiment_from_options(parser);
+    Experiment base = experiment_from_options(parser);
+    if (parser.has("--tf32")) base.tf32 = true;
     std::vector<std::string> policies = split_list(parser.value("--policies", base.policy));
     for (const std::string& p : policies) {
         try {
@@ -164,10 +166,23 @@ int run_bench(const Args& args) {
         auto offset = [&] { return (next++ % per_epoch) * e.batch_size; };
         for (int i = 0; i < warmup; ++i) trainer.step_once(offset());
         std::vector<double> ms;
-        for (int i = 0; i < steps; ++i) {
+        if (backend.info().is_gpu) {
+            // A GPU step is only enqueued: time the whole run of steps with one synchronisation
+            // at the end (as a training run goes), and report the mean as every percentile.
+            backend.synchronize();
             const auto start = Clock::now();
-            trainer.step_once(offset());
-            ms.push_back(std::chrono::duration<double, std::milli>(Clock::now() - start).count());
+            for (int i = 0; i < steps; ++i) trainer.enqueue_step(offset());
+            backend.synchronize();
+            const double total =
+                std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+            ms.assign(static_cast<std::size_t>(steps), total / steps);
+        } else {
+            for (int i = 0; i < steps; ++i) {
+                const auto start = Clock::now();
+                trainer.step_once(offset());
+                ms.push_back(
+                    std::chrono::duration<double, std::milli>(Clock::now() - start).count());
+            }
         }
         PolicyResult r;
         r.policy = policy;
@@ -184,10 +199,10 @@ int run_bench(const Args& args) {
                         "\"batch\":%lld,"
                         "\"steps\":%d,\"median_ms\":%.4f,\"p10_ms\":%.4f,\"p90_ms\":%.4f,\"samples_"
                         "per_s\":%.1f,"
-                        "\"gflops\":%.2f,\"memory_bytes\":%zu}\n",
+                        "\"gflops\":%.2f,\"memory_bytes\":%zu,\"device_bytes_in_use\":%zu}\n",
                         e.name.c_str(), backend.info().name.c_str(), policy.c_str(),
                         static_cast<long long>(e.batch_size), steps, r.median_ms, r.p10_ms,
-                        r.p90_ms, r.samples_per_s, r.gflops, r.memory);
+                        r.p90_ms, r.samples_per_s, r.gflops, r.memory, backend.memory_in_use());
         else
             std::printf("%-16s %10.3f %10.3f %10.3f %12.0f %10.1f %12s %10s\n", policy.c_str(),
                         r.median_ms, r.p10_ms, r.p90_ms, r.samples_per_s, r.gflops,

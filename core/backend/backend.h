@@ -70,6 +70,15 @@ struct SoftmaxXentArgs {
     Tensor* scalars = nullptr; // StepScalars: adds loss_sum, correct, examples; reads loss_scale
 };
 
+// One step's scalars as the readout ring returned them, a step or two after the step ran.
+struct StepReadout {
+    StepScalars scalars;
+    double device_ms = -1.0; // the step's time measured on the device (CUDA events); < 0: none
+};
+
+// Slots in the readout ring: a step's slot is free again this many steps later.
+inline constexpr int kReadoutSlots = 4;
+
 class Backend {
 public:
     virtual ~Backend() = default;
@@ -147,6 +156,19 @@ public:
     // Copies the scalars to the host (the CUDA engine reads a pinned ring buffer instead).
     virtual StepScalars read_scalars(const Tensor& scalars) = 0;
     virtual void write_scalars(const StepScalars& values, Tensor& scalars) = 0;
+
+    // --- step metrics without a host sync inside the step: a ring of kReadoutSlots slots ---
+    // How many steps late a caller may read a step's readout (0: read it at once; the CPU engine).
+    virtual int readout_lag() const { return 0; }
+    // Marks the start of the step whose readout goes to `slot` (CUDA: records an event there).
+    virtual void step_started(int slot) { (void)slot; }
+    // Enqueues a copy of the scalars into `slot` (0 <= slot < kReadoutSlots) after the step's ops.
+    virtual void enqueue_readout(const Tensor& scalars, int slot) = 0;
+    // Waits until `slot`'s copy has landed and returns it (with the step's device time if known).
+    virtual StepReadout read_readout(int slot) = 0;
+
+    // TF32 for float32 matmuls and convolutions (tensor cores); the CPU engine stays strict.
+    virtual void set_tf32(bool enabled) { (void)enabled; }
 };
 
 } // namespace mantissa

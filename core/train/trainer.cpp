@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <deque>
 #include <thread>
 #include <vector>
 
@@ -59,6 +60,7 @@ Trainer::Trainer(const Experiment& experiment, const Mnist& data, Backend& backe
     options.batch_size = m_experiment.batch_size;
     options.optimizer = m_experiment.optimizer;
     options.loss_scale = m_experiment.loss_scale;
+    m_backend.set_tf32(m_experiment.tf32);
     m_plan = compile(*m_model, options, m_backend);
     m_plan->initialize(m_backend, m_experiment.seed);
 
@@ -119,6 +121,11 @@ MemoryByCategory Trainer::memory() const {
 }
 
 StepScalars Trainer::step_once(std::int64_t offset) {
+    enqueue_step(offset);
+    return m_backend.read_scalars(m_plan->tensor(m_plan->scalars));
+}
+
+void Trainer::enqueue_step(std::int64_t offset) {
     RunContext ctx;
     ctx.training = true;
     ctx.seed = m_experiment.seed;
@@ -126,7 +133,6 @@ StepScalars Trainer::step_once(std::int64_t offset) {
     ctx.batch = {&m_data->train_images, &m_data->train_labels, &m_data->train_perm, offset,
                  std::min(m_experiment.batch_size, m_data->train_count - offset)};
     m_plan->train_step(m_backend, ctx);
-    return m_backend.read_scalars(m_plan->tensor(m_plan->scalars));
 }
 
 EvalResult Trainer::evaluate() {
@@ -170,6 +176,14 @@ RunSummary Trainer::run(TrainControl& control, const TrainerCallbacks& callbacks
     std::int64_t consecutive_skips = 0;
     double train_seconds = 0;
     bool stop = false;
+    // Steps enqueued whose readout has not been read yet (at most `lag` between steps).
+    struct PendingStep {
+        std::int64_t step = 0;
+        int slot = 0;
+        Clock::time_point start;
+    };
+    std::deque<PendingStep> pending;
+    const int lag = std::clamp(m_backend.readout_lag(), 0, kReadoutSlots - 2);
 
     for (int epoch = 1; epoch <= m_experiment.epochs && !stop; ++epoch) {
         // Seeded Fisher-Yates: the same seed gives the same batches on every engine.
@@ -184,28 +198,17 @@ RunSummary Trainer::run(TrainControl& control, const TrainerCallbacks& callbacks
         record.epoch = epoch;
         double loss_sum = 0, correct = 0, examples = 0;
         std::vector<double> epoch_ms;
-        for (std::int64_t s = 0; s < per_epoch; ++s) {
-            if (control.paused() && !control.stop_requested()) {
-                control.set_parked(true);
-                while (control.paused() && !control.stop_requested())
-                    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-                control.set_parked(false);
-            }
-            if (control.stop_requested() || (max_steps > 0 && m_global_step >= max_steps)) {
-                stop = true;
-                if (control.stop_requested()) {
-                    summary.status = RunStatus::Stopped;
-                    summary.message =
-                        "stopped by the user at step " + std::to_string(m_global_step);
-                }
-                break;
-            }
-            const auto start = Clock::now();
-            const StepScalars scalars = step_once(s * batch);
-            const double step_ms = ms_since(start);
+        // Turns the oldest in-flight step's readout into its StepRecord; true = stop the run.
+        auto process_oldest = [&]() -> bool {
+            const PendingStep done = pending.front();
+            pending.pop_front();
+            const StepReadout readout = m_backend.read_readout(done.slot);
+            const StepScalars& scalars = readout.scalars;
+            const double step_ms =
+                readout.device_ms >= 0 ? readout.device_ms : ms_since(done.start);
 
             StepRecord step;
-            step.step = m_global_step;
+            step.step = done.step;
             step.epoch = epoch;
             step.loss =
                 scalars.examples ? scalars.loss_sum / static_cast<double>(scalars.examples) : 0.0;
@@ -253,12 +256,40 @@ RunSummary Trainer::run(TrainControl& control, const TrainerCallbacks& callbacks
                 summary.message = "training diverged: " + diverged +
                                   ". Try a smaller learning rate, loss scaling, or a mixed policy.";
                 log(summary.message);
-                if (m_experiment.on_divergence == DivergencePolicy::Stop) {
-                    stop = true;
-                    break;
-                }
+                if (m_experiment.on_divergence == DivergencePolicy::Stop) return true;
             }
+            return false;
+        };
+        for (std::int64_t s = 0; s < per_epoch; ++s) {
+            while (!pending.empty() && control.paused()) stop = process_oldest() || stop;
+            if (stop) break;
+            if (control.paused() && !control.stop_requested()) {
+                control.set_parked(true); // every step before this one has been reported
+                while (control.paused() && !control.stop_requested())
+                    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+                control.set_parked(false);
+            }
+            if (control.stop_requested() || (max_steps > 0 && m_global_step >= max_steps)) {
+                stop = true;
+                if (control.stop_requested()) {
+                    summary.status = RunStatus::Stopped;
+                    summary.message =
+                        "stopped by the user at step " + std::to_string(m_global_step);
+                }
+                break;
+            }
+            // The step is only enqueued; its scalars are read `lag` steps later (at once on the
+            // CPU), so a GPU step never waits for the host.
+            const int slot = static_cast<int>(m_global_step % kReadoutSlots);
+            m_backend.step_started(slot);
+            const auto start = Clock::now();
+            enqueue_step(s * batch);
+            m_backend.enqueue_readout(m_plan->tensor(m_plan->scalars), slot);
+            pending.push_back({m_global_step, slot, start});
+            while (static_cast<int>(pending.size()) > lag && !stop) stop = process_oldest();
+            if (stop) break;
         }
+        while (!pending.empty()) stop = process_oldest() || stop; // the steps still in flight
         if (record.steps == 0) break;
         record.loss = examples > 0 ? loss_sum / examples : 0.0;
         record.accuracy = examples > 0 ? correct / examples : 0.0;

@@ -50,6 +50,8 @@ public:
     EvalResult evaluate();
     // One training step on the batch at `offset` of the current permutation (for benchmarks).
     StepScalars step_once(std::int64_t offset);
+    // The same step, only enqueued: nothing is read back (GPU benchmarks time many at once).
+    void enqueue_step(std::int64_t offset);
 
 private:
     struct DeviceData;

@@ -64,10 +64,14 @@ public:
     void finish_step(const LossScaleConfig& config, Tensor& scalars) override;
     StepScalars read_scalars(const Tensor& scalars) override;
     void write_scalars(const StepScalars& values, Tensor& scalars) override;
+    // Immediate: the CPU's "device" memory is host memory, so a readout is a plain copy.
+    void enqueue_readout(const Tensor& scalars, int slot) override;
+    StepReadout read_readout(int slot) override;
 
 private:
     DeviceInfo m_info;
     std::atomic<std::size_t> m_in_use{0};
+    StepScalars m_readout[kReadoutSlots];
 };
 
 } // namespace mantissa

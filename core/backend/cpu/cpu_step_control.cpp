@@ -294,4 +294,26 @@ void CpuBackend::write_scalars(const StepScalars& values, Tensor& scalars) {
     std::memcpy(scalars_of(scalars), &values, sizeof(StepScalars));
 }
 
+namespace {
+
+int checked_slot(int slot) {
+    if (slot < 0 || slot >= kReadoutSlots)
+        throw Error(ErrorKind::Internal, "readout slot " + std::to_string(slot) +
+                                             " is outside [0, " + std::to_string(kReadoutSlots) +
+                                             ")");
+    return slot;
+}
+
+} // namespace
+
+void CpuBackend::enqueue_readout(const Tensor& scalars, int slot) {
+    m_readout[checked_slot(slot)] = read_scalars(scalars);
+}
+
+StepReadout CpuBackend::read_readout(int slot) {
+    StepReadout out;
+    out.scalars = m_readout[checked_slot(slot)];
+    return out;
+}
+
 } // namespace mantissa

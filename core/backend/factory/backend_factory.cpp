@@ -1,5 +1,5 @@
 // Engine selection: parses the device string and creates the CPU or CUDA backend.
-// Until the CUDA engine lands, a GPU is detected and named but training runs on the CPU engine.
+// "auto" takes the first CUDA device when this build has the CUDA engine and a GPU is usable.
 #include "core/backend/factory/backend_factory.h"
 
 #include <charconv>
@@ -8,6 +8,7 @@
 #include "core/error.h"
 
 #ifdef MANTISSA_HAVE_CUDA
+#include "core/backend/cuda/cuda_backend.h"
 #include "core/backend/cuda/cuda_devices.h"
 #endif
 
@@ -70,14 +71,26 @@ BackendChoice create_backend(const std::string& device) {
             throw Error(ErrorKind::Device, "device '" + device + "' requested, but only " +
                                                std::to_string(gpus.size()) +
                                                " CUDA device(s) found");
-        throw Error(ErrorKind::Device,
-                    "found " + gpus[index].name +
-                        ", but this version of Mantissa has no CUDA engine yet; use --device cpu");
+#ifdef MANTISSA_HAVE_CUDA
+        choice.backend = std::make_unique<CudaBackend>(index);
+        return choice;
+#else
+        throw Error(ErrorKind::Device, "this build has no CUDA engine; use --device cpu");
+#endif
     }
+#ifdef MANTISSA_HAVE_CUDA
+    if (!gpus.empty()) {
+        try {
+            choice.backend = std::make_unique<CudaBackend>(0);
+            return choice;
+        } catch (const Error& err) { // a GPU that cannot be opened: say why, train on the CPU
+            reason = gpus.front().name + " could not be used: " + err.what();
+            gpus.clear();
+        }
+    }
+#endif
     choice.backend = std::make_unique<CpuBackend>();
-    choice.note = gpus.empty() ? "no usable GPU (" + reason + "); using the CPU engine"
-                               : "found " + gpus.front().name +
-                                     ", but the CUDA engine is not built yet; using the CPU engine";
+    choice.note = "no usable GPU (" + reason + "); using the CPU engine";
     return choice;
 }
 

@@ -1,0 +1,183 @@
+#!/usr/bin/env python3
+# The PyTorch peer of `mantissa-cli bench`: the same experiment file (layers, Glorot-uniform
+# kernels and zero biases as Keras initialises them, batch, optimizer, MNIST resident on the GPU
+# as uint8 and normalised per batch), trained with autocast + GradScaler under mixed policies.
+# Prints one JSON line: ms/step (mean over --steps after --warmup, one sync at the end) and
+# torch.cuda.max_memory_allocated().
+import argparse
+import json
+import math
+import os
+import struct
+import sys
+import time
+
+import torch
+import torch.nn as nn
+
+
+def read_idx(path):
+    with open(path, "rb") as f:
+        data = f.read()
+    magic, = struct.unpack(">I", data[:4])
+    dims = magic & 0xFF
+    shape = struct.unpack(">" + "I" * dims, data[4:4 + 4 * dims])
+    return torch.frombuffer(bytearray(data[4 + 4 * dims:]), dtype=torch.uint8).reshape(shape)
+
+
+class Flatten(nn.Module):
+    def forward(self, x):
+        return x.reshape(x.shape[0], -1)
+
+
+def activation(name):
+    return {"relu": nn.ReLU(), "gelu": nn.GELU(approximate="tanh"), "tanh": nn.Tanh(),
+            "sigmoid": nn.Sigmoid(), "linear": nn.Identity(), None: nn.Identity()}[name]
+
+
+def pair(v, default):
+    if v is None:
+        return (default, default)
+    return (v, v) if isinstance(v, int) else tuple(v)
+
+
+def build(spec, input_shape):
+    """Keras layers -> torch modules (NHWC input is permuted once to NCHW/channels_last)."""
+    h, w, c = input_shape
+    layers, flat, softmax = [], None, False
+    for layer in spec:
+        kind = layer["type"]
+        if kind == "Conv2D":
+            kh, kw = pair(layer.get("kernel"), 3)
+            sh, sw = pair(layer.get("strides", layer.get("stride")), 1)
+            same = layer.get("padding", "valid") == "same"
+            conv = nn.Conv2d(c, layer["filters"], (kh, kw), (sh, sw), padding="same" if same else 0)
+            nn.init.xavier_uniform_(conv.weight)
+            nn.init.zeros_(conv.bias)
+            layers += [conv, activation(layer.get("activation"))]
+            c = layer["filters"]
+            h = math.ceil(h / sh) if same else (h - kh) // sh + 1
+            w = math.ceil(w / sw) if same else (w - kw) // sw + 1
+        elif kind == "MaxPool2D":
+            ph, pw = pair(layer.get("pool_size"), 2)
+            sh, sw = pair(layer.get("strides", layer.get("pool_size")), ph)
+            layers.append(nn.MaxPool2d((ph, pw), (sh, sw)))
+            h, w = (h - ph) // sh + 1, (w - pw) // sw + 1
+        elif kind == "Flatten":
+            # Keras flattens NHWC: permute back so the Dense weights see the same order.
+            layers.append(nn.Sequential(PermuteNHWC(), Flatten()))
+            flat = h * w * c
+        elif kind == "Dense":
+            fan_in = flat if flat is not None else h * w * c
+            dense = nn.Linear(fan_in, layer["units"])
+            nn.init.xavier_uniform_(dense.weight)
+            nn.init.zeros_(dense.bias)
+            layers += [dense, activation(layer.get("activation"))]
+            flat = layer["units"]
+        elif kind == "Activation" and layer.get("activation") == "softmax":
+            softmax = True  # fused into the float32 cross-entropy, as Mantissa fuses it
+        elif kind == "Dropout":
+            layers.append(nn.Dropout(layer.get("rate", 0.5)))
+        else:
+            raise SystemExit(f"peer_torch: layer type {kind} is not supported by the peer")
+    return nn.Sequential(*layers), softmax
+
+
+class PermuteNHWC(nn.Module):
+    def forward(self, x):
+        return x.permute(0, 2, 3, 1) if x.dim() == 4 else x
+
+
+def optimizer_for(cfg, params):
+    o = cfg.get("optimizer", {})
+    kind = o.get("type", "rmsprop").lower()
+    lr = o.get("learning_rate", 0.01 if kind == "sgd" else 0.001)
+    eps = o.get("epsilon", 1e-7)
+    if kind == "sgd":
+        return torch.optim.SGD(params, lr=lr, momentum=o.get("momentum", 0.0),
+                               nesterov=o.get("nesterov", False))
+    if kind == "rmsprop":
+        return torch.optim.RMSprop(params, lr=lr, alpha=o.get("rho", 0.9), eps=eps,
+                                   momentum=o.get("momentum", 0.0), centered=o.get("centered", False))
+    if kind == "adam":
+        return torch.optim.Adam(params, lr=lr, betas=(o.get("beta_1", 0.9), o.get("beta_2", 0.999)),
+                                eps=eps)
+    if kind == "adamw":
+        return torch.optim.AdamW(params, lr=lr, betas=(o.get("beta_1", 0.9), o.get("beta_2", 0.999)),
+                                 eps=eps, weight_decay=o.get("weight_decay", 0.004))
+    raise SystemExit(f"peer_torch: optimizer {kind} is not supported")
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("--config", required=True)
+    ap.add_argument("--policy", default=None, help="float32, mixed_float16, mixed_bfloat16")
+    ap.add_argument("--batch", type=int, default=None)
+    ap.add_argument("--steps", type=int, default=50)
+    ap.add_argument("--warmup", type=int, default=10)
+    ap.add_argument("--data", default=os.environ.get("MANTISSA_DATA", "data/mnist"))
+    ap.add_argument("--tf32", action="store_true")
+    args = ap.parse_args()
+    cfg = json.load(open(args.config))
+    policy = args.policy or cfg.get("policy", "float32")
+    batch = args.batch or cfg["batch_size"]
+    if policy not in ("float32", "mixed_float16", "mixed_bfloat16"):
+        raise SystemExit(f"peer_torch: policy {policy} has no PyTorch AMP equivalent here")
+    torch.manual_seed(cfg.get("seed", 42))
+    torch.backends.cuda.matmul.allow_tf32 = args.tf32
+    torch.backends.cudnn.allow_tf32 = args.tf32
+    torch.backends.cudnn.benchmark = True
+    dev = torch.device("cuda")
+    torch.cuda.reset_peak_memory_stats()
+
+    images = read_idx(os.path.join(args.data, "train-images-idx3-ubyte")).to(dev)  # (N, 28, 28)
+    labels = read_idx(os.path.join(args.data, "train-labels-idx1-ubyte")).to(dev).long()
+    n = images.shape[0]
+    input_shape = tuple(cfg["model"].get("input", [28, 28, 1]))
+    is_cnn = any(l["type"] == "Conv2D" for l in cfg["model"]["layers"])
+    model, _ = build(cfg["model"]["layers"], input_shape)
+    model = model.to(dev)
+    if is_cnn:
+        model = model.to(memory_format=torch.channels_last)
+    opt = optimizer_for(cfg, model.parameters())
+    amp_dtype = {"mixed_float16": torch.float16, "mixed_bfloat16": torch.bfloat16}.get(policy)
+    # Keras's dynamic scaler: 2^15, x2 every 2000 finite steps (GradScaler's default is 2^16).
+    scaler = torch.amp.GradScaler("cuda", init_scale=2.0 ** 15, growth_interval=2000,
+                                  enabled=policy == "mixed_float16")
+    loss_fn = nn.CrossEntropyLoss()
+    perm = torch.randperm(n, device=dev)
+    steps_per_epoch = (n + batch - 1) // batch
+
+    def step(i):
+        idx = perm[(i % steps_per_epoch) * batch:(i % steps_per_epoch) * batch + batch]
+        x = images[idx].float().div_(255.0).reshape(-1, 1, input_shape[0], input_shape[1])
+        if is_cnn:
+            x = x.contiguous(memory_format=torch.channels_last)
+        y = labels[idx]
+        with torch.autocast("cuda", dtype=amp_dtype or torch.float32, enabled=amp_dtype is not None):
+            logits = model(x)
+        loss = loss_fn(logits.float(), y)  # float32 softmax, as the Keras guide asks
+        opt.zero_grad(set_to_none=True)
+        scaler.scale(loss).backward()
+        scaler.step(opt)
+        scaler.update()
+        return loss
+
+    for i in range(args.warmup):
+        step(i)
+    torch.cuda.synchronize()
+    start = time.perf_counter()
+    for i in range(args.steps):
+        loss = step(args.warmup + i)
+    torch.cuda.synchronize()
+    ms = (time.perf_counter() - start) * 1000.0 / args.steps
+    print(json.dumps({
+        "type": "peer", "peer": f"pytorch {torch.__version__} eager AMP", "config": cfg["name"],
+        "policy": policy, "tf32": args.tf32, "batch": batch, "steps": args.steps, "ms": round(ms, 4),
+        "steps_per_epoch": steps_per_epoch, "peak_bytes": torch.cuda.max_memory_allocated(),
+        "final_loss": float(loss), "device": torch.cuda.get_device_name(0),
+    }))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

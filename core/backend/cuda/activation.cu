@@ -1,0 +1,134 @@
+// activation kernels: one thread per element, or one thread per softmax row (rows are short,
+// ten classes for MNIST, and a sequential sum keeps the CPU engine's order of additions).
+#include "core/backend/cuda/activation.cuh"
+#include "core/backend/cuda/activation_math.cuh"
+#include "core/backend/cuda/cuda_check.h"
+#include "core/backend/cuda/dtype_access.cuh"
+
+namespace mantissa::cuda {
+
+namespace {
+
+template <class T>
+__global__ void forward_kernel(Activation act, DevTensor x, void* y, DType ydt, i64 count) {
+    for (i64 i = blockIdx.x * i64(blockDim.x) + threadIdx.x; i < count;
+         i += i64(gridDim.x) * blockDim.x)
+        store<T>(y, ydt, i, activate<T>(act, load<T>(x.data, x.dtype, i)));
+}
+
+// softmax_row of cpu_kernels.h: max, exp and sum in order, multiply by the reciprocal.
+// The exponentials are written to y (as T would round them) and re-read only when y holds T.
+template <class T>
+__global__ void softmax_forward_kernel(DevTensor x, void* y, DType ydt, i64 rows, i64 cols) {
+    for (i64 r = blockIdx.x * i64(blockDim.x) + threadIdx.x; r < rows;
+         r += i64(gridDim.x) * blockDim.x) {
+        const i64 off = r * cols;
+        T m = load<T>(x.data, x.dtype, off);
+        for (i64 j = 1; j < cols; ++j) {
+            const T v = load<T>(x.data, x.dtype, off + j);
+            m = m < v ? v : m; // std::max
+        }
+        T sum = T(0);
+        for (i64 j = 0; j < cols; ++j) sum += exp(load<T>(x.data, x.dtype, off + j) - m);
+        const T inv = T(1) / sum;
+        for (i64 j = 0; j < cols; ++j)
+            store<T>(y, ydt, off + j, exp(load<T>(x.data, x.dtype, off + j) - m) * inv);
+    }
+}
+
+template <class T>
+__global__ void backward_kernel(Activation act, DevTensor x, DevTensor y, DevTensor dy, void* dx,
+                                DType dxdt, i64 count) {
+    for (i64 i = blockIdx.x * i64(blockDim.x) + threadIdx.x; i < count;
+         i += i64(gridDim.x) * blockDim.x) {
+        const T g = load<T>(dy.data, dy.dtype, i);
+        T out = g;
+        switch (act) {
+        case Activation::Relu:
+            out = load<T>(y.data, y.dtype, i) > T(0) ? g : T(0);
+            break;
+        case Activation::Gelu:
+            out = g * gelu_grad(load<T>(x.data, x.dtype, i));
+            break;
+        case Activation::Tanh: {
+            const T v = load<T>(y.data, y.dtype, i);
+            out = g * (T(1) - v * v);
+            break;
+        }
+        case Activation::Sigmoid: {
+            const T v = load<T>(y.data, y.dtype, i);
+            out = g * (v * (T(1) - v));
+            break;
+        }
+        default:
+            break;
+        }
+        store<T>(dx, dxdt, i, out);
+    }
+}
+
+// dx = y * (dy - sum_j dy_j * y_j), per row.
+template <class T>
+__global__ void softmax_backward_kernel(DevTensor y, DevTensor dy, void* dx, DType dxdt, i64 rows,
+                                        i64 cols) {
+    for (i64 r = blockIdx.x * i64(blockDim.x) + threadIdx.x; r < rows;
+         r += i64(gridDim.x) * blockDim.x) {
+        const i64 off = r * cols;
+        T dot = T(0);
+        for (i64 j = 0; j < cols; ++j)
+            dot += load<T>(dy.data, dy.dtype, off + j) * load<T>(y.data, y.dtype, off + j);
+        for (i64 j = 0; j < cols; ++j) {
+            const T v = load<T>(y.data, y.dtype, off + j);
+            store<T>(dx, dxdt, off + j, v * (load<T>(dy.data, dy.dtype, off + j) - dot));
+        }
+    }
+}
+
+template <class T>
+void forward(Activation act, DevTensor x, void* y, DType ydt, i64 count, i64 cols,
+             cudaStream_t stream) {
+    if (act == Activation::Softmax) {
+        const i64 rows = count / cols;
+        softmax_forward_kernel<T><<<blocks_for(rows, 128), 128, 0, stream>>>(x, y, ydt, rows, cols);
+    } else {
+        forward_kernel<T><<<blocks_for(count), 256, 0, stream>>>(act, x, y, ydt, count);
+    }
+    MANTISSA_CUDA_LAUNCH_CHECK();
+}
+
+template <class T>
+void backward(Activation act, DevTensor x, DevTensor y, DevTensor dy, void* dx, DType dxdt,
+              i64 count, i64 cols, cudaStream_t stream) {
+    if (act == Activation::Softmax) {
+        const i64 rows = count / cols;
+        softmax_backward_kernel<T>
+            <<<blocks_for(rows, 128), 128, 0, stream>>>(y, dy, dx, dxdt, rows, cols);
+    } else {
+        backward_kernel<T><<<blocks_for(count), 256, 0, stream>>>(act, x, y, dy, dx, dxdt, count);
+    }
+    MANTISSA_CUDA_LAUNCH_CHECK();
+}
+
+} // namespace
+
+void launch_activation_forward(Activation act, DevTensor x, void* y, DType y_dtype,
+                               std::int64_t count, std::int64_t cols, bool f64,
+                               cudaStream_t stream) {
+    if (count <= 0 || cols <= 0) return;
+    if (f64)
+        forward<double>(act, x, y, y_dtype, count, cols, stream);
+    else
+        forward<float>(act, x, y, y_dtype, count, cols, stream);
+}
+
+void launch_activation_backward(Activation act, DevTensor x, DevTensor y, DevTensor dy, void* dx,
+                                DType dx_dtype, std::int64_t count, std::int64_t cols, bool f64,
+                                cudaStream_t stream) {
+    if (count <= 0 || cols <= 0) return;
+    if (f64)
+        backward<double>(act, x, y, dy, dx, dx_dtype, count, cols, stream);
+    else
+        backward<float>(act, x, y, dy, dx, dx_dtype, count, cols, stream);
+}
+
+} // namespace mantissa::cuda

@@ -1,0 +1,271 @@
+// CudaBackend's device, memory, data movement and readout ring: one stream per backend, exact
+// allocation accounting, out-of-memory as a readable Error, and step scalars copied into pinned
+// host slots with events so the trainer reads them a step or two late without stalling.
+#include "core/backend/cuda/cuda_backend.h"
+
+#include <cstring>
+#include <string>
+
+#include "core/backend/cuda/cast.cuh"
+#include "core/backend/cuda/cuda_check.h"
+#include "core/backend/cuda/cuda_state.h"
+#include "core/backend/cuda/fill.cuh"
+#include "core/backend/cuda/gather_batch.cuh"
+#include "core/error.h"
+#include "core/numeric/convert.h"
+
+namespace mantissa {
+
+namespace {
+
+// Buffers remember their size and the backend's counter: [size_t bytes | ... payload].
+struct Allocation {
+    std::atomic<std::size_t>* counter;
+    std::size_t bytes;
+};
+
+void free_device(void* ptr, void* context) {
+    auto* alloc = static_cast<Allocation*>(context);
+    cudaFree(ptr); // a destructor path: errors here cannot be reported, and must not throw
+    alloc->counter->fetch_sub(alloc->bytes);
+    delete alloc;
+}
+
+std::string describe(const Tensor& t) {
+    return "'" + t.name + "' " + std::string(dtype_name(t.dtype)) + shape_str(t.shape);
+}
+
+void require(bool ok, const std::string& message) {
+    if (!ok) throw Error(ErrorKind::Internal, message);
+}
+
+} // namespace
+
+CudaBackend::Impl::Impl(int device_index) : device(device_index) {
+    int count = 0;
+    MANTISSA_CUDA_CHECK(cudaGetDeviceCount(&count));
+    if (device_index < 0 || device_index >= count)
+        throw Error(ErrorKind::Device, "CUDA device " + std::to_string(device_index) +
+                                           " requested, but only " + std::to_string(count) +
+                                           " found");
+    MANTISSA_CUDA_CHECK(cudaSetDevice(device_index));
+    cudaDeviceProp prop{};
+    MANTISSA_CUDA_CHECK(cudaGetDeviceProperties(&prop, device_index));
+    info.id = "cuda:" + std::to_string(device_index);
+    info.name = prop.name;
+    info.is_gpu = true;
+    info.memory_total = prop.totalGlobalMem;
+    MANTISSA_CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+    MANTISSA_CUBLAS_CHECK(cublasLtCreate(&lt));
+    MANTISSA_CUDNN_CHECK(cudnnCreate(&dnn));
+    MANTISSA_CUDNN_CHECK(cudnnSetStream(dnn, stream));
+    MANTISSA_CUDA_CHECK(
+        cudaMallocHost(reinterpret_cast<void**>(&ring), sizeof(StepScalars) * kReadoutSlots));
+    for (int i = 0; i < kReadoutSlots; ++i) {
+        MANTISSA_CUDA_CHECK(cudaEventCreate(&started[i]));
+        MANTISSA_CUDA_CHECK(cudaEventCreate(&landed[i]));
+    }
+}
+
+// Never throws: every release is attempted, errors ignored (the process may be tearing down).
+CudaBackend::Impl::~Impl() {
+    if (stream) cudaStreamSynchronize(stream);
+    gemms.clear();
+    convs.clear();
+    for (int i = 0; i < kReadoutSlots; ++i) {
+        if (started[i]) cudaEventDestroy(started[i]);
+        if (landed[i]) cudaEventDestroy(landed[i]);
+    }
+    if (ring) cudaFreeHost(ring);
+    if (dnn) cudnnDestroy(dnn);
+    if (lt) cublasLtDestroy(lt);
+    if (stream) cudaStreamDestroy(stream);
+}
+
+// A constructor that throws half-way leaves Impl's destructor to release what was created.
+CudaBackend::CudaBackend(int device_index) {
+    auto impl = std::make_unique<Impl>(device_index);
+    m_impl = std::move(impl);
+}
+
+CudaBackend::~CudaBackend() = default;
+
+const DeviceInfo& CudaBackend::info() const {
+    return m_impl->info;
+}
+
+Buffer CudaBackend::allocate(std::size_t bytes) {
+    MANTISSA_CUDA_CHECK(cudaSetDevice(m_impl->device));
+    void* ptr = nullptr;
+    const cudaError_t status = cudaMalloc(&ptr, bytes == 0 ? 1 : bytes);
+    if (status == cudaErrorMemoryAllocation) {
+        cudaGetLastError(); // not sticky: clear it so the next run works
+        throw Error(ErrorKind::OutOfMemory, cuda::out_of_memory_message(bytes, m_impl->info.id));
+    }
+    MANTISSA_CUDA_CHECK(status);
+    // Zeroed, as the CPU engine's memory is, so never-written tensors read as 0 on every run.
+    MANTISSA_CUDA_CHECK(cudaMemsetAsync(ptr, 0, bytes, m_impl->stream));
+    m_impl->in_use.fetch_add(bytes);
+    return Buffer(ptr, bytes, &free_device, new Allocation{&m_impl->in_use, bytes});
+}
+
+std::size_t CudaBackend::memory_in_use() const {
+    return m_impl->in_use.load();
+}
+
+void CudaBackend::upload(const void* host, Tensor& dst) {
+    require(host && (dst.data || dst.bytes() == 0), "upload: null pointer for " + describe(dst));
+    if (dst.bytes() == 0) return;
+    // Stream-ordered; a pageable source is staged before the call returns, so the caller may
+    // reuse its buffer at once.
+    MANTISSA_CUDA_CHECK(
+        cudaMemcpyAsync(dst.data, host, dst.bytes(), cudaMemcpyHostToDevice, m_impl->stream));
+}
+
+void CudaBackend::download(const Tensor& src, void* host) {
+    require(host && (src.data || src.bytes() == 0), "download: null pointer for " + describe(src));
+    if (src.bytes() == 0) return;
+    MANTISSA_CUDA_CHECK(
+        cudaMemcpyAsync(host, src.data, src.bytes(), cudaMemcpyDeviceToHost, m_impl->stream));
+    MANTISSA_CUDA_CHECK(cudaStreamSynchronize(m_impl->stream));
+}
+
+void CudaBackend::synchronize() {
+    MANTISSA_CUDA_CHECK(cudaStreamSynchronize(m_impl->stream));
+}
+
+void CudaBackend::set_tf32(bool enabled) {
+    m_impl->tf32 = enabled;
+}
+
+void CudaBackend::fill(Tensor& dst, double value) {
+    const std::int64_t n = dst.numel();
+    if (n == 0) return;
+    // Rounded once on the host, exactly as the CPU engine rounds it; then the bits are replicated.
+    std::uint64_t bits = 0;
+    convert_from_double(&value, &bits, dst.dtype, 1);
+    cuda::launch_fill_bits(dst.data, dtype_size(dst.dtype), n, bits, m_impl->stream);
+}
+
+void CudaBackend::cast(const Tensor& src, Tensor& dst) {
+    require(src.numel() == dst.numel(), "cast: tensors " + describe(src) + " and " + describe(dst) +
+                                            " must have the same number of elements");
+    if (src.numel() == 0) return;
+    for (const Tensor* t : {&src, static_cast<const Tensor*>(&dst)})
+        if (t->dtype == DType::Float8E4M3 || t->dtype == DType::Float8E5M2)
+            throw Error(
+                ErrorKind::InvalidArgument,
+                "cast: " + describe(*t) +
+                    ": the CUDA engine has no float8 yet; use the CPU engine (--device cpu)");
+    if (src.dtype == dst.dtype) {
+        if (src.data != dst.data)
+            MANTISSA_CUDA_CHECK(cudaMemcpyAsync(dst.data, src.data, src.bytes(),
+                                                cudaMemcpyDeviceToDevice, m_impl->stream));
+        return;
+    }
+    cuda::launch_cast(src.data, src.dtype, dst.data, dst.dtype, src.numel(), m_impl->stream);
+}
+
+void CudaBackend::gather_batch(const Tensor& images_u8, const Tensor& labels_u8,
+                               const Tensor& permutation_i32, std::int64_t offset,
+                               std::int64_t count, Tensor& batch, Tensor& labels_i32) {
+    const std::string op = "gather_batch";
+    require(images_u8.dtype == DType::UInt8 && labels_u8.dtype == DType::UInt8,
+            op + ": images " + describe(images_u8) + " and labels " + describe(labels_u8) +
+                " must be uint8");
+    require(permutation_i32.dtype == DType::Int32 && labels_i32.dtype == DType::Int32,
+            op + ": permutation and batch labels must be int32");
+    require(is_floating(batch.dtype), op + ": batch " + describe(batch) + " must be floating");
+    const std::int64_t examples = images_u8.rows(), features = images_u8.cols();
+    require(labels_u8.numel() == examples,
+            op + ": " + describe(labels_u8) + " must hold one label per image");
+    require(batch.cols() == features && labels_i32.numel() == batch.rows(),
+            op + ": batch " + describe(batch) + " and labels " + describe(labels_i32) +
+                " do not fit images " + describe(images_u8));
+    require(count >= 1 && count <= batch.rows() && offset >= 0 &&
+                offset + count <= permutation_i32.numel(),
+            op + ": rows [" + std::to_string(offset) + ", " + std::to_string(offset + count) +
+                ") do not fit permutation " + describe(permutation_i32));
+    cuda::PixelTable table{};
+    for (int p = 0; p < 256; ++p) { // pixel / 255 rounded once, as cpu_backend.cpp builds it
+        const double value = p / 255.0;
+        convert_from_double(&value, &table.bits[p], batch.dtype, 1);
+    }
+    cuda::GatherArgs a;
+    a.images = images_u8.as<const std::uint8_t>();
+    a.labels = labels_u8.as<const std::uint8_t>();
+    a.rows = permutation_i32.as<const std::int32_t>() + offset;
+    a.examples = examples;
+    a.features = features;
+    a.count = count;
+    a.batch_rows = batch.rows();
+    a.batch = batch.data;
+    a.elem_size = dtype_size(batch.dtype);
+    a.batch_labels = labels_i32.as<std::int32_t>();
+    cuda::launch_gather_batch(a, table, m_impl->stream);
+}
+
+StepScalars CudaBackend::read_scalars(const Tensor& scalars) {
+    require(scalars.data && scalars.bytes() >= sizeof(StepScalars),
+            "step scalars tensor '" + scalars.name + "' is smaller than StepScalars");
+    StepScalars values;
+    MANTISSA_CUDA_CHECK(cudaMemcpyAsync(&values, scalars.data, sizeof values,
+                                        cudaMemcpyDeviceToHost, m_impl->stream));
+    MANTISSA_CUDA_CHECK(cudaStreamSynchronize(m_impl->stream));
+    return values;
+}
+
+void CudaBackend::write_scalars(const StepScalars& values, Tensor& scalars) {
+    require(scalars.data && scalars.bytes() >= sizeof(StepScalars),
+            "step scalars tensor '" + scalars.name + "' is smaller than StepScalars");
+    MANTISSA_CUDA_CHECK(cudaMemcpyAsync(scalars.data, &values, sizeof values,
+                                        cudaMemcpyHostToDevice, m_impl->stream));
+    MANTISSA_CUDA_CHECK(cudaStreamSynchronize(m_impl->stream)); // `values` may die after return
+}
+
+int CudaBackend::readout_lag() const {
+    return 2;
+}
+
+namespace {
+
+int checked_slot(int slot) {
+    if (slot < 0 || slot >= kReadoutSlots)
+        throw Error(ErrorKind::Internal, "readout slot " + std::to_string(slot) +
+                                             " is outside [0, " + std::to_string(kReadoutSlots) +
+                                             ")");
+    return slot;
+}
+
+} // namespace
+
+void CudaBackend::step_started(int slot) {
+    slot = checked_slot(slot);
+    MANTISSA_CUDA_CHECK(cudaEventRecord(m_impl->started[slot], m_impl->stream));
+    m_impl->has_start[slot] = true;
+}
+
+void CudaBackend::enqueue_readout(const Tensor& scalars, int slot) {
+    slot = checked_slot(slot);
+    require(scalars.data && scalars.bytes() >= sizeof(StepScalars),
+            "step scalars tensor '" + scalars.name + "' is smaller than StepScalars");
+    MANTISSA_CUDA_CHECK(cudaMemcpyAsync(&m_impl->ring[slot], scalars.data, sizeof(StepScalars),
+                                        cudaMemcpyDeviceToHost, m_impl->stream));
+    MANTISSA_CUDA_CHECK(cudaEventRecord(m_impl->landed[slot], m_impl->stream));
+}
+
+StepReadout CudaBackend::read_readout(int slot) {
+    slot = checked_slot(slot);
+    MANTISSA_CUDA_CHECK(cudaEventSynchronize(m_impl->landed[slot]));
+    StepReadout out;
+    std::memcpy(&out.scalars, &m_impl->ring[slot], sizeof(StepScalars));
+    if (m_impl->has_start[slot]) {
+        float ms = 0.0f;
+        MANTISSA_CUDA_CHECK(cudaEventElapsedTime(&ms, m_impl->started[slot], m_impl->landed[slot]));
+        out.device_ms = ms;
+        m_impl->has_start[slot] = false;
+    }
+    return out;
+}
+
+} // namespace mantissa

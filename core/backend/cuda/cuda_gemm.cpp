@@ -1,0 +1,297 @@
+// GEMM on cuBLASLt: row-major C = A·B computed as column-major Cᵀ = Bᵀ·Aᵀ, one cached plan
+// (descriptors + heuristic algorithm) per shape/dtype/epilogue, fused bias/ReLU/GELU epilogues
+// where they give the CPU engine's single rounding, and gemm_epilogue.cu everywhere else.
+#include <string>
+
+#include "core/backend/cuda/activation.cuh"
+#include "core/backend/cuda/bias_grad.cuh"
+#include "core/backend/cuda/cast.cuh"
+#include "core/backend/cuda/cuda_check.h"
+#include "core/backend/cuda/cuda_state.h"
+#include "core/backend/cuda/gemm_epilogue.cuh"
+#include "core/error.h"
+
+namespace mantissa {
+
+namespace {
+
+using cuda::GemmFusion;
+using cuda::GemmKey;
+using cuda::GemmPlan;
+using cuda::LtEpilogue;
+
+// cuBLASLt's own scratch, beside the accumulator in the Plan's workspace. Hopper's fastest
+// kernels ask for up to 32 MiB; 8 MiB keeps the workspace small and still lets the heuristic
+// choose split-K kernels for the small GEMMs.
+constexpr std::size_t kLtWorkspace = std::size_t{8} << 20;
+
+std::string describe(const Tensor& t) {
+    return "'" + t.name + "' " + std::string(dtype_name(t.dtype)) + shape_str(t.shape);
+}
+
+void fail(const std::string& message) {
+    throw Error(ErrorKind::Internal, message);
+}
+
+cudaDataType_t cuda_type(DType dtype) {
+    switch (dtype) {
+    case DType::Float64:
+        return CUDA_R_64F;
+    case DType::Float32:
+        return CUDA_R_32F;
+    case DType::Float16:
+        return CUDA_R_16F;
+    case DType::BFloat16:
+        return CUDA_R_16BF;
+    default:
+        throw Error(
+            ErrorKind::InvalidArgument,
+            "gemm: the CUDA engine multiplies float64, float32, float16 and bfloat16, not " +
+                std::string(dtype_name(dtype)) + "; use the CPU engine (--device cpu)");
+    }
+}
+
+cublasLtEpilogue_t lt_epilogue(LtEpilogue e) {
+    switch (e) {
+    case LtEpilogue::Default:
+        return CUBLASLT_EPILOGUE_DEFAULT;
+    case LtEpilogue::Bias:
+        return CUBLASLT_EPILOGUE_BIAS;
+    case LtEpilogue::Relu:
+        return CUBLASLT_EPILOGUE_RELU;
+    case LtEpilogue::ReluBias:
+        return CUBLASLT_EPILOGUE_RELU_BIAS;
+    case LtEpilogue::Gelu:
+        return CUBLASLT_EPILOGUE_GELU;
+    case LtEpilogue::GeluBias:
+        return CUBLASLT_EPILOGUE_GELU_BIAS;
+    case LtEpilogue::GeluAux:
+        return CUBLASLT_EPILOGUE_GELU_AUX;
+    case LtEpilogue::GeluAuxBias:
+        return CUBLASLT_EPILOGUE_GELU_AUX_BIAS;
+    }
+    return CUBLASLT_EPILOGUE_DEFAULT;
+}
+
+bool has_bias(LtEpilogue e) {
+    return e == LtEpilogue::Bias || e == LtEpilogue::ReluBias || e == LtEpilogue::GeluBias ||
+           e == LtEpilogue::GeluAuxBias;
+}
+
+bool has_aux(LtEpilogue e) {
+    return e == LtEpilogue::GeluAux || e == LtEpilogue::GeluAuxBias;
+}
+
+// Validation with the CPU engine's rules and messages (cpu_gemm.cpp's plan_gemm).
+void check_args(const GemmArgs& args) {
+    if (!args.a || !args.b || !args.c) fail("gemm: A, B and C must all be given");
+    const Tensor& a = *args.a;
+    const Tensor& b = *args.b;
+    const Tensor& c = *args.c;
+    if (a.dtype != b.dtype)
+        fail("gemm: A " + describe(a) + " and B " + describe(b) + " must share a dtype");
+    const std::int64_t m = args.transpose_a ? a.cols() : a.rows();
+    const std::int64_t k = args.transpose_a ? a.rows() : a.cols();
+    const std::int64_t kb = args.transpose_b ? b.cols() : b.rows();
+    const std::int64_t n = args.transpose_b ? b.rows() : b.cols();
+    const std::string sizes = "A " + describe(a) + (args.transpose_a ? "^T" : "") + " · B " +
+                              describe(b) + (args.transpose_b ? "^T" : "") + " -> C " + describe(c);
+    if (k != kb)
+        fail("gemm: inner dimensions differ (" + std::to_string(k) + " vs " + std::to_string(kb) +
+             "): " + sizes);
+    if (c.rows() != m || c.cols() != n)
+        fail("gemm: C must be (" + std::to_string(m) + ", " + std::to_string(n) + "): " + sizes);
+    if (args.bias && args.bias->numel() != n)
+        fail("gemm: bias " + describe(*args.bias) + " must have " + std::to_string(n) +
+             " elements: " + sizes);
+    if (args.pre_activation && args.pre_activation->numel() != m * n)
+        fail("gemm: pre_activation " + describe(*args.pre_activation) + " must have " +
+             std::to_string(m * n) + " elements: " + sizes);
+    if (args.accumulate && (args.epilogue != Activation::Linear || args.pre_activation))
+        fail("gemm: accumulate=true needs a linear epilogue and no pre_activation: " + sizes);
+    const Tensor* operands[] = {args.a, args.c, args.bias, args.pre_activation};
+    for (const Tensor* t : operands)
+        if (t) cuda_type(t->dtype); // throws for float8 / integer tensors
+}
+
+// Creates descriptors and asks the heuristic; false when it has no algorithm for this plan.
+bool build_plan(cublasLtHandle_t lt, const GemmKey& key, GemmPlan& p) {
+    p.fusion = cuda::gemm_fusion(key);
+    const bool f64 = p.fusion.compute == DType::Float64;
+    const cublasComputeType_t compute =
+        f64 ? CUBLAS_COMPUTE_64F : (key.tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F);
+    MANTISSA_CUBLAS_CHECK(
+        cublasLtMatmulDescCreate(&p.desc, compute, f64 ? CUDA_R_64F : CUDA_R_32F));
+    // cuBLASLt's A is our B, its B our A (column-major view of row-major storage).
+    const cublasOperation_t op_a = key.transpose_b ? CUBLAS_OP_T : CUBLAS_OP_N;
+    const cublasOperation_t op_b = key.transpose_a ? CUBLAS_OP_T : CUBLAS_OP_N;
+    MANTISSA_CUBLAS_CHECK(
+        cublasLtMatmulDescSetAttribute(p.desc, CUBLASLT_MATMUL_DESC_TRANSA, &op_a, sizeof op_a));
+    MANTISSA_CUBLAS_CHECK(
+        cublasLtMatmulDescSetAttribute(p.desc, CUBLASLT_MATMUL_DESC_TRANSB, &op_b, sizeof op_b));
+    const cublasLtEpilogue_t epilogue = lt_epilogue(p.fusion.lt_epilogue);
+    MANTISSA_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(p.desc, CUBLASLT_MATMUL_DESC_EPILOGUE,
+                                                         &epilogue, sizeof epilogue));
+    if (has_bias(p.fusion.lt_epilogue)) {
+        const cudaDataType_t bias_type = cuda_type(key.bias_dtype);
+        MANTISSA_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(
+            p.desc, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, &bias_type, sizeof bias_type));
+    }
+    if (has_aux(p.fusion.lt_epilogue)) {
+        const std::int64_t ld = key.n;
+        MANTISSA_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(
+            p.desc, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_LD, &ld, sizeof ld));
+        const cudaDataType_t aux_type = cuda_type(key.pre_dtype);
+        MANTISSA_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(
+            p.desc, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_DATA_TYPE, &aux_type, sizeof aux_type));
+    }
+    // Row-major X (r, c) is column-major (c, r) with leading dimension c.
+    const cudaDataType_t ab = cuda_type(key.ab_dtype);
+    const std::uint64_t b_rows = key.transpose_b ? key.k : key.n; // our B stored (k, n) or (n, k)
+    const std::uint64_t b_cols = key.transpose_b ? key.n : key.k;
+    const std::uint64_t a_rows = key.transpose_a ? key.m : key.k; // our A stored (m, k) or (k, m)
+    const std::uint64_t a_cols = key.transpose_a ? key.k : key.m;
+    MANTISSA_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&p.a, ab, b_rows, b_cols, b_rows));
+    MANTISSA_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&p.b, ab, a_rows, a_cols, a_rows));
+    MANTISSA_CUBLAS_CHECK(
+        cublasLtMatrixLayoutCreate(&p.d, cuda_type(p.fusion.lt_output), key.n, key.m, key.n));
+
+    cublasLtMatmulPreference_t pref = nullptr;
+    MANTISSA_CUBLAS_CHECK(cublasLtMatmulPreferenceCreate(&pref));
+    const std::size_t limit = kLtWorkspace;
+    cublasLtMatmulHeuristicResult_t result{};
+    int found = 0;
+    const cublasStatus_t status = [&] {
+        const cublasStatus_t s = cublasLtMatmulPreferenceSetAttribute(
+            pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &limit, sizeof limit);
+        if (s != CUBLAS_STATUS_SUCCESS) return s;
+        return cublasLtMatmulAlgoGetHeuristic(lt, p.desc, p.a, p.b, p.d, p.d, pref, 1, &result,
+                                              &found);
+    }();
+    cublasLtMatmulPreferenceDestroy(pref);
+    if (status == CUBLAS_STATUS_NOT_SUPPORTED || found == 0) return false;
+    MANTISSA_CUBLAS_CHECK(status);
+    p.algo = result.algo;
+    p.lt_workspace = result.workspaceSize;
+    return true;
+}
+
+} // namespace
+
+namespace cuda {
+
+GemmPlan::~GemmPlan() {
+    if (a) cublasLtMatrixLayoutDestroy(a);
+    if (b) cublasLtMatrixLayoutDestroy(b);
+    if (d) cublasLtMatrixLayoutDestroy(d);
+    if (desc) cublasLtMatmulDescDestroy(desc);
+}
+
+} // namespace cuda
+
+GemmPlan& CudaBackend::Impl::gemm_plan(const GemmArgs& args) {
+    check_args(args);
+    GemmKey key = cuda::gemm_key(args, tf32);
+    if (auto it = gemms.find(key); it != gemms.end()) return *it->second;
+    auto plan = std::make_unique<GemmPlan>();
+    if (!build_plan(lt, key, *plan)) {
+        // No fused algorithm: the same product without cuBLASLt's epilogue, then the kernel.
+        GemmKey plain = key;
+        plain.allow_lt_epilogue = false;
+        plan = std::make_unique<GemmPlan>();
+        if (!build_plan(lt, plain, *plan))
+            throw Error(ErrorKind::Device,
+                        "cuBLASLt has no algorithm for gemm (" + std::to_string(key.m) + " x " +
+                            std::to_string(key.k) + ") · (" + std::to_string(key.k) + " x " +
+                            std::to_string(key.n) + ") in " +
+                            std::string(dtype_name(key.ab_dtype)) + " -> " +
+                            std::string(dtype_name(key.c_dtype)));
+    }
+    GemmPlan& out = *plan;
+    gemms.emplace(key, std::move(plan));
+    return out;
+}
+
+std::size_t CudaBackend::gemm_workspace_bytes(const GemmArgs& args) const {
+    const GemmPlan& plan = m_impl->gemm_plan(args);
+    return plan.fusion.acc_bytes + kLtWorkspace;
+}
+
+void CudaBackend::gemm(const GemmArgs& args) {
+    Impl& s = *m_impl;
+    GemmPlan& plan = s.gemm_plan(args);
+    const GemmFusion& f = plan.fusion;
+    const Tensor& c = *args.c;
+    const std::int64_t m = c.rows(), n = c.cols();
+    if (args.workspace.bytes < f.acc_bytes + plan.lt_workspace ||
+        (f.acc_bytes + plan.lt_workspace > 0 && !args.workspace.data))
+        fail("gemm: needs " + std::to_string(f.acc_bytes + kLtWorkspace) +
+             " workspace bytes, got " + std::to_string(args.workspace.bytes) +
+             " (size it with gemm_workspace_bytes)");
+    auto* ws = static_cast<unsigned char*>(args.workspace.data);
+    void* acc = f.acc_in_workspace ? ws : c.data; // what cuBLASLt writes
+    void* lt_ws = ws ? ws + f.acc_bytes : nullptr;
+    const std::size_t lt_ws_bytes = args.workspace.bytes - f.acc_bytes;
+
+    if (args.accumulate && f.acc_in_workspace) // C += ...: start the accumulator from C
+        cuda::launch_cast(c.data, c.dtype, acc, f.compute, m * n, s.stream);
+    if (has_bias(f.lt_epilogue)) {
+        const void* bias = args.bias->data;
+        MANTISSA_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(
+            plan.desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof bias));
+    }
+    if (has_aux(f.lt_epilogue)) {
+        void* aux = args.pre_activation->data;
+        MANTISSA_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(
+            plan.desc, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_POINTER, &aux, sizeof aux));
+    }
+    const double alpha_d = 1.0, beta_d = args.accumulate ? 1.0 : 0.0;
+    const float alpha_f = 1.0f, beta_f = args.accumulate ? 1.0f : 0.0f;
+    const bool f64 = f.compute == DType::Float64;
+    const void* alpha = f64 ? static_cast<const void*>(&alpha_d) : &alpha_f;
+    const void* beta = f64 ? static_cast<const void*>(&beta_d) : &beta_f;
+    MANTISSA_CUBLAS_CHECK(cublasLtMatmul(s.lt, plan.desc, alpha, args.b->data, plan.a, args.a->data,
+                                         plan.b, beta, acc, plan.d, acc, plan.d, &plan.algo, lt_ws,
+                                         lt_ws_bytes, s.stream));
+    if (!f.kernel_epilogue) return;
+    cuda::EpilogueArgs e;
+    e.acc = acc;
+    e.acc_dtype = f.acc_in_workspace ? f.compute : c.dtype;
+    e.rows = m;
+    e.cols = n;
+    if (args.bias) {
+        e.bias = args.bias->data;
+        e.bias_dtype = args.bias->dtype;
+    }
+    if (args.pre_activation) {
+        e.pre = args.pre_activation->data;
+        e.pre_dtype = args.pre_activation->dtype;
+    }
+    e.f64 = f64;
+    if (!f.softmax_after) {
+        e.act = args.epilogue;
+        e.out = c.data;
+        e.out_dtype = c.dtype;
+        cuda::launch_gemm_epilogue(e, s.stream);
+        return;
+    }
+    // Softmax epilogue: bias (and pre) into the accumulator in place, then the row softmax
+    // from the accumulator into C, rounded once.
+    e.act = Activation::Linear;
+    e.out = acc;
+    e.out_dtype = e.acc_dtype;
+    cuda::launch_gemm_epilogue(e, s.stream);
+    cuda::launch_activation_forward(Activation::Softmax, {acc, e.acc_dtype}, c.data, c.dtype, m * n,
+                                    n, f64, s.stream);
+}
+
+void CudaBackend::bias_grad(const Tensor& dy, Tensor& db) {
+    const std::int64_t cols = db.numel();
+    if (!is_floating(dy.dtype) || !is_floating(db.dtype) || cols <= 0 || dy.numel() % cols != 0)
+        fail("bias_grad: dy " + describe(dy) + " does not fit db " + describe(db));
+    const bool f64 = dy.dtype == DType::Float64 || db.dtype == DType::Float64;
+    cuda::launch_bias_grad(dy.data, dy.dtype, dy.numel() / cols, cols, db.data, db.dtype, f64,
+                           m_impl->stream);
+}
+
+} // namespace mantissa

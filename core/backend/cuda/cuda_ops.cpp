@@ -1,0 +1,341 @@
+// CudaBackend's small ops: validation with the CPU engine's rules, then one launch each
+// (activations, softmax cross-entropy, pooling, dropout, histogram, step control, optimizer).
+#include <string>
+
+#include "core/backend/cuda/activation.cuh"
+#include "core/backend/cuda/cuda_check.h"
+#include "core/backend/cuda/cuda_state.h"
+#include "core/backend/cuda/dropout.cuh"
+#include "core/backend/cuda/histogram.cuh"
+#include "core/backend/cuda/maxpool.cuh"
+#include "core/backend/cuda/optimizer_update.cuh"
+#include "core/backend/cuda/softmax_xent.cuh"
+#include "core/backend/cuda/step_control.cuh"
+#include "core/backend/dropout_hash.h"
+#include "core/backend/histogram.h"
+#include "core/error.h"
+#include "core/numeric/half.h"
+#include "core/optim/update_rules.h"
+
+namespace mantissa {
+
+namespace {
+
+std::string describe(const Tensor& t) {
+    return "'" + t.name + "' " + std::string(dtype_name(t.dtype)) + shape_str(t.shape);
+}
+
+void require(bool ok, const std::string& message) {
+    if (!ok) throw Error(ErrorKind::Internal, message);
+}
+
+// The dtypes the CUDA engine computes in; float8 stays on the CPU engine for now.
+void require_float(const Tensor& t, const char* op) {
+    require(is_floating(t.dtype),
+            std::string(op) + ": tensor " + describe(t) + " must have a floating dtype");
+    if (t.dtype == DType::Float8E4M3 || t.dtype == DType::Float8E5M2)
+        throw Error(ErrorKind::InvalidArgument,
+                    std::string(op) + ": " + describe(t) +
+                        ": the CUDA engine has no float8 yet; use the CPU engine (--device cpu)");
+}
+
+void require_same_numel(const Tensor& a, const Tensor& b, const char* op) {
+    require(a.numel() == b.numel(), std::string(op) + ": tensors " + describe(a) + " and " +
+                                        describe(b) + " must have the same number of elements");
+}
+
+std::int64_t last_dim(const Tensor& t) {
+    return t.shape.empty() ? 1 : t.shape.back();
+}
+
+StepScalars* scalars_of(const Tensor& t) {
+    require(t.data && t.bytes() >= sizeof(StepScalars),
+            "step scalars tensor '" + t.name + "' is smaller than StepScalars");
+    return static_cast<StepScalars*>(t.data);
+}
+
+cuda::PoolGeom pool_geom(const Pool2dArgs& a) {
+    return {a.batch, a.in_h,   a.in_w,   a.channels, a.out_h,
+            a.out_w, a.pool_h, a.pool_w, a.stride_h, a.stride_w};
+}
+
+void check_rate(double rate, const char* op) {
+    if (!(rate >= 0.0 && rate < 1.0))
+        throw Error(ErrorKind::InvalidArgument, std::string(op) + ": rate must be in [0, 1) (got " +
+                                                    std::to_string(rate) + ")");
+}
+
+// Host round functors for make_update_rule (the CPU engine's, bit for bit).
+struct HostRoundFloat16 {
+    float operator()(float x) const { return half_bits_to_float(float_to_half_bits(x)); }
+};
+struct HostRoundBFloat16 {
+    float operator()(float x) const { return bfloat16_bits_to_float(float_to_bfloat16_bits(x)); }
+};
+
+template <class T, class Round>
+cuda::DeviceRule device_rule(const OptimizerConfig& config, Round round) {
+    const UpdateRule<T> r = make_update_rule<T>(config, 1, round); // t-free fields only
+    cuda::DeviceRule d;
+    d.type = r.type;
+    d.has_momentum = r.has_momentum;
+    d.nesterov = r.nesterov;
+    d.centered = r.centered;
+    d.momentum_slot = r.momentum_slot;
+    d.average_slot = r.average_slot;
+    d.lr = r.lr;
+    d.momentum = r.momentum;
+    d.rho = r.rho;
+    d.one_minus_rho = r.one_minus_rho;
+    d.epsilon = r.epsilon;
+    d.one_minus_beta_1 = r.one_minus_beta_1;
+    d.one_minus_beta_2 = r.one_minus_beta_2;
+    d.weight_decay = r.weight_decay;
+    d.beta_1 = rounded_constant<T>(config.beta_1, round);
+    d.beta_2 = rounded_constant<T>(config.beta_2, round);
+    return d;
+}
+
+} // namespace
+
+void CudaBackend::activation_forward(Activation act, const Tensor& x, Tensor& y) {
+    const char* op = "activation_forward";
+    require_float(x, op);
+    require_float(y, op);
+    require_same_numel(x, y, op);
+    const bool f64 = x.dtype == DType::Float64 || y.dtype == DType::Float64;
+    cuda::launch_activation_forward(act, {x.data, x.dtype}, y.data, y.dtype, x.numel(), last_dim(x),
+                                    f64, m_impl->stream);
+}
+
+void CudaBackend::activation_backward(Activation act, const Tensor& x, const Tensor& y,
+                                      const Tensor& dy, Tensor& dx) {
+    const char* op = "activation_backward";
+    require_float(dy, op);
+    require_float(dx, op);
+    require_same_numel(dy, dx, op);
+    const bool needs_x = act == Activation::Gelu;
+    const bool needs_y = act != Activation::Gelu && act != Activation::Linear;
+    if (needs_x) {
+        require_float(x, op);
+        require_same_numel(x, dy, op);
+    }
+    if (needs_y) {
+        require_float(y, op);
+        require_same_numel(y, dy, op);
+    }
+    const bool f64 = dy.dtype == DType::Float64 || dx.dtype == DType::Float64 ||
+                     (needs_x && x.dtype == DType::Float64) ||
+                     (needs_y && y.dtype == DType::Float64);
+    cuda::launch_activation_backward(act, {x.data, x.dtype}, {y.data, y.dtype}, {dy.data, dy.dtype},
+                                     dx.data, dx.dtype, dy.numel(), last_dim(dy), f64,
+                                     m_impl->stream);
+}
+
+void CudaBackend::softmax_cross_entropy(const SoftmaxXentArgs& args) {
+    const char* op = "softmax_cross_entropy";
+    require(args.logits && args.labels && args.scalars,
+            std::string(op) + ": logits, labels and scalars must be given");
+    const Tensor& logits = *args.logits;
+    require_float(logits, op);
+    const std::int64_t rows = logits.rows(), classes = logits.cols();
+    require(args.labels->dtype == DType::Int32 && args.labels->numel() == rows,
+            std::string(op) + ": labels " + describe(*args.labels) +
+                " must be int32 with one entry per row of " + describe(logits));
+    require(args.valid_rows >= 0 && args.valid_rows <= rows,
+            std::string(op) + ": valid_rows " + std::to_string(args.valid_rows) +
+                " is outside [0, " + std::to_string(rows) + "]");
+    if (classes > 64)
+        throw Error(ErrorKind::InvalidArgument,
+                    std::string(op) + ": " + describe(logits) + " has " + std::to_string(classes) +
+                        " classes; the CUDA engine's loss handles at most 64 (MNIST has 10)");
+    cuda::XentArgs a;
+    a.logits = logits.data;
+    a.logits_dtype = logits.dtype;
+    a.labels = args.labels->as<const std::int32_t>();
+    a.rows = rows;
+    a.classes = classes;
+    a.valid_rows = args.valid_rows;
+    for (Tensor* out : {args.probs, args.dlogits})
+        if (out) {
+            require_float(*out, op);
+            require_same_numel(logits, *out, op);
+        }
+    if (args.probs) {
+        a.probs = args.probs->data;
+        a.probs_dtype = args.probs->dtype;
+    }
+    if (args.dlogits) {
+        a.dlogits = args.dlogits->data;
+        a.dlogits_dtype = args.dlogits->dtype;
+    }
+    a.scalars = scalars_of(*args.scalars);
+    cuda::launch_softmax_xent(a, m_impl->stream);
+}
+
+void CudaBackend::maxpool_forward(const Pool2dArgs& args, const Tensor& x, Tensor& y,
+                                  Tensor& argmax_i32) {
+    const char* op = "maxpool_forward";
+    require_float(x, op);
+    const std::int64_t out_count = args.batch * args.out_h * args.out_w * args.channels;
+    require(x.numel() == args.batch * args.in_h * args.in_w * args.channels &&
+                y.numel() == out_count && argmax_i32.numel() == out_count,
+            std::string(op) + ": tensors " + describe(x) + ", " + describe(y) + ", " +
+                describe(argmax_i32) + " do not fit the pooling geometry");
+    require(y.dtype == x.dtype && argmax_i32.dtype == DType::Int32,
+            std::string(op) + ": expected output of the input's dtype and int32 argmax");
+    require(x.numel() <= 2147483647LL,
+            std::string(op) + ": the input has more elements than an int32 argmax can index");
+    cuda::launch_maxpool_forward(pool_geom(args), x.data, x.dtype, y.data,
+                                 argmax_i32.as<std::int32_t>(), m_impl->stream);
+}
+
+void CudaBackend::maxpool_backward(const Pool2dArgs& args, const Tensor& dy,
+                                   const Tensor& argmax_i32, Tensor& dx) {
+    const char* op = "maxpool_backward";
+    require_float(dy, op);
+    require_float(dx, op);
+    const std::int64_t out_count = args.batch * args.out_h * args.out_w * args.channels;
+    require(dy.numel() == out_count && argmax_i32.numel() == out_count &&
+                dx.numel() == args.batch * args.in_h * args.in_w * args.channels &&
+                argmax_i32.dtype == DType::Int32,
+            std::string(op) + ": tensors " + describe(dy) + ", " + describe(argmax_i32) + ", " +
+                describe(dx) + " do not fit the pooling geometry");
+    const bool f64 = dy.dtype == DType::Float64 || dx.dtype == DType::Float64;
+    cuda::launch_maxpool_backward(pool_geom(args), dy.data, dy.dtype,
+                                  argmax_i32.as<const std::int32_t>(), dx.data, dx.dtype, f64,
+                                  m_impl->stream);
+}
+
+void CudaBackend::dropout_forward(double rate, std::uint64_t seed, const Tensor& x, Tensor& y,
+                                  Tensor& mask_u8) {
+    const char* op = "dropout_forward";
+    check_rate(rate, op);
+    require_float(x, op);
+    require_float(y, op);
+    require_same_numel(x, y, op);
+    require_same_numel(x, mask_u8, op);
+    require(mask_u8.dtype == DType::UInt8,
+            std::string(op) + ": mask " + describe(mask_u8) + " must be uint8");
+    cuda::DropoutArgs a{x.data, x.dtype, y.data, y.dtype, mask_u8.as<std::uint8_t>(), x.numel()};
+    a.scale = 1.0 / (1.0 - rate);
+    a.make_mask = true;
+    a.seed = seed;
+    a.threshold = dropout_threshold(rate);
+    a.f64 = x.dtype == DType::Float64 || y.dtype == DType::Float64;
+    cuda::launch_dropout(a, m_impl->stream);
+}
+
+void CudaBackend::dropout_backward(double rate, const Tensor& dy, const Tensor& mask_u8,
+                                   Tensor& dx) {
+    const char* op = "dropout_backward";
+    check_rate(rate, op);
+    require_float(dy, op);
+    require_float(dx, op);
+    require_same_numel(dy, dx, op);
+    require_same_numel(dy, mask_u8, op);
+    require(mask_u8.dtype == DType::UInt8,
+            std::string(op) + ": mask " + describe(mask_u8) + " must be uint8");
+    cuda::DropoutArgs a{
+        dy.data, dy.dtype, dx.data, dx.dtype, static_cast<std::uint8_t*>(mask_u8.data), dy.numel()};
+    a.scale = 1.0 / (1.0 - rate);
+    a.f64 = dy.dtype == DType::Float64 || dx.dtype == DType::Float64;
+    cuda::launch_dropout(a, m_impl->stream);
+}
+
+void CudaBackend::exponent_histogram(const Tensor& x, Tensor& counts_i32) {
+    require_float(x, "exponent_histogram");
+    require(counts_i32.dtype == DType::Int32 && counts_i32.numel() == kHistogramBins,
+            "exponent_histogram: counts " + describe(counts_i32) + " must be int32 (" +
+                std::to_string(kHistogramBins) + ")");
+    cuda::launch_exponent_histogram(x.data, x.dtype, x.numel(), counts_i32.as<std::int32_t>(),
+                                    m_impl->stream);
+}
+
+void CudaBackend::begin_step(Tensor& scalars) {
+    cuda::launch_begin_step(scalars_of(scalars), m_impl->stream);
+}
+
+void CudaBackend::unscale_and_check_finite(std::span<Tensor* const> grads, Tensor& scalars) {
+    StepScalars* s = scalars_of(scalars);
+    cuda::UnscaleList list;
+    for (Tensor* grad : grads) {
+        if (grad->numel() == 0) continue;
+        require_float(*grad, "unscale_and_check_finite");
+        require(grad->data != nullptr, "gradient '" + grad->name + "' has no memory");
+        list.data[list.count] = grad->data;
+        list.numel[list.count] = grad->numel();
+        list.dtype[list.count] = grad->dtype;
+        if (++list.count == cuda::kUnscaleTensors) {
+            cuda::launch_unscale(list, s, m_impl->stream);
+            list.count = 0;
+        }
+    }
+    cuda::launch_unscale(list, s, m_impl->stream);
+}
+
+void CudaBackend::optimizer_update(const OptimizerConfig& config, Tensor& param, const Tensor& grad,
+                                   std::span<Tensor* const> slot_tensors, const Tensor& scalars,
+                                   bool skip_if_found_inf) {
+    const auto fail = [&](const std::string& what) {
+        throw Error(ErrorKind::InvalidArgument, std::string("optimizer_update(") +
+                                                    optimizer_type_name(config.type) + ", '" +
+                                                    param.name + "'): " + what);
+    };
+    if (static_cast<int>(slot_tensors.size()) != optimizer_slot_count(config) ||
+        slot_tensors.size() > 3)
+        fail("got " + std::to_string(slot_tensors.size()) + " slots, the optimizer keeps " +
+             std::to_string(optimizer_slot_count(config)));
+    require_float(param, "optimizer_update");
+    require_float(grad, "optimizer_update");
+    if (grad.numel() != param.numel()) fail("gradient '" + grad.name + "' has another size");
+    cuda::UpdateArgs a;
+    a.param = param.data;
+    a.param_dtype = param.dtype;
+    a.grad = grad.data;
+    a.grad_dtype = grad.dtype;
+    a.slot_count = static_cast<int>(slot_tensors.size());
+    for (int k = 0; k < a.slot_count; ++k) {
+        const Tensor& slot = *slot_tensors[static_cast<std::size_t>(k)];
+        require_float(slot, "optimizer_update");
+        if (slot.numel() != param.numel()) fail("slot '" + slot.name + "' has another size");
+        a.slots[k] = slot.data;
+        a.slot_dtype[k] = slot.dtype;
+    }
+    a.count = param.numel();
+    a.skip_if_found_inf = skip_if_found_inf;
+    a.scalars = scalars_of(scalars);
+    // The rounding follows the parameter's dtype, as in cpu_step_control.cpp.
+    switch (param.dtype) {
+    case DType::Float64:
+        a.f64 = true;
+        a.rule = device_rule<double>(config, NoRounding{});
+        break;
+    case DType::Float16:
+        a.round = cuda::RoundKind::Float16;
+        a.rule = device_rule<float>(config, HostRoundFloat16{});
+        break;
+    case DType::BFloat16:
+        a.round = cuda::RoundKind::BFloat16;
+        a.rule = device_rule<float>(config, HostRoundBFloat16{});
+        break;
+    default:
+        a.rule = device_rule<float>(config, NoRounding{});
+        break;
+    }
+    cuda::launch_optimizer_update(a, m_impl->stream);
+}
+
+void CudaBackend::finish_step(const LossScaleConfig& config, Tensor& scalars) {
+    if (config.mode == LossScaleMode::Auto)
+        throw Error(ErrorKind::Internal,
+                    "finish_step called with loss-scale mode auto; resolve_loss_scale() it first");
+    cuda::DeviceLossScale c;
+    c.dynamic = config.mode == LossScaleMode::Dynamic ? 1 : 0;
+    c.growth_interval = config.growth_interval;
+    c.factor = config.factor;
+    c.min = config.min;
+    cuda::launch_finish_step(c, scalars_of(scalars), m_impl->stream);
+}
+
+} // namespace mantissa

@@ -1,0 +1,30 @@
+// The GEMM/convolution epilogue where cuBLASLt or cuDNN cannot fuse it (float64, tanh, sigmoid,
+// a pre-activation output, mixed dtypes): out = act(acc + bias), pre = acc + bias, rounded once.
+#pragma once
+
+#include <cstdint>
+
+#include <cuda_runtime.h>
+
+#include "core/backend/activation.h"
+#include "core/numeric/dtype.h"
+
+namespace mantissa::cuda {
+
+struct EpilogueArgs {
+    const void* acc = nullptr; // (rows, cols): the product, in acc_dtype (may be `out` itself)
+    DType acc_dtype = DType::Float32;
+    std::int64_t rows = 0, cols = 0;
+    const void* bias = nullptr; // optional (cols)
+    DType bias_dtype = DType::Float32;
+    Activation act = Activation::Linear; // elementwise only (softmax runs as a separate op)
+    void* pre = nullptr;                 // optional (rows, cols): the value before act
+    DType pre_dtype = DType::Float32;
+    void* out = nullptr; // (rows, cols)
+    DType out_dtype = DType::Float32;
+    bool f64 = false; // compute in double
+};
+
+void launch_gemm_epilogue(const EpilogueArgs& args, cudaStream_t stream);
+
+} // namespace mantissa::cuda

@@ -1,0 +1,136 @@
+// The GEMM plan key, its hash and the fusion decision (see gemm_key.h).
+// Kept free of CUDA headers so the decision is tested where no GPU or toolkit exists.
+#include "core/backend/cuda/gemm_key.h"
+
+#include <functional>
+
+namespace mantissa::cuda {
+
+namespace {
+
+bool is_16bit(DType dtype) {
+    return dtype == DType::Float16 || dtype == DType::BFloat16;
+}
+
+void mix(std::size_t& seed, std::size_t value) {
+    seed ^= value + 0x9E3779B97F4A7C15ull + (seed << 6) + (seed >> 2);
+}
+
+} // namespace
+
+std::size_t GemmKeyHash::operator()(const GemmKey& key) const {
+    std::size_t seed = 0;
+    const std::hash<std::int64_t> h;
+    mix(seed, h(key.m));
+    mix(seed, h(key.n));
+    mix(seed, h(key.k));
+    mix(seed, static_cast<std::size_t>(key.transpose_a) | (std::size_t(key.transpose_b) << 1) |
+                  (std::size_t(key.has_bias) << 2) | (std::size_t(key.has_pre) << 3) |
+                  (std::size_t(key.accumulate) << 4) | (std::size_t(key.tf32) << 5) |
+                  (std::size_t(key.allow_lt_epilogue) << 6));
+    mix(seed, static_cast<std::size_t>(key.ab_dtype) | (std::size_t(key.c_dtype) << 8) |
+                  (std::size_t(key.bias_dtype) << 16) | (std::size_t(key.pre_dtype) << 24) |
+                  (std::size_t(key.epilogue) << 32));
+    return seed;
+}
+
+GemmKey gemm_key(const GemmArgs& args, bool tf32) {
+    GemmKey key;
+    const Tensor& a = *args.a;
+    const Tensor& b = *args.b;
+    key.m = args.transpose_a ? a.cols() : a.rows();
+    key.k = args.transpose_a ? a.rows() : a.cols();
+    key.n = args.transpose_b ? b.rows() : b.cols();
+    key.transpose_a = args.transpose_a;
+    key.transpose_b = args.transpose_b;
+    key.ab_dtype = a.dtype;
+    key.c_dtype = args.c->dtype;
+    key.has_bias = args.bias != nullptr;
+    if (args.bias) key.bias_dtype = args.bias->dtype;
+    key.epilogue = args.epilogue;
+    key.has_pre = args.pre_activation != nullptr;
+    if (args.pre_activation) key.pre_dtype = args.pre_activation->dtype;
+    key.accumulate = args.accumulate;
+    key.tf32 = tf32 && a.dtype == DType::Float32;
+    return key;
+}
+
+GemmFusion gemm_fusion(const GemmKey& key) {
+    GemmFusion f;
+    f.compute = key.ab_dtype == DType::Float64 ? DType::Float64 : DType::Float32;
+    const bool f64 = f.compute == DType::Float64;
+    // The type combinations cuBLASLt multiplies (compute 32F / 64F): A = B = C, or 16-bit A/B
+    // with a float32 C.
+    const bool lt_types = (key.c_dtype == key.ab_dtype &&
+                           (key.ab_dtype == DType::Float64 || key.ab_dtype == DType::Float32 ||
+                            is_16bit(key.ab_dtype))) ||
+                          (is_16bit(key.ab_dtype) && key.c_dtype == DType::Float32);
+    const bool needs_epilogue = key.has_bias || key.has_pre || key.epilogue != Activation::Linear;
+    // The bias cuBLASLt adds must have C's type (the float32 accumulator holds it exactly).
+    const bool bias_ok = !key.has_bias || key.bias_dtype == key.c_dtype;
+    const bool fusable_act = key.epilogue == Activation::Linear ||
+                             key.epilogue == Activation::Relu || key.epilogue == Activation::Gelu;
+    // GELU's aux output (its input after the bias) needs C's dtype and a leading dimension
+    // divisible by 8; no other epilogue stores the pre-activation.
+    const bool pre_ok = !key.has_pre || (key.epilogue == Activation::Gelu &&
+                                         key.pre_dtype == key.c_dtype && key.n % 8 == 0);
+    if (lt_types && !f64 && key.allow_lt_epilogue && bias_ok && fusable_act && pre_ok) {
+        f.lt_output = key.c_dtype;
+        switch (key.epilogue) {
+        case Activation::Relu:
+            f.lt_epilogue = key.has_bias ? LtEpilogue::ReluBias : LtEpilogue::Relu;
+            break;
+        case Activation::Gelu:
+            if (key.has_pre)
+                f.lt_epilogue = key.has_bias ? LtEpilogue::GeluAuxBias : LtEpilogue::GeluAux;
+            else
+                f.lt_epilogue = key.has_bias ? LtEpilogue::GeluBias : LtEpilogue::Gelu;
+            break;
+        default:
+            f.lt_epilogue = key.has_bias ? LtEpilogue::Bias : LtEpilogue::Default;
+            break;
+        }
+        return f;
+    }
+    if (lt_types && !needs_epilogue) { // a plain product (float64 included)
+        f.lt_output = key.c_dtype;
+        return f;
+    }
+    // The kernel epilogue: the product in the compute type, then one rounding into C. In place
+    // when C holds the compute type; else through an accumulator in the workspace.
+    f.kernel_epilogue = true;
+    f.softmax_after = key.epilogue == Activation::Softmax;
+    if (lt_types && key.c_dtype == f.compute) {
+        f.lt_output = key.c_dtype;
+    } else {
+        f.acc_in_workspace = true;
+        f.lt_output = f.compute;
+        const std::size_t bytes = static_cast<std::size_t>(key.m * key.n) * dtype_size(f.compute);
+        f.acc_bytes = (bytes + 255) / 256 * 256;
+    }
+    return f;
+}
+
+const char* lt_epilogue_name(LtEpilogue epilogue) {
+    switch (epilogue) {
+    case LtEpilogue::Default:
+        return "default";
+    case LtEpilogue::Bias:
+        return "bias";
+    case LtEpilogue::Relu:
+        return "relu";
+    case LtEpilogue::ReluBias:
+        return "relu+bias";
+    case LtEpilogue::Gelu:
+        return "gelu";
+    case LtEpilogue::GeluBias:
+        return "gelu+bias";
+    case LtEpilogue::GeluAux:
+        return "gelu_aux";
+    case LtEpilogue::GeluAuxBias:
+        return "gelu_aux+bias";
+    }
+    return "?";
+}
+
+} // namespace mantissa::cuda

@@ -1,0 +1,57 @@
+// The cuBLASLt plan cache's key and the fusion decision for one GEMM: which epilogue cuBLASLt can
+// fuse and where the kernel epilogue must take over. Pure host logic, no CUDA type, so it is
+// unit-tested on machines without a GPU (tests/tst_cuda_gemm_key.cpp).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+#include "core/backend/backend.h"
+
+namespace mantissa::cuda {
+
+struct GemmKey {
+    std::int64_t m = 0, n = 0, k = 0;
+    bool transpose_a = false, transpose_b = false;
+    DType ab_dtype = DType::Float32, c_dtype = DType::Float32;
+    bool has_bias = false;
+    DType bias_dtype = DType::Float32;
+    Activation epilogue = Activation::Linear;
+    bool has_pre = false;
+    DType pre_dtype = DType::Float32;
+    bool accumulate = false;
+    bool tf32 = false;
+    bool allow_lt_epilogue = true; // false: the retry after cuBLASLt found no fused algorithm
+
+    bool operator==(const GemmKey&) const = default;
+};
+
+struct GemmKeyHash {
+    std::size_t operator()(const GemmKey& key) const;
+};
+
+// Builds the key of a call (shapes as the CPU engine reads them; validation is the caller's).
+GemmKey gemm_key(const GemmArgs& args, bool tf32);
+
+// cuBLASLt epilogues this engine uses.
+enum class LtEpilogue { Default, Bias, Relu, ReluBias, Gelu, GeluBias, GeluAux, GeluAuxBias };
+
+struct GemmFusion {
+    DType compute = DType::Float32;   // float64 for float64 operands, float32 otherwise
+    DType lt_output = DType::Float32; // what cuBLASLt writes: C's dtype, or the accumulator's
+    bool acc_in_workspace = false;    // cuBLASLt writes a float32/64 accumulator in the workspace
+    LtEpilogue lt_epilogue = LtEpilogue::Default;
+    bool kernel_epilogue = false; // gemm_epilogue.cu adds bias / activation / pre afterwards
+    bool softmax_after = false;   // a row softmax runs last (softmax epilogue)
+    std::size_t acc_bytes = 0;    // workspace for the accumulator (0 unless acc_in_workspace)
+};
+
+// The decision for a key: cuBLASLt's fused epilogues where they compute exactly the CPU engine's
+// value (one rounding of act(AB + bias)); the kernel epilogue everywhere else.
+GemmFusion gemm_fusion(const GemmKey& key);
+
+// "relu+bias", "gelu_aux+bias", ...: for error messages and the self-test's table.
+const char* lt_epilogue_name(LtEpilogue epilogue);
+
+} // namespace mantissa::cuda

@@ -1,0 +1,106 @@
+// The optimizer kernel: each thread rebuilds the UpdateRule from the host-rounded constants and
+// the device's t, then runs update_element (the CPU engine's very function) on its elements.
+// Compiled with --fmad=false, so every rounded operation matches the CPU bit for bit (Adam's
+// pow() may differ from glibc's powf in the last bit; see the README of the CUDA engine).
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+#include "core/backend/cuda/cuda_check.h"
+#include "core/backend/cuda/dtype_access.cuh"
+#include "core/backend/cuda/optimizer_update.cuh"
+#include "core/optim/update_rules.h"
+
+namespace mantissa::cuda {
+
+namespace {
+
+struct DeviceRoundFloat16 {
+    __host__ __device__ float operator()(float x) const { return __half2float(__float2half_rn(x)); }
+};
+struct DeviceRoundBFloat16 {
+    __host__ __device__ float operator()(float x) const {
+        return __bfloat162float(__float2bfloat16_rn(x));
+    }
+};
+
+// make_update_rule() with the t-independent constants taken from the host.
+template <class T, class Round>
+__device__ UpdateRule<T> device_rule(const DeviceRule& d, std::int64_t t, Round round) {
+    UpdateRule<T> rule;
+    rule.type = d.type;
+    rule.has_momentum = d.has_momentum;
+    rule.nesterov = d.nesterov;
+    rule.centered = d.centered;
+    rule.momentum_slot = d.momentum_slot;
+    rule.average_slot = d.average_slot;
+    rule.lr = static_cast<T>(d.lr);
+    rule.momentum = static_cast<T>(d.momentum);
+    rule.rho = static_cast<T>(d.rho);
+    rule.one_minus_rho = static_cast<T>(d.one_minus_rho);
+    rule.epsilon = static_cast<T>(d.epsilon);
+    rule.one_minus_beta_1 = static_cast<T>(d.one_minus_beta_1);
+    rule.one_minus_beta_2 = static_cast<T>(d.one_minus_beta_2);
+    rule.weight_decay = static_cast<T>(d.weight_decay);
+    if (d.type == OptimizerType::Adam || d.type == OptimizerType::AdamW) {
+        // rounded_constant(t), then the bias correction as make_update_rule computes it. For
+        // float the power is taken in double and rounded once (glibc's powf is correctly rounded
+        // in practice; CUDA's powf is not).
+        T step;
+        if constexpr (sizeof(T) == sizeof(double))
+            step = round(static_cast<T>(static_cast<double>(t)));
+        else
+            step = round(static_cast<T>(static_cast<float>(static_cast<double>(t))));
+        const T beta_1 = static_cast<T>(d.beta_1), beta_2 = static_cast<T>(d.beta_2);
+        const T beta_1_power =
+            round(static_cast<T>(pow(static_cast<double>(beta_1), static_cast<double>(step))));
+        const T beta_2_power =
+            round(static_cast<T>(pow(static_cast<double>(beta_2), static_cast<double>(step))));
+        const T numerator =
+            round(rule.lr * round(static_cast<T>(sqrt(round(T(1) - beta_2_power)))));
+        rule.alpha = round(numerator / round(T(1) - beta_1_power));
+    }
+    return rule;
+}
+
+template <class T, class Round>
+__global__ void update_kernel(UpdateArgs a, Round round) {
+    const StepScalars* s = a.scalars;
+    if (a.skip_if_found_inf && s->found_inf != 0) return; // a skipped step writes nothing
+    const UpdateRule<T> rule = device_rule<T>(a.rule, s->iterations + 1, round);
+    for (i64 i = blockIdx.x * i64(blockDim.x) + threadIdx.x; i < a.count;
+         i += i64(gridDim.x) * blockDim.x) {
+        T w = load<T>(a.param, a.param_dtype, i);
+        const T g = load<T>(a.grad, a.grad_dtype, i);
+        T slot_values[3] = {T(0), T(0), T(0)};
+        for (int k = 0; k < a.slot_count; ++k)
+            slot_values[k] = load<T>(a.slots[k], a.slot_dtype[k], i);
+        T* slot_ptrs[3] = {&slot_values[0], &slot_values[1], &slot_values[2]};
+        update_element(rule, w, g, slot_ptrs, 0, round);
+        store<T>(a.param, a.param_dtype, i, w);
+        for (int k = 0; k < a.slot_count; ++k)
+            store<T>(a.slots[k], a.slot_dtype[k], i, slot_values[k]);
+    }
+}
+
+template <class T, class Round>
+void launch(const UpdateArgs& a, Round round, cudaStream_t stream) {
+    const unsigned blocks = blocks_for(a.count) > 2048 ? 2048 : blocks_for(a.count);
+    update_kernel<T, Round><<<blocks, 256, 0, stream>>>(a, round);
+    MANTISSA_CUDA_LAUNCH_CHECK();
+}
+
+} // namespace
+
+void launch_optimizer_update(const UpdateArgs& args, cudaStream_t stream) {
+    if (args.count <= 0) return;
+    if (args.f64)
+        launch<double>(args, NoRounding{}, stream);
+    else if (args.round == RoundKind::Float16)
+        launch<float>(args, DeviceRoundFloat16{}, stream);
+    else if (args.round == RoundKind::BFloat16)
+        launch<float>(args, DeviceRoundBFloat16{}, stream);
+    else
+        launch<float>(args, NoRounding{}, stream);
+}
+
+} // namespace mantissa::cuda

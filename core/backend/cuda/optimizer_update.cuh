@@ -1,0 +1,47 @@
+// optimizer_update on the device: update_rules.h's update_element for every element, gated on
+// the device's found_inf flag and with Adam's bias correction computed from the device's
+// iteration counter, so a step never waits for the host to learn whether it was skipped.
+#pragma once
+
+#include <cstdint>
+
+#include <cuda_runtime.h>
+
+#include "core/backend/step_scalars.h"
+#include "core/numeric/dtype.h"
+#include "core/optim/optimizer_config.h"
+
+namespace mantissa::cuda {
+
+enum class RoundKind : std::uint8_t { None, Float16, BFloat16 };
+
+// The rule's constants, rounded on the host exactly as make_update_rule() rounds them (stored as
+// double: every float/float16/bfloat16 constant is exact in double).
+struct DeviceRule {
+    OptimizerType type = OptimizerType::SGD;
+    bool has_momentum = false, nesterov = false, centered = false;
+    int momentum_slot = 0, average_slot = 0;
+    double lr = 0, momentum = 0, rho = 0, one_minus_rho = 0, epsilon = 0;
+    double one_minus_beta_1 = 0, one_minus_beta_2 = 0, weight_decay = 0;
+    double beta_1 = 0, beta_2 = 0; // Adam: alpha = f(t) is computed on the device
+};
+
+struct UpdateArgs {
+    DeviceRule rule;
+    RoundKind round = RoundKind::None; // the parameter's dtype for pure 16-bit policies
+    bool f64 = false;                  // compute in double (float64 parameter)
+    void* param = nullptr;
+    DType param_dtype = DType::Float32;
+    const void* grad = nullptr;
+    DType grad_dtype = DType::Float32;
+    void* slots[3] = {};
+    DType slot_dtype[3] = {};
+    int slot_count = 0;
+    std::int64_t count = 0;
+    bool skip_if_found_inf = true;
+    const StepScalars* scalars = nullptr;
+};
+
+void launch_optimizer_update(const UpdateArgs& args, cudaStream_t stream);
+
+} // namespace mantissa::cuda

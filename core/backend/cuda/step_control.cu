@@ -1,0 +1,96 @@
+// Step-control kernels. unscale mirrors cpu_step_control.cpp: g * float(1 / scale) (double for
+// float64), rounded to the gradient's dtype, and the finite test on the stored value.
+#include <cfloat>
+
+#include "core/backend/cuda/cuda_check.h"
+#include "core/backend/cuda/dtype_access.cuh"
+#include "core/backend/cuda/step_control.cuh"
+
+namespace mantissa::cuda {
+
+namespace {
+
+__global__ void begin_kernel(StepScalars* s) {
+    s->found_inf = 0;
+    s->loss_sum = 0.0;
+    s->correct = 0;
+    s->examples = 0;
+}
+
+// blockIdx.y picks the tensor; the blocks along x stride over it.
+__global__ void unscale_kernel(UnscaleList list, StepScalars* s) {
+    const int t = blockIdx.y;
+    const i64 n = list.numel[t];
+    void* data = list.data[t];
+    const DType dt = list.dtype[t];
+    const double inv_d = 1.0 / s->loss_scale;
+    const float inv_f = static_cast<float>(inv_d);
+    bool nonfinite = false;
+    for (i64 i = blockIdx.x * i64(blockDim.x) + threadIdx.x; i < n;
+         i += i64(gridDim.x) * blockDim.x) {
+        if (dt == DType::Float64) {
+            double* p = static_cast<double*>(data);
+            p[i] *= inv_d;
+            nonfinite |= !isfinite(p[i]);
+        } else {
+            const float v = load_float(data, dt, i) * inv_f;
+            store_float(data, dt, i, v);
+            nonfinite |= !isfinite(round_to(dt, v));
+        }
+    }
+    if (__syncthreads_or(nonfinite) && threadIdx.x == 0) s->found_inf = 1; // never cleared here
+}
+
+// next_loss_scale() of loss_scale.cpp, one thread.
+__global__ void finish_kernel(DeviceLossScale c, StepScalars* s) {
+    const bool found = s->found_inf != 0;
+    double scale = s->loss_scale;
+    std::int64_t good = s->good_steps;
+    bool skipped = false;
+    if (c.dynamic) {
+        if (found) {
+            skipped = true;
+            const double backed_off = scale / c.factor;
+            scale = backed_off > c.min ? backed_off : c.min; // std::max(scale / factor, min)
+            good = 0;
+        } else if (good + 1 >= c.growth_interval) {
+            const double grown = scale * c.factor;
+            if (grown <= static_cast<double>(FLT_MAX)) scale = grown;
+            good = 0;
+        } else {
+            good = good + 1;
+        }
+    }
+    s->scale_used = s->loss_scale;
+    s->skipped = skipped ? 1 : 0;
+    if (skipped)
+        ++s->skipped_total;
+    else
+        ++s->iterations;
+    s->loss_scale = scale;
+    s->good_steps = good;
+}
+
+} // namespace
+
+void launch_begin_step(StepScalars* scalars, cudaStream_t stream) {
+    begin_kernel<<<1, 1, 0, stream>>>(scalars);
+    MANTISSA_CUDA_LAUNCH_CHECK();
+}
+
+void launch_unscale(const UnscaleList& list, StepScalars* scalars, cudaStream_t stream) {
+    if (list.count <= 0) return;
+    i64 largest = 0;
+    for (int t = 0; t < list.count; ++t)
+        largest = list.numel[t] > largest ? list.numel[t] : largest;
+    const unsigned bx = blocks_for(largest) > 1024 ? 1024 : blocks_for(largest);
+    unscale_kernel<<<dim3(bx, static_cast<unsigned>(list.count)), 256, 0, stream>>>(list, scalars);
+    MANTISSA_CUDA_LAUNCH_CHECK();
+}
+
+void launch_finish_step(const DeviceLossScale& config, StepScalars* scalars, cudaStream_t stream) {
+    finish_kernel<<<1, 1, 0, stream>>>(config, scalars);
+    MANTISSA_CUDA_LAUNCH_CHECK();
+}
+
+} // namespace mantissa::cuda
