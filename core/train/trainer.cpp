@@ -129,6 +129,21 @@ StepScalars Trainer::step_once(std::int64_t offset) {
     return m_backend.read_scalars(m_plan->tensor(m_plan->scalars));
 }
 
+GradientHistogram Trainer::gradient_histogram(std::int64_t offset) {
+    if (!m_histograms) m_histograms = std::make_unique<GradientHistogramProbe>(*m_plan, m_backend);
+    // The context step_once() will build next, so the binned gradients are that step's own.
+    RunContext ctx;
+    ctx.training = true;
+    ctx.seed = m_experiment.seed;
+    ctx.step = static_cast<std::uint64_t>(m_global_step + 1);
+    ctx.batch = {&m_data->train_images, &m_data->train_labels, &m_data->train_perm, offset,
+                 std::min(m_experiment.batch_size, m_data->train_count - offset)};
+    m_plan->forward_backward(m_backend, ctx);
+    // The gradients carry the scale the coming step uses (StepScalars::loss_scale).
+    const double scale = m_backend.read_scalars(m_plan->tensor(m_plan->scalars)).loss_scale;
+    return m_histograms->collect(m_global_step + 1, scale);
+}
+
 EvalResult Trainer::evaluate() {
     Tensor& scalars = m_plan->tensor(m_plan->scalars);
     const StepScalars saved = m_backend.read_scalars(scalars);
@@ -196,6 +211,9 @@ RunSummary Trainer::run(TrainControl& control, const TrainerCallbacks& callbacks
                 }
                 break;
             }
+            const std::int64_t every = m_experiment.histogram_every;
+            if (callbacks.on_histogram && every > 0 && m_global_step % every == 0)
+                callbacks.on_histogram(gradient_histogram(s * batch)); // outside the step's time
             const auto start = Clock::now();
             const StepScalars scalars = step_once(s * batch);
             const double step_ms = ms_since(start);
