@@ -12,6 +12,7 @@
 #include <QLabel>
 #include <QPlainTextEdit>
 #include <QProgressBar>
+#include <QPushButton>
 #include <QScrollArea>
 #include <QSplitter>
 #include <QStatusBar>
@@ -319,6 +320,23 @@ void MainWindow::compare_policies(const QStringList& policies) {
     m_banner->hide();
     m_compare->start(current_experiment(), chosen);
     update_actions();
+}
+
+bool MainWindow::open_lesson(const QString& which, bool run) {
+    bool numeric = false;
+    int index = which.toInt(&numeric) - 1;
+    if (!numeric) {
+        index = -1;
+        for (int i = 0; i < m_lessons->lesson_count() && index < 0; ++i) {
+            m_lessons->open_lesson(i); // cheap: it only shows text and loads the experiment
+            if (QString::fromStdString(m_lessons->current_lesson()->id) == which) index = i;
+        }
+    }
+    if (index < 0 || index >= m_lessons->lesson_count()) return false;
+    findChild<QDockWidget*>("lessons_dock")->show();
+    m_lessons->open_lesson(index);
+    if (run) m_lessons->run_button()->click();
+    return true;
 }
 
 void MainWindow::update_actions() {

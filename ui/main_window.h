@@ -52,6 +52,9 @@ public:
 public slots:
     void train();
     void compare_policies(const QStringList& policies); // empty: ask with a dialog
+    // Shows the Lessons panel with lesson `which` (its number from 1, or its id) open; with
+    // `run`, runs it too. False when there is no such lesson.
+    bool open_lesson(const QString& which, bool run = false);
 
 private:
     void build_toolbar();

@@ -5,6 +5,7 @@
 #include <QSet>
 
 #include <QGridLayout>
+#include <QHBoxLayout>
 #include <QHash>
 #include <QLocale>
 #include <QTimer>
@@ -66,8 +67,12 @@ ChartsPanel::ChartsPanel(RunStore* store, QWidget* parent) : QWidget(parent), m_
     grid->addWidget(m_accuracy, 0, 1);
     grid->addWidget(m_step_time, 1, 0);
     grid->addWidget(m_loss_scale, 1, 1);
-    grid->addWidget(m_memory, 2, 0);
-    grid->addWidget(m_histogram, 2, 1);
+    // The histogram needs the width for its bins and selectors more than the memory bars do.
+    auto* bottom = new QHBoxLayout;
+    bottom->setSpacing(6);
+    bottom->addWidget(m_memory, 2);
+    bottom->addWidget(m_histogram, 3);
+    grid->addLayout(bottom, 2, 0, 1, 2);
     grid->setRowStretch(0, 3);
     grid->setRowStretch(1, 3);
     grid->setRowStretch(2, 3);

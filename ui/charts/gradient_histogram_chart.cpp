@@ -26,7 +26,10 @@ QString percent(double fraction) {
     if (fraction == 0) return "0%";
     // No "<": the label is rich text.
     if (fraction < 0.0001) return "under 0.01%";
-    return QString::number(100.0 * fraction, 'f', fraction < 0.01 ? 2 : fraction < 0.1 ? 1 : 0) +
+    return QString::number(100.0 * fraction, 'f',
+                           fraction < 0.01  ? 2
+                           : fraction < 0.1 ? 1
+                                            : 0) +
            "%";
 }
 
@@ -223,7 +226,11 @@ Float16Fractions GradientHistogramChart::fractions() const {
 }
 
 QString GradientHistogramChart::fractions_text() const {
-    return m_fractions->text().remove(QRegularExpression("<[^>]*>"));
+    return m_fractions->text()
+        .remove(QRegularExpression("<[^>]*>"))
+        .replace("&lt;", "<")
+        .replace("&gt;", ">")
+        .replace("&amp;", "&");
 }
 
 void GradientHistogramChart::refresh() {
@@ -253,11 +260,11 @@ void GradientHistogramChart::refresh() {
                   .arg(scale_text(h->loss_scale), exact ? QString() : tr(", approximate"))
             : tr("as computed (× loss scale %1)").arg(scale_text(h->loss_scale));
     m_fractions->setText(
-        tr("%1 values, %2. In float16: <b>%3 underflow</b> (below 2⁻²⁴, become 0) · "
-           "<b>%4 subnormal</b> (2⁻²⁴ to 2⁻¹⁴, fewer bits) · <b>%5 overflow</b> (≥ 2¹⁶ or "
-           "inf/NaN; float16 rounds ≥ 65520 to inf) · %6 exact zeros.")
-            .arg(QLocale().toString(static_cast<qlonglong>(f.total)), view, percent(f.underflow),
-                 percent(f.subnormal), percent(f.overflow), percent(f.zero)));
+        tr("In float16: <b>%1 underflow</b> (&lt; 2⁻²⁴ → 0) · <b>%2 subnormal</b> (2⁻²⁴ to "
+           "2⁻¹⁴, fewer bits) · <b>%3 overflow</b> (≥ 2¹⁶ or inf/NaN; ≥ 65520 rounds to inf) · "
+           "%4 exact zeros · of %5 values %6.")
+            .arg(percent(f.underflow), percent(f.subnormal), percent(f.overflow), percent(f.zero),
+                 QLocale().toString(static_cast<qlonglong>(f.total)), view));
 }
 
 } // namespace mantissa::ui

@@ -103,22 +103,26 @@ void HistogramCanvas::paintEvent(QPaintEvent*) {
     struct Band {
         int from, to;
         QColor color;
-        QString label;
+        QString label, short_label; // the short one when the band is narrow
     };
     const int alpha = dark ? 70 : 45;
     const Band bands[] = {
-        {lo, kF16MinSubnormal, QColor(220, 50, 47, alpha), tr("underflow → 0")},
-        {kF16MinSubnormal, kF16MinNormal, QColor(230, 150, 0, alpha), tr("fp16 subnormal")},
-        {kF16MinNormal, kF16Overflow, QColor(38, 139, 210, alpha), tr("float16 normal")},
-        {kF16Overflow, hi + 1, QColor(220, 50, 47, alpha), tr("overflow → inf")}};
+        {lo, kF16MinSubnormal, QColor(220, 50, 47, alpha), tr("underflow → 0"), tr("→ 0")},
+        {kF16MinSubnormal, kF16MinNormal, QColor(230, 150, 0, alpha), tr("fp16 subnormal"),
+         tr("subnormal")},
+        {kF16MinNormal, kF16Overflow, QColor(38, 139, 210, alpha), tr("float16 normal"),
+         tr("normal")},
+        {kF16Overflow, hi + 1, QColor(220, 50, 47, alpha), tr("overflow → inf"), tr("→ inf")}};
     for (const Band& band : bands) {
         const double x0 = clamp_x(band.from), x1 = clamp_x(band.to);
         if (x1 <= x0) continue;
         p.fillRect(QRectF(x0, plot.top(), x1 - x0, plot.height()), band.color);
-        if (fm.horizontalAdvance(band.label) + 4 <= x1 - x0) {
-            p.setPen(blend(bg, fg, 0.75));
-            p.drawText(QRectF(x0, 2, x1 - x0, kTop - 3), Qt::AlignCenter, band.label);
-        }
+        for (const QString& label : {band.label, band.short_label})
+            if (fm.horizontalAdvance(label) + 4 <= x1 - x0) {
+                p.setPen(blend(bg, fg, 0.75));
+                p.drawText(QRectF(x0, 2, x1 - x0, kTop - 3), Qt::AlignCenter, label);
+                break;
+            }
     }
 
     // Bars: percent of all values per bin.
@@ -161,7 +165,7 @@ void HistogramCanvas::paintEvent(QPaintEvent*) {
     while (step * slot < fm.horizontalAdvance(power_of_two_label(-100)) + 6 && step < 64) step *= 2;
     p.setPen(blend(bg, fg, 0.85));
     for (int e = lo; e <= hi + 1; ++e) {
-        if (e % step != 0) continue;
+        if (e % step != 0 || e < lo + 2) continue; // keep clear of the "0" slot's label
         const double x = x_at(e);
         p.drawLine(QPointF(x, plot.bottom()), QPointF(x, plot.bottom() + 3));
         p.drawText(QRectF(x - 30, plot.bottom() + 3, 60, kAxis - 3),
