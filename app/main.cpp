@@ -43,6 +43,12 @@ int main(int argc, char** argv) {
         "JSON to FILE and quit (for benchmarks and scripted demos).",
         "file");
     parser.addOption(report_option);
+    QCommandLineOption lesson_option(
+        "lesson",
+        "Open the Lessons panel at this lesson (its number, or its file name without "
+        ".json); with --train, run it.",
+        "lesson");
+    parser.addOption(lesson_option);
     parser.addPositionalArgument("experiment", "An experiment file (.json) to open.",
                                  "[experiment.json]");
     parser.process(app);
@@ -89,7 +95,13 @@ int main(int argc, char** argv) {
                                      write_and_quit();
                              });
     }
-    if (parser.isSet(compare_option)) {
+    if (parser.isSet(lesson_option)) {
+        if (!window.open_lesson(parser.value(lesson_option), parser.isSet(train_option))) {
+            std::fprintf(stderr, "mantissa: --lesson '%s': no such lesson\n",
+                         qPrintable(parser.value(lesson_option)));
+            return 2;
+        }
+    } else if (parser.isSet(compare_option)) {
         const QStringList policies =
             parser.value(compare_option).split(QLatin1Char(','), Qt::SkipEmptyParts);
         QTimer::singleShot(0, &window, [&window, policies] { window.compare_policies(policies); });

@@ -97,6 +97,7 @@ Experiment everythingSet() {
     e.tf32 = true;
     e.graph = true;
     e.max_steps = 12345;
+    e.histogram_every = 7;
     e.on_divergence = mantissa::DivergencePolicy::Continue;
     return e;
 }
@@ -221,6 +222,7 @@ void TestExperiment::defaults() {
     QCOMPARE(e.model.input, (mantissa::Shape{28, 28, 1}));
     QVERIFY(e.optimizer == d.optimizer);
     QVERIFY(e.loss_scale == d.loss_scale);
+    QCOMPARE(e.histogram_every, std::int64_t{50});
 
     // Omitted optimizer fields take Keras's defaults for the chosen type.
     const Experiment sgd = mantissa::experiment_from_json(
@@ -381,6 +383,14 @@ void TestExperiment::badField_data() {
     QTest::newRow("bad device") << "/device"
                                 << R"("gpu")"
                                 << "device: expected";
+    QTest::newRow("negative histogram_every")
+        << "/histogram_every"
+        << "-1"
+        << "histogram_every: expected an integer >= 0, got -1";
+    QTest::newRow("fractional histogram_every")
+        << "/histogram_every"
+        << "2.5"
+        << "histogram_every: expected an integer >= 0, got 2.5";
     QTest::newRow("bad divergence policy") << "/on_divergence"
                                            << R"("maybe")"
                                            << "on_divergence: expected \"stop\" or \"continue\"";

@@ -21,9 +21,18 @@ CompareQueue::CompareQueue(RunStore* store, TrainingController* controller, QObj
 }
 
 bool CompareQueue::start(const Experiment& base, const QStringList& policies) {
-    if (m_controller->is_running() || active() || policies.isEmpty()) return false;
-    m_base = base;
-    m_pending = policies;
+    QVector<Experiment> experiments;
+    for (const QString& policy : policies) {
+        Experiment experiment = base;
+        experiment.policy = policy.toStdString();
+        experiments.append(experiment);
+    }
+    return start(experiments);
+}
+
+bool CompareQueue::start(const QVector<Experiment>& experiments) {
+    if (m_controller->is_running() || active() || experiments.isEmpty()) return false;
+    m_pending = experiments;
     start_next();
     return true;
 }
@@ -37,8 +46,7 @@ void CompareQueue::start_next() {
         emit finished();
         return;
     }
-    Experiment experiment = m_base;
-    experiment.policy = m_pending.takeFirst().toStdString();
+    const Experiment experiment = m_pending.takeFirst();
     m_current = m_store->add_run(experiment);
     m_controller->start(experiment, m_current);
 }

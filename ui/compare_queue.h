@@ -4,6 +4,7 @@
 
 #include <QObject>
 #include <QStringList>
+#include <QVector>
 
 #include "core/train/experiment.h"
 
@@ -20,6 +21,8 @@ public:
 
     // Queues one run per policy of `base` and starts the first; returns false if one is running.
     bool start(const Experiment& base, const QStringList& policies);
+    // Queues these experiments as they are (a lesson's runs) and starts the first.
+    bool start(const QVector<Experiment>& experiments);
     void cancel(); // forget the runs not started yet
     bool active() const { return !m_pending.isEmpty() || m_current >= 0; }
 
@@ -31,8 +34,7 @@ private:
 
     RunStore* m_store = nullptr;
     TrainingController* m_controller = nullptr;
-    Experiment m_base;
-    QStringList m_pending;
+    QVector<Experiment> m_pending;
     int m_current = -1;
 };
 

@@ -5,12 +5,14 @@
 #include <QAction>
 #include <QApplication>
 #include <QComboBox>
+#include <QDockWidget>
 #include <QFile>
 #include <QFileDialog>
 #include <QHeaderView>
 #include <QLabel>
 #include <QPlainTextEdit>
 #include <QProgressBar>
+#include <QPushButton>
 #include <QScrollArea>
 #include <QSplitter>
 #include <QStatusBar>
@@ -27,6 +29,8 @@
 #include "ui/error_banner.h"
 #include "ui/experiment_form.h"
 #include "ui/layer_stack_editor.h"
+#include "ui/lessons/lesson_library.h"
+#include "ui/lessons/lessons_panel.h"
 #include "ui/policy_picker.h"
 #include "ui/run_store.h"
 #include "ui/training_controller.h"
@@ -112,7 +116,41 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
     // First launch: a ready experiment; one click on Train shows curves within seconds.
     const bool gpu = m_device->currentData().toString().startsWith("cuda");
     load_experiment_file(gpu ? ":/experiments/seed-mlp.json" : ":/experiments/mlp-small.json");
+    build_lessons(gpu);
     resize(1500, 950);
+}
+
+void MainWindow::build_lessons(bool gpu) {
+    m_lessons = new LessonsPanel;
+    const LessonLibrary library = load_lesson_library();
+    m_lessons->set_lessons(library.lessons, library.errors);
+    m_lessons->set_gpu_available(gpu);
+    auto* dock = new QDockWidget("Lessons", this);
+    dock->setObjectName("lessons_dock");
+    dock->setWidget(m_lessons);
+    dock->setMinimumWidth(340);
+    addDockWidget(Qt::RightDockWidgetArea, dock);
+    dock->hide();
+    QAction* toggle = dock->toggleViewAction();
+    toggle->setToolTip("Guided lessons: each loads an experiment and explains what to watch");
+    findChild<QToolBar*>()->addAction(toggle);
+    connect(m_lessons, &LessonsPanel::lesson_opened, this, [this](const Lesson& lesson) {
+        set_experiment(lesson.experiments.front().experiment);
+        setWindowTitle("Mantissa — lesson: " + QString::fromStdString(lesson.title));
+        log("opened lesson " + QString::fromStdString(lesson.id));
+    });
+    connect(m_lessons, &LessonsPanel::run_requested, this, [this](const Lesson& lesson) {
+        // Each run on the device picked in the toolbar, one after the other.
+        QVector<Experiment> runs;
+        for (const LessonExperiment& run : lesson.experiments) {
+            runs.append(run.experiment);
+            runs.back().device = m_device->currentData().toString().toStdString();
+        }
+        m_banner->hide();
+        set_experiment(runs.front());
+        m_compare->start(runs);
+        update_actions();
+    });
 }
 
 MainWindow::~MainWindow() = default;
@@ -229,6 +267,7 @@ void MainWindow::wire_training() {
         m_status->setText("Failed: " + message);
         update_actions();
     });
+    connect(c, &TrainingController::histograms_arrived, m_charts, &ChartsPanel::add_histograms);
     connect(c, &TrainingController::log_line, this, &MainWindow::log);
     connect(c, &TrainingController::state_changed, this, &MainWindow::update_actions);
 }
@@ -283,6 +322,23 @@ void MainWindow::compare_policies(const QStringList& policies) {
     update_actions();
 }
 
+bool MainWindow::open_lesson(const QString& which, bool run) {
+    bool numeric = false;
+    int index = which.toInt(&numeric) - 1;
+    if (!numeric) {
+        index = -1;
+        for (int i = 0; i < m_lessons->lesson_count() && index < 0; ++i) {
+            m_lessons->open_lesson(i); // cheap: it only shows text and loads the experiment
+            if (QString::fromStdString(m_lessons->current_lesson()->id) == which) index = i;
+        }
+    }
+    if (index < 0 || index >= m_lessons->lesson_count()) return false;
+    findChild<QDockWidget*>("lessons_dock")->show();
+    m_lessons->open_lesson(index);
+    if (run) m_lessons->run_button()->click();
+    return true;
+}
+
 void MainWindow::update_actions() {
     if (!m_train) return;
     const bool running = m_controller->is_running();
@@ -293,6 +349,7 @@ void MainWindow::update_actions() {
     m_compare_action->setEnabled(!running && problem.isEmpty());
     m_pause->setEnabled(running);
     m_stop->setEnabled(running);
+    if (m_lessons) m_lessons->set_busy(running || m_compare->active());
     if (!running && m_pause->isChecked()) {
         const QSignalBlocker block(m_pause);
         m_pause->setChecked(false);

@@ -22,6 +22,7 @@ class ComparisonModel;
 class ErrorBanner;
 class ExperimentForm;
 class LayerStackEditor;
+class LessonsPanel;
 class RunStore;
 class TrainingController;
 
@@ -45,16 +46,22 @@ public:
     CompareQueue* compare_queue() const { return m_compare; }
     ErrorBanner* error_banner() const { return m_banner; }
     ComparisonModel* comparison_model() const { return m_comparison; }
+    ChartsPanel* charts() const { return m_charts; }
+    LessonsPanel* lessons_panel() const { return m_lessons; }
 
 public slots:
     void train();
     void compare_policies(const QStringList& policies); // empty: ask with a dialog
+    // Shows the Lessons panel with lesson `which` (its number from 1, or its id) open; with
+    // `run`, runs it too. False when there is no such lesson.
+    bool open_lesson(const QString& which, bool run = false);
 
 private:
     void build_toolbar();
     void wire_training();
     void update_actions();
     void log(const QString& line);
+    void build_lessons(bool gpu);
 
     Experiment m_base; // name, dataset and fields the form does not show
     RunStore* m_store = nullptr;
@@ -64,6 +71,7 @@ private:
     LayerStackEditor* m_editor = nullptr;
     ExperimentForm* m_form = nullptr;
     ChartsPanel* m_charts = nullptr;
+    LessonsPanel* m_lessons = nullptr;
     ErrorBanner* m_banner = nullptr;
     QPlainTextEdit* m_log = nullptr;
     QTableView* m_runs_view = nullptr;

@@ -72,6 +72,7 @@ struct PendingMetrics {
     std::mutex mutex;
     QVector<StepRecord> steps;
     QVector<EpochRecord> epochs;
+    QVector<GradientHistogram> histograms;
     QVector<PendingEvent> events;
 
     void push(PendingEvent event) {
@@ -154,6 +155,10 @@ void TrainingWorker::run(const Experiment& experiment, int run_id,
             }
             pending.log(run_id, epoch_line(record, experiment.epochs));
         };
+        callbacks.on_histogram = [&pending](const GradientHistogram& histogram) {
+            std::lock_guard lock(pending.mutex);
+            pending.histograms.push_back(histogram);
+        };
         callbacks.on_log = [&pending, run_id](const std::string& line) {
             pending.log(run_id, QString::fromStdString(line));
         };
@@ -197,6 +202,7 @@ TrainingController::TrainingController(QObject* parent)
     qRegisterMetaType<mantissa::RunSummary>();
     qRegisterMetaType<mantissa::MemoryByCategory>();
     qRegisterMetaType<QVector<mantissa::StepRecord>>();
+    qRegisterMetaType<QVector<mantissa::GradientHistogram>>();
 
     m_thread = new QThread(this);
     m_thread->setObjectName(QStringLiteral("mantissa-training"));
@@ -268,11 +274,13 @@ void TrainingController::stop() {
 void TrainingController::drain() {
     QVector<StepRecord> steps;
     QVector<EpochRecord> epochs;
+    QVector<GradientHistogram> histograms;
     QVector<PendingEvent> events;
     {
         std::lock_guard lock(m_pending->mutex);
         steps.swap(m_pending->steps);
         epochs.swap(m_pending->epochs);
+        histograms.swap(m_pending->histograms);
         events.swap(m_pending->events);
     }
     // Steps and epochs come after this drain's start and before its end, as they happened.
@@ -281,6 +289,7 @@ void TrainingController::drain() {
         if (flushed) return;
         flushed = true;
         if (!steps.isEmpty()) emit steps_arrived(m_run_id, steps);
+        if (!histograms.isEmpty()) emit histograms_arrived(m_run_id, histograms);
         for (const EpochRecord& epoch : std::as_const(epochs)) emit epoch_finished(m_run_id, epoch);
     };
     bool ended = false;

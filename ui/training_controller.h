@@ -9,6 +9,7 @@
 #include <memory>
 
 #include "core/train/experiment.h"
+#include "core/train/gradient_histogram.h"
 #include "core/train/metrics.h"
 #include "core/train/train_control.h"
 
@@ -48,6 +49,8 @@ signals:
                      qint64 steps_per_epoch);
     void steps_arrived(int run_id, const QVector<mantissa::StepRecord>& steps);
     void epoch_finished(int run_id, const mantissa::EpochRecord& epoch);
+    // Gradient histograms (experiment.histogram_every), oldest first.
+    void histograms_arrived(int run_id, const QVector<mantissa::GradientHistogram>& histograms);
     void run_finished(int run_id, const mantissa::RunSummary& summary);
     // Any error (bad stack, missing data, out of memory): a readable message; the app stays usable.
     void run_failed(int run_id, const QString& message);
@@ -72,3 +75,4 @@ Q_DECLARE_METATYPE(mantissa::StepRecord)
 Q_DECLARE_METATYPE(mantissa::EpochRecord)
 Q_DECLARE_METATYPE(mantissa::RunSummary)
 Q_DECLARE_METATYPE(mantissa::MemoryByCategory)
+Q_DECLARE_METATYPE(mantissa::GradientHistogram)

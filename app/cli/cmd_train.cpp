@@ -82,6 +82,8 @@ int run_train(const Args& args) {
             r.loss_scale, static_cast<long long>(r.skipped_steps));
         std::fflush(stdout);
     };
+    if (metrics)
+        callbacks.on_histogram = [&](const GradientHistogram& h) { metrics->write_histogram(h); };
     callbacks.on_log = [&](const std::string& line) {
         if (metrics) metrics->write_log(line);
         std::fprintf(stderr, "%s\n", line.c_str());

@@ -5,6 +5,7 @@
 #include <cerrno>
 #include <cmath>
 #include <cstring>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -26,6 +27,10 @@ json memory_json(const MemoryByCategory& memory) {
         out[mem_category_name(static_cast<MemCategory>(i))] = memory.bytes[i];
     out["total"] = memory.total();
     return out;
+}
+
+json counts_json(const ExponentCounts& counts) {
+    return json(std::vector<std::int64_t>(counts.bins.begin(), counts.bins.end()));
 }
 
 } // namespace
@@ -125,6 +130,29 @@ void MetricsJsonlWriter::write_summary(const RunSummary& s) {
                  {"peak_memory", s.peak_memory}};
     write_line(line.dump());
     m_out.flush();
+}
+
+void MetricsJsonlWriter::write_histogram(const GradientHistogram& h) {
+    json layers = json::array();
+    for (const LayerGradientHistogram& layer : h.layers) {
+        json entry = {{"name", layer.layer}, {"activation", counts_json(layer.activation)}};
+        entry["weight"] = layer.has_weights ? counts_json(layer.weight) : json(nullptr);
+        layers.push_back(std::move(entry));
+    }
+    // The bins' layout travels with the record so a reader needs no header file.
+    json line = {
+        {"type", "histogram"},
+        {"step", h.step},
+        {"loss_scale", h.loss_scale},
+        {"bins",
+         {{"zero", kHistogramZeroBin},
+          {"min_exponent", kHistogramMinExp},
+          {"max_exponent", kHistogramMaxExp},
+          {"non_finite", kHistogramNonFiniteBin}}},
+        {"layers", layers},
+        {"all",
+         {{"activation", counts_json(h.all_activation)}, {"weight", counts_json(h.all_weight)}}}};
+    write_line(line.dump());
 }
 
 void MetricsJsonlWriter::write_log(const std::string& message) {

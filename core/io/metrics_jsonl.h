@@ -8,6 +8,7 @@
 #include "core/backend/backend.h"
 #include "core/plan/plan.h"
 #include "core/train/experiment.h"
+#include "core/train/gradient_histogram.h"
 #include "core/train/metrics.h"
 
 namespace mantissa {
@@ -23,6 +24,9 @@ public:
     void write_epoch(const EpochRecord& record);   // also flushes
     void write_summary(const RunSummary& summary); // also flushes
     void write_log(const std::string& message);
+    // {"type": "histogram", step, loss_scale, min_exponent, layers: [{name, activation, weight}],
+    //  all: {activation, weight}}: each list is the kHistogramBins counts of histogram.h.
+    void write_histogram(const GradientHistogram& histogram);
 
 private:
     void write_line(const std::string& line);

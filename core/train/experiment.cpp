@@ -340,7 +340,7 @@ Experiment Reader::read(const json& root) const {
     check_fields(root, "",
                  {"format_version", "name", "dataset", "model", "policy", "loss_scale", "optimizer",
                   "batch_size", "epochs", "seed", "device", "tf32", "graph", "max_steps",
-                  "on_divergence"},
+                  "histogram_every", "on_divergence"},
                  "of an experiment");
     // The version comes first: a newer file's other fields may mean something we cannot know.
     if (root.contains("format_version")) {
@@ -377,6 +377,9 @@ Experiment Reader::read(const json& root) const {
     if (root.contains("max_steps"))
         e.max_steps =
             integer(root["max_steps"], "max_steps", 0, std::numeric_limits<std::int64_t>::max());
+    if (root.contains("histogram_every"))
+        e.histogram_every = integer(root["histogram_every"], "histogram_every", 0,
+                                    std::numeric_limits<std::int64_t>::max());
     if (root.contains("on_divergence")) {
         const std::string d = string(root["on_divergence"], "on_divergence");
         if (d == "stop")
@@ -644,6 +647,7 @@ std::string experiment_to_json(const Experiment& e) {
     j["tf32"] = e.tf32;
     j["graph"] = e.graph;
     j["max_steps"] = e.max_steps;
+    j["histogram_every"] = e.histogram_every;
     j["on_divergence"] = e.on_divergence == DivergencePolicy::Stop ? "stop" : "continue";
     return j.dump(2, ' ', false, ojson::error_handler_t::replace) + "\n";
 }
@@ -684,6 +688,9 @@ void validate_experiment(const Experiment& e) {
     if (e.max_steps < 0)
         invalid("max_steps",
                 "expected 0 (no limit) or a positive integer, got " + std::to_string(e.max_steps));
+    if (e.histogram_every < 0)
+        invalid("histogram_every",
+                "expected 0 (off) or a positive integer, got " + std::to_string(e.histogram_every));
     if (!valid_device(e.device))
         invalid("device",
                 "expected \"auto\", \"cpu\", \"cuda\" or \"cuda:N\", got \"" + e.device + "\"");

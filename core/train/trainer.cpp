@@ -135,6 +135,21 @@ void Trainer::enqueue_step(std::int64_t offset) {
     m_plan->train_step(m_backend, ctx);
 }
 
+GradientHistogram Trainer::gradient_histogram(std::int64_t offset) {
+    if (!m_histograms) m_histograms = std::make_unique<GradientHistogramProbe>(*m_plan, m_backend);
+    // The context step_once() will build next, so the binned gradients are that step's own.
+    RunContext ctx;
+    ctx.training = true;
+    ctx.seed = m_experiment.seed;
+    ctx.step = static_cast<std::uint64_t>(m_global_step + 1);
+    ctx.batch = {&m_data->train_images, &m_data->train_labels, &m_data->train_perm, offset,
+                 std::min(m_experiment.batch_size, m_data->train_count - offset)};
+    m_plan->forward_backward(m_backend, ctx);
+    // The gradients carry the scale the coming step uses (StepScalars::loss_scale).
+    const double scale = m_backend.read_scalars(m_plan->tensor(m_plan->scalars)).loss_scale;
+    return m_histograms->collect(m_global_step + 1, scale);
+}
+
 EvalResult Trainer::evaluate() {
     Tensor& scalars = m_plan->tensor(m_plan->scalars);
     const StepScalars saved = m_backend.read_scalars(scalars);
@@ -278,6 +293,9 @@ RunSummary Trainer::run(TrainControl& control, const TrainerCallbacks& callbacks
                 }
                 break;
             }
+            const std::int64_t every = m_experiment.histogram_every;
+            if (callbacks.on_histogram && every > 0 && m_global_step % every == 0)
+                callbacks.on_histogram(gradient_histogram(s * batch)); // outside the step's time
             // The step is only enqueued; its scalars are read `lag` steps later (at once on the
             // CPU), so a GPU step never waits for the host.
             const int slot = static_cast<int>(m_global_step % kReadoutSlots);

@@ -11,6 +11,7 @@
 #include "core/nn/model.h"
 #include "core/plan/plan.h"
 #include "core/train/experiment.h"
+#include "core/train/gradient_histogram.h"
 #include "core/train/metrics.h"
 #include "core/train/train_control.h"
 
@@ -20,6 +21,8 @@ struct TrainerCallbacks {
     std::function<void(const StepRecord&)> on_step;
     std::function<void(const EpochRecord&)> on_epoch;
     std::function<void(const std::string&)> on_log; // notes and warnings, one line each
+    // Gradient histograms at step 1 and every experiment.histogram_every steps (when set).
+    std::function<void(const GradientHistogram&)> on_histogram;
 };
 
 struct EvalResult {
@@ -52,6 +55,9 @@ public:
     StepScalars step_once(std::int64_t offset);
     // The same step, only enqueued: nothing is read back (GPU benchmarks time many at once).
     void enqueue_step(std::int64_t offset);
+    // The gradients the next step will compute on the batch at `offset`, binned on the backend:
+    // a forward and backward pass with that step's batch and dropout masks, no update.
+    GradientHistogram gradient_histogram(std::int64_t offset);
 
 private:
     struct DeviceData;
@@ -61,6 +67,7 @@ private:
     std::unique_ptr<Model> m_model;
     std::unique_ptr<Plan> m_plan;
     std::unique_ptr<DeviceData> m_data;
+    std::unique_ptr<GradientHistogramProbe> m_histograms; // made on first use
     std::int64_t m_global_step = 0;
 };
 

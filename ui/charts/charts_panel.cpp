@@ -5,12 +5,14 @@
 #include <QSet>
 
 #include <QGridLayout>
+#include <QHBoxLayout>
 #include <QHash>
 #include <QLocale>
 #include <QTimer>
 #include <algorithm>
 #include <cmath>
 
+#include "ui/charts/gradient_histogram_chart.h"
 #include "ui/charts/loss_scale_chart.h"
 #include "ui/charts/memory_chart.h"
 #include "ui/charts/metric_chart.h"
@@ -56,6 +58,7 @@ ChartsPanel::ChartsPanel(RunStore* store, QWidget* parent) : QWidget(parent), m_
     m_step_time = new MetricChart(tr("Step time"), tr("ms per step"), this);
     m_loss_scale = new LossScaleChart(this);
     m_memory = new MemoryChart(this);
+    m_histogram = new GradientHistogramChart(this);
 
     auto* grid = new QGridLayout(this);
     grid->setContentsMargins(4, 4, 4, 4);
@@ -64,10 +67,15 @@ ChartsPanel::ChartsPanel(RunStore* store, QWidget* parent) : QWidget(parent), m_
     grid->addWidget(m_accuracy, 0, 1);
     grid->addWidget(m_step_time, 1, 0);
     grid->addWidget(m_loss_scale, 1, 1);
-    grid->addWidget(m_memory, 2, 0, 1, 2);
+    // The histogram needs the width for its bins and selectors more than the memory bars do.
+    auto* bottom = new QHBoxLayout;
+    bottom->setSpacing(6);
+    bottom->addWidget(m_memory, 2);
+    bottom->addWidget(m_histogram, 3);
+    grid->addLayout(bottom, 2, 0, 1, 2);
     grid->setRowStretch(0, 3);
     grid->setRowStretch(1, 3);
-    grid->setRowStretch(2, 2);
+    grid->setRowStretch(2, 3);
 
     m_redraw_timer = new QTimer(this);
     m_redraw_timer->setSingleShot(true);
@@ -77,6 +85,7 @@ ChartsPanel::ChartsPanel(RunStore* store, QWidget* parent) : QWidget(parent), m_
         connect(m_store, &RunStore::run_added, this, &ChartsPanel::schedule_redraw);
         connect(m_store, &RunStore::run_changed, this, &ChartsPanel::schedule_redraw);
         connect(m_store, &RunStore::run_removed, this, &ChartsPanel::schedule_redraw);
+        connect(m_store, &RunStore::run_removed, m_histogram, &GradientHistogramChart::remove_run);
         connect(m_store, &RunStore::visibility_changed, this, &ChartsPanel::schedule_redraw);
         connect(m_store, &QAbstractItemModel::modelReset, this, &ChartsPanel::schedule_redraw);
     }
@@ -129,6 +138,13 @@ void ChartsPanel::redraw() {
     m_step_time->set_title(step_title);
     m_loss_scale->show_runs(runs, m_lines);
     m_memory->show_runs(runs);
+}
+
+void ChartsPanel::add_histograms(int run_id, const QVector<GradientHistogram>& histograms) {
+    const RunRecord* run = m_store ? m_store->run(run_id) : nullptr;
+    m_histogram->add_histograms(run_id, run ? run->name : QStringLiteral("run %1").arg(run_id),
+                                run ? run->color : palette().color(QPalette::Highlight),
+                                histograms);
 }
 
 MetricChart* ChartsPanel::chart(const QString& name) const {

@@ -6,12 +6,14 @@
 
 #include <QWidget>
 
+#include "core/train/gradient_histogram.h"
 #include "ui/charts/run_lines.h"
 
 class QTimer;
 
 namespace mantissa::ui {
 
+class GradientHistogramChart;
 class LossScaleChart;
 class MemoryChart;
 class MetricChart;
@@ -28,6 +30,9 @@ public:
     // Redraws every chart from the store now (the store's signals schedule this every 40 ms).
     void redraw();
     MetricChart* chart(const QString& name) const; // "loss", "accuracy", "step_time", "loss_scale"
+    GradientHistogramChart* histogram_chart() const { return m_histogram; }
+    // A run's new gradient histograms (TrainingController::histograms_arrived).
+    void add_histograms(int run_id, const QVector<GradientHistogram>& histograms);
 
 private:
     void schedule_redraw();
@@ -38,6 +43,7 @@ private:
     MetricChart* m_step_time = nullptr;
     LossScaleChart* m_loss_scale = nullptr;
     MemoryChart* m_memory = nullptr;
+    GradientHistogramChart* m_histogram = nullptr;
     QTimer* m_redraw_timer = nullptr;
     RunLineCache m_lines; // the points of every shown run, extended as runs grow
 };
