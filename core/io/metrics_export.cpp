@@ -76,7 +76,17 @@ MetricsRun read_metrics_jsonl(const std::string& path) {
 }
 
 std::string metrics_csv(const MetricsRun& run, const std::string& type) {
+    // The writer's JSON objects sort their keys, so lead with the columns people look for first;
+    // the rest follow in file order.
     std::vector<std::string> columns;
+    for (const char* lead : {"step", "epoch", "loss", "accuracy", "val_loss", "val_accuracy"})
+        for (const std::string& line : run.records) {
+            const ojson record = ojson::parse(line);
+            if (record["type"] == type && record.contains(lead)) {
+                columns.push_back(lead);
+                break;
+            }
+        }
     std::vector<std::vector<std::pair<std::string, std::string>>> rows;
     for (const std::string& line : run.records) {
         const ojson record = ojson::parse(line);

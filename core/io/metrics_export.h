@@ -23,8 +23,9 @@ struct MetricsRun {
 MetricsRun read_metrics_jsonl(const std::string& path);
 
 // CSV of the records of one type ("step" or "epoch"): a header of every field seen, nested
-// objects flattened with dots ("mem.weights"), in first-seen order; null (a NaN the writer could
-// not store) becomes "nan"; booleans 0/1; strings quoted when needed (RFC 4180).
+// objects flattened with dots ("mem.weights"); step, epoch, loss, accuracy, val_loss and
+// val_accuracy lead, the rest follow in first-seen order; null (a NaN the writer could not store)
+// becomes "nan"; booleans 0/1; strings quoted when needed (RFC 4180).
 std::string metrics_csv(const MetricsRun& run, const std::string& type);
 
 // {"run": header, "steps": [...], "epochs": [...], "summary": {...} or null, "logs": [...],

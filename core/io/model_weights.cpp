@@ -111,7 +111,8 @@ void load_model_weights(Plan& plan, Backend& backend, const ModelWeights& weight
             fail("tensor '" + name + "': expected " + std::string(dtype_name(var.dtype)) +
                  " (the variable dtype of policy '" + plan.policy.name + "'), found " +
                  std::string(dtype_name(t->dtype)) +
-                 ", which would be rounded; allow rounding to load it anyway");
+                 ", which would round the weights; allow rounding (mantissa-cli: --allow-rounding) "
+                 "to load it anyway");
         if (t->data.size() != static_cast<std::size_t>(t->numel()) * dtype_size(t->dtype))
             fail("tensor '" + name + "': holds " + std::to_string(t->data.size()) +
                  " bytes, expected " +
