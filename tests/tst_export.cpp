@@ -4,9 +4,11 @@
 #include <QDir>
 #include <QFile>
 #include <QProcess>
+#include <QRegularExpression>
 #include <QTemporaryDir>
 #include <QtTest>
 
+#include <cmath>
 #include <csignal>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -521,6 +523,19 @@ private slots:
         QVERIFY(read_safetensors(f16.toStdString()).weights.tensors.front().dtype ==
                 DType::Float16);
 
+        // train --weights continues from the saved weights: one step at a negligible learning rate
+        // keeps the saved accuracy (a fresh start would be near 10%).
+        const QString config = m_dir.filePath("cli.json");
+        save_experiment(t.model.experiment, config.toStdString());
+        r = run_cli({"train", "--config", config, "--weights", weights, "--max-steps", "1", "--lr",
+                     "1e-9", "--quiet"});
+        QVERIFY2(r.status == 0, qPrintable(r.err));
+        const QRegularExpression accuracy_re("test accuracy ([0-9.]+)%");
+        const QRegularExpressionMatch match = accuracy_re.match(r.out);
+        QVERIFY2(match.hasMatch(), qPrintable(r.out));
+        QVERIFY2(std::abs(match.captured(1).toDouble() / 100.0 - t.eval.accuracy) <= 0.002,
+                 qPrintable(r.out));
+
         const QString jsonl = m_dir.filePath("cli.jsonl");
         write_bytes(jsonl.toStdString(), "{\"type\":\"run\"}"
                                          "\n"
@@ -559,6 +574,16 @@ private slots:
                                           "/resources/experiments/mlp-small.json"),
                            "--export", "w.h5"}
             << "--export: 'w.h5'";
+        QTest::newRow("train unreadable weights")
+            << QStringList{"train",
+                           "--config",
+                           QStringLiteral(MANTISSA_SOURCE_DIR
+                                          "/resources/experiments/mlp-small.json"),
+                           "--weights",
+                           "/nonexistent/w.safetensors",
+                           "--max-steps",
+                           "1"}
+            << "--weights: cannot read";
         QTest::newRow("metrics without output")
             << QStringList{"metrics", "--in", "x.jsonl"} << "--csv: ";
         QTest::newRow("metrics unreadable")
