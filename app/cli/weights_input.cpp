@@ -2,6 +2,8 @@
 // one; a file that is not valid safetensors is a Config error naming the file (also exit 2).
 #include "app/cli/weights_input.h"
 
+#include <cmath>
+
 #include "app/cli/experiment_options.h"
 #include "core/error.h"
 #include "core/io/safetensors.h"
@@ -28,8 +30,13 @@ TrainedModel read_weights_input(const ArgParser& p) {
     }
     TrainedModel model;
     if (p.has("--config")) {
-        // Test metrics still come from the file; the architecture and policy from --config.
-        if (file.metadata.count("experiment")) apply_export_metadata(file.metadata, path, model);
+        // The architecture and policy come from --config; the file's metadata only adds the test
+        // metrics, so metadata this version cannot read (another program's) must not stop us.
+        try {
+            apply_export_metadata(file.metadata, path, model);
+        } catch (const Error&) {
+            model.test_accuracy = model.test_loss = std::nan("");
+        }
         model.experiment = experiment_from_options(p);
     } else {
         if (!file.metadata.count("experiment"))
