@@ -1,5 +1,5 @@
-// `mantissa-cli train`: runs an experiment headless with Keras-like progress lines per epoch and
-// the metrics JSONL of DESIGN.md. Exit 0 on success, 1 on a failed or diverged run, 2 on bad input.
+// `mantissa-cli train`: runs an experiment headless with Keras-like progress, the metrics JSONL
+// of DESIGN.md and --export of the weights. Exit 0 success, 1 failed/diverged run, 2 bad input.
 #include <cmath>
 #include <cstdio>
 #include <memory>
@@ -9,9 +9,13 @@
 #include "app/cli/commands.h"
 #include "app/cli/experiment_options.h"
 #include "app/cli/plan_summary.h"
+#include "app/cli/weights_input.h"
 #include "core/backend/factory/backend_factory.h"
 #include "core/data/mnist.h"
+#include "core/error.h"
 #include "core/io/metrics_jsonl.h"
+#include "core/io/safetensors.h"
+#include "core/io/weights_export.h"
 #include "core/train/trainer.h"
 
 namespace mantissa::cli {
@@ -20,6 +24,16 @@ int run_train(const Args& args) {
     ArgParser parser("train", "Train an experiment and print Keras-like progress per epoch.");
     add_experiment_options(parser);
     parser.add_option("--metrics", "FILE", "write step/epoch records as JSON lines to FILE");
+    parser.add_option("--export", "FILE",
+                      "after training, save the weights to FILE (.safetensors, .onnx or .npz)",
+                      true);
+    parser.add_option("--export-dtype", "D",
+                      "convert exported weights: float32, float16, bfloat16 or float64 (default: "
+                      "as stored; ONNX: float32)");
+    parser.add_option("--weights", "FILE",
+                      "start from these weights (.safetensors) instead of a fresh initialisation");
+    parser.add_flag("--allow-rounding",
+                    "with --weights: accept weights stored wider than the policy's variables");
     parser.add_flag("--quiet", "print only the final line");
     parser.parse(args);
     if (parser.help_requested()) {
@@ -28,12 +42,30 @@ int run_train(const Args& args) {
     }
     const Experiment experiment = experiment_from_options(parser);
     const bool quiet = parser.has("--quiet");
+    // Bad export arguments fail now, not after an hour of training.
+    const std::vector<std::string> exports = parser.values("--export");
+    check_export_paths(exports, "--export");
+    ExportOptions export_options;
+    export_options.dtype = export_dtype_option(parser, "--export-dtype");
 
     BackendChoice choice = create_backend(experiment.device);
     Backend& backend = *choice.backend;
     const Mnist data = load_mnist(find_data_dir(parser.value("--data")));
     Trainer trainer(experiment, data, backend);
     const Plan& plan = trainer.plan();
+    if (parser.has("--weights")) {
+        const std::string path = parser.value("--weights");
+        SafetensorsFile file;
+        try {
+            file = read_safetensors(path);
+        } catch (const Error& e) {
+            if (e.kind() != ErrorKind::Io) throw;
+            throw UsageError(std::string("--weights: ") + e.what());
+        }
+        LoadWeightsOptions load;
+        load.allow_rounding = parser.has("--allow-rounding");
+        trainer.load_weights(file.weights, path, load);
+    }
 
     std::unique_ptr<MetricsJsonlWriter> metrics;
     if (parser.has("--metrics")) {
@@ -100,7 +132,18 @@ int run_train(const Args& args) {
                 summary.samples_per_s, static_cast<long long>(summary.skipped_steps));
     if (summary.status == RunStatus::Diverged) {
         std::fprintf(stderr, "mantissa-cli train: %s\n", summary.message.c_str());
+        if (!exports.empty())
+            std::fprintf(stderr, "mantissa-cli train: weights not exported: the run diverged\n");
         return 1;
+    }
+    if (!exports.empty()) {
+        const TrainedModel model = trained_model(trainer, summary.val_loss, summary.val_accuracy);
+        for (const std::string& path : exports) {
+            export_weights(model, path, export_options);
+            if (!quiet)
+                std::printf("wrote %s (%s)\n", path.c_str(),
+                            weights_format_name(weights_format_for_path(path)));
+        }
     }
     return 0;
 }

@@ -10,6 +10,9 @@ namespace mantissa::cli {
 using Args = std::vector<std::string>;
 
 int run_train(const Args& args);    // train an experiment, write metrics JSONL
+int run_eval(const Args& args);     // loss and accuracy of saved weights on the test set
+int run_export(const Args& args);   // saved weights to safetensors / ONNX / NPZ
+int run_metrics(const Args& args);  // a metrics JSONL to CSV / JSON
 int run_bench(const Args& args);    // ms/step and samples/s per policy
 int run_cast(const Args& args);     // the float lab: a value in every dtype
 int run_policies(const Args& args); // list the dtype policies

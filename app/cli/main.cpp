@@ -25,6 +25,10 @@ struct Command {
 
 const Command kCommands[] = {
     {"train", mantissa::cli::run_train, "train an experiment and write its metrics (JSONL)"},
+    {"eval", mantissa::cli::run_eval, "loss and accuracy of saved weights on the 10k test images"},
+    {"export", mantissa::cli::run_export,
+     "convert saved weights to safetensors, ONNX or NPZ (by extension)"},
+    {"metrics", mantissa::cli::run_metrics, "export a run's metrics JSONL as CSV and JSON"},
     {"bench", mantissa::cli::run_bench, "measure ms/step and samples/s per dtype policy"},
     {"cast", mantissa::cli::run_cast,
      "the float lab: a value's nearest neighbour, bits and error in each dtype"},

@@ -41,23 +41,31 @@ struct TempGuard {
 } // namespace
 
 void write_file_atomic(const std::string& path, std::string_view contents) {
+    write_file_atomic(path, [contents](const ByteSink& sink) { sink(contents); });
+}
+
+void write_file_atomic(const std::string& path,
+                       const std::function<void(const ByteSink&)>& produce) {
     if (path.empty()) throw Error(ErrorKind::Io, "cannot write a file with an empty path");
     const std::string temp = temp_name_for(path);
     const int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
     if (fd < 0) io_fail("cannot write", path, errno);
     TempGuard guard{temp, fd};
 
-    const char* p = contents.data();
-    std::size_t left = contents.size();
-    while (left > 0) {
-        const ssize_t n = ::write(fd, p, left);
-        if (n < 0) {
-            if (errno == EINTR) continue;
-            io_fail("cannot write", path, errno);
+    const ByteSink sink = [&](std::string_view bytes) {
+        const char* p = bytes.data();
+        std::size_t left = bytes.size();
+        while (left > 0) {
+            const ssize_t n = ::write(fd, p, left);
+            if (n < 0) {
+                if (errno == EINTR) continue;
+                io_fail("cannot write", path, errno);
+            }
+            p += n;
+            left -= static_cast<std::size_t>(n);
         }
-        p += n;
-        left -= static_cast<std::size_t>(n);
-    }
+    };
+    produce(sink);
     // Without fsync a crash after the rename can leave an empty file under the new name.
     if (::fsync(fd) != 0) io_fail("cannot write", path, errno);
     const int fd_to_close = guard.fd;

@@ -8,6 +8,7 @@
 
 #include "core/backend/backend.h"
 #include "core/data/mnist.h"
+#include "core/io/model_weights.h"
 #include "core/nn/model.h"
 #include "core/plan/plan.h"
 #include "core/train/experiment.h"
@@ -51,6 +52,14 @@ public:
     RunSummary run(TrainControl& control, const TrainerCallbacks& callbacks);
     // Loss and accuracy over the 10,000 test images with the current weights.
     EvalResult evaluate();
+    // The trained variables, named "dense_1.kernel" (float32 masters under mixed policies).
+    ModelWeights weights() const { return read_model_weights(*m_plan, m_backend); }
+    // Replaces the variables (to evaluate or continue training imported weights); checks names,
+    // shapes and dtypes first and throws Error(Config) naming `source` and the tensor.
+    void load_weights(const ModelWeights& weights, const std::string& source,
+                      const LoadWeightsOptions& options = {}) {
+        load_model_weights(*m_plan, m_backend, weights, source, options);
+    }
     // One training step on the batch at `offset` of the current permutation (for benchmarks).
     StepScalars step_once(std::int64_t offset);
     // The same step, only enqueued: nothing is read back (GPU benchmarks time many at once).

@@ -1,0 +1,50 @@
+// `mantissa-cli eval`: loads trained weights into the experiment's model and prints loss and
+// accuracy on the 10,000 MNIST test images, as Keras's model.evaluate() does.
+#include <cmath>
+#include <cstdio>
+
+#include "app/cli/args.h"
+#include "app/cli/commands.h"
+#include "app/cli/weights_input.h"
+#include "core/backend/factory/backend_factory.h"
+#include "core/data/mnist.h"
+#include "core/train/trainer.h"
+
+namespace mantissa::cli {
+
+int run_eval(const Args& args) {
+    ArgParser parser("eval", "Evaluate trained weights on the 10,000 MNIST test images.");
+    parser.add_option("--config", "FILE",
+                      "experiment JSON (default: the one stored in the weights file)");
+    add_weights_input_options(parser);
+    parser.add_option("--policy", "P", "evaluate under another dtype policy (e.g. float16)");
+    parser.add_option("--device", "D", "auto (default), cpu, cuda or cuda:N");
+    parser.add_option("--batch", "N", "evaluation batch size");
+    parser.add_option("--data", "DIR", "MNIST folder (default: $MANTISSA_DATA, then data/mnist)");
+    parser.parse(args);
+    if (parser.help_requested()) {
+        std::printf("%s", parser.help().c_str());
+        return 0;
+    }
+    const TrainedModel model = read_weights_input(parser);
+    const std::string weights_path = parser.value("--weights");
+
+    BackendChoice choice = create_backend(model.experiment.device);
+    const Mnist data = load_mnist(find_data_dir(parser.value("--data")));
+    Trainer trainer(model.experiment, data, *choice.backend);
+    LoadWeightsOptions options;
+    options.allow_rounding = parser.has("--allow-rounding");
+    trainer.load_weights(model.weights, weights_path, options);
+    const EvalResult result = trainer.evaluate();
+
+    if (!choice.note.empty()) std::fprintf(stderr, "note: %s\n", choice.note.c_str());
+    std::printf("%s (%s, %s): %lld test images - loss: %.4f - accuracy: %.4f\n",
+                model.experiment.name.c_str(), trainer.plan().policy.name.c_str(),
+                choice.backend->info().id.c_str(), static_cast<long long>(result.examples),
+                result.loss, result.accuracy);
+    if (std::isfinite(model.test_accuracy))
+        std::printf("recorded in %s: accuracy %.4f\n", weights_path.c_str(), model.test_accuracy);
+    return 0;
+}
+
+} // namespace mantissa::cli

@@ -1,0 +1,267 @@
+#!/usr/bin/env python3
+"""Independent readers for Mantissa's weight exports, run by tst_export.
+
+Reads NPZ with numpy.load, safetensors with its own parser (the header JSON and raw bytes), and
+ONNX with python3-onnx: the checker must accept the model, and a small NumPy evaluator of the ops
+Mantissa emits must reproduce Mantissa's test accuracy on the 10,000 MNIST test images.
+Usage: check_exports.py SPEC.json   (SPEC written by tst_export; see main()). Exit 0 when all pass.
+"""
+import json
+import struct
+import sys
+import zipfile
+
+import numpy as np
+import onnx
+from onnx import numpy_helper
+
+FAILURES = []
+
+
+def check(ok, message):
+    print(("ok   " if ok else "FAIL ") + message)
+    if not ok:
+        FAILURES.append(message)
+
+
+# ---- references --------------------------------------------------------------------------------
+
+def to_bf16_bits(values):
+    """float32 -> bfloat16 bits, round to nearest even (NaN kept quiet)."""
+    u = np.asarray(values, dtype=np.float32).view(np.uint32).astype(np.uint64)
+    rounded = (u + 0x7FFF + ((u >> 16) & 1)) >> 16
+    nan = np.isnan(np.asarray(values, dtype=np.float32))
+    rounded[nan] = (u[nan] >> 16) | 0x40
+    return rounded.astype(np.uint16)
+
+
+def bf16_bits_to_f32(bits):
+    return (bits.astype(np.uint32) << 16).view(np.float32)
+
+
+def expected_array(reference, dtype):
+    """Mantissa's stored values converted to `dtype` by NumPy (an independent rounding)."""
+    values = np.asarray(reference["values"], dtype=np.float64).reshape(reference["shape"])
+    if dtype == "BF16":
+        return bf16_bits_to_f32(to_bf16_bits(values.astype(np.float32))).reshape(values.shape)
+    return values.astype({"F64": np.float64, "F32": np.float32, "F16": np.float16}[dtype])
+
+
+# ---- NPZ ---------------------------------------------------------------------------------------
+
+def check_npz(entry, tensors):
+    path, dtype = entry["path"], entry["dtype"]
+    with zipfile.ZipFile(path) as z:
+        check(z.testzip() is None, f"{path}: every member's CRC-32 matches")
+        check(all(i.compress_type == zipfile.ZIP_STORED for i in z.infolist()),
+              f"{path}: members are stored uncompressed")
+    data = np.load(path)
+    check(sorted(data.files) == sorted(tensors), f"{path}: holds exactly {sorted(tensors)}")
+    for name, ref in tensors.items():
+        if name not in data.files:
+            continue
+        array = data[name]
+        want = expected_array(ref, dtype)
+        check(array.dtype == want.dtype and array.shape == want.shape,
+              f"{path}: {name} is {array.dtype} {array.shape} (want {want.dtype} {want.shape})")
+        check(np.array_equal(array, want), f"{path}: {name} values equal Mantissa's")
+
+
+# ---- safetensors -------------------------------------------------------------------------------
+
+ST_DTYPES = {"F64": np.float64, "F32": np.float32, "F16": np.float16, "BF16": np.uint16}
+
+
+def read_safetensors(path):
+    raw = open(path, "rb").read()
+    (n,) = struct.unpack("<Q", raw[:8])
+    header = json.loads(raw[8:8 + n].decode("utf-8"))
+    check(n % 8 == 0, f"{path}: header length {n} keeps the data 8-byte aligned")
+    base = 8 + n
+    meta = header.pop("__metadata__", {})
+    tensors, covered = {}, 0
+    for name, info in header.items():
+        begin, end = info["data_offsets"]
+        array = np.frombuffer(raw[base + begin:base + end], dtype=ST_DTYPES[info["dtype"]])
+        if info["dtype"] == "BF16":
+            array = bf16_bits_to_f32(array)
+        tensors[name] = (info["dtype"], array.reshape(info["shape"]))
+        covered += end - begin
+    check(covered == len(raw) - base, f"{path}: the tensors cover the whole data buffer")
+    return meta, tensors
+
+
+def check_safetensors(entry, tensors, spec):
+    path, dtype = entry["path"], entry["dtype"]
+    meta, stored = read_safetensors(path)
+    check(sorted(stored) == sorted(tensors), f"{path}: holds exactly {sorted(tensors)}")
+    for name, ref in tensors.items():
+        if name not in stored:
+            continue
+        st_dtype, array = stored[name]
+        want = expected_array(ref, dtype)
+        check(st_dtype == dtype and list(array.shape) == list(want.shape),
+              f"{path}: {name} is {st_dtype} {list(array.shape)}")
+        check(np.array_equal(array.astype(np.float64), want.astype(np.float64)),
+              f"{path}: {name} values equal Mantissa's")
+    arch = json.loads(meta.get("architecture", "null"))
+    check(arch == spec["architecture"], f"{path}: metadata architecture is the model's")
+    check(meta.get("policy") == spec["policy"], f"{path}: metadata policy {meta.get('policy')}")
+    check(meta.get("mantissa_version") == spec["version"], f"{path}: metadata Mantissa version")
+    acc = float(meta.get("test_accuracy", "nan"))
+    check(abs(acc - spec["test_accuracy"]) < 1e-12, f"{path}: metadata test_accuracy {acc}")
+
+
+# ---- ONNX --------------------------------------------------------------------------------------
+
+def attrs(node):
+    return {a.name: onnx.helper.get_attribute_value(a) for a in node.attribute}
+
+
+def conv(x, w, b, strides, pads):
+    n, c, h, wd = x.shape
+    o, _, kh, kw = w.shape
+    x = np.pad(x, ((0, 0), (0, 0), (pads[0], pads[2]), (pads[1], pads[3])))
+    oh = (x.shape[2] - kh) // strides[0] + 1
+    ow = (x.shape[3] - kw) // strides[1] + 1
+    cols = np.empty((n, c, kh, kw, oh, ow), dtype=np.float32)
+    for i in range(kh):
+        for j in range(kw):
+            cols[:, :, i, j] = x[:, :, i:i + strides[0] * oh:strides[0], j:j + strides[1] * ow:strides[1]]
+    out = np.einsum("nckluv,ockl->nouv", cols, w.astype(np.float32), optimize=True)
+    return out + b.astype(np.float32).reshape(1, -1, 1, 1)
+
+
+def maxpool(x, kernel, strides):
+    oh = (x.shape[2] - kernel[0]) // strides[0] + 1
+    ow = (x.shape[3] - kernel[1]) // strides[1] + 1
+    out = None
+    for i in range(kernel[0]):
+        for j in range(kernel[1]):
+            part = x[:, :, i:i + strides[0] * oh:strides[0], j:j + strides[1] * ow:strides[1]]
+            out = part if out is None else np.maximum(out, part)
+    return out
+
+
+def softmax(x, axis):
+    e = np.exp(x - x.max(axis=axis, keepdims=True))
+    return e / e.sum(axis=axis, keepdims=True)
+
+
+ONNX_TO_NUMPY = {onnx.TensorProto.FLOAT: np.float32, onnx.TensorProto.FLOAT16: np.float16,
+                 onnx.TensorProto.DOUBLE: np.float64}
+
+
+def run_graph(model, images):
+    """A tiny interpreter for the ops Mantissa emits. Products accumulate in float32 and round to
+    the operands' dtype, as ONNX runtimes do for float16."""
+    env = {t.name: numpy_helper.to_array(t) for t in model.graph.initializer}
+    env[model.graph.input[0].name] = images
+    for node in model.graph.node:
+        a = attrs(node)
+        x = [env[i] for i in node.input]
+        op = node.op_type
+        if op == "Transpose":
+            y = np.transpose(x[0], a["perm"])
+        elif op == "Flatten":
+            axis = a.get("axis", 1)
+            y = x[0].reshape(int(np.prod(x[0].shape[:axis])), -1)
+        elif op == "Reshape":
+            y = x[0].reshape([d if d != 0 else x[0].shape[i] for i, d in enumerate(x[1])])
+        elif op in ("Gemm", "MatMul"):
+            aa, bb = x[0].astype(np.float32), x[1].astype(np.float32)
+            if a.get("transA", 0):
+                aa = aa.T
+            if a.get("transB", 0):
+                bb = bb.T
+            y = a.get("alpha", 1.0) * (aa @ bb)
+            if op == "Gemm" and len(x) > 2:
+                y = y + a.get("beta", 1.0) * x[2].astype(np.float32)
+            y = y.astype(x[0].dtype)
+        elif op == "Add":
+            y = x[0] + x[1]
+        elif op == "Mul":
+            y = x[0] * x[1]
+        elif op == "Relu":
+            y = np.maximum(x[0], 0).astype(x[0].dtype)
+        elif op == "Tanh":
+            y = np.tanh(x[0])
+        elif op == "Sigmoid":
+            y = (1 / (1 + np.exp(-x[0].astype(np.float32)))).astype(x[0].dtype)
+        elif op == "Softmax":
+            y = softmax(x[0].astype(np.float32), a.get("axis", -1)).astype(x[0].dtype)
+        elif op == "Conv":
+            check(a.get("group", 1) == 1 and all(d == 1 for d in a.get("dilations", [1, 1])),
+                  f"Conv {node.name}: group 1, no dilation")
+            y = conv(x[0], x[1], x[2], a.get("strides", [1, 1]), a.get("pads", [0, 0, 0, 0]))
+            y = y.astype(x[0].dtype)
+        elif op == "MaxPool":
+            y = maxpool(x[0], a["kernel_shape"], a.get("strides", [1, 1]))
+        elif op == "Cast":
+            y = x[0].astype(ONNX_TO_NUMPY[a["to"]])
+        elif op in ("Identity", "Dropout"):
+            y = x[0]
+        else:
+            raise SystemExit(f"the evaluator does not know op {op}")
+        env[node.output[0]] = y
+    return env[model.graph.output[0].name]
+
+
+def read_idx(path):
+    raw = open(path, "rb").read()
+    magic, = struct.unpack(">I", raw[:4])
+    dims = [struct.unpack(">I", raw[4 + 4 * i:8 + 4 * i])[0] for i in range(magic & 0xFF)]
+    return np.frombuffer(raw[4 + 4 * len(dims):], dtype=np.uint8).reshape(dims)
+
+
+def check_onnx(entry, spec):
+    path = entry["path"]
+    model = onnx.load(path)
+    onnx.checker.check_model(model, full_check=True)
+    check(True, f"{path}: onnx.checker (full_check) accepts it")
+    opset = [o.version for o in model.opset_import if o.domain in ("", "ai.onnx")]
+    check(opset and opset[0] >= 13, f"{path}: opset {opset} >= 13")
+    inp, out = model.graph.input[0], model.graph.output[0]
+    in_dims = [d.dim_value or d.dim_param for d in inp.type.tensor_type.shape.dim]
+    out_dims = [d.dim_value or d.dim_param for d in out.type.tensor_type.shape.dim]
+    check(inp.name == "input" and inp.type.tensor_type.elem_type == onnx.TensorProto.FLOAT
+          and in_dims[1:] == [1, 28, 28], f"{path}: input 'input' float32 {in_dims}")
+    check(out.type.tensor_type.elem_type == onnx.TensorProto.FLOAT and out_dims[1:] == [10],
+          f"{path}: output float32 {out_dims}")
+    want_elem = onnx.TensorProto.FLOAT16 if entry["dtype"] == "float16" else onnx.TensorProto.FLOAT
+    check(all(t.data_type == want_elem for t in model.graph.initializer
+              if t.data_type != onnx.TensorProto.INT64), f"{path}: weights are {entry['dtype']}")
+
+    images = read_idx(spec["mnist"] + "/t10k-images-idx3-ubyte")
+    labels = read_idx(spec["mnist"] + "/t10k-labels-idx1-ubyte")
+    correct = 0
+    for start in range(0, len(labels), 1000):
+        batch = images[start:start + 1000].astype(np.float32)[:, None, :, :] / 255.0
+        probs = run_graph(model, batch)
+        if start == 0:
+            check(probs.dtype == np.float32 and probs.shape == (len(batch), 10)
+                  and np.allclose(probs.sum(axis=1), 1, atol=1e-5),
+                  f"{path}: output rows are probabilities")
+        correct += int((probs.argmax(axis=1) == labels[start:start + 1000]).sum())
+    accuracy = correct / len(labels)
+    want = spec["test_accuracy"]
+    check(abs(accuracy - want) <= 0.005,
+          f"{path}: NumPy evaluation accuracy {accuracy:.4f} vs Mantissa's {want:.4f} (within 0.5%)")
+    print(f"accuracy {path} {accuracy:.6f} mantissa {want:.6f}")
+
+
+def main():
+    spec = json.load(open(sys.argv[1]))
+    tensors = spec["tensors"]
+    for entry in spec.get("npz", []):
+        check_npz(entry, tensors)
+    for entry in spec.get("safetensors", []):
+        check_safetensors(entry, tensors, spec)
+    for entry in spec.get("onnx", []):
+        check_onnx(entry, spec)
+    print(f"{len(FAILURES)} failure(s)")
+    return 1 if FAILURES else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
