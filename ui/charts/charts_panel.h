@@ -8,6 +8,7 @@
 
 #include "ui/charts/run_lines.h"
 
+class QChart;
 class QTimer;
 
 namespace mantissa::ui {
@@ -28,6 +29,7 @@ public:
     // Redraws every chart from the store now (the store's signals schedule this every 40 ms).
     void redraw();
     MetricChart* chart(const QString& name) const; // "loss", "accuracy", "step_time", "loss_scale"
+    QChart* qchart(const QString& name) const;      // as chart(), plus "memory": for export
 
 private:
     void schedule_redraw();
