@@ -87,7 +87,7 @@ charts_package() {
 install_packages() {
     if ! command -v dpkg-query >/dev/null 2>&1 || ! command -v apt-get >/dev/null 2>&1; then
         say "Not a Debian/Ubuntu system: skipping package installation. Install a C++20 compiler," \
-            "CMake >= 3.24, Ninja, Eigen 3.4, nlohmann-json, ONNX + protobuf (libonnx-dev), Qt 6 (base, charts) and Node.js/npm yourself."
+            "CMake >= 3.24, Ninja, Eigen 3.4, nlohmann-json, ONNX + protobuf (libonnx-dev), Qt 6 (base, charts, svg) and Node.js/npm yourself."
         return
     fi
     local wanted=(build-essential cmake ninja-build pkg-config ca-certificates
@@ -95,7 +95,7 @@ install_packages() {
         libonnx-dev libprotobuf-dev) # ONNX export: the protobuf classes libonnx-dev generated
     local want_charts=0
     if [ "$PRESET" != "headless" ]; then
-        wanted+=(qt6-base-dev libqt6opengl6-dev libgl1-mesa-dev xvfb xauth)
+        wanted+=(qt6-base-dev qt6-svg-dev libqt6opengl6-dev libgl1-mesa-dev xvfb xauth)
         wanted+=(python3-onnx) # tst_export checks the ONNX file with onnx's checker
         if ! is_installed qt6-charts-dev && ! is_installed libqt6charts6-dev; then
             want_charts=1

@@ -19,7 +19,6 @@
 #include "core/backend/factory/backend_factory.h"
 #include "core/error.h"
 #include "core/io/atomic_file.h"
-#include "core/io/metrics_export.h"
 #include "core/io/npz.h"
 #include "core/io/onnx_export.h"
 #include "core/io/safetensors.h"
@@ -449,55 +448,6 @@ private slots:
         QVERIFY(!QFile::exists(QString::fromStdString(base + ".npz")));
     }
 
-    // The metrics JSONL as CSV and JSON, a cut-off last line tolerated, a bad line named.
-    void metrics_export() {
-        const std::string path = m_dir.filePath("run.jsonl").toStdString();
-        const std::string run = "{\"type\":\"run\",\"config\":{\"name\":\"x\"}}"
-                                "\n"
-                                "{\"type\":\"step\",\"step\":1,\"epoch\":1,\"loss\":2.5,"
-                                "\"skipped\":true,\"mem\":{\"weights\":10,\"total\":30}}"
-                                "\n"
-                                "{\"type\":\"step\",\"step\":2,\"epoch\":1,\"loss\":null,"
-                                "\"skipped\":false,\"mem\":{\"weights\":10,\"total\":30}}"
-                                "\n"
-                                "{\"type\":\"log\",\"message\":\"a, \\\"quoted\\\" note\"}"
-                                "\n"
-                                "{\"type\":\"epoch\",\"epoch\":1,\"loss\":2.0,\"val_accuracy\":0.5}"
-                                "\n";
-        write_bytes(path, run + "{\"type\":\"step\",\"step\":3,\"lo");
-        MetricsRun r = read_metrics_jsonl(path);
-        QVERIFY(r.truncated_tail);
-        QVERIFY(!r.complete);
-        QCOMPARE(QString::fromStdString(metrics_csv(r, "step")),
-                 QString("step,epoch,loss,skipped,mem.weights,mem.total\n"
-                         "1,1,2.5,1,10,30\n"
-                         "2,1,nan,0,10,30\n"));
-        QCOMPARE(QString::fromStdString(metrics_csv(r, "epoch")),
-                 QString("epoch,loss,val_accuracy\n1,2.0,0.5\n"));
-        QCOMPARE(QString::fromStdString(metrics_csv(r, "log")),
-                 QString("message\n\"a, \"\"quoted\"\" note\"\n"));
-        const json doc = json::parse(metrics_json(r));
-        QCOMPARE(doc["steps"].size(), std::size_t(2));
-        QCOMPARE(doc["epochs"].size(), std::size_t(1));
-        QVERIFY(doc["summary"].is_null());
-        QCOMPARE(doc["complete"].get<bool>(), false);
-
-        write_bytes(path, run + "{\"type\":\"summary\",\"status\":\"completed\"}"
-                                "\n");
-        r = read_metrics_jsonl(path);
-        QVERIFY(r.complete && !r.truncated_tail);
-        QCOMPARE(json::parse(metrics_json(r))["summary"]["status"].get<std::string>(),
-                 std::string("completed"));
-
-        write_bytes(path, "{\"type\":\"run\"}"
-                          "\nnot json\n"
-                          "{\"type\":\"summary\"}"
-                          "\n");
-        const QString message = error_of([&] { read_metrics_jsonl(path); });
-        QVERIFY2(message.startsWith(QString::fromStdString(path) + ":2: not a JSON object"),
-                 qPrintable(message));
-    }
-
     // The commands: eval of an exported file reproduces the accuracy, export converts it, metrics
     // writes CSV/JSON, and bad arguments exit 2 naming the argument.
     void cli_eval_export_metrics() {
@@ -536,16 +486,29 @@ private slots:
         QVERIFY2(std::abs(match.captured(1).toDouble() / 100.0 - t.eval.accuracy) <= 0.002,
                  qPrintable(r.out));
 
+        // metrics: a real run's JSONL (two steps) as CSV and JSON; without its summary line the
+        // run reads as incomplete and says so.
         const QString jsonl = m_dir.filePath("cli.jsonl");
-        write_bytes(jsonl.toStdString(), "{\"type\":\"run\"}"
-                                         "\n"
-                                         "{\"type\":\"step\",\"step\":1,\"loss\":1.5}"
-                                         "\n");
-        const QString csv = m_dir.filePath("cli.csv"), js = m_dir.filePath("cli.json");
+        r = run_cli(
+            {"train", "--config", config, "--max-steps", "2", "--quiet", "--metrics", jsonl});
+        QVERIFY2(r.status == 0, qPrintable(r.err));
+        const QString csv = m_dir.filePath("cli.csv"), js = m_dir.filePath("cli-run.json");
         r = run_cli({"metrics", "--in", jsonl, "--csv", csv, "--json", js});
         QVERIFY2(r.status == 0, qPrintable(r.err));
-        QCOMPARE(QString::fromStdString(read_file(csv.toStdString())),
-                 QString("step,loss\n1,1.5\n"));
+        const QStringList rows =
+            QString::fromStdString(read_file(csv.toStdString())).split('\n', Qt::SkipEmptyParts);
+        QCOMPARE(rows.size(), 3); // header + 2 steps
+        QVERIFY2(rows[0].startsWith("step,epoch,loss,accuracy"), qPrintable(rows[0]));
+        QVERIFY(rows[1].startsWith("1,1,"));
+        const json doc = json::parse(read_file(js.toStdString()));
+        QCOMPARE(doc["steps"].size(), std::size_t(2));
+        QCOMPARE(doc["status"].get<std::string>(), std::string("completed"));
+        QVERIFY(!r.err.contains("has no summary"));
+        std::string text = read_file(jsonl.toStdString());
+        text.erase(text.rfind('\n', text.size() - 2) + 1); // the last line is the summary
+        write_bytes(jsonl.toStdString(), text);
+        r = run_cli({"metrics", "--in", jsonl, "--csv", csv});
+        QVERIFY2(r.status == 0, qPrintable(r.err));
         QVERIFY(r.err.contains("has no summary"));
     }
 
@@ -606,7 +569,7 @@ private slots:
         QTest::newRow("export") << "export"
                                 << "--out FILE";
         QTest::newRow("metrics") << "metrics"
-                                 << "--epochs-csv";
+                                 << "--json FILE";
         QTest::newRow("train") << "train"
                                << "--export FILE";
     }

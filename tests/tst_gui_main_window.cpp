@@ -23,8 +23,15 @@ using namespace mantissa::ui;
 class TestGuiMainWindow : public QObject {
     Q_OBJECT
 
+    QTemporaryDir m_runs;
+
 private slots:
-    void initTestCase() { Q_INIT_RESOURCE(resources); }
+    void initTestCase() {
+        Q_INIT_RESOURCE(resources);
+        // Runs go to a fresh folder, so earlier test runs neither count nor litter the real one.
+        QVERIFY(m_runs.isValid());
+        qputenv("MANTISSA_RUNS_DIR", m_runs.path().toUtf8());
+    }
 
     void defaultExperimentIsReady() {
         MainWindow window;

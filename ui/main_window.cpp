@@ -4,12 +4,18 @@
 
 #include <QAction>
 #include <QApplication>
+#include <QCloseEvent>
 #include <QComboBox>
 #include <QDockWidget>
+#include <QDragEnterEvent>
+#include <QDropEvent>
 #include <QFile>
 #include <QFileDialog>
 #include <QHeaderView>
 #include <QLabel>
+#include <QMenu>
+#include <QMenuBar>
+#include <QMimeData>
 #include <QPlainTextEdit>
 #include <QProgressBar>
 #include <QPushButton>
@@ -23,15 +29,21 @@
 
 #include "core/backend/factory/backend_factory.h"
 #include "core/error.h"
+#include "ui/charts/chart_export_dialog.h"
 #include "ui/charts/charts_panel.h"
 #include "ui/compare_queue.h"
 #include "ui/comparison_model.h"
 #include "ui/error_banner.h"
+#include "ui/experiment_document.h"
 #include "ui/experiment_form.h"
+#include "ui/file_drop.h"
 #include "ui/layer_stack_editor.h"
 #include "ui/lessons/lesson_library.h"
 #include "ui/lessons/lessons_panel.h"
 #include "ui/policy_picker.h"
+#include "ui/recent_files.h"
+#include "ui/run_history.h"
+#include "ui/run_history_menu.h"
 #include "ui/run_store.h"
 #include "ui/training_controller.h"
 
@@ -42,6 +54,10 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
     m_store = new RunStore(this);
     m_controller = new TrainingController(this);
     m_comparison = new ComparisonModel(m_store, this);
+    m_history = new RunHistory(m_store, this);
+    m_recent = new RecentFiles(this);
+    m_document = new ExperimentDocument(this, this);
+    setAcceptDrops(true);
 
     // Left: the model and its settings. Centre: charts. Bottom: runs, comparison, log.
     m_editor = new LayerStackEditor;
@@ -104,14 +120,29 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
     statusBar()->addPermanentWidget(m_progress);
 
     m_compare = new CompareQueue(m_store, m_controller, this);
+    m_runs_menu = new RunHistoryMenu(m_runs_view, m_store, m_history, this);
+    connect(m_runs_menu, &RunHistoryMenu::error, m_banner, &ErrorBanner::show_error);
+    connect(m_runs_menu, &RunHistoryMenu::message, this, &MainWindow::log);
+    connect(m_history, &RunHistory::problem, this, &MainWindow::log);
     build_toolbar();
+    build_file_menu();
     wire_training();
-    connect(m_editor, &LayerStackEditor::model_changed, this, &MainWindow::update_actions);
+    connect(m_editor, &LayerStackEditor::model_changed, this, [this] {
+        update_actions();
+        document_edited();
+    });
     connect(m_form, &ExperimentForm::changed, this, [this] {
         const Experiment e = current_experiment();
         m_editor->set_context(QString::fromStdString(e.policy), e.loss_scale);
         update_actions();
+        document_edited();
     });
+    connect(m_document, &ExperimentDocument::modified_changed, this, &MainWindow::update_title);
+    connect(m_recent, &RecentFiles::open_requested, this, &MainWindow::open_file);
+
+    // Earlier sessions' runs come back with their curves and comparison rows.
+    if (const int reopened = m_history->load(); reopened > 0)
+        log(QString("Run history: %1 runs from %2").arg(reopened).arg(m_history->dir()));
 
     // First launch: a ready experiment; one click on Train shows curves within seconds.
     const bool gpu = m_device->currentData().toString().startsWith("cuda");
@@ -159,29 +190,19 @@ void MainWindow::build_toolbar() {
     QToolBar* bar = addToolBar("Main");
     bar->setMovable(false);
     bar->setToolButtonStyle(Qt::ToolButtonTextBesideIcon);
-    QAction* open = bar->addAction(style()->standardIcon(QStyle::SP_DialogOpenButton), "Open…");
-    open->setShortcut(QKeySequence::Open);
-    open->setToolTip("Open an experiment file (Ctrl+O)");
-    connect(open, &QAction::triggered, this, [this] {
+    m_open = bar->addAction(style()->standardIcon(QStyle::SP_DialogOpenButton), "Open…");
+    m_open->setShortcut(QKeySequence::Open);
+    m_open->setToolTip("Open an experiment file (Ctrl+O); or drop one onto the window");
+    connect(m_open, &QAction::triggered, this, [this] {
+        if (!m_document->maybe_save([this] { return save(); })) return;
         const QString path =
             QFileDialog::getOpenFileName(this, "Open experiment", {}, "Experiments (*.json)");
         if (!path.isEmpty()) load_experiment_file(path);
     });
-    QAction* save = bar->addAction(style()->standardIcon(QStyle::SP_DialogSaveButton), "Save…");
-    save->setShortcut(QKeySequence::Save);
-    save->setToolTip("Save the experiment as JSON (Ctrl+S)");
-    connect(save, &QAction::triggered, this, [this] {
-        const QString path = QFileDialog::getSaveFileName(
-            this, "Save experiment", QString::fromStdString(m_base.name) + ".json",
-            "Experiments (*.json)");
-        if (path.isEmpty()) return;
-        try {
-            save_experiment(current_experiment(), path.toStdString());
-            log("saved " + path);
-        } catch (const Error& e) {
-            m_banner->show_error("Could not save the experiment.", e.what());
-        }
-    });
+    m_save = bar->addAction(style()->standardIcon(QStyle::SP_DialogSaveButton), "Save");
+    m_save->setShortcut(QKeySequence::Save);
+    m_save->setToolTip("Save the experiment as JSON (Ctrl+S)");
+    connect(m_save, &QAction::triggered, this, [this] { save(); });
     bar->addSeparator();
     bar->addWidget(new QLabel(" Device: "));
     m_device = new QComboBox;
@@ -192,6 +213,7 @@ void MainWindow::build_toolbar() {
     m_device->setCurrentIndex(m_device->count() > 1 ? 1 : 0);
     connect(m_device, &QComboBox::currentIndexChanged, this, [this] {
         m_form->set_cuda_options_enabled(m_device->currentData().toString().startsWith("cuda"));
+        document_edited();
     });
     bar->addWidget(m_device);
     bar->addSeparator();
@@ -218,8 +240,45 @@ void MainWindow::build_toolbar() {
     update_actions();
 }
 
+void MainWindow::build_file_menu() {
+    QMenu* file = menuBar()->addMenu("&File");
+    QAction* new_action = file->addAction("&New Experiment", this, [this] {
+        if (!m_document->maybe_save([this] { return save(); })) return;
+        load_experiment_file(":/experiments/mlp-small.json");
+    });
+    new_action->setShortcut(QKeySequence::New);
+    file->addAction(m_open);
+    m_recent_menu = file->addMenu("Open &Recent");
+    connect(m_recent_menu, &QMenu::aboutToShow, this,
+            [this] { m_recent->fill_menu(m_recent_menu); });
+    m_recent->fill_menu(m_recent_menu);
+    connect(m_recent, &RecentFiles::changed, this, [this] { m_recent->fill_menu(m_recent_menu); });
+    file->addAction(m_save);
+    QAction* save_as_action = file->addAction("Save &As…", this, [this] { save_as(); });
+    save_as_action->setShortcut(QKeySequence::SaveAs);
+    file->addSeparator();
+    file->addAction("Export &Chart…", this, [this] {
+        ChartExportDialog dialog(m_charts, this);
+        if (dialog.exec() != QDialog::Accepted) return;
+        if (const QString error = dialog.export_to_chosen_file(); !error.isEmpty())
+            m_banner->show_error("Could not export the chart.", error);
+    });
+    QAction* runs_dir = file->addAction("Runs &Folder…", this, [this] {
+        const QString dir =
+            QFileDialog::getExistingDirectory(this, "Folder for the run history", m_history->dir());
+        if (dir.isEmpty()) return;
+        m_history->set_dir(dir);
+        log("Run history: now in " + dir);
+    });
+    runs_dir->setToolTip("Where every run's config, metrics and weights are kept");
+    file->addSeparator();
+    QAction* quit = file->addAction("&Quit", this, &QWidget::close);
+    quit->setShortcut(QKeySequence::Quit);
+}
+
 void MainWindow::wire_training() {
     TrainingController* c = m_controller;
+    c->set_metrics_path_provider([this](int id) { return m_history->prepare(id); });
     connect(
         c, &TrainingController::run_started, this,
         [this](int id, const QString& device, const MemoryByCategory& memory, qint64 per_epoch) {
@@ -290,20 +349,90 @@ void MainWindow::set_experiment(const Experiment& experiment) {
     update_actions();
 }
 
-void MainWindow::load_experiment_file(const QString& path) {
+bool MainWindow::load_experiment_file(const QString& path) {
     QFile file(path);
     if (!file.open(QIODevice::ReadOnly)) {
         m_banner->show_error("Could not open " + path, file.errorString());
-        return;
+        if (!QFileInfo::exists(path)) m_recent->remove(path);
+        return false;
     }
     try {
         set_experiment(experiment_from_json(file.readAll().toStdString(),
                                             QFileInfo(path).fileName().toStdString()));
-        setWindowTitle("Mantissa — " + QString::fromStdString(m_base.name));
-        log("loaded " + path);
     } catch (const Error& e) {
         m_banner->show_error("This experiment file cannot be used.", e.what());
+        return false;
     }
+    // Built-in presets (":/...") open as untitled: Save asks where to write.
+    const bool builtin = path.startsWith(':');
+    m_document->set_clean(current_experiment(), builtin ? QString() : path);
+    if (!builtin) m_recent->add(path);
+    update_title();
+    log("loaded " + path);
+    return true;
+}
+
+void MainWindow::open_file(const QString& path) {
+    if (!m_document->maybe_save([this] { return save(); })) return;
+    load_experiment_file(path);
+}
+
+bool MainWindow::save() {
+    return save_as(m_document->path());
+}
+
+bool MainWindow::save_as(const QString& target) {
+    QString path = target;
+    if (path.isEmpty()) {
+        path = QFileDialog::getSaveFileName(this, "Save experiment",
+                                            QString::fromStdString(m_base.name) + ".json",
+                                            "Experiments (*.json)");
+        if (path.isEmpty()) return false;
+        if (!path.endsWith(".json", Qt::CaseInsensitive)) path += ".json";
+    }
+    const Experiment e = current_experiment();
+    try {
+        save_experiment(e, path.toStdString());
+    } catch (const Error& error) {
+        m_banner->show_error("Could not save the experiment.", error.what());
+        return false;
+    }
+    m_document->set_clean(e, path);
+    m_recent->add(path);
+    update_title();
+    log("saved " + path);
+    return true;
+}
+
+void MainWindow::document_edited() {
+    if (m_document) m_document->update(current_experiment());
+}
+
+void MainWindow::update_title() {
+    const QString file = m_document->path().isEmpty()
+                             ? QString()
+                             : " (" + QFileInfo(m_document->path()).fileName() + ")";
+    // "[*]" is where Qt draws the modified marker ("*") while isWindowModified().
+    setWindowTitle("Mantissa — " + QString::fromStdString(m_base.name) + file + "[*]");
+    setWindowModified(m_document->is_modified());
+}
+
+void MainWindow::closeEvent(QCloseEvent* event) {
+    if (m_document->maybe_save([this] { return save(); }))
+        event->accept();
+    else
+        event->ignore();
+}
+
+void MainWindow::dragEnterEvent(QDragEnterEvent* event) {
+    if (!dropped_experiment_file(event->mimeData()).isEmpty()) event->acceptProposedAction();
+}
+
+void MainWindow::dropEvent(QDropEvent* event) {
+    const QString path = dropped_experiment_file(event->mimeData());
+    if (path.isEmpty()) return;
+    event->acceptProposedAction();
+    open_file(path);
 }
 
 void MainWindow::train() {

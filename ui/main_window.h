@@ -9,6 +9,7 @@
 
 class QAction;
 class QComboBox;
+class QMenu;
 class QLabel;
 class QPlainTextEdit;
 class QProgressBar;
@@ -20,7 +21,11 @@ class ChartsPanel;
 class CompareQueue;
 class ComparisonModel;
 class ErrorBanner;
+class ExperimentDocument;
 class ExperimentForm;
+class RecentFiles;
+class RunHistory;
+class RunHistoryMenu;
 class LayerStackEditor;
 class LessonsPanel;
 class RunStore;
@@ -35,8 +40,15 @@ public:
 
     // The experiment the controls describe now (model, settings, device).
     Experiment current_experiment() const;
-    void load_experiment_file(const QString& path);
+    // Loads without asking (startup, tests); errors go to the banner. Returns whether it loaded.
+    bool load_experiment_file(const QString& path);
     void set_experiment(const Experiment& experiment);
+    // As the user opens a file (menu, recent list, drop): asks about unsaved changes first.
+    void open_file(const QString& path);
+    // Saves to the experiment's file (asks for one when it has none); false when cancelled or
+    // failed. save_as(path) writes to `path` without asking (empty: ask).
+    bool save();
+    bool save_as(const QString& path = {});
 
     RunStore* run_store() const { return m_store; }
     TrainingController* controller() const { return m_controller; }
@@ -48,6 +60,11 @@ public:
     ComparisonModel* comparison_model() const { return m_comparison; }
     ChartsPanel* charts() const { return m_charts; }
     LessonsPanel* lessons_panel() const { return m_lessons; }
+    RunHistory* run_history() const { return m_history; }
+    RunHistoryMenu* runs_menu() const { return m_runs_menu; }
+    RecentFiles* recent_files() const { return m_recent; }
+    ExperimentDocument* document() const { return m_document; }
+    QMenu* recent_menu() const { return m_recent_menu; }
 
 public slots:
     void train();
@@ -56,8 +73,16 @@ public slots:
     // `run`, runs it too. False when there is no such lesson.
     bool open_lesson(const QString& which, bool run = false);
 
+protected:
+    void closeEvent(QCloseEvent* event) override;         // asks about unsaved changes
+    void dragEnterEvent(QDragEnterEvent* event) override; // a .json experiment file
+    void dropEvent(QDropEvent* event) override;
+
 private:
     void build_toolbar();
+    void build_file_menu();
+    void update_title();
+    void document_edited();
     void wire_training();
     void update_actions();
     void log(const QString& line);
@@ -82,6 +107,13 @@ private:
     QAction* m_pause = nullptr;
     QAction* m_stop = nullptr;
     QAction* m_compare_action = nullptr;
+    QAction* m_open = nullptr;
+    QAction* m_save = nullptr;
+    QMenu* m_recent_menu = nullptr;
+    RunHistory* m_history = nullptr;
+    RunHistoryMenu* m_runs_menu = nullptr;
+    RecentFiles* m_recent = nullptr;
+    ExperimentDocument* m_document = nullptr;
 };
 
 } // namespace mantissa::ui

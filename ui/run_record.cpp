@@ -20,8 +20,21 @@ QString run_state_name(RunState state) {
         return QStringLiteral("diverged");
     case RunState::Failed:
         return QStringLiteral("failed");
+    case RunState::Incomplete:
+        return QStringLiteral("incomplete");
     }
     return QStringLiteral("unknown");
+}
+
+RunMetrics to_run_metrics(const RunRecord& run) {
+    RunMetrics out;
+    out.config = run.experiment;
+    out.device_name = run.device.toStdString();
+    out.memory = run.memory;
+    out.steps.assign(run.steps.begin(), run.steps.end());
+    out.epochs.assign(run.epochs.begin(), run.epochs.end());
+    out.summary = run.summary;
+    return out;
 }
 
 } // namespace mantissa::ui

@@ -3,16 +3,20 @@
 #pragma once
 
 #include <QColor>
+#include <QDateTime>
 #include <QString>
 #include <QVector>
 #include <optional>
 
+#include "core/io/metrics_reader.h"
 #include "core/train/experiment.h"
 #include "core/train/metrics.h"
 
 namespace mantissa::ui {
 
-enum class RunState { Queued, Running, Paused, Completed, Stopped, Diverged, Failed };
+// Incomplete: a run reopened from the history whose metrics end without a summary (the app was
+// killed while it trained); its steps and epochs are still shown.
+enum class RunState { Queued, Running, Paused, Completed, Stopped, Diverged, Failed, Incomplete };
 QString run_state_name(RunState state); // "running", "completed", ...
 
 struct RunRecord {
@@ -29,6 +33,12 @@ struct RunRecord {
     QVector<StepRecord> steps;   // every step, in order
     QVector<EpochRecord> epochs; // every epoch, in order
     std::optional<RunSummary> summary;
+    QString folder;        // its folder in the run history (RunHistory); empty until it starts
+    QDateTime created;     // when its folder was made (UTC)
+    bool reopened = false; // loaded from the history at launch, not trained in this session
 };
+
+// The record's metrics in core's form, for the exporters (the device id is not kept: empty).
+RunMetrics to_run_metrics(const RunRecord& run);
 
 } // namespace mantissa::ui

@@ -25,6 +25,7 @@ QJsonValue finite_or_null(double value) {
 bool write_run_report(const RunStore& store, const QString& path, const QJsonObject& extra) {
     QJsonArray runs;
     for (const RunRecord& run : store.runs()) {
+        if (run.reopened) continue; // runs of earlier sessions (the history) are not this report's
         QJsonObject o;
         o["id"] = run.id;
         o["name"] = run.name;

@@ -4,6 +4,7 @@
 
 #include <QApplication>
 #include <QBrush>
+#include <QFont>
 #include <QPalette>
 #include <array>
 
@@ -44,9 +45,7 @@ int RunStore::add_run(const Experiment& experiment) {
     record.id = id;
     record.name = QString::fromStdString(experiment.name) + QStringLiteral(" · ") +
                   QString::fromStdString(experiment.policy);
-    const auto& palette = is_dark(QApplication::palette()) ? kDarkPalette : kPalette;
-    record.color =
-        QColor(QString::fromLatin1(palette[static_cast<std::size_t>(id - 1) % palette.size()]));
+    record.color = palette_color(id);
     record.experiment = experiment;
     record.device = QString::fromStdString(experiment.device);
     record.state = RunState::Queued;
@@ -56,6 +55,31 @@ int RunStore::add_run(const Experiment& experiment) {
     endInsertRows();
     emit run_added(id);
     return id;
+}
+
+int RunStore::add_stored_run(RunRecord record) {
+    const int id = m_next_id++;
+    record.id = id;
+    if (!record.color.isValid()) record.color = palette_color(id);
+    const int row = static_cast<int>(m_runs.size());
+    beginInsertRows({}, row, row);
+    m_runs.push_back(std::move(record));
+    endInsertRows();
+    emit run_added(id);
+    return id;
+}
+
+QColor RunStore::palette_color(int id) const {
+    const auto& palette = is_dark(QApplication::palette()) ? kDarkPalette : kPalette;
+    return QColor(QString::fromLatin1(palette[static_cast<std::size_t>(id - 1) % palette.size()]));
+}
+
+void RunStore::rename_run(int id, const QString& name) {
+    const int row = row_of(id);
+    if (row < 0 || m_runs[row].name == name) return;
+    m_runs[row].name = name;
+    emit dataChanged(index(row, ColName), index(row, ColName));
+    emit run_changed(id);
 }
 
 RunRecord* RunStore::run(int id) {
@@ -153,11 +177,20 @@ QVariant RunStore::data(const QModelIndex& index, int role) const {
         break;
     case ColStatus:
         if (role == Qt::DisplayRole) return run_state_name(r.state);
-        if (role == Qt::ToolTipRole)
+        if (role == Qt::ToolTipRole) {
+            if (r.state == RunState::Incomplete)
+                return tr("The app stopped while this run trained; its metrics up to then are "
+                          "kept.");
             return r.message.isEmpty() ? run_state_name(r.state) : r.message;
+        }
         if (role == Qt::ForegroundRole &&
             (r.state == RunState::Failed || r.state == RunState::Diverged))
             return QBrush(QColor(QStringLiteral("#D55E00")));
+        if (role == Qt::FontRole && r.state == RunState::Incomplete) {
+            QFont font;
+            font.setItalic(true);
+            return font;
+        }
         break;
     default:
         break;

@@ -19,6 +19,9 @@ public:
 
     // Adds a queued run with the next colour of a fixed, colour-blind-safe palette; returns its id.
     int add_run(const Experiment& experiment);
+    // Adds a run reopened from the history (its name, colour, state and metrics as given; an
+    // invalid colour gets the palette's next one); returns its new id.
+    int add_stored_run(RunRecord record);
     RunRecord* run(int id); // nullptr for an unknown id
     const RunRecord* run(int id) const;
     const QVector<RunRecord>& runs() const { return m_runs; }
@@ -31,6 +34,7 @@ public:
     void append_epoch(int id, const EpochRecord& epoch);
     void set_state(int id, RunState state, const QString& message = {});
     void set_finished(int id, const RunSummary& summary);
+    void rename_run(int id, const QString& name);
 
     // QAbstractTableModel: the checkbox of ColName toggles `visible`.
     int rowCount(const QModelIndex& parent = {}) const override;
@@ -48,6 +52,7 @@ signals:
 
 private:
     int row_of(int id) const;
+    QColor palette_color(int id) const;
 
     QVector<RunRecord> m_runs;
     int m_next_id = 1;

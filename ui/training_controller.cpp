@@ -13,6 +13,7 @@
 #include "core/backend/factory/backend_factory.h"
 #include "core/data/mnist.h"
 #include "core/error.h"
+#include "core/io/metrics_jsonl.h"
 #include "core/train/trainer.h"
 
 namespace mantissa::ui {
@@ -95,8 +96,8 @@ public:
     explicit TrainingWorker(std::shared_ptr<PendingMetrics> pending, QObject* parent = nullptr)
         : QObject(parent), m_pending(std::move(pending)) {}
 
-    void run(const Experiment& experiment, int run_id,
-             const std::shared_ptr<TrainControl>& control);
+    void run(const Experiment& experiment, int run_id, const std::shared_ptr<TrainControl>& control,
+             const QString& metrics_path);
 
 private:
     void finish(int run_id, const RunSummary& summary);
@@ -107,8 +108,31 @@ private:
 };
 
 void TrainingWorker::run(const Experiment& experiment, int run_id,
-                         const std::shared_ptr<TrainControl>& control) {
+                         const std::shared_ptr<TrainControl>& control,
+                         const QString& metrics_path) {
     PendingMetrics& pending = *m_pending;
+    // The run's history file. A disk problem costs the file, never the run: it is logged once and
+    // the writer dropped, while training and the charts go on.
+    std::unique_ptr<MetricsJsonlWriter> metrics;
+    auto record = [&](auto&& write) {
+        if (!metrics) return;
+        try {
+            write(*metrics);
+        } catch (const Error& error) {
+            metrics.reset();
+            pending.log(run_id, QStringLiteral("Run history: %1; this run's metrics are kept in "
+                                               "memory only")
+                                    .arg(QString::fromStdString(error.what())));
+        }
+    };
+    auto record_failure = [&](const QString& message) {
+        RunSummary summary;
+        summary.status = RunStatus::Failed;
+        summary.message = message.toStdString();
+        summary.train_loss = summary.train_accuracy = std::nan("");
+        summary.val_loss = summary.val_accuracy = std::nan("");
+        record([&](MetricsJsonlWriter& w) { w.write_summary(summary); });
+    };
     try {
         if (!m_data) {
             const std::string dir = find_data_dir("");
@@ -139,21 +163,36 @@ void TrainingWorker::run(const Experiment& experiment, int run_id,
         started.memory = trainer.memory();
         started.steps_per_epoch = trainer.steps_per_epoch();
         pending.push(std::move(started));
+        if (!metrics_path.isEmpty()) {
+            try {
+                metrics = std::make_unique<MetricsJsonlWriter>(metrics_path.toStdString());
+            } catch (const Error& error) {
+                pending.log(run_id, QStringLiteral("Run history: %1; this run's metrics are kept "
+                                                   "in memory only")
+                                        .arg(QString::fromStdString(error.what())));
+            }
+            record([&](MetricsJsonlWriter& w) {
+                w.write_header(experiment, choice.backend->info(), trainer.plan(),
+                               trainer.memory());
+            });
+        }
         pending.log(run_id, QStringLiteral("Mantissa: %1 (%2) on %3")
                                 .arg(QString::fromStdString(experiment.name),
                                      QString::fromStdString(experiment.policy), device));
 
         TrainerCallbacks callbacks;
-        callbacks.on_step = [&pending](const StepRecord& record) {
+        callbacks.on_step = [&pending, &record](const StepRecord& step) {
+            record([&](MetricsJsonlWriter& w) { w.write_step(step); });
             std::lock_guard lock(pending.mutex);
-            pending.steps.push_back(record);
+            pending.steps.push_back(step);
         };
-        callbacks.on_epoch = [&pending, &experiment, run_id](const EpochRecord& record) {
+        callbacks.on_epoch = [&pending, &experiment, &record, run_id](const EpochRecord& epoch) {
+            record([&](MetricsJsonlWriter& w) { w.write_epoch(epoch); }); // flushes
             {
                 std::lock_guard lock(pending.mutex);
-                pending.epochs.push_back(record);
+                pending.epochs.push_back(epoch);
             }
-            pending.log(run_id, epoch_line(record, experiment.epochs));
+            pending.log(run_id, epoch_line(epoch, experiment.epochs));
         };
         callbacks.on_histogram = [&pending](const GradientHistogram& histogram) {
             std::lock_guard lock(pending.mutex);
@@ -163,16 +202,21 @@ void TrainingWorker::run(const Experiment& experiment, int run_id,
             pending.log(run_id, QString::fromStdString(line));
         };
         const RunSummary summary = trainer.run(*control, callbacks);
+        record([&](MetricsJsonlWriter& w) { w.write_summary(summary); });
         pending.log(run_id, summary_line(experiment, summary));
         if (!summary.message.empty() && summary.status != RunStatus::Diverged)
             pending.log(run_id, QString::fromStdString(summary.message));
         finish(run_id, summary);
     } catch (const Error& error) {
+        record_failure(QString::fromStdString(error.what()));
         fail(run_id, QString::fromStdString(error.what()));
     } catch (const std::exception& error) {
-        fail(run_id,
-             QStringLiteral("unexpected error: %1").arg(QString::fromStdString(error.what())));
+        const QString message =
+            QStringLiteral("unexpected error: %1").arg(QString::fromStdString(error.what()));
+        record_failure(message);
+        fail(run_id, message);
     } catch (...) {
+        record_failure(QStringLiteral("unexpected error of an unknown type"));
         fail(run_id, QStringLiteral("unexpected error of an unknown type"));
     }
 }
@@ -237,10 +281,11 @@ void TrainingController::start(const mantissa::Experiment& experiment, int run_i
     m_running = true;
     m_paused = false;
     m_control = std::make_shared<TrainControl>();
+    const QString metrics_path = m_metrics_path ? m_metrics_path(run_id) : QString();
     QMetaObject::invokeMethod(
         m_worker,
-        [worker = m_worker, experiment, run_id, control = m_control] {
-            worker->run(experiment, run_id, control);
+        [worker = m_worker, experiment, run_id, control = m_control, metrics_path] {
+            worker->run(experiment, run_id, control, metrics_path);
         },
         Qt::QueuedConnection);
     m_drain_timer->start();

@@ -6,6 +6,7 @@
 #include <QObject>
 #include <QString>
 #include <QVector>
+#include <functional>
 #include <memory>
 
 #include "core/train/experiment.h"
@@ -33,6 +34,12 @@ public:
     // Paused, and the worker has finished its step in flight and is waiting between steps.
     bool is_parked() const { return m_paused && m_control && m_control->parked(); }
     int current_run() const { return m_run_id; }
+    // Where each run's metrics JSONL goes (the run history's folder); called once as a run starts.
+    // An empty path, or no provider, keeps the metrics in memory only. The worker writes the
+    // file, so the UI thread never waits on the disk.
+    void set_metrics_path_provider(std::function<QString(int run_id)> provider) {
+        m_metrics_path = std::move(provider);
+    }
 
 public slots:
     // Starts `experiment` as run `run_id` on the worker thread. MNIST is loaded once and kept.
@@ -63,6 +70,7 @@ private:
     QTimer* m_drain_timer = nullptr;
     std::shared_ptr<PendingMetrics> m_pending;
     std::shared_ptr<TrainControl> m_control; // fresh per run; shared with the worker
+    std::function<QString(int)> m_metrics_path;
     bool m_running = false;
     bool m_paused = false;
     int m_run_id = -1;

@@ -1,12 +1,13 @@
-// Metrics JSONL -> CSV / JSON. Columns come from the records themselves (ordered as written), so
-// fields added to the JSONL later appear in the exports without changes here.
+// Metrics export to CSV and JSON. Numbers are printed with 17 significant digits (round-trip
+// exact for doubles) so an exported loss compares equal to the one the run recorded.
 #include "core/io/metrics_export.h"
 
-#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <map>
 
 #include <nlohmann/json.hpp>
 
-#include "core/error.h"
 #include "core/io/atomic_file.h"
 
 namespace mantissa {
@@ -15,131 +16,118 @@ namespace {
 
 using ojson = nlohmann::ordered_json;
 
-void flatten(const ojson& value, const std::string& prefix,
-             std::vector<std::pair<std::string, const ojson*>>& out) {
-    if (value.is_object()) {
-        for (const auto& [key, child] : value.items())
-            flatten(child, prefix.empty() ? key : prefix + "." + key, out);
-        return;
-    }
-    out.emplace_back(prefix, &value);
+std::string cell(double value) {
+    if (!std::isfinite(value)) return {};
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.17g", value);
+    return buf;
 }
 
-std::string csv_cell(const ojson& v) {
-    if (v.is_null()) return "nan";
-    if (v.is_boolean()) return v.get<bool>() ? "1" : "0";
-    if (v.is_number()) return v.dump();
-    std::string text = v.is_string() ? v.get<std::string>() : v.dump();
-    if (text.find_first_of(",\"\n\r") == std::string::npos) return text;
-    std::string quoted = "\"";
-    for (char c : text) quoted += c == '"' ? std::string("\"\"") : std::string(1, c);
-    return quoted + "\"";
+ojson number(double value) {
+    return std::isfinite(value) ? ojson(value) : ojson(nullptr);
+}
+
+ojson memory_json(const MemoryByCategory& memory) {
+    ojson out = ojson::object();
+    for (std::size_t i = 0; i < kMemCategoryCount; ++i)
+        out[mem_category_name(static_cast<MemCategory>(i))] = memory.bytes[i];
+    out["total"] = memory.total();
+    return out;
 }
 
 } // namespace
 
-MetricsRun read_metrics_jsonl(const std::string& path) {
-    const std::string text = read_file(path);
-    MetricsRun run;
-    run.source = path;
-    std::size_t start = 0, line_no = 0;
-    while (start < text.size()) {
-        std::size_t end = text.find('\n', start);
-        const bool last = end == std::string::npos;
-        if (last) end = text.size();
-        ++line_no;
-        const std::string line = text.substr(start, end - start);
-        start = end + 1;
-        if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
-        ojson record;
-        try {
-            record = ojson::parse(line);
-        } catch (const nlohmann::json::exception& e) {
-            if (last) { // the writer was stopped mid-line: keep everything before it
-                run.truncated_tail = true;
-                break;
-            }
-            throw Error(ErrorKind::Config,
-                        path + ":" + std::to_string(line_no) + ": not a JSON object: " + e.what());
-        }
-        if (!record.is_object() || !record.contains("type") || !record["type"].is_string())
-            throw Error(ErrorKind::Config, path + ":" + std::to_string(line_no) +
-                                               ": expected a JSON object with a string \"type\"");
-        if (record["type"] == "summary") run.complete = true;
-        run.records.push_back(line);
-    }
-    if (run.records.empty() || ojson::parse(run.records.front())["type"] != "run")
-        throw Error(ErrorKind::Config,
-                    path +
-                        ": not a Mantissa metrics file (the first record must be of type \"run\")");
-    return run;
-}
+std::string metrics_to_csv(const RunMetrics& run) {
+    // The last step of each epoch carries that epoch's validation, as TensorBoard's CSV would.
+    std::map<int, const EpochRecord*> epoch_of;
+    for (const EpochRecord& e : run.epochs) epoch_of[e.epoch] = &e;
+    std::map<int, std::int64_t> last_step_of;
+    for (const StepRecord& s : run.steps) last_step_of[s.epoch] = s.step;
 
-std::string metrics_csv(const MetricsRun& run, const std::string& type) {
-    // The writer's JSON objects sort their keys, so lead with the columns people look for first;
-    // the rest follow in file order.
-    std::vector<std::string> columns;
-    for (const char* lead : {"step", "epoch", "loss", "accuracy", "val_loss", "val_accuracy"})
-        for (const std::string& line : run.records) {
-            const ojson record = ojson::parse(line);
-            if (record["type"] == type && record.contains(lead)) {
-                columns.push_back(lead);
-                break;
-            }
-        }
-    std::vector<std::vector<std::pair<std::string, std::string>>> rows;
-    for (const std::string& line : run.records) {
-        const ojson record = ojson::parse(line);
-        if (record["type"] != type) continue;
-        std::vector<std::pair<std::string, const ojson*>> fields;
-        flatten(record, "", fields);
-        std::vector<std::pair<std::string, std::string>> row;
-        for (const auto& [name, value] : fields) {
-            if (name == "type") continue;
-            if (std::find(columns.begin(), columns.end(), name) == columns.end())
-                columns.push_back(name);
-            row.emplace_back(name, csv_cell(*value));
-        }
-        rows.push_back(std::move(row));
-    }
-    std::string out;
-    for (std::size_t i = 0; i < columns.size(); ++i) out += (i ? "," : "") + columns[i];
-    out += "\n";
-    for (const auto& row : rows) {
-        for (std::size_t i = 0; i < columns.size(); ++i) {
-            if (i) out += ",";
-            for (const auto& [name, cell] : row)
-                if (name == columns[i]) {
-                    out += cell;
-                    break;
-                }
-        }
-        out += "\n";
+    std::string out = "step,epoch,loss,accuracy,step_ms,samples_per_s,loss_scale,skipped,"
+                      "good_steps,mem_total,device_mem_used,val_loss,val_accuracy\n";
+    for (const StepRecord& s : run.steps) {
+        out += std::to_string(s.step) + ',' + std::to_string(s.epoch) + ',' + cell(s.loss) + ',' +
+               cell(s.accuracy) + ',' + cell(s.step_ms) + ',' + cell(s.samples_per_s) + ',' +
+               cell(s.loss_scale) + ',' + (s.skipped ? "1" : "0") + ',' +
+               std::to_string(s.good_steps) + ',' + std::to_string(s.memory.total()) + ',' +
+               std::to_string(s.device_mem_used) + ',';
+        const auto epoch = epoch_of.find(s.epoch);
+        if (epoch != epoch_of.end() && last_step_of[s.epoch] == s.step)
+            out += cell(epoch->second->val_loss) + ',' + cell(epoch->second->val_accuracy);
+        else
+            out += ',';
+        out += '\n';
     }
     return out;
 }
 
-std::string metrics_json(const MetricsRun& run) {
-    ojson out = {{"run", nullptr},          {"steps", ojson::array()}, {"epochs", ojson::array()},
-                 {"summary", nullptr},      {"logs", ojson::array()},  {"other", ojson::array()},
-                 {"complete", run.complete}};
-    for (const std::string& line : run.records) {
-        ojson record = ojson::parse(line);
-        const std::string type = record["type"].get<std::string>();
-        if (type == "run")
-            out["run"] = record;
-        else if (type == "step")
-            out["steps"].push_back(record);
-        else if (type == "epoch")
-            out["epochs"].push_back(record);
-        else if (type == "summary")
-            out["summary"] = record;
-        else if (type == "log")
-            out["logs"].push_back(record);
-        else
-            out["other"].push_back(record);
+std::string metrics_to_json(const RunMetrics& run, const std::string& name,
+                            const std::string& status) {
+    ojson steps = ojson::array();
+    for (const StepRecord& s : run.steps)
+        steps.push_back({{"step", s.step},
+                         {"epoch", s.epoch},
+                         {"loss", number(s.loss)},
+                         {"accuracy", number(s.accuracy)},
+                         {"step_ms", number(s.step_ms)},
+                         {"samples_per_s", number(s.samples_per_s)},
+                         {"loss_scale", number(s.loss_scale)},
+                         {"skipped", s.skipped},
+                         {"good_steps", s.good_steps},
+                         {"device_mem_used", s.device_mem_used},
+                         {"device_mem_total", s.device_mem_total}});
+    ojson epochs = ojson::array();
+    for (const EpochRecord& e : run.epochs)
+        epochs.push_back({{"epoch", e.epoch},
+                          {"steps", e.steps},
+                          {"loss", number(e.loss)},
+                          {"accuracy", number(e.accuracy)},
+                          {"val_loss", number(e.val_loss)},
+                          {"val_accuracy", number(e.val_accuracy)},
+                          {"seconds", number(e.seconds)},
+                          {"median_step_ms", number(e.median_step_ms)},
+                          {"skipped_steps", e.skipped_steps},
+                          {"loss_scale", number(e.loss_scale)}});
+    ojson summary = nullptr;
+    if (run.summary) {
+        const RunSummary& s = *run.summary;
+        summary = {{"status", run_status_name(s.status)},
+                   {"message", s.message},
+                   {"steps", s.steps},
+                   {"epochs", s.epochs},
+                   {"train_loss", number(s.train_loss)},
+                   {"train_accuracy", number(s.train_accuracy)},
+                   {"val_loss", number(s.val_loss)},
+                   {"val_accuracy", number(s.val_accuracy)},
+                   {"seconds", number(s.seconds)},
+                   {"median_step_ms", number(s.median_step_ms)},
+                   {"samples_per_s", number(s.samples_per_s)},
+                   {"skipped_steps", s.skipped_steps},
+                   {"seconds_to_97", s.seconds_to_97 >= 0 ? ojson(s.seconds_to_97) : nullptr},
+                   {"peak_memory", s.peak_memory}};
     }
-    return out.dump(1) + "\n";
+    ojson doc = {
+        {"format", "mantissa-metrics"},
+        {"version", 1},
+        {"name", name},
+        {"status", status},
+        {"device", {{"id", run.device_id}, {"name", run.device_name}}},
+        {"config", run.config ? ojson::parse(experiment_to_json(*run.config)) : ojson(nullptr)},
+        {"memory", memory_json(run.memory)},
+        {"steps", steps},
+        {"epochs", epochs},
+        {"summary", summary}};
+    return doc.dump(1) + "\n";
+}
+
+void export_metrics_csv(const RunMetrics& run, const std::string& path) {
+    write_file_atomic(path, metrics_to_csv(run));
+}
+
+void export_metrics_json(const RunMetrics& run, const std::string& name, const std::string& status,
+                         const std::string& path) {
+    write_file_atomic(path, metrics_to_json(run, name, status));
 }
 
 } // namespace mantissa

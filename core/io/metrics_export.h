@@ -1,35 +1,27 @@
-// Metrics export: a run's metrics JSONL as CSV tables (one row per step, one per epoch) and as one
-// JSON document, for spreadsheets, pandas and plotting scripts. Used by `mantissa-cli metrics`
-// and the app.
+// Metrics export: one run's records as CSV (a row per step, for spreadsheets and pandas) or as
+// one JSON document (config, steps, epochs, summary), written atomically by the app and the CLI.
 #pragma once
 
 #include <string>
-#include <vector>
 
-#include <nlohmann/json_fwd.hpp>
+#include "core/io/metrics_reader.h"
 
 namespace mantissa {
 
-struct MetricsRun {
-    std::string source;               // the JSONL path, for messages
-    std::vector<std::string> records; // each line's JSON text, in order (blank lines dropped)
-    bool complete = false;            // a `summary` record was found
-    bool truncated_tail = false;      // the last line was cut off (a run killed mid-write)
-};
+// A header row, then one row per step: step, epoch, loss, accuracy, step_ms, samples_per_s,
+// loss_scale, skipped (0/1), good_steps, mem_total, device_mem_used, and val_loss / val_accuracy
+// on the last step of each epoch that was validated (empty elsewhere). NaN is an empty cell.
+std::string metrics_to_csv(const RunMetrics& run);
 
-// Reads a metrics JSONL. A last line cut off mid-write is dropped (truncated_tail) so a run cut
-// short stays readable; any other line that is not a JSON object is an Error(Config) naming the
-// file and line number. Error(Io) when unreadable.
-MetricsRun read_metrics_jsonl(const std::string& path);
+// {"format": "mantissa-metrics", "version": 1, "name", "status", "device", "config", "memory",
+//  "steps": [...], "epochs": [...], "summary": {...} | null}. Field names follow the JSONL;
+// NaN is null. `name` and `status` are the caller's (the app's run name, "incomplete", ...).
+std::string metrics_to_json(const RunMetrics& run, const std::string& name,
+                            const std::string& status);
 
-// CSV of the records of one type ("step" or "epoch"): a header of every field seen, nested
-// objects flattened with dots ("mem.weights"); step, epoch, loss, accuracy, val_loss and
-// val_accuracy lead, the rest follow in first-seen order; null (a NaN the writer could not store)
-// becomes "nan"; booleans 0/1; strings quoted when needed (RFC 4180).
-std::string metrics_csv(const MetricsRun& run, const std::string& type);
-
-// {"run": header, "steps": [...], "epochs": [...], "summary": {...} or null, "logs": [...],
-//  "other": [records of other types], "complete": bool}.
-std::string metrics_json(const MetricsRun& run);
+// Write the above with write_file_atomic; Error(Io) names the path.
+void export_metrics_csv(const RunMetrics& run, const std::string& path);
+void export_metrics_json(const RunMetrics& run, const std::string& name, const std::string& status,
+                         const std::string& path);
 
 } // namespace mantissa

@@ -155,6 +155,12 @@ MetricChart* ChartsPanel::chart(const QString& name) const {
     return nullptr;
 }
 
+QChart* ChartsPanel::qchart(const QString& name) const {
+    if (name == QLatin1String("memory")) return m_memory->chart();
+    const MetricChart* c = chart(name);
+    return c ? c->chart() : nullptr;
+}
+
 int ChartsPanel::drawn_points(const QString& chart_name, int run_id) const {
     if (chart_name == QLatin1String("memory")) return m_memory->drawn_points(run_id);
     const MetricChart* c = chart(chart_name);

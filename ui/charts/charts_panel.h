@@ -9,6 +9,7 @@
 #include "core/train/gradient_histogram.h"
 #include "ui/charts/run_lines.h"
 
+class QChart;
 class QTimer;
 
 namespace mantissa::ui {
@@ -33,6 +34,7 @@ public:
     GradientHistogramChart* histogram_chart() const { return m_histogram; }
     // A run's new gradient histograms (TrainingController::histograms_arrived).
     void add_histograms(int run_id, const QVector<GradientHistogram>& histograms);
+    QChart* qchart(const QString& name) const; // as chart(), plus "memory": for export
 
 private:
     void schedule_redraw();

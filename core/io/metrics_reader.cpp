@@ -1,0 +1,262 @@
+// Metrics JSONL reader. Each line is checked field by field, so a hand-edited or damaged file
+// fails with the line and field to look at instead of a bare parser error.
+#include "core/io/metrics_reader.h"
+
+#include <cmath>
+#include <limits>
+
+#include <nlohmann/json.hpp>
+
+#include "core/error.h"
+#include "core/io/atomic_file.h"
+
+namespace mantissa {
+
+namespace {
+
+using nlohmann::json;
+
+// Reads the fields of one line; every failure names the source, the line and the field.
+class LineReader {
+public:
+    LineReader(const json& object, const std::string& where) : m_object(object), m_where(where) {}
+
+    [[noreturn]] void fail(const std::string& field, const std::string& what) const {
+        throw Error(ErrorKind::Data, m_where + ": field '" + field + "': " + what);
+    }
+
+    const json* find(const std::string& field) const {
+        const auto it = m_object.find(field);
+        return it == m_object.end() ? nullptr : &*it;
+    }
+
+    const json& require(const std::string& field) const {
+        const json* value = find(field);
+        if (!value) fail(field, "missing");
+        return *value;
+    }
+
+    // A number; null (the writer's NaN or infinity) reads as NaN. Absent: `fallback`.
+    double number(const std::string& field, std::optional<double> fallback = std::nullopt) const {
+        const json* value = find(field);
+        if (!value) {
+            if (fallback) return *fallback;
+            fail(field, "missing");
+        }
+        if (value->is_null()) return std::numeric_limits<double>::quiet_NaN();
+        if (!value->is_number()) fail(field, "expected a number, got " + type_of(*value));
+        return value->get<double>();
+    }
+
+    std::int64_t integer(const std::string& field,
+                         std::optional<std::int64_t> fallback = std::nullopt) const {
+        const json* value = find(field);
+        if (!value) {
+            if (fallback) return *fallback;
+            fail(field, "missing");
+        }
+        if (!value->is_number_integer()) fail(field, "expected an integer, got " + type_of(*value));
+        return value->get<std::int64_t>();
+    }
+
+    std::size_t size(const std::string& field, std::optional<std::size_t> fallback = {}) const {
+        const std::int64_t v = integer(
+            field, fallback ? std::optional<std::int64_t>(static_cast<std::int64_t>(*fallback))
+                            : std::nullopt);
+        if (v < 0) fail(field, "expected a byte count >= 0, got " + std::to_string(v));
+        return static_cast<std::size_t>(v);
+    }
+
+    bool boolean(const std::string& field, std::optional<bool> fallback = std::nullopt) const {
+        const json* value = find(field);
+        if (!value) {
+            if (fallback) return *fallback;
+            fail(field, "missing");
+        }
+        if (!value->is_boolean()) fail(field, "expected true or false, got " + type_of(*value));
+        return value->get<bool>();
+    }
+
+    std::string string(const std::string& field, std::optional<std::string> fallback = {}) const {
+        const json* value = find(field);
+        if (!value) {
+            if (fallback) return *fallback;
+            fail(field, "missing");
+        }
+        if (!value->is_string()) fail(field, "expected a string, got " + type_of(*value));
+        return value->get<std::string>();
+    }
+
+    // The `mem` object: bytes per category by name; absent categories are 0.
+    MemoryByCategory memory(const std::string& field) const {
+        MemoryByCategory out;
+        const json* value = find(field);
+        if (!value) return out;
+        if (!value->is_object()) fail(field, "expected an object, got " + type_of(*value));
+        const LineReader inner(*value, m_where);
+        for (std::size_t i = 0; i < kMemCategoryCount; ++i) {
+            const std::string name = mem_category_name(static_cast<MemCategory>(i));
+            const json* bytes = inner.find(name);
+            if (!bytes) continue;
+            if (!bytes->is_number_unsigned())
+                fail(field + "." + name, "expected a byte count, got " + type_of(*bytes));
+            out.bytes[i] = bytes->get<std::size_t>();
+        }
+        return out;
+    }
+
+    const std::string& where() const { return m_where; }
+
+private:
+    static std::string type_of(const json& value) {
+        if (value.is_number()) return "the number " + value.dump();
+        return std::string(value.type_name());
+    }
+
+    const json& m_object;
+    std::string m_where;
+};
+
+RunStatus status_from_name(const LineReader& r, const std::string& name) {
+    for (RunStatus s :
+         {RunStatus::Completed, RunStatus::Stopped, RunStatus::Diverged, RunStatus::Failed})
+        if (name == run_status_name(s)) return s;
+    r.fail("status",
+           "unknown status '" + name + "' (expected completed, stopped, diverged or failed)");
+}
+
+void read_header(const LineReader& r, RunMetrics& out) {
+    if (const json* config = r.find("config")) {
+        if (!config->is_object()) r.fail("config", "expected an object");
+        try {
+            out.config = experiment_from_json(config->dump(), r.where() + ": config");
+        } catch (const Error& e) {
+            throw Error(ErrorKind::Data, e.what());
+        }
+    }
+    if (const json* device = r.find("device")) {
+        if (!device->is_object()) r.fail("device", "expected an object");
+        const LineReader d(*device, r.where() + ": device");
+        out.device_id = d.string("id", std::string());
+        out.device_name = d.string("name", std::string());
+        out.device_memory_total = d.size("memory_total", 0);
+    }
+    out.memory = r.memory("mem");
+}
+
+StepRecord read_step(const LineReader& r) {
+    StepRecord s;
+    s.step = r.integer("step");
+    s.epoch = static_cast<int>(r.integer("epoch"));
+    s.loss = r.number("loss");
+    s.accuracy = r.number("accuracy");
+    s.step_ms = r.number("step_ms");
+    s.samples_per_s = r.number("samples_per_s");
+    s.loss_scale = r.number("loss_scale");
+    s.skipped = r.boolean("skipped");
+    s.good_steps = r.integer("good_steps", 0);
+    s.memory = r.memory("mem");
+    s.device_mem_used = r.size("device_mem_used", 0);
+    s.device_mem_total = r.size("device_mem_total", 0);
+    return s;
+}
+
+EpochRecord read_epoch(const LineReader& r) {
+    EpochRecord e;
+    e.epoch = static_cast<int>(r.integer("epoch"));
+    e.steps = r.integer("steps", 0);
+    e.loss = r.number("loss");
+    e.accuracy = r.number("accuracy");
+    e.val_loss = r.number("val_loss");
+    e.val_accuracy = r.number("val_accuracy");
+    e.seconds = r.number("seconds", 0.0);
+    e.median_step_ms = r.number("median_step_ms", 0.0);
+    e.skipped_steps = r.integer("skipped_steps", 0);
+    e.loss_scale = r.number("loss_scale", 1.0);
+    return e;
+}
+
+RunSummary read_summary(const LineReader& r) {
+    RunSummary s;
+    s.status = status_from_name(r, r.string("status"));
+    s.message = r.string("message", std::string());
+    s.steps = r.integer("steps");
+    s.epochs = static_cast<int>(r.integer("epochs", 0));
+    s.train_loss = r.number("train_loss");
+    s.train_accuracy = r.number("train_accuracy");
+    s.val_loss = r.number("val_loss");
+    s.val_accuracy = r.number("val_accuracy");
+    s.seconds = r.number("seconds", 0.0);
+    s.median_step_ms = r.number("median_step_ms", 0.0);
+    s.samples_per_s = r.number("samples_per_s", 0.0);
+    s.skipped_steps = r.integer("skipped_steps", 0);
+    // null means "never reached 97%", which RunSummary spells -1.
+    const double to_97 = r.number("seconds_to_97", -1.0);
+    s.seconds_to_97 = std::isnan(to_97) ? -1 : to_97;
+    s.peak_memory = r.size("peak_memory", 0);
+    return s;
+}
+
+} // namespace
+
+RunMetrics parse_metrics_jsonl(const std::string& text, const std::string& source) {
+    RunMetrics out;
+    std::size_t begin = 0;
+    std::size_t line_no = 0;
+    while (begin < text.size()) {
+        std::size_t end = text.find('\n', begin);
+        const bool last_unterminated = end == std::string::npos;
+        if (last_unterminated) end = text.size();
+        ++line_no;
+        const std::string line = text.substr(begin, end - begin);
+        begin = end + 1;
+        if (line.find_first_not_of(" \t\r") == std::string::npos) continue; // blank line
+        const std::string where = source + ": line " + std::to_string(line_no);
+
+        json object;
+        try {
+            object = json::parse(line);
+        } catch (const json::exception& e) {
+            // The writer ends every record with a newline, so an unterminated, unparseable last
+            // line is a record the process was killed in the middle of writing.
+            if (last_unterminated) {
+                out.truncated_tail = true;
+                break;
+            }
+            std::string detail = e.what();
+            // Drop nlohmann's "[json.exception...] parse error at line 1, column 2: ".
+            if (const auto col = detail.find("column "); col != std::string::npos)
+                if (const auto colon = detail.find(": ", col); colon != std::string::npos)
+                    detail = detail.substr(colon + 2);
+            throw Error(ErrorKind::Data, where + ": not a JSON record: " + detail);
+        }
+        if (!object.is_object())
+            throw Error(ErrorKind::Data,
+                        where + ": expected a JSON object, got " + std::string(object.type_name()));
+        const LineReader r(object, where);
+        const std::string type = r.string("type");
+        try {
+            if (type == "run")
+                read_header(r, out);
+            else if (type == "step")
+                out.steps.push_back(read_step(r));
+            else if (type == "epoch")
+                out.epochs.push_back(read_epoch(r));
+            else if (type == "summary")
+                out.summary = read_summary(r);
+            else if (type == "log")
+                out.log.push_back(r.string("message", std::string()));
+            // Any other type (histograms, future records) is for other readers: skip it.
+        } catch (const json::exception& e) {
+            // Every access is type-checked first; this is a last line of defence.
+            throw Error(ErrorKind::Data, where + ": " + e.what());
+        }
+    }
+    return out;
+}
+
+RunMetrics read_metrics_jsonl(const std::string& path) {
+    return parse_metrics_jsonl(read_file(path), path);
+}
+
+} // namespace mantissa

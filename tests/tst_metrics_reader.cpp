@@ -1,0 +1,304 @@
+// Tests for the metrics JSONL reader and the metrics exporters: what MetricsJsonlWriter writes
+// reads back field for field, a run cut short stays readable, and damage names its line.
+#include <QtTest>
+
+#include <QTemporaryDir>
+
+#include <cmath>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "core/error.h"
+#include "core/io/atomic_file.h"
+#include "core/io/metrics_export.h"
+#include "core/io/metrics_jsonl.h"
+#include "core/io/metrics_reader.h"
+#include "core/plan/plan.h"
+#include "tests/error_capture.h"
+
+using namespace mantissa;
+using mantissa::test::errorOf;
+
+namespace {
+
+StepRecord step(std::int64_t n, int epoch) {
+    StepRecord s;
+    s.step = n;
+    s.epoch = epoch;
+    s.loss = 2.5 / static_cast<double>(n);
+    s.accuracy = 0.1 * static_cast<double>(n % 10);
+    s.step_ms = 1.25 + static_cast<double>(n);
+    s.samples_per_s = 1000.0 / s.step_ms;
+    s.loss_scale = 32768;
+    s.skipped = n == 2;
+    s.good_steps = n == 2 ? 0 : n;
+    s.memory[MemCategory::Weights] = 1000;
+    s.memory[MemCategory::Data] = 47040000;
+    s.device_mem_used = 12345;
+    s.device_mem_total = 99999;
+    return s;
+}
+
+EpochRecord epoch(int n) {
+    EpochRecord e;
+    e.epoch = n;
+    e.steps = 3;
+    e.loss = 0.5 / n;
+    e.accuracy = 0.9;
+    e.val_loss = 0.25 / n;
+    e.val_accuracy = 0.95;
+    e.seconds = 1.5;
+    e.median_step_ms = 2.0;
+    e.skipped_steps = n == 1 ? 1 : 0;
+    e.loss_scale = 16384;
+    return e;
+}
+
+RunSummary summary() {
+    RunSummary s;
+    s.status = RunStatus::Stopped;
+    s.message = "stopped by the user";
+    s.steps = 6;
+    s.epochs = 2;
+    s.train_loss = 0.25;
+    s.train_accuracy = 0.9;
+    s.val_loss = 0.125;
+    s.val_accuracy = 0.95;
+    s.seconds = 3;
+    s.median_step_ms = 2;
+    s.samples_per_s = 64000;
+    s.skipped_steps = 1;
+    s.seconds_to_97 = -1;
+    s.peak_memory = 4096;
+    return s;
+}
+
+// Writes a run of two epochs of three steps with the real writer; `finish` adds the summary.
+std::string write_run(const QString& path, bool finish) {
+    Experiment e = load_experiment(MANTISSA_SOURCE_DIR "/resources/experiments/mlp-small.json");
+    e.policy = "mixed_bfloat16";
+    DeviceInfo device{"cpu", "CPU (test)", false, 1 << 20};
+    Plan plan; // an empty plan: the header's layer table is not what this test reads
+    MemoryByCategory memory;
+    memory[MemCategory::Activations] = 777;
+    {
+        MetricsJsonlWriter writer(path.toStdString());
+        writer.write_header(e, device, plan, memory);
+        for (int ep = 1; ep <= 2; ++ep) {
+            for (int i = 1; i <= 3; ++i) writer.write_step(step((ep - 1) * 3 + i, ep));
+            writer.write_epoch(epoch(ep));
+        }
+        writer.write_log("a log line");
+        if (finish) writer.write_summary(summary());
+    }
+    return read_file(path.toStdString());
+}
+
+} // namespace
+
+class TestMetricsReader : public QObject {
+    Q_OBJECT
+
+private slots:
+    void roundTrip() {
+        QTemporaryDir dir;
+        const QString path = dir.filePath("metrics.jsonl");
+        write_run(path, true);
+        const RunMetrics run = read_metrics_jsonl(path.toStdString());
+        QVERIFY(run.complete());
+        QVERIFY(!run.truncated_tail);
+        QVERIFY(run.config.has_value());
+        QCOMPARE(QString::fromStdString(run.config->policy), QString("mixed_bfloat16"));
+        QCOMPARE(QString::fromStdString(run.config->name), QString("mlp-small"));
+        QCOMPARE(QString::fromStdString(run.device_id), QString("cpu"));
+        QCOMPARE(QString::fromStdString(run.device_name), QString("CPU (test)"));
+        QCOMPARE(run.device_memory_total, std::size_t(1 << 20));
+        QCOMPARE(run.memory[MemCategory::Activations], std::size_t(777));
+        QCOMPARE(run.steps.size(), std::size_t(6));
+        for (std::size_t i = 0; i < run.steps.size(); ++i) {
+            const StepRecord want = step(static_cast<std::int64_t>(i) + 1, i < 3 ? 1 : 2);
+            const StepRecord& got = run.steps[i];
+            QCOMPARE(got.step, want.step);
+            QCOMPARE(got.epoch, want.epoch);
+            QCOMPARE(got.loss, want.loss); // JSON numbers round-trip doubles exactly
+            QCOMPARE(got.accuracy, want.accuracy);
+            QCOMPARE(got.step_ms, want.step_ms);
+            QCOMPARE(got.samples_per_s, want.samples_per_s);
+            QCOMPARE(got.loss_scale, want.loss_scale);
+            QCOMPARE(got.skipped, want.skipped);
+            QCOMPARE(got.good_steps, want.good_steps);
+            QCOMPARE(got.memory.bytes, want.memory.bytes);
+            QCOMPARE(got.device_mem_used, want.device_mem_used);
+            QCOMPARE(got.device_mem_total, want.device_mem_total);
+        }
+        QCOMPARE(run.epochs.size(), std::size_t(2));
+        QCOMPARE(run.epochs[1].epoch, 2);
+        QCOMPARE(run.epochs[1].val_loss, 0.125);
+        QCOMPARE(run.epochs[0].skipped_steps, std::int64_t(1));
+        QCOMPARE(run.epochs[0].loss_scale, 16384.0);
+        const RunSummary want = summary();
+        QCOMPARE(run.summary->status, RunStatus::Stopped);
+        QCOMPARE(run.summary->message, want.message);
+        QCOMPARE(run.summary->steps, want.steps);
+        QCOMPARE(run.summary->val_accuracy, want.val_accuracy);
+        QCOMPARE(run.summary->seconds_to_97, -1.0); // written as null
+        QCOMPARE(run.summary->peak_memory, want.peak_memory);
+        QCOMPARE(run.log.size(), std::size_t(1));
+    }
+
+    void nonFiniteReadsAsNan() {
+        QTemporaryDir dir;
+        const QString path = dir.filePath("metrics.jsonl");
+        {
+            MetricsJsonlWriter writer(path.toStdString());
+            StepRecord s = step(1, 1);
+            s.loss = std::numeric_limits<double>::infinity();
+            writer.write_step(s);
+        }
+        const RunMetrics run = read_metrics_jsonl(path.toStdString());
+        QCOMPARE(run.steps.size(), std::size_t(1));
+        QVERIFY(std::isnan(run.steps[0].loss));
+    }
+
+    void incompleteRunIsReadable() {
+        QTemporaryDir dir;
+        const QString path = dir.filePath("metrics.jsonl");
+        const std::string text = write_run(path, false);
+        RunMetrics run = parse_metrics_jsonl(text, "m.jsonl");
+        QVERIFY(!run.complete());
+        QCOMPARE(run.steps.size(), std::size_t(6));
+        QCOMPARE(run.epochs.size(), std::size_t(2));
+
+        // Killed in the middle of a record: the half line is dropped, the rest still reads.
+        const std::string cut = text + "{\"type\":\"step\",\"step\":7,\"epo";
+        run = parse_metrics_jsonl(cut, "m.jsonl");
+        QVERIFY(run.truncated_tail);
+        QCOMPARE(run.steps.size(), std::size_t(6));
+        QVERIFY(!run.complete());
+    }
+
+    void unknownRecordTypesAreSkipped() {
+        const std::string text =
+            "{\"type\":\"histogram\",\"bins\":[1,2,3]}"
+            "\n"
+            "{\"type\":\"step\",\"step\":1,\"epoch\":1,\"loss\":1,\"accuracy\":0.5,"
+            "\"step_ms\":2,\"samples_per_s\":3,\"loss_scale\":1,\"skipped\":false}"
+            "\n";
+        const RunMetrics run = parse_metrics_jsonl(text, "m.jsonl");
+        QCOMPARE(run.steps.size(), std::size_t(1));
+        QCOMPARE(run.steps[0].good_steps, std::int64_t(0)); // optional fields default
+    }
+
+    void corruptLineNamesTheLine_data() {
+        QTest::addColumn<QString>("replace"); // what line 3 (a step) becomes
+        QTest::addColumn<QString>("expected");
+        QTest::newRow("not json") << "{\"type\": \"step\", oops}"
+                                  << "m.jsonl: line 3: not a JSON record";
+        QTest::newRow("not an object") << "[1, 2]"
+                                       << "m.jsonl: line 3: expected a JSON object, got array";
+        QTest::newRow("no type") << "{\"step\": 1}"
+                                 << "m.jsonl: line 3: field 'type': missing";
+        QTest::newRow("wrong type")
+            << "{\"type\":\"step\",\"step\":1,\"epoch\":1,\"loss\":\"high\",\"accuracy\":0.5,"
+               "\"step_ms\":2,"
+               "\"samples_per_s\":3,\"loss_scale\":1,\"skipped\":false}"
+            << "m.jsonl: line 3: field 'loss': expected a number, got string";
+        QTest::newRow("missing field")
+            << "{\"type\":\"step\",\"step\":1,\"epoch\":1,\"loss\":1,\"accuracy\":0.5}"
+            << "m.jsonl: line 3: field 'step_ms': missing";
+        QTest::newRow("bad status") << "{\"type\":\"summary\",\"status\":\"exploded\",\"steps\":1,"
+                                       "\"train_loss\":1,\"train_accuracy\":1,\"val_loss\":1,"
+                                       "\"val_accuracy\":1}"
+                                    << "m.jsonl: line 3: field 'status': unknown status "
+                                       "'exploded'";
+        QTest::newRow("negative bytes")
+            << "{\"type\":\"step\",\"step\":1,\"epoch\":1,\"loss\":1,\"accuracy\":0.5,\"step_ms\":"
+               "2,"
+               "\"samples_per_s\":3,\"loss_scale\":1,\"skipped\":false,\"device_mem_used\":-4}"
+            << "m.jsonl: line 3: field 'device_mem_used': expected a byte count >= 0";
+    }
+
+    void corruptLineNamesTheLine() {
+        QFETCH(QString, replace);
+        QFETCH(QString, expected);
+        QTemporaryDir dir;
+        const QString path = dir.filePath("metrics.jsonl");
+        std::string text = write_run(path, true);
+        // Line 3 is the second step; a damaged line in the middle is an error, not a tail cut.
+        std::size_t begin = 0;
+        for (int i = 0; i < 2; ++i) begin = text.find('\n', begin) + 1;
+        const std::size_t end = text.find('\n', begin);
+        text.replace(begin, end - begin, replace.toStdString());
+        const QString message =
+            errorOf([&] { parse_metrics_jsonl(text, "m.jsonl"); }, ErrorKind::Data);
+        QVERIFY2(message.startsWith(expected), qPrintable(message));
+    }
+
+    void badConfigInHeaderNamesTheField() {
+        const std::string text = "{\"type\":\"run\",\"config\":{\"name\":\"x\",\"batch_sise\":4}}"
+                                 "\n";
+        const QString message =
+            errorOf([&] { parse_metrics_jsonl(text, "m.jsonl"); }, ErrorKind::Data);
+        QVERIFY2(message.contains("m.jsonl: line 1") && message.contains("batch_sise"),
+                 qPrintable(message));
+    }
+
+    void missingFileIsAnIoError() {
+        const QString message =
+            errorOf([] { read_metrics_jsonl("/nonexistent/metrics.jsonl"); }, ErrorKind::Io);
+        QVERIFY(message.contains("/nonexistent/metrics.jsonl"));
+    }
+
+    void csvExport() {
+        QTemporaryDir dir;
+        const QString path = dir.filePath("metrics.jsonl");
+        write_run(path, true);
+        const RunMetrics run = read_metrics_jsonl(path.toStdString());
+        const QString csv_path = dir.filePath("out.csv");
+        export_metrics_csv(run, csv_path.toStdString());
+        const QStringList lines = QString::fromStdString(read_file(csv_path.toStdString()))
+                                      .split('\n', Qt::SkipEmptyParts);
+        QCOMPARE(lines.size(), 7); // header + 6 steps
+        const QStringList header = lines[0].split(',');
+        QCOMPARE(header.front(), QString("step"));
+        QCOMPARE(header.back(), QString("val_accuracy"));
+        const QStringList second = lines[2].split(',');
+        QCOMPARE(second.size(), header.size());
+        QCOMPARE(second[header.indexOf("loss")].toDouble(), step(2, 1).loss); // exact digits
+        QCOMPARE(second[header.indexOf("skipped")], QString("1"));
+        QCOMPARE(second[header.indexOf("val_loss")], QString()); // not the epoch's last step
+        const QStringList third = lines[3].split(',');
+        QCOMPARE(third[header.indexOf("val_loss")].toDouble(), 0.25);
+        QCOMPARE(third[header.indexOf("val_accuracy")].toDouble(), 0.95);
+    }
+
+    void jsonExport() {
+        QTemporaryDir dir;
+        const QString path = dir.filePath("metrics.jsonl");
+        write_run(path, false);
+        const RunMetrics run = read_metrics_jsonl(path.toStdString());
+        const QString json_path = dir.filePath("out.json");
+        export_metrics_json(run, "my run", "incomplete", json_path.toStdString());
+        const auto doc = nlohmann::json::parse(read_file(json_path.toStdString()));
+        QCOMPARE(QString::fromStdString(doc["format"].get<std::string>()),
+                 QString("mantissa-metrics"));
+        QCOMPARE(QString::fromStdString(doc["name"].get<std::string>()), QString("my run"));
+        QCOMPARE(QString::fromStdString(doc["status"].get<std::string>()), QString("incomplete"));
+        QCOMPARE(doc["steps"].size(), std::size_t(6));
+        QCOMPARE(doc["steps"][1]["loss"].get<double>(), step(2, 1).loss);
+        QCOMPARE(doc["epochs"][1]["val_loss"].get<double>(), 0.125);
+        QVERIFY(doc["summary"].is_null());
+        QCOMPARE(QString::fromStdString(doc["config"]["policy"].get<std::string>()),
+                 QString("mixed_bfloat16"));
+    }
+
+    void exportToAnUnwritablePathNamesIt() {
+        const RunMetrics run;
+        const QString message =
+            errorOf([&] { export_metrics_csv(run, "/nonexistent/dir/out.csv"); }, ErrorKind::Io);
+        QVERIFY(message.contains("/nonexistent/dir/out.csv"));
+    }
+};
+
+QTEST_APPLESS_MAIN(TestMetricsReader)
+#include "tst_metrics_reader.moc"

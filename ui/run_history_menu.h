@@ -1,0 +1,47 @@
+// RunHistoryMenu: the runs list's context menu (rename, export metrics as CSV or JSON, open the
+// run's folder, delete with confirmation), acting through RunHistory.
+#pragma once
+
+#include <QObject>
+#include <functional>
+
+class QMenu;
+class QTableView;
+class QWidget;
+
+namespace mantissa::ui {
+
+class RunHistory;
+class RunStore;
+
+class RunHistoryMenu final : public QObject {
+    Q_OBJECT
+
+public:
+    // Asks "delete this run?"; tests replace it to answer without a dialog.
+    using Confirm = std::function<bool(const QString& question)>;
+
+    RunHistoryMenu(QTableView* view, RunStore* store, RunHistory* history,
+                   QObject* parent = nullptr);
+    void set_confirm(Confirm confirm) { m_confirm = std::move(confirm); }
+
+    // The menu for run `id` (the caller owns it), with actions named by objectName
+    // "rename", "export_csv", "export_json", "open_folder", "delete".
+    QMenu* menu_for(int id, QWidget* parent);
+    void delete_run(int id); // asks, then deletes; errors go to `error`
+
+signals:
+    void error(const QString& what, const QString& detail);
+    void message(const QString& line); // for the log
+
+private:
+    void rename_run(int id);
+    void export_run(int id, const QString& suffix);
+
+    QTableView* m_view = nullptr;
+    RunStore* m_store = nullptr;
+    RunHistory* m_history = nullptr;
+    Confirm m_confirm;
+};
+
+} // namespace mantissa::ui
