@@ -21,7 +21,9 @@ class CompareQueue;
 class ComparisonModel;
 class ErrorBanner;
 class ExperimentForm;
+class FloatLabTab;
 class LayerStackEditor;
+class PlanView;
 class RunStore;
 class TrainingController;
 
@@ -45,6 +47,8 @@ public:
     CompareQueue* compare_queue() const { return m_compare; }
     ErrorBanner* error_banner() const { return m_banner; }
     ComparisonModel* comparison_model() const { return m_comparison; }
+    PlanView* plan_view() const { return m_plan_view; }
+    FloatLabTab* float_lab() const { return m_float_lab; }
 
 public slots:
     void train();
@@ -54,6 +58,7 @@ private:
     void build_toolbar();
     void wire_training();
     void update_actions();
+    void refresh_plan(); // the Plan tab follows the stack and the settings
     void log(const QString& line);
 
     Experiment m_base; // name, dataset and fields the form does not show
@@ -64,6 +69,8 @@ private:
     LayerStackEditor* m_editor = nullptr;
     ExperimentForm* m_form = nullptr;
     ChartsPanel* m_charts = nullptr;
+    PlanView* m_plan_view = nullptr;
+    FloatLabTab* m_float_lab = nullptr;
     ErrorBanner* m_banner = nullptr;
     QPlainTextEdit* m_log = nullptr;
     QTableView* m_runs_view = nullptr;
