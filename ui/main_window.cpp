@@ -37,9 +37,11 @@
 #include "ui/experiment_document.h"
 #include "ui/experiment_form.h"
 #include "ui/file_drop.h"
+#include "ui/float_lab/float_lab_tab.h"
 #include "ui/layer_stack_editor.h"
 #include "ui/lessons/lesson_library.h"
 #include "ui/lessons/lessons_panel.h"
+#include "ui/plan_view/plan_view.h"
 #include "ui/policy_picker.h"
 #include "ui/recent_files.h"
 #include "ui/run_history.h"
@@ -77,7 +79,13 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
     auto* centre_layout = new QVBoxLayout(centre);
     centre_layout->setContentsMargins(0, 0, 0, 0);
     centre_layout->addWidget(m_banner);
-    centre_layout->addWidget(m_charts, 1);
+    m_plan_view = new PlanView;
+    auto* centre_tabs = new QTabWidget;
+    centre_tabs->addTab(m_charts, "Charts");
+    centre_tabs->addTab(m_plan_view, "Plan");
+    centre_tabs->setTabToolTip(1, "The compiled plan: every step, its dtypes and the casts the "
+                                  "policy inserts, bytes, FLOPs and memory per category");
+    centre_layout->addWidget(centre_tabs, 1);
 
     m_runs_view = new QTableView;
     m_runs_view->setModel(m_store);
@@ -108,7 +116,15 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
     main->addWidget(left);
     main->addWidget(right);
     main->setStretchFactor(1, 1);
-    setCentralWidget(main);
+    // The Float Lab gets the whole window: it is shown to a class, not beside the charts.
+    m_float_lab = new FloatLabTab;
+    auto* top = new QTabWidget;
+    top->setDocumentMode(true);
+    top->addTab(main, "Training");
+    top->addTab(m_float_lab, "Float Lab");
+    top->setTabToolTip(1, "A value in float32, float16, bfloat16 and float8: bits, rounding, "
+                          "range and arithmetic");
+    setCentralWidget(top);
 
     m_progress = new QProgressBar;
     m_progress->setMaximumWidth(260);
@@ -130,12 +146,14 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
     connect(m_editor, &LayerStackEditor::model_changed, this, [this] {
         update_actions();
         document_edited();
+        refresh_plan();
     });
     connect(m_form, &ExperimentForm::changed, this, [this] {
         const Experiment e = current_experiment();
         m_editor->set_context(QString::fromStdString(e.policy), e.loss_scale);
         update_actions();
         document_edited();
+        refresh_plan();
     });
     connect(m_document, &ExperimentDocument::modified_changed, this, &MainWindow::update_title);
     connect(m_recent, &RecentFiles::open_requested, this, &MainWindow::open_file);
@@ -347,6 +365,7 @@ void MainWindow::set_experiment(const Experiment& experiment) {
         if (m_device->itemData(i).toString().toStdString() == experiment.device)
             m_device->setCurrentIndex(i);
     update_actions();
+    refresh_plan();
 }
 
 bool MainWindow::load_experiment_file(const QString& path) {
@@ -483,6 +502,10 @@ void MainWindow::update_actions() {
         const QSignalBlocker block(m_pause);
         m_pause->setChecked(false);
     }
+}
+
+void MainWindow::refresh_plan() {
+    if (m_plan_view) m_plan_view->set_experiment(current_experiment());
 }
 
 void MainWindow::log(const QString& line) {

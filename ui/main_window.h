@@ -23,11 +23,13 @@ class ComparisonModel;
 class ErrorBanner;
 class ExperimentDocument;
 class ExperimentForm;
+class FloatLabTab;
+class LayerStackEditor;
+class LessonsPanel;
+class PlanView;
 class RecentFiles;
 class RunHistory;
 class RunHistoryMenu;
-class LayerStackEditor;
-class LessonsPanel;
 class RunStore;
 class TrainingController;
 
@@ -65,6 +67,8 @@ public:
     RecentFiles* recent_files() const { return m_recent; }
     ExperimentDocument* document() const { return m_document; }
     QMenu* recent_menu() const { return m_recent_menu; }
+    PlanView* plan_view() const { return m_plan_view; }
+    FloatLabTab* float_lab() const { return m_float_lab; }
 
 public slots:
     void train();
@@ -85,6 +89,7 @@ private:
     void document_edited();
     void wire_training();
     void update_actions();
+    void refresh_plan(); // the Plan tab follows the stack and the settings
     void log(const QString& line);
     void build_lessons(bool gpu);
 
@@ -97,6 +102,8 @@ private:
     ExperimentForm* m_form = nullptr;
     ChartsPanel* m_charts = nullptr;
     LessonsPanel* m_lessons = nullptr;
+    PlanView* m_plan_view = nullptr;
+    FloatLabTab* m_float_lab = nullptr;
     ErrorBanner* m_banner = nullptr;
     QPlainTextEdit* m_log = nullptr;
     QTableView* m_runs_view = nullptr;

@@ -14,6 +14,7 @@
 #include "core/error.h"
 #include "core/numeric/dtype.h"
 #include "core/numeric/float_format.h"
+#include "core/numeric/float_inspect.h"
 
 namespace mantissa::cli {
 
@@ -22,14 +23,6 @@ namespace {
 struct Input {
     std::string text; // as typed, for messages and JSON
     double value;
-};
-
-// One value stored in one dtype, and what the rounding did to it.
-struct Cast {
-    std::uint64_t bits;
-    double stored;
-    std::string cls_text; // human: "overflow→inf"
-    std::string cls_json; // machine: "overflow_to_inf"
 };
 
 Input parse_value(const std::string& text) {
@@ -72,27 +65,6 @@ std::vector<DType> parse_dtypes(const std::vector<std::string>& lists) {
     return dtypes;
 }
 
-// `exact` is the value before rounding; the class says what rounding did to it.
-Cast cast(double exact, DType dtype) {
-    Cast c{};
-    c.bits = encode_bits(exact, dtype);
-    c.stored = decode_bits(c.bits, dtype);
-    const FloatClass cls = classify_bits(c.bits, dtype);
-    if (std::isfinite(exact) && cls == FloatClass::Infinity) {
-        c.cls_text = "overflow→inf";
-        c.cls_json = "overflow_to_inf";
-    } else if (std::isfinite(exact) && cls == FloatClass::NaN) {
-        c.cls_text = "overflow→nan"; // e4m3 has no infinity
-        c.cls_json = "overflow_to_nan";
-    } else if (exact != 0 && cls == FloatClass::Zero) {
-        c.cls_text = "underflow→0";
-        c.cls_json = "underflow_to_zero";
-    } else {
-        c.cls_text = c.cls_json = float_class_name(cls);
-    }
-    return c;
-}
-
 std::string number(double v, int digits) {
     if (std::isnan(v)) return std::signbit(v) ? "-nan" : "nan";
     if (std::isinf(v)) return v < 0 ? "-inf" : "inf";
@@ -104,23 +76,6 @@ std::string number(double v, int digits) {
 // Enough significant digits to show the stored value's difference from the input.
 int digits_for(DType dtype) {
     return dtype == DType::Float64 ? 17 : 9;
-}
-
-double relative_error(double exact, double stored) {
-    if (!std::isfinite(exact)) return exact == stored ? 0 : std::nan(""); // inf->inf, nan, inf->nan
-    if (exact == stored) return 0;
-    if (!std::isfinite(stored)) return INFINITY; // overflow: unbounded error
-    return std::fabs(stored - exact) / std::fabs(exact);
-}
-
-std::string bit_string(std::uint64_t bits, DType dtype) {
-    const FloatFormat& f = float_format(dtype);
-    const BitFields s = split_bits(bits, dtype);
-    std::string out = std::to_string(s.sign) + "|";
-    for (int i = f.exponent_bits - 1; i >= 0; --i) out += ((s.exponent >> i) & 1) ? '1' : '0';
-    out += '|';
-    for (int i = f.mantissa_bits - 1; i >= 0; --i) out += ((s.mantissa >> i) & 1) ? '1' : '0';
-    return out;
 }
 
 std::string hex_string(std::uint64_t bits, DType dtype) {
@@ -169,24 +124,16 @@ void print_table(const std::vector<std::vector<std::string>>& rows) {
     }
 }
 
-// x² in `dtype`: x rounded to the dtype, multiplied, the product rounded to the dtype. The
-// product of two values of at most 24 significant bits is exact in float64, so the only
-// rounding is the dtype's own (float64 itself rounds once, as hardware does).
-Cast square_in(double x, DType dtype) {
-    const double xr = round_to_dtype(x, dtype);
-    return cast(xr * xr, dtype);
-}
-
 void print_human(const Input& in, const std::vector<DType>& dtypes, bool square) {
     std::printf("%s  (float64 %s, %s)\n", in.text.c_str(), number(in.value, 17).c_str(),
                 hex_string(encode_bits(in.value, DType::Float64), DType::Float64).c_str());
     std::vector<std::vector<std::string>> rows = {
         {"dtype", "stored value", "sign|exponent|mantissa", "hex", "rel. error", "class"}};
     for (DType d : dtypes) {
-        const Cast c = cast(in.value, d);
+        const FloatInspection c = inspect_value(in.value, d);
         rows.push_back({std::string(dtype_name(d)), number(c.stored, digits_for(d)),
-                        bit_string(c.bits, d), hex_string(c.bits, d),
-                        number(relative_error(in.value, c.stored), 3), c.cls_text});
+                        bit_string(c.bits, d), hex_string(c.bits, d), number(c.rel_error, 3),
+                        cast_outcome_label(c.outcome)});
     }
     print_table(rows);
     if (square) {
@@ -194,9 +141,9 @@ void print_human(const Input& in, const std::vector<DType>& dtypes, bool square)
             "\n  x² computed in each dtype (x rounded to it, multiplied, rounded again):\n");
         std::vector<std::vector<std::string>> sq = {{"dtype", "x²", "hex", "class"}};
         for (DType d : dtypes) {
-            const Cast c = square_in(in.value, d);
+            const FloatInspection c = compute_in(ArithOp::Square, in.value, 0, d).result;
             sq.push_back({std::string(dtype_name(d)), number(c.stored, digits_for(d)),
-                          hex_string(c.bits, d), c.cls_text});
+                          hex_string(c.bits, d), cast_outcome_label(c.outcome)});
         }
         print_table(sq);
     }
@@ -204,17 +151,18 @@ void print_human(const Input& in, const std::vector<DType>& dtypes, bool square)
 
 void print_json(const Input& in, const std::vector<DType>& dtypes, bool square) {
     for (DType d : dtypes) {
-        const Cast c = cast(in.value, d);
-        std::string line = "{\"input\":" + json_number(in.value) +
-                           ",\"text\":" + json_string(in.text) + ",\"dtype\":\"" +
-                           std::string(dtype_name(d)) + "\",\"value\":" + json_number(c.stored) +
-                           ",\"hex\":\"" + hex_string(c.bits, d) + "\",\"bits\":\"" +
-                           bit_string(c.bits, d) + "\",\"class\":\"" + c.cls_json +
-                           "\",\"rel_error\":" + json_number(relative_error(in.value, c.stored));
+        const FloatInspection c = inspect_value(in.value, d);
+        std::string line =
+            "{\"input\":" + json_number(in.value) + ",\"text\":" + json_string(in.text) +
+            ",\"dtype\":\"" + std::string(dtype_name(d)) + "\",\"value\":" + json_number(c.stored) +
+            ",\"hex\":\"" + hex_string(c.bits, d) + "\",\"bits\":\"" + bit_string(c.bits, d) +
+            "\",\"class\":\"" + cast_outcome_name(c.outcome) +
+            "\",\"rel_error\":" + json_number(c.rel_error);
         if (square) {
-            const Cast s = square_in(in.value, d);
+            const FloatInspection s = compute_in(ArithOp::Square, in.value, 0, d).result;
             line += ",\"square\":" + json_number(s.stored) + ",\"square_hex\":\"" +
-                    hex_string(s.bits, d) + "\",\"square_class\":\"" + s.cls_json + "\"";
+                    hex_string(s.bits, d) + "\",\"square_class\":\"" +
+                    cast_outcome_name(s.outcome) + "\"";
         }
         std::printf("%s}\n", line.c_str());
     }

@@ -1,0 +1,161 @@
+// The Plan view, offscreen: casts listed for mixed_float16 and none for float32, the diagram's
+// cast markers, memory per category, the error for a stack that does not fit, and live updates
+// from the main window's settings and layer stack.
+#include <QComboBox>
+#include <QFile>
+#include <QTest>
+
+#include "core/backend/cpu/cpu_backend.h"
+#include "core/nn/model.h"
+#include "core/plan/compile.h"
+#include "core/train/experiment.h"
+#include "ui/experiment_form.h"
+#include "ui/main_window.h"
+#include "ui/plan_view/plan_diagram.h"
+#include "ui/plan_view/plan_steps_model.h"
+#include "ui/plan_view/plan_view.h"
+
+using namespace mantissa;
+using namespace mantissa::ui;
+
+namespace {
+
+Experiment mlp_small(const std::string& policy) {
+    QFile file(":/experiments/mlp-small.json");
+    if (!file.open(QIODevice::ReadOnly)) qFatal("mlp-small.json is missing from the resources");
+    Experiment e = experiment_from_json(file.readAll().toStdString(), "mlp-small.json");
+    e.policy = policy;
+    return e;
+}
+
+int cast_rows(const PlanStepsModel* model) {
+    int n = 0;
+    for (int r = 0; r < model->rowCount(); ++r) {
+        const bool cast = model->index(r, 0).data(Qt::UserRole).toBool();
+        const QString op = model->index(r, PlanStepsModel::Op).data().toString();
+        if (cast != op.contains("cast")) qFatal("row %d: cast flag and op disagree", r);
+        n += cast ? 1 : 0;
+    }
+    return n;
+}
+
+} // namespace
+
+class TestGuiPlanView : public QObject {
+    Q_OBJECT
+
+private slots:
+    void initTestCase() { Q_INIT_RESOURCE(resources); }
+
+    void float32HasNoCasts() {
+        PlanView view;
+        view.set_experiment(mlp_small("float32"));
+        QVERIFY(view.has_plan());
+        QVERIFY(view.error_text().isEmpty());
+        QCOMPARE(view.cast_steps(), 0);
+        QVERIFY(view.steps_model()->rowCount() > 10);
+        QCOMPARE(cast_rows(view.steps_model()), 0);
+        QCOMPARE(view.diagram()->cast_markers(), 0);
+        QVERIFY(!view.memory_text().contains("master"));
+        QVERIFY(view.summary_text().contains("0 casts"));
+    }
+
+    void mixedFloat16ListsItsCasts() {
+        PlanView view;
+        view.set_experiment(mlp_small("mixed_float16"));
+        QVERIFY(view.has_plan());
+        const PlanDigest& d = view.digest();
+        // Three Dense layers, each with a kernel and a bias: their float32 master variables are
+        // cast to float16 in the forward pass and their gradients back in the backward pass.
+        int weight_casts = 0, forward_input_casts = 0;
+        for (const PlanStepRow& row : d.steps) {
+            weight_casts += row.weight_cast ? 1 : 0;
+            forward_input_casts +=
+                row.is_cast && !row.weight_cast && row.phase == StepPhase::Forward;
+        }
+        QCOMPARE(weight_casts, 3 * 2 * 2);
+        // The float32 batch into the first float16 layer, and the float16 logits into the
+        // float32 softmax (the Keras guide's rule).
+        QCOMPARE(forward_input_casts, 2);
+        QCOMPARE(view.cast_steps(), cast_rows(view.steps_model()));
+        QVERIFY(view.cast_steps() >= weight_casts + forward_input_casts);
+        QCOMPARE(view.diagram()->cast_markers(), 2);
+        QCOMPARE(d.layers.back().input_casts, std::vector<std::string>{"float16→float32"});
+        QCOMPARE(d.layers[1].weight_casts, 2);
+        QCOMPARE(d.layers[1].compute, DType::Float16);
+        QCOMPARE(d.loss_dtype, DType::Float32);
+        QVERIFY(view.memory_text().contains("master"));
+        // A cast row is highlighted.
+        for (int r = 0; r < view.steps_model()->rowCount(); ++r)
+            if (view.steps_model()->index(r, 0).data(Qt::UserRole).toBool())
+                QVERIFY(view.steps_model()->index(r, 0).data(Qt::BackgroundRole).isValid());
+    }
+
+    // The preview (no memory) describes exactly the plan the CPU engine compiles for training.
+    void previewMatchesTheRealPlan() {
+        const Experiment e = mlp_small("mixed_float16");
+        const PlanDigest preview = preview_plan(e);
+        CpuBackend cpu;
+        const Model model(e.model, policy_from_name(e.policy));
+        CompileOptions options;
+        options.policy = policy_from_name(e.policy);
+        options.batch_size = e.batch_size;
+        options.optimizer = e.optimizer;
+        options.loss_scale = e.loss_scale;
+        const auto plan = compile(model, options, cpu);
+        const PlanDigest real = digest_plan(*plan);
+        QCOMPARE(preview.steps.size(), plan->steps.size());
+        QCOMPARE(preview.memory.bytes, plan->memory.bytes);
+        QCOMPARE(preview.flops, plan->train_flops_per_step());
+        QCOMPARE(preview.casts, real.casts);
+        // The first Dense's forward GEMM: 2 · batch · 784 · 128 FLOPs, float16 in and out.
+        auto gemm = std::find_if(preview.steps.begin(), preview.steps.end(), [](const auto& s) {
+            return s.layer == "dense_1" && s.phase == StepPhase::Forward && !s.is_cast;
+        });
+        QVERIFY(gemm != preview.steps.end());
+        QCOMPARE(gemm->flops, 2.0 * 128 * 784 * 128);
+        QCOMPARE(QString::fromStdString(gemm->inputs), QString("float16"));
+    }
+
+    void aStackThatDoesNotFitShowsTheError() {
+        PlanView view;
+        Experiment e = mlp_small("float32");
+        e.model.layers.erase(e.model.layers.begin()); // Dense straight on the image
+        view.set_experiment(e);
+        QVERIFY(!view.has_plan());
+        QVERIFY2(view.error_text().contains("dense_1"), qPrintable(view.error_text()));
+        QCOMPARE(view.steps_model()->rowCount(), 0);
+        view.set_experiment(mlp_small("float32"));
+        QVERIFY(view.has_plan());
+        QVERIFY(view.error_text().isEmpty());
+    }
+
+    void followsThePolicyAndTheStackInTheMainWindow() {
+        MainWindow window;
+        PlanView* view = window.plan_view();
+        QVERIFY(view);
+        QVERIFY(view->has_plan());
+        QCOMPARE(QString::fromStdString(view->digest().policy), QString("float32"));
+        QCOMPARE(view->cast_steps(), 0);
+        auto* policy = window.findChild<ExperimentForm*>()->findChild<QComboBox*>("policy");
+        QVERIFY(policy);
+        policy->setCurrentIndex(policy->findData("mixed_float16"));
+        QCOMPARE(QString::fromStdString(view->digest().policy), QString("mixed_float16"));
+        QVERIFY(view->cast_steps() > 0);
+        policy->setCurrentIndex(policy->findData("float32"));
+        QCOMPARE(view->cast_steps(), 0);
+        // Editing the stack: a stack that does not fit shows the error, a fixed one the plan.
+        Experiment e = window.current_experiment();
+        e.model.layers.erase(e.model.layers.begin());
+        window.set_experiment(e);
+        QVERIFY(!view->has_plan());
+        e.model.layers.insert(e.model.layers.begin(), LayerSpec{});
+        e.model.layers.front().type = LayerType::Flatten;
+        window.set_experiment(e);
+        QVERIFY(view->has_plan());
+        QVERIFY(window.float_lab());
+    }
+};
+
+QTEST_MAIN(TestGuiPlanView)
+#include "tst_gui_plan_view.moc"

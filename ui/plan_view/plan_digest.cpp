@@ -1,0 +1,125 @@
+// PlanDigest from a Plan: dtypes and bytes come from the plan's tensors, so the view shows what
+// compile() decided, not a re-derivation of the policy rules.
+#include "ui/plan_view/plan_digest.h"
+
+#include <algorithm>
+#include <set>
+
+#include "core/nn/model.h"
+#include "core/plan/compile.h"
+#include "ui/plan_view/plan_preview_backend.h"
+
+namespace mantissa::ui {
+
+namespace {
+
+std::string dtype_list(const Plan& plan, const std::vector<TensorId>& ids) {
+    std::string out;
+    std::vector<std::string> seen;
+    for (TensorId id : ids) {
+        if (id == kNoTensor) continue;
+        const std::string name(dtype_name(plan.tensor(id).dtype));
+        if (std::find(seen.begin(), seen.end(), name) != seen.end()) continue;
+        seen.push_back(name);
+        out += (out.empty() ? "" : ", ") + name;
+    }
+    return out;
+}
+
+std::string tensor_list(const Plan& plan, const std::vector<TensorId>& ids) {
+    std::string out;
+    for (TensorId id : ids) {
+        if (id == kNoTensor) continue;
+        const Tensor& t = plan.tensor(id);
+        out += (out.empty() ? "" : "\n") + t.name + "  " + std::string(dtype_name(t.dtype)) + " " +
+               shape_str(t.shape);
+    }
+    return out;
+}
+
+} // namespace
+
+PlanDigest digest_plan(const Plan& plan) {
+    PlanDigest d;
+    d.policy = plan.policy.name;
+    d.batch_size = plan.batch_size;
+    d.input_dtype = plan.tensor(plan.input).dtype;
+    d.loss_dtype = plan.tensor(plan.probs).dtype;
+    d.lint = plan.lint;
+    d.memory = plan.memory;
+    d.flops = plan.train_flops_per_step();
+    d.params = plan.param_count;
+
+    for (const LayerSummary& layer : plan.layers) {
+        PlanLayerBox box;
+        box.name = layer.name;
+        box.type = layer.type;
+        box.detail = layer.detail;
+        box.output_shape = shape_str(layer.output_shape);
+        box.policy = layer.policy.name;
+        box.compute = layer.policy.compute;
+        box.variable = layer.policy.variable;
+        box.params = layer.params;
+        d.layers.push_back(std::move(box));
+    }
+
+    for (const PlanStep& step : plan.steps) {
+        PlanStepRow row;
+        row.phase = step.phase;
+        row.layer = step.layer;
+        row.op = step.op;
+        row.inputs = dtype_list(plan, step.inputs);
+        row.outputs = dtype_list(plan, step.outputs);
+        row.detail =
+            "in:\n" + tensor_list(plan, step.inputs) + "\nout:\n" + tensor_list(plan, step.outputs);
+        row.is_cast = step.is_cast;
+        row.flops = step.flops;
+        std::set<TensorId> touched(step.inputs.begin(), step.inputs.end());
+        touched.insert(step.outputs.begin(), step.outputs.end());
+        for (TensorId id : touched)
+            if (id != kNoTensor) row.bytes += plan.tensor(id).bytes();
+        if (step.is_cast) {
+            ++d.casts;
+            auto is_master = [&](const std::vector<TensorId>& ids) {
+                return std::any_of(ids.begin(), ids.end(), [&](TensorId id) {
+                    return id != kNoTensor && plan.tensor(id).category == MemCategory::Master;
+                });
+            };
+            row.weight_cast =
+                is_master(step.inputs) || is_master(step.outputs) ||
+                std::any_of(plan.params.begin(), plan.params.end(), [&](const PlanParam& p) {
+                    return !step.outputs.empty() && p.grad == step.outputs.front();
+                });
+            if (step.phase == StepPhase::Forward) {
+                auto box =
+                    std::find_if(d.layers.begin(), d.layers.end(),
+                                 [&](const PlanLayerBox& b) { return b.name == step.layer; });
+                if (box != d.layers.end()) {
+                    if (row.weight_cast)
+                        ++box->weight_casts;
+                    else
+                        box->input_casts.push_back(
+                            step.op.rfind("cast ", 0) == 0 ? step.op.substr(5) : step.op);
+                }
+            }
+        }
+        d.steps.push_back(std::move(row));
+    }
+    return d;
+}
+
+PlanDigest preview_plan(const Experiment& experiment) {
+    validate_experiment(experiment);
+    const Policy policy = policy_from_name(experiment.policy);
+    const Model model(experiment.model, policy);
+    CompileOptions options;
+    options.policy = policy;
+    options.batch_size = experiment.batch_size;
+    options.optimizer = experiment.optimizer;
+    options.loss_scale = experiment.loss_scale;
+    PlanPreviewBackend backend; // outlives the plan: the arena's release runs first
+    const std::unique_ptr<Plan> plan = compile(model, options, backend);
+    return digest_plan(*plan);
+}
+
+} // namespace mantissa::ui

@@ -1,0 +1,168 @@
+// PlanStepsModel: cast rows are tinted amber (activation casts) or violet (weight casts) so the
+// cost of a policy is visible as a count of coloured lines, the way a profiler shows it.
+#include "ui/plan_view/plan_steps_model.h"
+
+#include <QApplication>
+#include <QFont>
+#include <QPalette>
+
+#include "ui/theme.h"
+
+namespace mantissa::ui {
+
+namespace {
+
+QString text(const std::string& s) {
+    return QString::fromStdString(s);
+}
+
+const char* phase_name(StepPhase phase) {
+    switch (phase) {
+    case StepPhase::Forward:
+        return "forward";
+    case StepPhase::Backward:
+        return "backward";
+    case StepPhase::Update:
+        return "update";
+    }
+    return "?";
+}
+
+QColor cast_colour(bool weight_cast, const QPalette& palette) {
+    if (weight_cast) return is_dark(palette) ? QColor(0xd0, 0x9c, 0xf0) : QColor(0x8e, 0x44, 0xad);
+    return is_dark(palette) ? QColor(0xff, 0xc1, 0x4d) : QColor(0xb2, 0x6a, 0x00);
+}
+
+} // namespace
+
+QString bytes_text(double bytes) {
+    const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+    int unit = 0;
+    while (bytes >= 1024.0 && unit < 4) bytes /= 1024.0, ++unit;
+    return unit == 0 ? QStringLiteral("%1 B").arg(bytes, 0, 'f', 0)
+                     : QStringLiteral("%1 %2").arg(bytes, 0, 'f', 1).arg(units[unit]);
+}
+
+QString flops_text(double flops) {
+    if (flops <= 0) return QStringLiteral("—");
+    const char* units[] = {"FLOP", "kFLOP", "MFLOP", "GFLOP", "TFLOP"};
+    int unit = 0;
+    while (flops >= 1000.0 && unit < 4) flops /= 1000.0, ++unit;
+    return unit == 0 ? QStringLiteral("%1 FLOP").arg(flops, 0, 'f', 0)
+                     : QStringLiteral("%1 %2").arg(flops, 0, 'f', 1).arg(units[unit]);
+}
+
+PlanStepsModel::PlanStepsModel(QObject* parent) : QAbstractTableModel(parent) {}
+
+void PlanStepsModel::set_steps(std::vector<PlanStepRow> steps) {
+    beginResetModel();
+    m_steps = std::move(steps);
+    endResetModel();
+}
+
+void PlanStepsModel::clear() {
+    set_steps({});
+}
+
+int PlanStepsModel::rowCount(const QModelIndex& parent) const {
+    return parent.isValid() ? 0 : static_cast<int>(m_steps.size());
+}
+
+int PlanStepsModel::columnCount(const QModelIndex& parent) const {
+    return parent.isValid() ? 0 : ColumnCount;
+}
+
+QVariant PlanStepsModel::data(const QModelIndex& index, int role) const {
+    if (!index.isValid() || index.row() >= rowCount()) return {};
+    const PlanStepRow& s = m_steps[static_cast<std::size_t>(index.row())];
+    switch (role) {
+    case Qt::DisplayRole:
+        switch (index.column()) {
+        case Index:
+            return index.row() + 1;
+        case Phase:
+            return QString::fromLatin1(phase_name(s.phase));
+        case Layer:
+            return text(s.layer);
+        case Op:
+            return s.is_cast ? QStringLiteral("⇄ ") + text(s.op) : text(s.op);
+        case Inputs:
+            return text(s.inputs);
+        case Outputs:
+            return text(s.outputs);
+        case Bytes:
+            return bytes_text(static_cast<double>(s.bytes));
+        case Flops:
+            return flops_text(s.flops);
+        }
+        return {};
+    case Qt::ToolTipRole: {
+        QString tip = text(s.detail);
+        if (s.is_cast)
+            tip.prepend(s.weight_cast
+                            ? QStringLiteral("A cast of a float32 master variable (or of its "
+                                             "gradient back to it), inserted by the mixed "
+                                             "policy every step.\n")
+                            : QStringLiteral("A cast of an activation (or its gradient) to the "
+                                             "layer's compute dtype, inserted by the policy.\n"));
+        return tip;
+    }
+    case Qt::BackgroundRole:
+        if (s.is_cast)
+            return blend(QApplication::palette().color(QPalette::Base),
+                         cast_colour(s.weight_cast, QApplication::palette()), 0.22);
+        return {};
+    case Qt::ForegroundRole:
+        if (s.is_cast && index.column() == Op)
+            return cast_colour(s.weight_cast, QApplication::palette());
+        return {};
+    case Qt::FontRole:
+        if (s.is_cast && index.column() == Op) {
+            QFont f = QApplication::font();
+            f.setBold(true);
+            return f;
+        }
+        return {};
+    case Qt::TextAlignmentRole:
+        if (index.column() == Bytes || index.column() == Flops || index.column() == Index)
+            return QVariant(Qt::AlignRight | Qt::AlignVCenter);
+        return {};
+    case Qt::UserRole: // whether the row is a cast, for tests and filters
+        return s.is_cast;
+    }
+    return {};
+}
+
+QVariant PlanStepsModel::headerData(int section, Qt::Orientation orientation, int role) const {
+    if (orientation != Qt::Horizontal) return {};
+    if (role == Qt::DisplayRole) {
+        switch (section) {
+        case Index:
+            return QStringLiteral("#");
+        case Phase:
+            return QStringLiteral("phase");
+        case Layer:
+            return QStringLiteral("layer");
+        case Op:
+            return QStringLiteral("op");
+        case Inputs:
+            return QStringLiteral("input dtypes");
+        case Outputs:
+            return QStringLiteral("output dtypes");
+        case Bytes:
+            return QStringLiteral("bytes");
+        case Flops:
+            return QStringLiteral("FLOPs");
+        }
+    }
+    if (role == Qt::ToolTipRole) {
+        if (section == Bytes)
+            return QStringLiteral("Bytes the step reads and writes (its distinct input and "
+                                  "output tensors), per training step.");
+        if (section == Flops)
+            return QStringLiteral("Floating-point operations per execution of the step.");
+    }
+    return {};
+}
+
+} // namespace mantissa::ui
