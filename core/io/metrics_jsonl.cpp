@@ -17,6 +17,13 @@ namespace {
 
 using nlohmann::json;
 
+// Messages and names can hold any bytes (a file path in a legacy encoding, a truncated UTF-8
+// sequence); nlohmann's default dump() throws on invalid UTF-8, which would end the run. Such bytes
+// become U+FFFD instead, so every line stays valid JSON (found by fuzz/fuzz_metrics_jsonl).
+std::string dump_line(const json& line) {
+    return line.dump(-1, ' ', false, json::error_handler_t::replace);
+}
+
 json number(double value) {
     return std::isfinite(value) ? json(value) : json(nullptr);
 }
@@ -75,7 +82,7 @@ void MetricsJsonlWriter::write_header(const Experiment& experiment, const Device
         {"layers", layers},
         {"lint", lint},
         {"mem", memory_json(memory)}};
-    write_line(header.dump());
+    write_line(dump_line(header));
     m_out.flush();
 }
 
@@ -93,7 +100,7 @@ void MetricsJsonlWriter::write_step(const StepRecord& r) {
                  {"mem", memory_json(r.memory)},
                  {"device_mem_used", r.device_mem_used},
                  {"device_mem_total", r.device_mem_total}};
-    write_line(line.dump());
+    write_line(dump_line(line));
 }
 
 void MetricsJsonlWriter::write_epoch(const EpochRecord& r) {
@@ -108,7 +115,7 @@ void MetricsJsonlWriter::write_epoch(const EpochRecord& r) {
                  {"median_step_ms", r.median_step_ms},
                  {"skipped_steps", r.skipped_steps},
                  {"loss_scale", r.loss_scale}};
-    write_line(line.dump());
+    write_line(dump_line(line));
     m_out.flush();
 }
 
@@ -128,7 +135,7 @@ void MetricsJsonlWriter::write_summary(const RunSummary& s) {
                  {"skipped_steps", s.skipped_steps},
                  {"seconds_to_97", s.seconds_to_97 >= 0 ? json(s.seconds_to_97) : json(nullptr)},
                  {"peak_memory", s.peak_memory}};
-    write_line(line.dump());
+    write_line(dump_line(line));
     m_out.flush();
 }
 
@@ -156,7 +163,7 @@ void MetricsJsonlWriter::write_histogram(const GradientHistogram& h) {
 }
 
 void MetricsJsonlWriter::write_log(const std::string& message) {
-    write_line(json{{"type", "log"}, {"message", message}}.dump());
+    write_line(dump_line(json{{"type", "log"}, {"message", message}}));
 }
 
 } // namespace mantissa
