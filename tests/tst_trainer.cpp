@@ -1,5 +1,6 @@
 // The Trainer on real MNIST: seeded determinism, pause/resume/stop from another thread,
 // learning under float32 and mixed policies, divergence handling and the metrics JSONL.
+#include <QScopeGuard>
 #include <QtTest>
 
 #include <atomic>
@@ -105,9 +106,15 @@ private slots:
         callbacks.on_step = [&](const StepRecord& r) { last_step = r.step; };
         RunSummary summary;
         std::thread worker([&] { summary = trainer.run(control, callbacks); });
+        // A failed check returns early: stop and join the worker whatever happens.
+        const auto join = qScopeGuard([&] {
+            control.request_stop();
+            if (worker.joinable()) worker.join();
+        });
         while (last_step < 5) std::this_thread::sleep_for(std::chrono::milliseconds(2));
         control.set_paused(true);
-        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+        // Parked: the step in flight has finished and been reported, however loaded the machine.
+        while (!control.parked()) std::this_thread::sleep_for(std::chrono::milliseconds(2));
         const std::int64_t paused_at = last_step;
         std::this_thread::sleep_for(std::chrono::milliseconds(200));
         QCOMPARE(last_step.load(), paused_at); // no step runs while paused
@@ -115,6 +122,7 @@ private slots:
         while (last_step < paused_at + 5) std::this_thread::sleep_for(std::chrono::milliseconds(2));
         control.request_stop();
         worker.join();
+        QVERIFY(!control.parked());
         QCOMPARE(summary.status, RunStatus::Stopped);
         QVERIFY(summary.steps >= paused_at + 5);
         QVERIFY(std::isfinite(summary.val_accuracy)); // the partial epoch was still evaluated

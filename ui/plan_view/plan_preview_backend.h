@@ -71,6 +71,8 @@ public:
         return {};
     }
     void write_scalars(const StepScalars&, Tensor&) override { refuse(); }
+    void enqueue_readout(const Tensor&, int) override { refuse(); }
+    StepReadout read_readout(int) override { refuse(); }
 
 private:
     [[noreturn]] static void refuse();
