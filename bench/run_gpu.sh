@@ -39,9 +39,15 @@ export MANTISSA_DATA=$root/.deps/mnist
 cudnn_root=$(python3 -c 'import nvidia.cudnn, os; print(os.path.dirname(nvidia.cudnn.__file__))' 2>/dev/null || true)
 
 log "stage 3/5: build (headless preset)"
-if ! cmake --preset headless -DCMAKE_PREFIX_PATH="$root/.deps" \
+generator=()
+command -v ninja > /dev/null || generator=(-G "Unix Makefiles") # the preset asks for Ninja
+if ! cmake --preset headless ${generator[@]+"${generator[@]}"} -DCMAKE_PREFIX_PATH="$root/.deps" \
         ${cudnn_root:+-DCUDNN_ROOT=$cudnn_root} > "$out/configure.log" 2>&1; then
     tail -30 "$out/configure.log"; fail "configure (see configure.log)"; exit 3
+fi
+if ! grep -q "^MANTISSA_WITH_CUDA:BOOL=ON" build/headless/CMakeCache.txt; then
+    fail "the CUDA engine is not configured (nvcc not found?): put the CUDA toolkit's bin on PATH"
+    exit 3
 fi
 grep -E "cuDNN|CUDA" "$out/configure.log" | head -5
 if ! cmake --build build/headless -j"$(nproc)" > "$out/build.log" 2>&1; then
