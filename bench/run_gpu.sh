@@ -69,6 +69,7 @@ gemm_json="$out/gemm.jsonl"
 "$cli" bench --gemm --device cuda --sizes 4096,8192 --dtypes float16,float32 --steps 20 --json \
     > "$gemm_json" 2> "$out/gemm.err" || fail "cuBLAS GEMM throughput (see gemm.err)"
 cat "$gemm_json"
+[ -s "$gemm_json" ] && python3 bench/gpu_results.py gemm "$gemm_json" bench/results.jsonl
 # config | policy | extra flags for both | label
 cases=(
     "seed-mlp|mixed_float16||mixed_float16"
