@@ -37,6 +37,10 @@ mkdir -p .deps/mnist && tar -C .deps/mnist -xzf .deps/mnist.tar.gz || { fail "un
 export MANTISSA_DATA=$root/.deps/mnist
 # cuDNN from PyTorch's wheel when the toolkit has none.
 cudnn_root=$(python3 -c 'import nvidia.cudnn, os; print(os.path.dirname(nvidia.cudnn.__file__))' 2>/dev/null || true)
+if [ -n "$cudnn_root" ] && [ -d "$cudnn_root/lib" ]; then
+    # cuDNN 9 dlopens its sub-libraries (libcudnn_cnn.so.9, ...) from the loader's search path.
+    export LD_LIBRARY_PATH="$cudnn_root/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+fi
 
 log "stage 3/5: build (headless preset)"
 generator=()
