@@ -4,19 +4,32 @@
 # measured pair to bench/results.jsonl and regenerating the table in bench/RESULTS.md.
 # Needs .deps/ (bench/prepare_deps.sh, run on the build machine) carried along. Every stage's
 # output goes to $OUT (the run tool's folder; bench/out/gpu otherwise).
-#   usage: bench/run_gpu.sh [--quick]      (--quick: one pair per case, fewer steps)
+#   usage: bench/run_gpu.sh [build] [selftest] [bench] [--quick]   (no stage named: all three)
+# One `run` call may last 10 minutes, so a session typically calls `build selftest`, then
+# `bench` (the build folder stays on the warm machine between calls). --quick: one pair per case.
 set -u -o pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
 out=${OUT:-$root/bench/out/gpu}
 mkdir -p "$out"
 quick=0
-[ "${1:-}" = "--quick" ] && quick=1
+do_build=0 do_selftest=0 do_bench=0
+for arg in "$@"; do
+    case $arg in
+    --quick) quick=1 ;;
+    build) do_build=1 ;;
+    selftest) do_selftest=1 ;;
+    bench) do_bench=1 ;;
+    *) echo "run_gpu.sh: unknown argument '$arg' (build, selftest, bench, --quick)" >&2; exit 2 ;;
+    esac
+done
+if [ $((do_build + do_selftest + do_bench)) -eq 0 ]; then do_build=1 do_selftest=1 do_bench=1; fi
 reps=$((quick ? 1 : 3))
 status=0
 log() { echo "== $(date -u +%H:%M:%S) $*" | tee -a "$out/run_gpu.log"; }
 fail() { log "FAILED: $*"; status=1; }
 
+[ -x /usr/local/cuda/bin/nvcc ] && export PATH=/usr/local/cuda/bin:$PATH
 log "stage 1/5: environment"
 {
     nvidia-smi || echo "nvidia-smi: not available"
@@ -25,8 +38,7 @@ log "stage 1/5: environment"
     python3 -c 'import torch; print("torch", torch.__version__, "cuda", torch.version.cuda, torch.cuda.is_available())' \
         || echo "python3/torch: not available"
 } > "$out/env.txt" 2>&1
-cat "$out/env.txt" | head -30
-[ -x /usr/local/cuda/bin/nvcc ] && export PATH=/usr/local/cuda/bin:$PATH
+head -40 "$out/env.txt"
 
 log "stage 2/5: dependencies from .deps/"
 if [ ! -d .deps/include/eigen3 ] || [ ! -f .deps/mnist.tar.gz ]; then
@@ -42,6 +54,8 @@ if [ -n "$cudnn_root" ] && [ -d "$cudnn_root/lib" ]; then
     export LD_LIBRARY_PATH="$cudnn_root/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 fi
 
+cli=$root/build/headless/app/mantissa-cli
+if [ $do_build -eq 1 ]; then
 log "stage 3/5: build (headless preset)"
 generator=()
 command -v ninja > /dev/null || generator=(-G "Unix Makefiles") # the preset asks for Ninja
@@ -57,14 +71,18 @@ grep -E "cuDNN|CUDA" "$out/configure.log" | head -5
 if ! cmake --build build/headless -j"$(nproc)" > "$out/build.log" 2>&1; then
     grep -E "error|Error" "$out/build.log" | head -30; fail "build (see build.log)"; exit 3
 fi
-cli=$root/build/headless/app/mantissa-cli
 grep -ci "warning" "$out/build.log" | sed 's/^/build warnings: /'
+fi
+[ -x "$cli" ] || { fail "$cli is missing: run the build stage first"; exit 3; }
 
+if [ $do_selftest -eq 1 ]; then
 log "stage 4/5: selftest (every CUDA op x dtype against the CPU engine, a step, short runs)"
 "$cli" selftest > "$out/selftest.txt" 2>&1
 selftest_rc=$?
-tail -60 "$out/selftest.txt"
-[ $selftest_rc -eq 0 ] || fail "selftest exited $selftest_rc (see selftest.txt); benchmarks still run"
+tail -80 "$out/selftest.txt"
+[ $selftest_rc -eq 0 ] || fail "selftest exited $selftest_rc (see selftest.txt)"
+fi
+[ $do_bench -eq 1 ] || { log "done (status $status); files in $out"; exit $status; }
 
 log "stage 5/5: Mantissa and PyTorch AMP, alternately"
 exp=resources/experiments
