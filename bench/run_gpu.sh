@@ -5,8 +5,9 @@
 # Needs .deps/ (bench/prepare_deps.sh, run on the build machine) carried along. Every stage's
 # output goes to $OUT (the run tool's folder; bench/out/gpu otherwise).
 #   usage: bench/run_gpu.sh [build] [selftest] [bench] [--quick]   (no stage named: all three)
-# One `run` call may last 10 minutes, so a session typically calls `build selftest`, then
-# `bench` (the build folder stays on the warm machine between calls). --quick: one pair per case.
+# One `run` call may last 10 minutes and a warm machine is released after ~30 s idle, so the first
+# call is usually everything with one pair per case (--quick); a second call can add pairs with
+# `build bench` (the build is a no-op on a still-warm machine). Pairs land in $OUT as they go.
 set -u -o pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
