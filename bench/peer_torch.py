@@ -142,8 +142,11 @@ def main():
     opt = optimizer_for(cfg, model.parameters())
     amp_dtype = {"mixed_float16": torch.float16, "mixed_bfloat16": torch.bfloat16}.get(policy)
     # Keras's dynamic scaler: 2^15, x2 every 2000 finite steps (GradScaler's default is 2^16).
-    scaler = torch.amp.GradScaler("cuda", init_scale=2.0 ** 15, growth_interval=2000,
-                                  enabled=policy == "mixed_float16")
+    scaler_args = dict(init_scale=2.0 ** 15, growth_interval=2000, enabled=policy == "mixed_float16")
+    try:
+        scaler = torch.amp.GradScaler("cuda", **scaler_args)
+    except (AttributeError, TypeError):  # PyTorch before 2.3
+        scaler = torch.cuda.amp.GradScaler(**scaler_args)
     loss_fn = nn.CrossEntropyLoss()
     perm = torch.randperm(n, device=dev)
     steps_per_epoch = (n + batch - 1) // batch

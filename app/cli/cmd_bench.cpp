@@ -78,6 +78,7 @@ int bench_gemm(const ArgParser& parser, Backend& backend) {
             backend.fill(b, 0.25);
             args.workspace = {bw.data(), bw.size()};
             backend.gemm(args); // warm-up
+            backend.synchronize();
             std::vector<double> ms;
             for (int r = 0; r < repeats; ++r) {
                 const auto start = Clock::now();

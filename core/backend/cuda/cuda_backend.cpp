@@ -42,16 +42,25 @@ void require(bool ok, const std::string& message) {
 } // namespace
 
 CudaBackend::Impl::Impl(int device_index) : device(device_index) {
+    try {
+        open();
+    } catch (...) { // a half-opened device: release what was created, then report
+        release();
+        throw;
+    }
+}
+
+void CudaBackend::Impl::open() {
     int count = 0;
     MANTISSA_CUDA_CHECK(cudaGetDeviceCount(&count));
-    if (device_index < 0 || device_index >= count)
-        throw Error(ErrorKind::Device, "CUDA device " + std::to_string(device_index) +
+    if (device < 0 || device >= count)
+        throw Error(ErrorKind::Device, "CUDA device " + std::to_string(device) +
                                            " requested, but only " + std::to_string(count) +
                                            " found");
-    MANTISSA_CUDA_CHECK(cudaSetDevice(device_index));
+    MANTISSA_CUDA_CHECK(cudaSetDevice(device));
     cudaDeviceProp prop{};
-    MANTISSA_CUDA_CHECK(cudaGetDeviceProperties(&prop, device_index));
-    info.id = "cuda:" + std::to_string(device_index);
+    MANTISSA_CUDA_CHECK(cudaGetDeviceProperties(&prop, device));
+    info.id = "cuda:" + std::to_string(device);
     info.name = prop.name;
     info.is_gpu = true;
     info.memory_total = prop.totalGlobalMem;
@@ -68,25 +77,31 @@ CudaBackend::Impl::Impl(int device_index) : device(device_index) {
 }
 
 // Never throws: every release is attempted, errors ignored (the process may be tearing down).
-CudaBackend::Impl::~Impl() {
+void CudaBackend::Impl::release() noexcept {
     if (stream) cudaStreamSynchronize(stream);
     gemms.clear();
     convs.clear();
     for (int i = 0; i < kReadoutSlots; ++i) {
         if (started[i]) cudaEventDestroy(started[i]);
         if (landed[i]) cudaEventDestroy(landed[i]);
+        started[i] = landed[i] = nullptr;
     }
     if (ring) cudaFreeHost(ring);
     if (dnn) cudnnDestroy(dnn);
     if (lt) cublasLtDestroy(lt);
     if (stream) cudaStreamDestroy(stream);
+    ring = nullptr;
+    dnn = nullptr;
+    lt = nullptr;
+    stream = nullptr;
+    cudaGetLastError(); // leave no error behind for the next backend
 }
 
-// A constructor that throws half-way leaves Impl's destructor to release what was created.
-CudaBackend::CudaBackend(int device_index) {
-    auto impl = std::make_unique<Impl>(device_index);
-    m_impl = std::move(impl);
+CudaBackend::Impl::~Impl() {
+    release();
 }
+
+CudaBackend::CudaBackend(int device_index) : m_impl(std::make_unique<Impl>(device_index)) {}
 
 CudaBackend::~CudaBackend() = default;
 

@@ -71,6 +71,8 @@ struct CudaBackend::Impl {
 
     explicit Impl(int device_index);
     ~Impl();
+    void open();             // creates the stream, handles, ring and events (throws)
+    void release() noexcept; // frees whatever open() created, also after a partial open()
 
     // The cached plan for a call, created (descriptors + heuristic) on first use.
     cuda::GemmPlan& gemm_plan(const GemmArgs& args);
