@@ -130,6 +130,7 @@ void TestExperiment::resourcesLoad_data() {
     QTest::newRow("seed-mlp") << "seed-mlp.json" << 5 << "mixed_float16";
     QTest::newRow("mlp-small") << "mlp-small.json" << 5 << "float32";
     QTest::newRow("cnn") << "cnn.json" << 8 << "mixed_float16";
+    QTest::newRow("deep-sigmoid") << "deep-sigmoid.json" << 11 << "mixed_float16";
 }
 
 void TestExperiment::resourcesLoad() {

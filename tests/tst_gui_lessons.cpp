@@ -125,6 +125,20 @@ private slots:
         QVERIFY(!dock->isHidden());
     }
 
+    void openByNumberOrId() {
+        // What `mantissa --lesson 3` and `--lesson 03-loss-scaling` call.
+        MainWindow window;
+        QVERIFY(window.open_lesson("3"));
+        QCOMPARE(window.lessons_panel()->current_lesson()->id, std::string("03-loss-scaling"));
+        QVERIFY(!window.findChild<QDockWidget*>("lessons_dock")->isHidden());
+        QVERIFY(window.open_lesson("06-float32-softmax"));
+        QCOMPARE(window.lessons_panel()->current_lesson()->title,
+                 window.lessons_panel()->lessons()[5].title);
+        QVERIFY(!window.open_lesson("nope"));
+        QVERIFY(!window.open_lesson("0"));
+        QVERIFY(!window.controller()->is_running()); // opening never starts a run
+    }
+
     void badLessonIsListedAndTheOthersLoad() {
         QTemporaryDir dir;
         write(dir.filePath("a-good.json"),

@@ -475,10 +475,8 @@ bool MainWindow::open_lesson(const QString& which, bool run) {
     int index = which.toInt(&numeric) - 1;
     if (!numeric) {
         index = -1;
-        for (int i = 0; i < m_lessons->lesson_count() && index < 0; ++i) {
-            m_lessons->open_lesson(i); // cheap: it only shows text and loads the experiment
-            if (QString::fromStdString(m_lessons->current_lesson()->id) == which) index = i;
-        }
+        for (int i = 0; i < m_lessons->lesson_count() && index < 0; ++i)
+            if (QString::fromStdString(m_lessons->lessons()[i].id) == which) index = i;
     }
     if (index < 0 || index >= m_lessons->lesson_count()) return false;
     findChild<QDockWidget*>("lessons_dock")->show();

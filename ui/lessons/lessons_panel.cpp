@@ -39,7 +39,9 @@ QString run_summary(const Experiment& e) {
 LessonsPanel::LessonsPanel(QWidget* parent) : QWidget(parent) {
     m_list = new QListWidget;
     m_list->setObjectName("lesson_list");
-    m_list->setMaximumHeight(150);
+    m_list->setMaximumHeight(170);
+    m_list->setWordWrap(true); // long titles wrap instead of hiding behind a scroll bar
+    m_list->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
     m_text = new QTextBrowser;
     m_text->setObjectName("lesson_text");
     m_text->setOpenExternalLinks(false);

@@ -28,6 +28,7 @@ public:
     void set_busy(bool busy);
 
     int lesson_count() const { return m_lessons.size(); }
+    const QVector<Lesson>& lessons() const { return m_lessons; }
     void open_lesson(int index); // shows it and emits lesson_opened
     const Lesson* current_lesson() const;
     QString shown_text() const; // the lesson text as plain text, for tests
