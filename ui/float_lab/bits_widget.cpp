@@ -122,7 +122,12 @@ bool BitsWidget::event(QEvent* event) {
         auto* help = static_cast<QHelpEvent*>(event);
         const int index = bit_at(help->pos());
         if (index >= 0)
-            QToolTip::showText(help->globalPos(), bit_description(index), this, bit_rect(index));
+            QToolTip::showText(help->globalPos(),
+                               toolTip().isEmpty() ? bit_description(index)
+                                                   : toolTip() + "\n\n" + bit_description(index),
+                               this, bit_rect(index));
+        else if (!toolTip().isEmpty()) // between cells: what the format is
+            QToolTip::showText(help->globalPos(), toolTip(), this);
         else
             QToolTip::hideText();
         return true;

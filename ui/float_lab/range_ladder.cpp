@@ -46,7 +46,9 @@ int RangeLadder::left_margin() const {
     return fontMetrics().horizontalAdvance(QStringLiteral("float8_e4m3")) + 24;
 }
 int RangeLadder::right_margin() const {
-    return fontMetrics().horizontalAdvance(QStringLiteral("underflow→0")) + 24;
+    // The lane's status is drawn bold; "overflow→nan" is the longest.
+    const QFontMetrics bold(lab::scaled_font(font(), 1.0, true));
+    return bold.horizontalAdvance(QStringLiteral("overflow→nan")) + 28;
 }
 int RangeLadder::top_margin() const {
     return fontMetrics().height() + 10;
@@ -197,7 +199,7 @@ void RangeLadder::paintEvent(QPaintEvent*) {
         p.setPen(QPen(marker, 2.5));
         p.drawLine(QPointF(mx, top - 2), QPointF(mx, bottom));
         p.setFont(lab::scaled_font(normal_font, 1.0, true));
-        const QString label = QStringLiteral("|x| = ") + lab::format_number(std::fabs(m_value), 4);
+        const QString label = QStringLiteral("|x| = ") + lab::format_number(std::fabs(m_value), 6);
         const double w = fontMetrics().horizontalAdvance(label) * 1.1 + 8;
         const double lx = std::clamp(mx - w / 2, left, std::max(left, right - w));
         p.drawText(QRectF(lx, 0, w, top - 2), Qt::AlignCenter, label);
