@@ -73,8 +73,8 @@ private slots:
         QTest::addColumn<DType>("dtype");
         QTest::addColumn<double>("stored");
         QTest::addColumn<CastOutcome>("outcome");
-        QTest::newRow("fp16 65504 exact") << 65504.0 << DType::Float16 << 65504.0
-                                          << CastOutcome::Normal;
+        QTest::newRow("fp16 65504 exact")
+            << 65504.0 << DType::Float16 << 65504.0 << CastOutcome::Normal;
         QTest::newRow("fp16 65519 rounds down")
             << 65519.0 << DType::Float16 << 65504.0 << CastOutcome::Normal;
         QTest::newRow("fp16 65520 overflows")
@@ -87,8 +87,8 @@ private slots:
             << -1e-8 << DType::Float16 << -0.0 << CastOutcome::UnderflowToZero;
         QTest::newRow("bf16 1e-8 normal")
             << 1e-8 << DType::BFloat16 << 0x1.58p-27 << CastOutcome::Normal;
-        QTest::newRow("bf16 65520 fits") << 65520.0 << DType::BFloat16 << 65536.0
-                                         << CastOutcome::Normal;
+        QTest::newRow("bf16 65520 fits")
+            << 65520.0 << DType::BFloat16 << 65536.0 << CastOutcome::Normal;
         QTest::newRow("e4m3 448 max") << 448.0 << DType::Float8E4M3 << 448.0 << CastOutcome::Normal;
         QTest::newRow("e4m3 464 tie to 448")
             << 464.0 << DType::Float8E4M3 << 448.0 << CastOutcome::Normal;
@@ -244,38 +244,36 @@ private slots:
         const ArithOp sq = ArithOp::Square, add = ArithOp::Add, mul = ArithOp::Multiply;
         // The Keras guide: 256² overflows float16, 1e-5² underflows it; bfloat16 holds both.
         QTest::newRow("256² fp16") << sq << 256.0 << 0.0 << DType::Float16 << kInf << true << false;
-        QTest::newRow("256² bf16") << sq << 256.0 << 0.0 << DType::BFloat16 << 65536.0 << false
-                                   << false;
-        QTest::newRow("256² fp32") << sq << 256.0 << 0.0 << DType::Float32 << 65536.0 << false
-                                   << false;
-        QTest::newRow("256² e4m3") << sq << 256.0 << 0.0 << DType::Float8E4M3 << std::nan("")
-                                   << true << false;
-        QTest::newRow("256² e5m2") << sq << 256.0 << 0.0 << DType::Float8E5M2 << kInf << true
-                                   << false;
+        QTest::newRow("256² bf16")
+            << sq << 256.0 << 0.0 << DType::BFloat16 << 65536.0 << false << false;
+        QTest::newRow("256² fp32")
+            << sq << 256.0 << 0.0 << DType::Float32 << 65536.0 << false << false;
+        QTest::newRow("256² e4m3")
+            << sq << 256.0 << 0.0 << DType::Float8E4M3 << std::nan("") << true << false;
+        QTest::newRow("256² e5m2")
+            << sq << 256.0 << 0.0 << DType::Float8E5M2 << kInf << true << false;
         QTest::newRow("1e-5² fp16") << sq << 1e-5 << 0.0 << DType::Float16 << 0.0 << false << true;
-        QTest::newRow("1e-5² bf16") << sq << 1e-5 << 0.0 << DType::BFloat16
-                                    << round_to_dtype(std::pow(round_to_dtype(1e-5,
-                                                                              DType::BFloat16),
-                                                               2),
-                                                      DType::BFloat16)
-                                    << false << false;
-        QTest::newRow("1e-5² e5m2") << sq << 1e-5 << 0.0 << DType::Float8E5M2 << 0.0 << false
-                                    << true;
+        QTest::newRow("1e-5² bf16")
+            << sq << 1e-5 << 0.0 << DType::BFloat16
+            << round_to_dtype(std::pow(round_to_dtype(1e-5, DType::BFloat16), 2), DType::BFloat16)
+            << false << false;
+        QTest::newRow("1e-5² e5m2")
+            << sq << 1e-5 << 0.0 << DType::Float8E5M2 << 0.0 << false << true;
         // A lost update: 2048 + 1 is 2048 in float16 (the paper's 2048× ratio).
-        QTest::newRow("2048+1 fp16") << add << 2048.0 << 1.0 << DType::Float16 << 2048.0 << false
-                                     << false;
-        QTest::newRow("2048+1 fp32") << add << 2048.0 << 1.0 << DType::Float32 << 2049.0 << false
-                                     << false;
-        QTest::newRow("256+1 bf16") << add << 256.0 << 1.0 << DType::BFloat16 << 256.0 << false
-                                    << false;
-        QTest::newRow("max+max fp16") << add << 65504.0 << 65504.0 << DType::Float16 << kInf
-                                      << true << false;
-        QTest::newRow("300·300 fp16") << mul << 300.0 << 300.0 << DType::Float16 << kInf << true
-                                      << false;
-        QTest::newRow("1e-4·1e-4 fp16") << mul << 1e-4 << 1e-4 << DType::Float16 << 0.0 << false
-                                        << true;
-        QTest::newRow("3·0.5 e4m3") << mul << 3.0 << 0.5 << DType::Float8E4M3 << 1.5 << false
-                                    << false;
+        QTest::newRow("2048+1 fp16")
+            << add << 2048.0 << 1.0 << DType::Float16 << 2048.0 << false << false;
+        QTest::newRow("2048+1 fp32")
+            << add << 2048.0 << 1.0 << DType::Float32 << 2049.0 << false << false;
+        QTest::newRow("256+1 bf16")
+            << add << 256.0 << 1.0 << DType::BFloat16 << 256.0 << false << false;
+        QTest::newRow("max+max fp16")
+            << add << 65504.0 << 65504.0 << DType::Float16 << kInf << true << false;
+        QTest::newRow("300·300 fp16")
+            << mul << 300.0 << 300.0 << DType::Float16 << kInf << true << false;
+        QTest::newRow("1e-4·1e-4 fp16")
+            << mul << 1e-4 << 1e-4 << DType::Float16 << 0.0 << false << true;
+        QTest::newRow("3·0.5 e4m3")
+            << mul << 3.0 << 0.5 << DType::Float8E4M3 << 1.5 << false << false;
     }
     void arithmetic() {
         QFETCH(ArithOp, op);

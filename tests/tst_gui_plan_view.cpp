@@ -83,6 +83,9 @@ private slots:
         QCOMPARE(d.layers.back().input_casts, std::vector<std::string>{"float16→float32"});
         QCOMPARE(d.layers[1].weight_casts, 2);
         QCOMPARE(d.layers[1].compute, DType::Float16);
+        QCOMPARE(d.layers[1].output, DType::Float16);
+        QCOMPARE(d.layers[0].output, DType::Float32); // Flatten is a view: nothing cast yet
+        QCOMPARE(d.layers.back().output, DType::Float32);
         QCOMPARE(d.loss_dtype, DType::Float32);
         QVERIFY(view.memory_text().contains("master"));
         // A cast row is highlighted.

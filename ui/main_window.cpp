@@ -80,7 +80,10 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
     centre_layout->setContentsMargins(0, 0, 0, 0);
     centre_layout->addWidget(m_banner);
     m_plan_view = new PlanView;
+    // Side tabs (West) cost width, not height: the charts already fill a 1000-pixel screen.
     auto* centre_tabs = new QTabWidget;
+    centre_tabs->setTabPosition(QTabWidget::West);
+    centre_tabs->setDocumentMode(true);
     centre_tabs->addTab(m_charts, "Charts");
     centre_tabs->addTab(m_plan_view, "Plan");
     centre_tabs->setTabToolTip(1, "The compiled plan: every step, its dtypes and the casts the "
@@ -119,7 +122,8 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
     // The Float Lab gets the whole window: it is shown to a class, not beside the charts.
     m_float_lab = new FloatLabTab;
     auto* top = new QTabWidget;
-    top->setDocumentMode(true);
+    top->setTabPosition(QTabWidget::West);
+    top->setDocumentMode(true); // no frame: every pixel of height goes to the pages
     top->addTab(main, "Training");
     top->addTab(m_float_lab, "Float Lab");
     top->setTabToolTip(1, "A value in float32, float16, bfloat16 and float8: bits, rounding, "

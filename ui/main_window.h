@@ -1,6 +1,7 @@
 // MainWindow: composes the toolbar (open/save, device, train/pause/stop, compare), the layer
-// stack editor and settings, the live charts, and the runs / comparison / log tabs. It wires
-// their signals together and holds no training or chart logic of its own.
+// stack editor and settings, the live charts and the Plan view, the runs / comparison / log tabs,
+// and the Float Lab beside the training page. It wires their signals together and holds no
+// training or chart logic of its own.
 #pragma once
 
 #include <QMainWindow>

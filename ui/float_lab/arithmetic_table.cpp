@@ -45,14 +45,13 @@ ArithmeticTable::ArithmeticTable(QWidget* parent) : QTableWidget(parent) {
     horizontalHeader()->setSectionResizeMode(QHeaderView::Stretch);
     horizontalHeader()->setFont(lab::scaled_font(font(), 1.0, true));
     verticalHeader()->setFont(lab::scaled_font(font(), 1.0, true));
-    verticalHeader()->setSectionResizeMode(QHeaderView::Fixed);
+    verticalHeader()->setSectionResizeMode(QHeaderView::Stretch); // fill the box beside the ladder
     verticalHeader()->setDefaultSectionSize(fontMetrics().height() + 14);
     setEditTriggers(QAbstractItemView::NoEditTriggers);
     setSelectionMode(QAbstractItemView::NoSelection);
     setFocusPolicy(Qt::NoFocus);
     setVerticalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
     setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
-    setSizeAdjustPolicy(QAbstractScrollArea::AdjustToContents);
     for (int r = 0; r < rows; ++r)
         for (int c = 0; c < 3; ++c) {
             auto* item = new QTableWidgetItem;
@@ -60,14 +59,6 @@ ArithmeticTable::ArithmeticTable(QWidget* parent) : QTableWidget(parent) {
             setItem(r, c, item);
         }
     fill();
-}
-
-QSize ArithmeticTable::sizeHint() const {
-    const int h =
-        horizontalHeader()->height() + rowCount() * verticalHeader()->defaultSectionSize();
-    return QSize(verticalHeader()->width() +
-                     3 * fontMetrics().horizontalAdvance("0.000123457  ⚠ underflow"),
-                 h + 2 * frameWidth());
 }
 
 void ArithmeticTable::set_inputs(double x, double y) {

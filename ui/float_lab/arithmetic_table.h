@@ -22,8 +22,6 @@ public:
     }
     QString cell_text(DType dtype, ArithOp op) const; // what the cell shows
 
-    QSize sizeHint() const override;
-
 protected:
     void changeEvent(QEvent* event) override;
 

@@ -18,7 +18,7 @@ BitsWidget::BitsWidget(DType dtype, QWidget* parent) : QWidget(parent), m_dtype(
     m_exponent_bits = f.exponent_bits;
     m_mantissa_bits = f.mantissa_bits;
     m_width = 1 + m_exponent_bits + m_mantissa_bits;
-    setFont(lab::scaled_font(font(), 1.15, true));
+    setFont(lab::scaled_font(font(), 1.25, true));
     setMouseTracking(true);
     setCursor(Qt::PointingHandCursor);
     setSizePolicy(QSizePolicy::Fixed, QSizePolicy::Fixed);
@@ -35,7 +35,7 @@ int BitsWidget::cell_width() const {
 }
 
 int BitsWidget::cell_height() const {
-    return fontMetrics().height() + 10;
+    return fontMetrics().height() + 14;
 }
 
 QRect BitsWidget::bit_rect(int index) const {
@@ -122,7 +122,12 @@ bool BitsWidget::event(QEvent* event) {
         auto* help = static_cast<QHelpEvent*>(event);
         const int index = bit_at(help->pos());
         if (index >= 0)
-            QToolTip::showText(help->globalPos(), bit_description(index), this, bit_rect(index));
+            QToolTip::showText(help->globalPos(),
+                               toolTip().isEmpty() ? bit_description(index)
+                                                   : toolTip() + "\n\n" + bit_description(index),
+                               this, bit_rect(index));
+        else if (!toolTip().isEmpty()) // between cells: what the format is
+            QToolTip::showText(help->globalPos(), toolTip(), this);
         else
             QToolTip::hideText();
         return true;

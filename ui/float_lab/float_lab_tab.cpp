@@ -53,6 +53,10 @@ double tidy(double magnitude) {
 } // namespace
 
 FloatLabTab::FloatLabTab(QWidget* parent) : QWidget(parent) {
+    // Everything a notch larger than the rest of the app: the lab is shown on projectors.
+    setFont(lab::scaled_font(font(), 1.1));
+    // Bold group titles by style sheet: a bold QFont on the box would propagate to its contents.
+    setStyleSheet(QStringLiteral("QGroupBox { font-weight: bold; }"));
     const QFont big = lab::scaled_font(font(), 1.35);
     const QFont bold = lab::scaled_font(font(), 1.15, true);
 
@@ -76,7 +80,12 @@ FloatLabTab::FloatLabTab(QWidget* parent) : QWidget(parent) {
     auto* inputs = new QHBoxLayout;
     inputs->addWidget(x_label);
     inputs->addWidget(m_x_edit);
+    auto* slider_min = new QLabel(QStringLiteral("drag |x|:  1e-12"));
+    auto* slider_max = new QLabel(QStringLiteral("1e12"));
+    inputs->addSpacing(8);
+    inputs->addWidget(slider_min);
     inputs->addWidget(m_slider, 1);
+    inputs->addWidget(slider_max);
     inputs->addSpacing(12);
     inputs->addWidget(y_label);
     inputs->addWidget(m_y_edit);
@@ -131,7 +140,7 @@ FloatLabTab::FloatLabTab(QWidget* parent) : QWidget(parent) {
         QStringLiteral("color: %1;").arg(lab::overflow_colour(palette()).name()));
     m_error->hide();
 
-    m_formats = new FormatTable;
+    m_formats = new FormatTable(this); // a parent now, so it starts from the lab's font
     connect(m_formats, &FormatTable::pattern_chosen, this, [this](DType dtype, quint64 bits) {
         m_x = decode_bits(bits, dtype); // exact: every pattern is a float64
         {
@@ -145,27 +154,21 @@ FloatLabTab::FloatLabTab(QWidget* parent) : QWidget(parent) {
         m_arithmetic->set_inputs(m_x, m_y);
     });
 
-    m_ladder = new RangeLadder;
-    m_arithmetic = new ArithmeticTable;
+    m_ladder = new RangeLadder(this);
+    m_arithmetic = new ArithmeticTable(this);
     auto* ladder_box =
         new QGroupBox(QStringLiteral("Where |x| falls: each format's range (log scale)"));
-    ladder_box->setFont(bold);
     auto* ladder_layout = new QVBoxLayout(ladder_box);
-    m_ladder->setFont(lab::scaled_font(font(), 1.05));
     ladder_layout->addWidget(m_ladder);
     auto* arith_box = new QGroupBox(QStringLiteral("Computed in each format"));
-    arith_box->setFont(bold);
     auto* arith_layout = new QVBoxLayout(arith_box);
-    m_arithmetic->setFont(lab::scaled_font(font(), 1.15));
     arith_layout->addWidget(m_arithmetic);
     auto* bottom = new QHBoxLayout;
     bottom->addWidget(ladder_box, 3);
     bottom->addWidget(arith_box, 2);
 
     auto* formats_box = new QGroupBox(QStringLiteral("x stored in each format"));
-    formats_box->setFont(bold);
     auto* formats_layout = new QVBoxLayout(formats_box);
-    m_formats->setFont(font());
     formats_layout->addWidget(m_formats);
 
     auto* content = new QWidget;
@@ -175,8 +178,7 @@ FloatLabTab::FloatLabTab(QWidget* parent) : QWidget(parent) {
     layout->addLayout(example_row);
     layout->addWidget(m_error);
     layout->addWidget(formats_box);
-    layout->addLayout(bottom);
-    layout->addStretch(1);
+    layout->addLayout(bottom, 1); // the ladder and the table share the height that is left
     auto* scroll = new QScrollArea;
     scroll->setWidget(content);
     scroll->setWidgetResizable(true);

@@ -5,6 +5,7 @@
 #include <QEvent>
 #include <QGridLayout>
 #include <QLabel>
+#include <QVBoxLayout>
 #include <cmath>
 
 #include "core/numeric/float_format.h"
@@ -34,28 +35,23 @@ FormatTable::FormatTable(QWidget* parent) : QWidget(parent) {
     m_grid = new QGridLayout(this);
     m_grid->setContentsMargins(0, 0, 0, 0);
     m_grid->setHorizontalSpacing(22);
-    m_grid->setVerticalSpacing(10);
-    const QFont big = lab::scaled_font(font(), 1.25);
+    m_grid->setVerticalSpacing(14);
+    const QFont big = lab::scaled_font(font(), 1.35);
     const QFont header_font = lab::scaled_font(font(), 1.0, true);
 
-    const QStringList headers = {"format",
-                                 "sign · exponent · mantissa (click a bit)",
-                                 "hex",
-                                 "stored value",
-                                 "rounding error",
-                                 "ULP",
-                                 "below",
-                                 "above",
+    // Two-line cells (hex under the name, relative under absolute error, the neighbours above
+    // each other) keep the row narrow enough for float32's 32 bits on a 1600-pixel screen.
+    const QStringList headers = {"format",       "sign · exponent · mantissa (click a bit)",
+                                 "stored value", "rounding error",
+                                 "ULP",          "neighbours",
                                  "class"};
     const QStringList header_tips = {
-        "",
+        "The format, and its bit pattern in hexadecimal.",
         "The stored bit pattern. Click any bit to flip it: the value updates in every format.",
-        "The same pattern in hexadecimal.",
         "The value of the pattern: the nearest value the format can hold (ties to even).",
-        "|stored − x| and, in brackets, relative to |x|.",
+        "|stored − x| and, below it, relative to |x|.",
         "Unit in the last place: the gap to the next value of larger magnitude at this value.",
-        "The representable value just below (IEEE nextDown).",
-        "The representable value just above (IEEE nextUp).",
+        "The representable values just above (IEEE nextUp) and just below (nextDown).",
         "What rounding did: normal, subnormal (precision lost), underflow→0, overflow→inf/nan."};
     for (int c = 0; c < headers.size(); ++c) {
         auto* h = new QLabel(headers[c]);
@@ -64,6 +60,16 @@ FormatTable::FormatTable(QWidget* parent) : QWidget(parent) {
         m_grid->addWidget(h, 0, c);
     }
 
+    const QFont small = lab::scaled_font(font(), 0.95, false);
+    auto stacked = [](QWidget* top, QWidget* bottom) {
+        auto* cell = new QWidget;
+        auto* v = new QVBoxLayout(cell);
+        v->setContentsMargins(0, 0, 0, 0);
+        v->setSpacing(0);
+        v->addWidget(top);
+        v->addWidget(bottom);
+        return cell;
+    };
     int row = 1;
     for (DType dtype : lab::lab_dtypes()) {
         Row r;
@@ -82,26 +88,26 @@ FormatTable::FormatTable(QWidget* parent) : QWidget(parent) {
             l->setTextInteractionFlags(Qt::TextSelectableByMouse);
             return l;
         };
-        r.hex = label(font());
+        r.hex = label(small);
+        r.hex->setToolTip("The bit pattern in hexadecimal.");
         r.stored = label(big);
-        r.error = label(font());
-        r.ulp = label(font());
-        r.below = label(font());
-        r.above = label(font());
+        const QFont regular = lab::scaled_font(font(), 1.1, false); // not the box's bold title
+        r.error = label(regular);
+        r.ulp = label(regular);
+        r.above = label(regular);
+        r.below = label(regular);
         r.outcome = label(lab::scaled_font(font(), 1.1, true));
-        m_grid->addWidget(name, row, 0);
+        m_grid->addWidget(stacked(name, r.hex), row, 0);
         m_grid->addWidget(r.bits, row, 1, Qt::AlignLeft | Qt::AlignVCenter);
-        m_grid->addWidget(r.hex, row, 2);
-        m_grid->addWidget(r.stored, row, 3);
-        m_grid->addWidget(r.error, row, 4);
-        m_grid->addWidget(r.ulp, row, 5);
-        m_grid->addWidget(r.below, row, 6);
-        m_grid->addWidget(r.above, row, 7);
-        m_grid->addWidget(r.outcome, row, 8);
+        m_grid->addWidget(r.stored, row, 2);
+        m_grid->addWidget(r.error, row, 3);
+        m_grid->addWidget(r.ulp, row, 4);
+        m_grid->addWidget(stacked(r.above, r.below), row, 5);
+        m_grid->addWidget(r.outcome, row, 6);
         m_rows.emplace(dtype, r);
         ++row;
     }
-    m_grid->setColumnStretch(9, 1);
+    m_grid->setColumnStretch(7, 1);
     set_value(1.0);
 }
 
@@ -120,11 +126,14 @@ void FormatTable::show_row(DType dtype, const FloatInspection& r) {
     row.inspection = r;
     row.bits->set_bits(r.bits);
     row.hex->setText(hex_text(r.bits, dtype));
-    row.stored->setText(lab::format_number(r.stored, dtype == DType::Float32 ? 9 : 6));
+    const int digits = dtype == DType::Float32 ? 9 : 6; // float32's neighbours differ in digit 8
+    row.stored->setText(lab::format_number(r.stored, digits));
     row.error->setText(lab::format_error(r));
     row.ulp->setText(std::isnan(r.ulp) ? QStringLiteral("—") : lab::format_number(r.ulp, 4));
-    row.below->setText(r.below ? lab::format_number(*r.below, 6) : QStringLiteral("—"));
-    row.above->setText(r.above ? lab::format_number(*r.above, 6) : QStringLiteral("—"));
+    row.above->setText(QStringLiteral("↑ ") +
+                       (r.above ? lab::format_number(*r.above, digits) : QStringLiteral("none")));
+    row.below->setText(QStringLiteral("↓ ") +
+                       (r.below ? lab::format_number(*r.below, digits) : QStringLiteral("none")));
     row.outcome->setText(QString::fromUtf8(cast_outcome_label(r.outcome)));
     const QColor colour = lab::outcome_colour(r.outcome, palette());
     const QString style =

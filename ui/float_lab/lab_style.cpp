@@ -5,6 +5,7 @@
 #include <QFont>
 #include <QLocale>
 #include <QPalette>
+#include <QRegularExpression>
 #include <cmath>
 
 #include "ui/theme.h"
@@ -80,23 +81,33 @@ QString format_sentence(DType dtype) {
     }
 }
 
+namespace {
+
+// "6.1e-05" -> "6.1e-5", "6.55e+04" -> "6.55e4": shorter, and still what the CLI reads back.
+QString compact_exponent(QString text) {
+    static const QRegularExpression exponent(QStringLiteral("e\\+?(-?)0*(\\d)"));
+    return text.replace(exponent, QStringLiteral("e\\1\\2"));
+}
+
+} // namespace
+
 QString format_number(double value, int digits) {
     if (std::isnan(value)) return QStringLiteral("nan");
     if (std::isinf(value)) return value < 0 ? QStringLiteral("-inf") : QStringLiteral("inf");
     if (value == 0) return std::signbit(value) ? QStringLiteral("-0") : QStringLiteral("0");
-    return QString::number(value, 'g', digits);
+    return compact_exponent(QString::number(value, 'g', digits));
 }
 
 QString exact_text(double value) {
     if (!std::isfinite(value) || value == 0) return format_number(value);
-    return QString::number(value, 'g', QLocale::FloatingPointShortest);
+    return compact_exponent(QString::number(value, 'g', QLocale::FloatingPointShortest));
 }
 
 QString format_error(const FloatInspection& r) {
     if (std::isnan(r.abs_error)) return QStringLiteral("—");
     if (std::isinf(r.abs_error)) return QStringLiteral("∞ (overflow)");
     if (r.abs_error == 0) return QStringLiteral("0 (exact)");
-    return QStringLiteral("%1 (%2 %)")
+    return QStringLiteral("%1\n(%2 %)")
         .arg(format_number(r.abs_error, 3), format_number(100.0 * r.rel_error, 3));
 }
 

@@ -29,11 +29,11 @@ const std::vector<DType>& lab_dtypes();
 // One sentence on what the format is for and what it trades, for tooltips.
 QString format_sentence(DType dtype);
 
-// "256", "0.0999756", "6.10352e-05", "inf", "-0", "nan": `digits` significant digits.
+// "256", "0.0999756", "6.10352e-5", "inf", "-0", "nan": `digits` significant digits.
 QString format_number(double value, int digits = 6);
 // The shortest text that reads back as exactly `value` (for the input field).
 QString exact_text(double value);
-// "2.4e-05 (0.024 %)", "0 (exact)", "∞ (overflow)".
+// "2.4e-5\n(0.024 %)" (absolute, then relative), "0 (exact)", "∞ (overflow)".
 QString format_error(const FloatInspection& inspection);
 
 // `base` scaled by `factor` (projector-friendly sizes relative to the app font).

@@ -29,20 +29,26 @@ QString power_of_ten(int exponent) {
 
 RangeLadder::RangeLadder(QWidget* parent) : QWidget(parent) {
     setFont(lab::scaled_font(font(), 1.05));
-    setSizePolicy(QSizePolicy::Expanding, QSizePolicy::Fixed);
+    setSizePolicy(QSizePolicy::Expanding, QSizePolicy::Expanding);
     setToolTip("Each bar is a format's range on a log scale: the pale part holds subnormals "
                "(less precision), the solid part normal values, up to the largest finite value. "
                "The vertical line is |x|.");
 }
 
 int RangeLadder::lane_height() const {
-    return fontMetrics().height() * 2 + 12;
+    // At least two text lines; more when the tab has room (the lanes share the height).
+    const int minimum = fontMetrics().height() * 2 + 18;
+    const int lanes = static_cast<int>(lab::lab_dtypes().size());
+    const int room = (height() - top_margin() - fontMetrics().height() - 16) / lanes;
+    return std::clamp(room, minimum, minimum * 2);
 }
 int RangeLadder::left_margin() const {
     return fontMetrics().horizontalAdvance(QStringLiteral("float8_e4m3")) + 24;
 }
 int RangeLadder::right_margin() const {
-    return fontMetrics().horizontalAdvance(QStringLiteral("underflow→0")) + 24;
+    // The lane's status is drawn bold; "overflow→nan" is the longest.
+    const QFontMetrics bold(lab::scaled_font(font(), 1.0, true));
+    return bold.horizontalAdvance(QStringLiteral("overflow→nan")) + 28;
 }
 int RangeLadder::top_margin() const {
     return fontMetrics().height() + 10;
@@ -50,7 +56,8 @@ int RangeLadder::top_margin() const {
 
 QSize RangeLadder::sizeHint() const {
     const int lanes = static_cast<int>(lab::lab_dtypes().size());
-    return QSize(900, top_margin() + lanes * lane_height() + fontMetrics().height() + 16);
+    const int lane = fontMetrics().height() * 2 + 18;
+    return QSize(900, top_margin() + lanes * lane + fontMetrics().height() + 16);
 }
 
 QSize RangeLadder::minimumSizeHint() const {
@@ -120,7 +127,7 @@ void RangeLadder::paintEvent(QPaintEvent*) {
         const DType dtype = lab::lab_dtypes()[static_cast<std::size_t>(i)];
         const FloatFormat& f = float_format(dtype);
         const double y = top + i * lane_height() + lane_height() * 0.30;
-        const double bar_h = lane_height() * 0.28;
+        const double bar_h = std::min(lane_height() * 0.28, fontMetrics().height() * 0.9);
         p.setFont(lab::scaled_font(normal_font, 1.0, true));
         p.setPen(text);
         p.drawText(QRectF(8, y - 6, left - 16, bar_h + 12), Qt::AlignLeft | Qt::AlignVCenter,
@@ -159,12 +166,20 @@ void RangeLadder::paintEvent(QPaintEvent*) {
             const QRectF r = align & Qt::AlignRight  ? QRectF(x - 110, label_y, 110, h)
                              : align & Qt::AlignLeft ? QRectF(x, label_y, 110, h)
                                                      : QRectF(x - 55, label_y, 110, h);
-            p.drawText(r, align | Qt::AlignTop, lab::format_number(value, 3));
+            // The max exactly (65504, 57344, 448); the small limits to 3 digits.
+            p.drawText(r, align | Qt::AlignTop, lab::format_number(value, value > 1 ? 6 : 3));
         };
         label(std::log2(f.min_subnormal), f.min_subnormal, Qt::AlignRight);
         if (std::log2(f.min_normal) - std::log2(f.min_subnormal) > 6)
             label(std::log2(f.min_normal), f.min_normal, Qt::AlignLeft);
         label(std::log2(f.max_finite), f.max_finite, Qt::AlignRight);
+        // Limits outside the window are named at the arrow that points to them.
+        if (std::log2(f.min_subnormal) < m_min)
+            p.drawText(QRectF(left, label_y, 160, h), Qt::AlignLeft | Qt::AlignTop,
+                       QStringLiteral("← ") + lab::format_number(f.min_subnormal, 3));
+        if (std::log2(f.max_finite) > m_max)
+            p.drawText(QRectF(right - 160, label_y, 160, h), Qt::AlignRight | Qt::AlignTop,
+                       lab::format_number(f.max_finite, 3) + QStringLiteral(" →"));
 
         // Where the value falls, at the lane's end.
         const FloatInspection r = inspect_value(m_value, dtype);
@@ -184,7 +199,7 @@ void RangeLadder::paintEvent(QPaintEvent*) {
         p.setPen(QPen(marker, 2.5));
         p.drawLine(QPointF(mx, top - 2), QPointF(mx, bottom));
         p.setFont(lab::scaled_font(normal_font, 1.0, true));
-        const QString label = QStringLiteral("|x| = ") + lab::format_number(std::fabs(m_value), 4);
+        const QString label = QStringLiteral("|x| = ") + lab::format_number(std::fabs(m_value), 6);
         const double w = fontMetrics().horizontalAdvance(label) * 1.1 + 8;
         const double lx = std::clamp(mx - w / 2, left, std::max(left, right - w));
         p.drawText(QRectF(lx, 0, w, top - 2), Qt::AlignCenter, label);

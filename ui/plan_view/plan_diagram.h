@@ -1,8 +1,11 @@
-// PlanDiagram: the plan as a vertical flow of layer boxes coloured by compute dtype, with a
+// PlanDiagram: the plan as a vertical flow of layer boxes coloured by output dtype, with a
 // marker wherever a cast is inserted between them and a note on layers whose weights are cast.
 #pragma once
 
+#include <QRectF>
 #include <QWidget>
+#include <utility>
+#include <vector>
 
 #include "ui/plan_view/plan_digest.h"
 
@@ -26,11 +29,13 @@ public:
 protected:
     void paintEvent(QPaintEvent* event) override;
     void changeEvent(QEvent* event) override;
+    bool event(QEvent* event) override; // a tooltip per box and cast marker
 
 private:
     int box_height() const;
     int marker_height() const;
 
+    std::vector<std::pair<QRectF, QString>> m_tips; // filled while painting
     bool m_valid = false;
     PlanDigest m_digest;
 };

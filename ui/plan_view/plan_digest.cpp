@@ -105,6 +105,16 @@ PlanDigest digest_plan(const Plan& plan) {
         }
         d.steps.push_back(std::move(row));
     }
+    // Each layer's output dtype is what its last computing forward step wrote; a layer without
+    // one (Flatten is a view) passes its input's dtype on.
+    DType current = d.input_dtype;
+    for (PlanLayerBox& box : d.layers) {
+        for (const PlanStep& step : plan.steps)
+            if (step.phase == StepPhase::Forward && step.layer == box.name && !step.is_cast &&
+                !step.outputs.empty() && step.outputs.front() != kNoTensor)
+                current = plan.tensor(step.outputs.front()).dtype;
+        box.output = current;
+    }
     return d;
 }
 

@@ -86,10 +86,9 @@ QVariant PlanStepsModel::data(const QModelIndex& index, int role) const {
             return text(s.layer);
         case Op:
             return s.is_cast ? QStringLiteral("⇄ ") + text(s.op) : text(s.op);
-        case Inputs:
-            return text(s.inputs);
-        case Outputs:
-            return text(s.outputs);
+        case Dtypes: // one column, input → output, so the table fits beside the diagram
+            return s.outputs.empty() ? text(s.inputs)
+                                     : text(s.inputs) + QStringLiteral(" → ") + text(s.outputs);
         case Bytes:
             return bytes_text(static_cast<double>(s.bytes));
         case Flops:
@@ -145,10 +144,8 @@ QVariant PlanStepsModel::headerData(int section, Qt::Orientation orientation, in
             return QStringLiteral("layer");
         case Op:
             return QStringLiteral("op");
-        case Inputs:
-            return QStringLiteral("input dtypes");
-        case Outputs:
-            return QStringLiteral("output dtypes");
+        case Dtypes:
+            return QStringLiteral("dtypes in → out");
         case Bytes:
             return QStringLiteral("bytes");
         case Flops:

@@ -1,4 +1,4 @@
-// PlanStepsModel: a Plan's steps as a table (phase, layer, op, input and output dtypes, bytes,
+// PlanStepsModel: a Plan's steps as a table (phase, layer, op, input → output dtypes, bytes,
 // FLOPs), with the casts the policy inserted highlighted, for the Plan view.
 #pragma once
 
@@ -13,7 +13,7 @@ class PlanStepsModel final : public QAbstractTableModel {
     Q_OBJECT
 
 public:
-    enum Column { Index, Phase, Layer, Op, Inputs, Outputs, Bytes, Flops, ColumnCount };
+    enum Column { Index, Phase, Layer, Op, Dtypes, Bytes, Flops, ColumnCount };
 
     explicit PlanStepsModel(QObject* parent = nullptr);
 

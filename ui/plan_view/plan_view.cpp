@@ -67,8 +67,9 @@ PlanView::PlanView(QWidget* parent) : QWidget(parent) {
     auto* split = new QSplitter(Qt::Horizontal);
     split->addWidget(diagram_scroll);
     split->addWidget(m_table);
-    split->setStretchFactor(0, 2);
-    split->setStretchFactor(1, 3);
+    split->setStretchFactor(0, 1);
+    split->setStretchFactor(1, 2);
+    split->setSizes({m_diagram->minimumSizeHint().width() + 30, 900});
 
     m_body = new QWidget;
     auto* body = new QVBoxLayout(m_body);
