@@ -11,6 +11,7 @@
 #include <QImage>
 #include <QJsonDocument>
 #include <QJsonObject>
+#include <QLegend>
 #include <QMenu>
 #include <QMimeData>
 #include <QRegularExpression>
@@ -450,6 +451,7 @@ private slots:
         QChart* c = window.charts()->qchart(chart);
         QVERIFY(c);
         const QRectF before = c->geometry();
+        const bool legend_before = c->legend()->isVisible();
         const QString png = m_files->filePath(chart + ".png");
         QCOMPARE(export_chart(c, size, png, chart), QString());
         const QImage image(png);
@@ -472,6 +474,7 @@ private slots:
         QVERIFY(width.hasMatch());
         QVERIFY(qAbs(width.captured(1).toDouble() / 25.4 * 96 - size.width()) < 1);
         QCOMPARE(c->geometry(), before); // the live chart is left as it was
+        QCOMPARE(c->legend()->isVisible(), legend_before);
 
         QVERIFY(!export_chart(c, QSize(4, 4), png, chart).isEmpty());
         QVERIFY(!export_chart(c, size, m_files->filePath("x.bmp"), chart).isEmpty());
