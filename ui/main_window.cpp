@@ -137,8 +137,13 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
     connect(m_recent, &RecentFiles::open_requested, this, &MainWindow::open_file);
 
     // Earlier sessions' runs come back with their curves and comparison rows.
-    if (const int reopened = m_history->load(); reopened > 0)
-        log(QString("Run history: %1 runs from %2").arg(reopened).arg(m_history->dir()));
+    connect(m_history, &RunHistory::finished_loading, this, [this](int reopened) {
+        log(QString("Run history: %1 earlier runs reopened from %2 (File › Runs Folder… to "
+                    "change; right-click a run to rename, export or delete it)")
+                .arg(reopened)
+                .arg(m_history->dir()));
+    });
+    m_history->load_async(); // parsed off the GUI thread: big runs take seconds
 
     // First launch: a ready experiment; one click on Train shows curves within seconds.
     const bool gpu = m_device->currentData().toString().startsWith("cuda");
