@@ -81,6 +81,14 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
     m_runs_view->horizontalHeader()->setStretchLastSection(true);
     m_runs_view->verticalHeader()->hide();
     m_runs_view->setSelectionBehavior(QAbstractItemView::SelectRows);
+    // ResizeToContents sizes columns at layout time only; runs arrive later (from the history
+    // thread, or as they start), so size the columns again for each new one.
+    connect(m_store, &QAbstractItemModel::rowsInserted, m_runs_view, [this] {
+        QHeaderView* header = m_runs_view->horizontalHeader();
+        header->resizeSections(QHeaderView::ResizeToContents);
+        header->setStretchLastSection(false); // resizing dropped the stretch: set it again
+        header->setStretchLastSection(true);
+    });
     auto* comparison_view = new QTableView;
     comparison_view->setModel(m_comparison);
     comparison_view->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
