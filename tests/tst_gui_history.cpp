@@ -16,6 +16,7 @@
 #include <QMimeData>
 #include <QRegularExpression>
 #include <QSettings>
+#include <QSignalSpy>
 #include <QSvgRenderer>
 #include <QTemporaryDir>
 #include <QTest>
@@ -179,6 +180,25 @@ private slots:
                     .data()
                     .toString()
                     .endsWith("%"));
+    }
+
+    void unwritableMetricsFileKeepsTheRun() {
+        // A full or read-only disk costs the history file, never the run.
+        TrainingController controller;
+        RunStore store;
+        controller.set_metrics_path_provider(
+            [](int) { return QStringLiteral("/nonexistent/dir/metrics.jsonl"); });
+        QSignalSpy finished(&controller, &TrainingController::run_finished);
+        QSignalSpy logs(&controller, &TrainingController::log_line);
+        const Experiment e = tiny("unwritable", 10);
+        controller.start(e, store.add_run(e));
+        QTRY_VERIFY_WITH_TIMEOUT(finished.count() == 1, 60000);
+        QCOMPARE(finished[0][1].value<RunSummary>().status, RunStatus::Completed);
+        bool said = false;
+        for (const QList<QVariant>& args : std::as_const(logs))
+            said = said || (args[0].toString().startsWith("Run history:") &&
+                            args[0].toString().contains("/nonexistent/dir/metrics.jsonl"));
+        QVERIFY(said);
     }
 
     void renameAndDeleteReachTheDisk() {
