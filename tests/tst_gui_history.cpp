@@ -11,10 +11,12 @@
 #include <QImage>
 #include <QJsonDocument>
 #include <QJsonObject>
+#include <QLegend>
 #include <QMenu>
 #include <QMimeData>
 #include <QRegularExpression>
 #include <QSettings>
+#include <QSignalSpy>
 #include <QSvgRenderer>
 #include <QTemporaryDir>
 #include <QTest>
@@ -101,15 +103,34 @@ private slots:
     void runsFolderFollowsTheEnvironment() {
         QCOMPARE(RunHistory::configured_dir(), runs_dir());
         MainWindow window;
+        QTRY_VERIFY(!window.run_history()->is_loading());
         QCOMPARE(window.run_history()->dir(), runs_dir());
+    }
+
+    void runsFolderIsASetting() {
+        QTemporaryDir other;
+        MainWindow window;
+        QTRY_VERIFY(!window.run_history()->is_loading());
+        window.run_history()->set_dir(other.path());
+        QTRY_VERIFY(!window.run_history()->is_loading());
+        QCOMPARE(window.run_history()->dir(), other.path());
+        QCOMPARE(QSettings().value(RunHistory::kSettingsKey).toString(), other.path());
+        qunsetenv(RunHistory::kEnvVar); // the environment wins over the setting
+        QCOMPARE(RunHistory::configured_dir(), other.path());
+        QSettings().remove(RunHistory::kSettingsKey);
+        QVERIFY(RunHistory::configured_dir().endsWith("/runs"));
+        qputenv(RunHistory::kEnvVar, runs_dir().toUtf8());
+        QCOMPARE(RunHistory::configured_dir(), runs_dir());
     }
 
     void trainedRunSurvivesARestart() {
         clear_runs();
         QString name;
         QColor color;
+        QDateTime created;
         {
             MainWindow window;
+            QTRY_VERIFY(!window.run_history()->is_loading());
             window.set_experiment(tiny("history-a", 30));
             window.train();
             QTRY_VERIFY_WITH_TIMEOUT(!window.controller()->is_running(), 60000);
@@ -120,6 +141,7 @@ private slots:
             m_first_folder = run->folder;
             name = run->name;
             color = run->color;
+            created = run->created;
             const QDir folder(run->folder);
             QVERIFY(folder.exists("experiment.json"));
             QVERIFY(folder.exists("metrics.jsonl"));
@@ -129,6 +151,7 @@ private slots:
                      folder.filePath("weights.safetensors"));
         }
         MainWindow restarted;
+        QTRY_VERIFY(!restarted.run_history()->is_loading());
         const RunRecord* run = only_run(restarted);
         QVERIFY(run);
         QVERIFY(run->reopened);
@@ -136,6 +159,11 @@ private slots:
         QCOMPARE(run->name, name);
         QCOMPARE(run->color, color);
         QCOMPARE(run->state, RunState::Completed);
+        QCOMPARE(run->created.toString(Qt::ISODate), created.toString(Qt::ISODate));
+        QVERIFY(!restarted.run_store()
+                     ->data(restarted.run_store()->index(0, RunStore::ColStarted), Qt::DisplayRole)
+                     .toString()
+                     .isEmpty());
         QCOMPARE(run->steps.size(), qsizetype(30));
         QCOMPARE(run->epochs.size(), qsizetype(1));
         QVERIFY(run->summary.has_value());
@@ -154,11 +182,31 @@ private slots:
                     .endsWith("%"));
     }
 
+    void unwritableMetricsFileKeepsTheRun() {
+        // A full or read-only disk costs the history file, never the run.
+        TrainingController controller;
+        RunStore store;
+        controller.set_metrics_path_provider(
+            [](int) { return QStringLiteral("/nonexistent/dir/metrics.jsonl"); });
+        QSignalSpy finished(&controller, &TrainingController::run_finished);
+        QSignalSpy logs(&controller, &TrainingController::log_line);
+        const Experiment e = tiny("unwritable", 10);
+        controller.start(e, store.add_run(e));
+        QTRY_VERIFY_WITH_TIMEOUT(finished.count() == 1, 60000);
+        QCOMPARE(finished[0][1].value<RunSummary>().status, RunStatus::Completed);
+        bool said = false;
+        for (const QList<QVariant>& args : std::as_const(logs))
+            said = said || (args[0].toString().startsWith("Run history:") &&
+                            args[0].toString().contains("/nonexistent/dir/metrics.jsonl"));
+        QVERIFY(said);
+    }
+
     void renameAndDeleteReachTheDisk() {
         QVERIFY(!m_first_folder.isEmpty());
         int id = 0;
         {
             MainWindow window;
+            QTRY_VERIFY(!window.run_history()->is_loading());
             const RunRecord* run = only_run(window);
             QVERIFY(run);
             id = run->id;
@@ -172,6 +220,7 @@ private slots:
                                         Qt::Unchecked, Qt::CheckStateRole);
         }
         MainWindow window;
+        QTRY_VERIFY(!window.run_history()->is_loading());
         const RunRecord* run = only_run(window);
         QVERIFY(run);
         QCOMPARE(run->name, QString("baseline"));
@@ -202,6 +251,8 @@ private slots:
         QVERIFY(!QDir(m_first_folder).exists());
 
         MainWindow restarted;
+
+        QTRY_VERIFY(!restarted.run_history()->is_loading());
         QCOMPARE(restarted.run_store()->rowCount(), 0);
     }
 
@@ -239,6 +290,8 @@ private slots:
         meta.close();
 
         MainWindow window;
+
+        QTRY_VERIFY(!window.run_history()->is_loading());
         const RunRecord* run = only_run(window);
         QVERIFY(run);
         QCOMPARE(run->state, RunState::Incomplete);
@@ -275,6 +328,7 @@ private slots:
         metrics.write("{\"type\":\"log\",\"message\":\"ok\"}\n{oops}\n");
         metrics.close();
         MainWindow window;
+        QTRY_VERIFY(!window.run_history()->is_loading());
         QCOMPARE(window.run_store()->rowCount(), 0);
         const QStringList problems = window.run_history()->problems();
         QCOMPARE(problems.size(), 1);
@@ -284,6 +338,7 @@ private slots:
     void recentFilesKeepTheLastEight() {
         QSettings().remove(RecentFiles::kSettingsKey);
         MainWindow window;
+        QTRY_VERIFY(!window.run_history()->is_loading());
         QStringList paths;
         for (int i = 0; i < 10; ++i)
             paths << save_file(QString("recent-%1.json").arg(i), tiny(QString("r%1").arg(i), 5));
@@ -313,11 +368,13 @@ private slots:
 
         // The list survives a restart (QSettings).
         MainWindow restarted;
+        QTRY_VERIFY(!restarted.run_history()->is_loading());
         QCOMPARE(restarted.recent_files()->files().front(), paths[9]);
     }
 
     void droppedJsonFileOpens() {
         MainWindow window;
+        QTRY_VERIFY(!window.run_history()->is_loading());
         const QString path = save_file("dropped.json", tiny("dropped", 5));
         QMimeData mime;
         mime.setUrls({QUrl::fromLocalFile(path)});
@@ -345,6 +402,7 @@ private slots:
 
     void unsavedChangesAreAskedAbout() {
         MainWindow window;
+        QTRY_VERIFY(!window.run_history()->is_loading());
         const QString first = save_file("first.json", tiny("first", 5));
         const QString second = save_file("second.json", tiny("second", 5));
         window.open_file(first);
@@ -397,6 +455,7 @@ private slots:
 
     void jsonSyntaxErrorShowsTheLine() {
         MainWindow window;
+        QTRY_VERIFY(!window.run_history()->is_loading());
         const QString path = m_files->filePath("broken.json");
         QFile file(path);
         QVERIFY(file.open(QIODevice::WriteOnly));
@@ -429,6 +488,7 @@ private slots:
         file.write(QJsonDocument(o).toJson());
         file.close();
         MainWindow window;
+        QTRY_VERIFY(!window.run_history()->is_loading());
         QVERIFY(window.load_experiment_file(path));
         QVERIFY(window.error_banner()->isHidden());
         QCOMPARE(QString::fromStdString(window.current_experiment().name), QString("unversioned"));
@@ -446,10 +506,12 @@ private slots:
         QFETCH(QString, chart);
         QFETCH(QSize, size);
         MainWindow window;
+        QTRY_VERIFY(!window.run_history()->is_loading());
         window.show();
         QChart* c = window.charts()->qchart(chart);
         QVERIFY(c);
         const QRectF before = c->geometry();
+        const bool legend_before = c->legend()->isVisible();
         const QString png = m_files->filePath(chart + ".png");
         QCOMPARE(export_chart(c, size, png, chart), QString());
         const QImage image(png);
@@ -472,6 +534,7 @@ private slots:
         QVERIFY(width.hasMatch());
         QVERIFY(qAbs(width.captured(1).toDouble() / 25.4 * 96 - size.width()) < 1);
         QCOMPARE(c->geometry(), before); // the live chart is left as it was
+        QCOMPARE(c->legend()->isVisible(), legend_before);
 
         QVERIFY(!export_chart(c, QSize(4, 4), png, chart).isEmpty());
         QVERIFY(!export_chart(c, size, m_files->filePath("x.bmp"), chart).isEmpty());

@@ -31,6 +31,7 @@ private slots:
         // Runs go to a fresh folder, so earlier test runs neither count nor litter the real one.
         QVERIFY(m_runs.isValid());
         qputenv("MANTISSA_RUNS_DIR", m_runs.path().toUtf8());
+        qputenv("XDG_CONFIG_HOME", (m_runs.path() + "/config").toUtf8()); // recent files
     }
 
     void defaultExperimentIsReady() {

@@ -96,6 +96,14 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
     m_runs_view->horizontalHeader()->setStretchLastSection(true);
     m_runs_view->verticalHeader()->hide();
     m_runs_view->setSelectionBehavior(QAbstractItemView::SelectRows);
+    // ResizeToContents sizes columns at layout time only; runs arrive later (from the history
+    // thread, or as they start), so size the columns again for each new one.
+    connect(m_store, &QAbstractItemModel::rowsInserted, m_runs_view, [this] {
+        QHeaderView* header = m_runs_view->horizontalHeader();
+        header->resizeSections(QHeaderView::ResizeToContents);
+        header->setStretchLastSection(false); // resizing dropped the stretch: set it again
+        header->setStretchLastSection(true);
+    });
     auto* comparison_view = new QTableView;
     comparison_view->setModel(m_comparison);
     comparison_view->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
@@ -163,8 +171,13 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
     connect(m_recent, &RecentFiles::open_requested, this, &MainWindow::open_file);
 
     // Earlier sessions' runs come back with their curves and comparison rows.
-    if (const int reopened = m_history->load(); reopened > 0)
-        log(QString("Run history: %1 runs from %2").arg(reopened).arg(m_history->dir()));
+    connect(m_history, &RunHistory::finished_loading, this, [this](int reopened) {
+        log(QString("Run history: %1 earlier runs reopened from %2 (File › Runs Folder… to "
+                    "change; right-click a run to rename, export or delete it)")
+                .arg(reopened)
+                .arg(m_history->dir()));
+    });
+    m_history->load_async(); // parsed off the GUI thread: big runs take seconds
 
     // First launch: a ready experiment; one click on Train shows curves within seconds.
     const bool gpu = m_device->currentData().toString().startsWith("cuda");

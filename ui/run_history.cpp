@@ -10,6 +10,7 @@
 #include <QSaveFile>
 #include <QSettings>
 #include <QStandardPaths>
+#include <QThread>
 #include <algorithm>
 
 #include "core/error.h"
@@ -83,53 +84,100 @@ void RunHistory::set_dir(const QString& dir) {
         m_store->remove_run(id);
     }
     m_dir = dir;
-    load();
+    load_async();
+}
+
+RunHistory::~RunHistory() {
+    stop_loading();
+}
+
+QStringList RunHistory::run_folders() const {
+    QDir root(m_dir);
+    if (!root.exists()) return {};
+    // Folder names start with the creation time, so name order is age order.
+    QStringList folders;
+    for (const QString& name : root.entryList(QDir::Dirs | QDir::NoDotAndDotDot, QDir::Name))
+        folders.append(root.filePath(name));
+    return folders;
 }
 
 int RunHistory::load() {
+    stop_loading();
     m_problems.clear();
-    QDir root(m_dir);
-    if (!root.exists()) return 0;
-    // Folder names start with the creation time, so name order is age order.
-    const QStringList folders = root.entryList(QDir::Dirs | QDir::NoDotAndDotDot, QDir::Name);
     int loaded = 0;
-    for (const QString& name : folders) {
-        const QString folder = root.filePath(name);
-        // Skip folders that are already in the list (a second load of the same folder).
-        const bool known = std::any_of(m_store->runs().begin(), m_store->runs().end(),
-                                       [&](const RunRecord& r) { return r.folder == folder; });
-        if (!known && load_folder(folder)) ++loaded;
-    }
+    for (const QString& folder : run_folders())
+        if (add(read_folder(folder))) ++loaded;
     return loaded;
 }
 
-bool RunHistory::load_folder(const QString& folder) {
+void RunHistory::load_async() {
+    stop_loading();
+    m_problems.clear();
+    auto cancel = std::make_shared<std::atomic<bool>>(false);
+    m_cancel = cancel;
+    const QStringList folders = run_folders();
+    auto count = std::make_shared<int>(0); // only touched on this (the GUI) thread
+    m_loader = QThread::create([this, folders, cancel, count] {
+        for (const QString& folder : folders) {
+            if (cancel->load()) return;
+            StoredRun stored = read_folder(folder);
+            if (!stored.is_run) continue;
+            QMetaObject::invokeMethod(
+                this,
+                [this, stored = std::move(stored), count, cancel]() mutable {
+                    if (!cancel->load() && add(std::move(stored))) ++*count;
+                },
+                Qt::QueuedConnection);
+        }
+    });
+    // Queued after every run the thread posted, so the count is complete when it arrives.
+    connect(m_loader, &QThread::finished, this, [this, count, cancel] {
+        if (cancel->load()) return; // stop_loading() has deleted it already
+        m_loader->deleteLater();
+        m_loader = nullptr;
+        emit finished_loading(*count);
+    });
+    m_loader->start();
+}
+
+void RunHistory::stop_loading() {
+    if (!m_loader) return;
+    m_cancel->store(true);
+    m_loader->wait();
+    delete m_loader;
+    m_loader = nullptr;
+}
+
+StoredRun RunHistory::read_folder(const QString& folder) {
+    StoredRun out;
     const QDir dir(folder);
     const QString metrics_path = dir.filePath(QLatin1String(kMetricsFile));
     const QString experiment_path = dir.filePath(QLatin1String(kExperimentFile));
     const QString run_path = dir.filePath(QLatin1String(kRunFile));
     if (!QFileInfo::exists(run_path) && !QFileInfo::exists(metrics_path))
-        return false; // not a run folder (something else the user keeps there)
+        return out; // not a run folder (something else the user keeps there)
+    out.is_run = true;
 
-    RunRecord record;
+    RunRecord& record = out.record;
     record.folder = folder;
     record.reopened = true;
     QJsonObject meta;
+    QString note;
     if (QFile file(run_path); file.open(QIODevice::ReadOnly)) {
         QJsonParseError error{};
         const QJsonDocument doc = QJsonDocument::fromJson(file.readAll(), &error);
-        if (!doc.isObject()) {
-            report(QStringLiteral("%1: %2 at offset %3; the run is shown without its name")
+        if (!doc.isObject())
+            note = QStringLiteral("Run history: %1: %2 at offset %3; the run is shown without "
+                                  "its name")
                        .arg(run_path, error.errorString())
-                       .arg(error.offset));
-        } else {
+                       .arg(error.offset);
+        else
             meta = doc.object();
-        }
     }
     try {
         RunMetrics metrics;
-        const bool has_metrics = QFileInfo::exists(metrics_path);
-        if (has_metrics) metrics = read_metrics_jsonl(metrics_path.toStdString());
+        if (QFileInfo::exists(metrics_path))
+            metrics = read_metrics_jsonl(metrics_path.toStdString());
         if (QFileInfo::exists(experiment_path))
             record.experiment = load_experiment(experiment_path.toStdString());
         else if (metrics.config)
@@ -155,9 +203,9 @@ bool RunHistory::load_folder(const QString& folder) {
             record.state = RunState::Incomplete;
         }
     } catch (const Error& e) {
-        report(QStringLiteral("Run history: skipped %1: %2")
-                   .arg(folder, QString::fromStdString(e.what())));
-        return false;
+        out.problem = QStringLiteral("Run history: skipped %1: %2")
+                          .arg(folder, QString::fromStdString(e.what()));
+        return out;
     }
     record.name = meta.value(QStringLiteral("name")).toString();
     if (record.name.isEmpty())
@@ -168,8 +216,22 @@ bool RunHistory::load_folder(const QString& folder) {
         QDateTime::fromString(meta.value(QStringLiteral("created")).toString(), Qt::ISODate);
     if (!record.created.isValid()) record.created = QFileInfo(folder).birthTime();
     record.visible = meta.value(QStringLiteral("visible")).toBool(true);
-    const Written written{record.state, record.visible};
-    const int id = m_store->add_stored_run(std::move(record));
+    out.loaded = true;
+    out.problem = note; // a damaged run.json: the run still loads, the note is logged
+    return out;
+}
+
+bool RunHistory::add(StoredRun stored) {
+    if (!stored.is_run) return false;
+    if (!stored.problem.isEmpty()) report(stored.problem);
+    if (!stored.loaded) return false;
+    // A second load of the same folder (set_dir back and forth) adds nothing.
+    const QString folder = stored.record.folder;
+    if (std::any_of(m_store->runs().begin(), m_store->runs().end(),
+                    [&](const RunRecord& r) { return r.folder == folder; }))
+        return false;
+    const Written written{stored.record.state, stored.record.visible};
+    const int id = m_store->add_stored_run(std::move(stored.record));
     m_written.insert(id, written);
     return true;
 }

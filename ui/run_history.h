@@ -13,12 +13,24 @@
 #include <QObject>
 #include <QString>
 #include <QStringList>
+#include <atomic>
+#include <memory>
 
 #include "ui/run_record.h"
+
+class QThread;
 
 namespace mantissa::ui {
 
 class RunStore;
+
+// What reading one run folder gave: a record to add, or why it was skipped.
+struct StoredRun {
+    bool is_run = false; // the folder has a run.json or a metrics.jsonl
+    bool loaded = false; // `record` is usable
+    RunRecord record;
+    QString problem; // why the folder was skipped, or a note on a run that still loads
+};
 
 class RunHistory final : public QObject {
     Q_OBJECT
@@ -32,6 +44,7 @@ public:
     static constexpr const char* kWeightsFile = "weights.safetensors";
 
     explicit RunHistory(RunStore* store, QObject* parent = nullptr);
+    ~RunHistory() override; // stops a background load and waits for it
 
     // The runs folder to use: $MANTISSA_RUNS_DIR, else the "Runs folder" setting, else
     // <AppDataLocation>/runs (~/.local/share/Mantissa/Mantissa/runs on Linux).
@@ -44,6 +57,10 @@ public:
     // Adds every run folder under dir() to the store, oldest first; returns how many. Folders
     // that cannot be read are skipped and listed in problems().
     int load();
+    // As load(), but the files are parsed on a background thread (a 100k-step run takes seconds)
+    // and each run is added as it is read; finished_loading(count) follows the last one.
+    void load_async();
+    bool is_loading() const { return m_loader != nullptr; }
     QStringList problems() const { return m_problems; }
 
     // Makes the folder of run `id` (experiment.json and run.json) and returns the path its
@@ -59,8 +76,12 @@ public:
     // Writes the run's metrics as CSV or JSON (chosen by the extension of `path`, .csv or .json).
     QString export_metrics(int id, const QString& path) const;
 
+    // Reads one run folder; touches no store or widget, so any thread may call it.
+    static StoredRun read_folder(const QString& folder);
+
 signals:
     void problem(const QString& message); // for the log: a folder unreadable, a write failed
+    void finished_loading(int runs);
 
 private:
     void on_run_changed(int id);
@@ -68,11 +89,15 @@ private:
     void rewrite_if_changed(const RunRecord& run);
     QString write_run_json(const RunRecord& run) const;
     void report(const QString& message);
-    bool load_folder(const QString& folder);
+    QStringList run_folders() const; // oldest first
+    bool add(StoredRun stored);      // false: skipped (a problem) or already listed
+    void stop_loading();
 
     RunStore* m_store = nullptr;
     QString m_dir;
     QStringList m_problems;
+    QThread* m_loader = nullptr;
+    std::shared_ptr<std::atomic<bool>> m_cancel; // tells the loader to stop early
     struct Written {
         RunState state = RunState::Queued;
         bool visible = true;

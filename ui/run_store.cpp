@@ -5,6 +5,7 @@
 #include <QApplication>
 #include <QBrush>
 #include <QFont>
+#include <QLocale>
 #include <QPalette>
 #include <array>
 
@@ -111,6 +112,7 @@ void RunStore::set_started(int id, const QString& device, const MemoryByCategory
     r.device = device;
     r.memory = memory;
     r.steps_per_epoch = steps_per_epoch;
+    if (!r.created.isValid()) r.created = QDateTime::currentDateTimeUtc(); // not stored on disk
     r.state = RunState::Running;
     r.message.clear();
     emit dataChanged(index(row, 0), index(row, ColumnCount - 1));
@@ -175,6 +177,12 @@ QVariant RunStore::data(const QModelIndex& index, int role) const {
     case ColDevice:
         if (role == Qt::DisplayRole || role == Qt::ToolTipRole) return r.device;
         break;
+    case ColStarted:
+        // Runs from several days sit side by side; the start time tells them apart.
+        if (role == Qt::DisplayRole && r.created.isValid())
+            return QLocale().toString(r.created.toLocalTime(), QStringLiteral("yyyy-MM-dd HH:mm"));
+        if (role == Qt::ToolTipRole && !r.folder.isEmpty()) return r.folder;
+        break;
     case ColStatus:
         if (role == Qt::DisplayRole) return run_state_name(r.state);
         if (role == Qt::ToolTipRole) {
@@ -207,6 +215,8 @@ QVariant RunStore::headerData(int section, Qt::Orientation orientation, int role
         return tr("Policy");
     case ColDevice:
         return tr("Device");
+    case ColStarted:
+        return tr("Started");
     case ColStatus:
         return tr("Status");
     default:

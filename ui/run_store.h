@@ -1,5 +1,6 @@
-// RunStore: the list of runs of this session as a table model (colour, name, policy, device,
-// status; a checkbox overlays the run on the charts). It owns the RunRecords; others read them.
+// RunStore: the list of runs (this session's and those reopened from the history) as a table
+// model (colour, name, policy, device, start time, status; a checkbox overlays the run on the
+// charts). It owns the RunRecords; others read them.
 #pragma once
 
 #include <QAbstractTableModel>
@@ -13,7 +14,7 @@ class RunStore final : public QAbstractTableModel {
     Q_OBJECT
 
 public:
-    enum Column { ColName, ColPolicy, ColDevice, ColStatus, ColumnCount };
+    enum Column { ColName, ColPolicy, ColDevice, ColStarted, ColStatus, ColumnCount };
 
     explicit RunStore(QObject* parent = nullptr);
 

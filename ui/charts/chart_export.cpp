@@ -7,7 +7,11 @@
 #include <QFileInfo>
 #include <QGraphicsLayout>
 #include <QGraphicsScene>
+#include <QHash>
 #include <QImage>
+#include <QLegend>
+#include <QLegendMarker>
+#include <QLineSeries>
 #include <QPainter>
 #include <QSaveFile>
 #include <QSvgGenerator>
@@ -28,6 +32,52 @@ QString check_size(QSize size) {
     return {};
 }
 
+// On screen the line charts name runs by hover and by the runs list; a picture has neither, so
+// while exporting a chart whose legend is hidden, a legend names each run once (by its solid
+// line, not the faint raw one), and everything is put back afterwards.
+class ExportLegend {
+public:
+    explicit ExportLegend(QChart* chart) : m_legend(chart->legend()) {
+        if (m_legend->isVisible()) return;
+        m_shown = true;
+        m_alignment = m_legend->alignment();
+        QHash<QString, QLegendMarker*> chosen;
+        const QList<QLegendMarker*> markers = m_legend->markers();
+        for (QLegendMarker* marker : markers) {
+            m_visible.append({marker, marker->isVisible()});
+            const QString name = marker->label();
+            if (name.isEmpty()) continue;
+            QLegendMarker* current = chosen.value(name);
+            if (!current || (is_solid(marker) && !is_solid(current))) chosen.insert(name, marker);
+        }
+        for (QLegendMarker* marker : markers)
+            marker->setVisible(chosen.value(marker->label()) == marker);
+        m_legend->setAlignment(Qt::AlignBottom);
+        m_legend->show();
+    }
+    ~ExportLegend() { restore(); }
+    void restore() {
+        if (!m_shown) return;
+        m_shown = false;
+        m_legend->hide();
+        m_legend->setAlignment(m_alignment);
+        for (const auto& [marker, visible] : m_visible) marker->setVisible(visible);
+    }
+    ExportLegend(const ExportLegend&) = delete;
+    ExportLegend& operator=(const ExportLegend&) = delete;
+
+private:
+    static bool is_solid(QLegendMarker* marker) {
+        const auto* line = qobject_cast<QLineSeries*>(marker->series());
+        return line && line->pen().color().alpha() == 255 && line->pen().style() == Qt::SolidLine;
+    }
+
+    QLegend* m_legend;
+    bool m_shown = false;
+    Qt::Alignment m_alignment;
+    QList<QPair<QLegendMarker*, bool>> m_visible;
+};
+
 // Lays the chart out at `size`, paints it into `painter`'s (0, 0, size) and restores it.
 void render_at(QChart* chart, QSize size, QPainter& painter) {
     const QRectF old = chart->geometry();
@@ -38,11 +88,16 @@ void render_at(QChart* chart, QSize size, QPainter& painter) {
             layout->activate();
         }
     };
+    ExportLegend legend(chart);
     relayout(QRectF(old.topLeft(), QSizeF(size)));
+    // The chart's background is inset with rounded corners; filling the whole picture with its
+    // colour first avoids a transparent frame that many viewers show as black.
+    painter.fillRect(QRectF(QPointF(0, 0), QSizeF(size)), chart->backgroundBrush().color());
     painter.setRenderHint(QPainter::Antialiasing);
     painter.setRenderHint(QPainter::TextAntialiasing);
     chart->scene()->render(&painter, QRectF(QPointF(0, 0), QSizeF(size)),
                            QRectF(old.topLeft(), QSizeF(size)), Qt::IgnoreAspectRatio);
+    legend.restore();
     relayout(old);
 }
 
@@ -59,7 +114,7 @@ QString export_chart_png(QChart* chart, QSize size, const QString& path) {
     if (!chart || !chart->scene()) return QStringLiteral("there is no chart to export");
     if (QString error = check_size(size); !error.isEmpty()) return error;
     QImage image(size, QImage::Format_ARGB32_Premultiplied);
-    image.fill(Qt::transparent); // the chart paints its own background
+    image.fill(Qt::white); // render_at paints the chart's own background over it
     {
         QPainter painter(&image);
         render_at(chart, size, painter);

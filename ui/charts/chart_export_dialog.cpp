@@ -62,6 +62,7 @@ QString ChartExportDialog::export_to_chosen_file() {
     if (!path.endsWith(QLatin1String(".png"), Qt::CaseInsensitive) &&
         !path.endsWith(QLatin1String(".svg"), Qt::CaseInsensitive))
         path += suffix;
+    m_charts->redraw(); // the newest steps, not the last 40 ms tick's
     return export_chart(m_charts->qchart(chart_name()), image_size(), path, m_chart->currentText());
 }
 
