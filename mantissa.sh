@@ -8,12 +8,16 @@ usage() {
 Usage: ./mantissa.sh [COMMAND] [ARGS...]
 
 Sets up a Debian/Ubuntu machine for Mantissa (apt packages, MNIST), configures and builds it.
+The test stages and what they cover are described in RELIABILITY.md.
 
 Commands:
   (none)              set up, build, and launch Mantissa (the GUI when it is built and a
                       display is available; otherwise mantissa-cli trains
                       resources/experiments/mlp-small.json)
-  test                set up, build, and run every test with ctest
+  test [--all]        set up, build, and run every test with ctest; with --all (and always
+                      when CI=true) also the reliability stages: ASan+UBSan unit tests and
+                      libFuzzer targets (clang), and TSan on the training thread tests
+  test --stage NAME   run only stage NAME (repeatable): unit, asan, tsan, fuzz
   build               set up and build only
   cli ARGS...         set up, build, and run mantissa-cli with ARGS
                       (e.g. ./mantissa.sh cli train --config resources/experiments/cnn.json)
@@ -25,6 +29,7 @@ Environment:
                       skips the Qt packages), asan
   MANTISSA_BUILD_DIR  build folder (default: build/<preset>)
   MANTISSA_JOBS       parallel build jobs (default: the number of CPUs)
+  MANTISSA_FUZZ_SECONDS  seconds each fuzz target runs in the fuzz stage (default 60)
 
 The first run needs root or sudo (apt-get) and network access to the Debian mirrors and the
 npm registry. Later runs install and download nothing and only rebuild what changed.
@@ -84,6 +89,19 @@ charts_package() {
     echo qt6-charts-dev
 }
 
+# libFuzzer and the sanitizer runtimes: Debian 12 has the unversioned libclang-rt-dev; some
+# releases only the versioned one matching their clang.
+clang_rt_package() {
+    local p
+    for p in libclang-rt-dev libclang-rt-14-dev libclang-rt-15-dev libclang-rt-18-dev; do
+        if is_installed "$p" || apt-cache show "$p" >/dev/null 2>&1; then
+            echo "$p"
+            return
+        fi
+    done
+    echo libclang-rt-dev
+}
+
 install_packages() {
     if ! command -v dpkg-query >/dev/null 2>&1 || ! command -v apt-get >/dev/null 2>&1; then
         say "Not a Debian/Ubuntu system: skipping package installation. Install a C++20 compiler," \
@@ -100,6 +118,10 @@ install_packages() {
         if ! is_installed qt6-charts-dev && ! is_installed libqt6charts6-dev; then
             want_charts=1
         fi
+    fi
+    # The sanitizer and fuzz stages build with clang: libFuzzer and its runtimes come with it.
+    if [ "${WANT_CLANG:-0}" -eq 1 ]; then
+        wanted+=(clang "$(clang_rt_package)")
     fi
     # npm may come from nodejs.org or nvm rather than apt; any working npm will do.
     if ! command -v npm >/dev/null 2>&1; then
@@ -241,6 +263,84 @@ run_tests() {
     return "$status"
 }
 
+# ---- reliability stages (RELIABILITY.md) ----------------------------------------------------
+# Which tests each sanitizer build runs, as ctest regexes: chosen so that the whole CI stays
+# under 40 minutes on 2 cores (stage times are in RELIABILITY.md).
+ASAN_TESTS='.*'
+ASAN_SKIP='^selftest$' # the CPU half of selftest is the trainer suite again, 10x slower here
+TSAN_TESTS='^(gui_training|gui_stress|trainer)$'
+TSAN_TARGETS=(tst_gui_training tst_gui_stress tst_trainer)
+SUPP="$ROOT/tests/sanitizers"
+
+# Configures a sanitizer build once, then builds only `targets`.
+sanitizer_build() {
+    local preset="$1" dir="$2"
+    shift 2
+    if [ -d /usr/local/cuda/bin ]; then export PATH="/usr/local/cuda/bin:$PATH"; fi
+    if [ ! -f "$dir/build.ninja" ]; then
+        say "Configuring ($preset preset) in $dir"
+        cmake --preset "$preset" -B "$dir"
+    fi
+    say "Building $* in $dir with $JOBS jobs"
+    cmake --build "$dir" -j"$JOBS" --target "$@"
+}
+
+# ASan + UBSan (clang, with coverage for libFuzzer): every unit suite, LeakSanitizer at exit.
+stage_asan() {
+    local dir=build/fuzz
+    local targets=(mantissa_fuzzers mantissa-cli)
+    local t
+    for t in tests/tst_*.cpp; do targets+=("$(basename "$t" .cpp)"); done
+    sanitizer_build fuzz "$dir" "${targets[@]}"
+    say "Running the unit tests under ASan + UBSan ($dir)"
+    ASAN_OPTIONS="detect_leaks=1:strict_string_checks=1:check_initialization_order=1" \
+        LSAN_OPTIONS="suppressions=$SUPP/lsan.supp:print_suppressions=0" \
+        UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1" \
+        ctest --test-dir "$dir" --output-on-failure -j2 -R "$ASAN_TESTS" -E "$ASAN_SKIP"
+}
+
+# ThreadSanitizer (gcc) on the tests where threads meet: controller/worker, stress, trainer.
+stage_tsan() {
+    local dir=build/tsan
+    sanitizer_build tsan "$dir" "${TSAN_TARGETS[@]}"
+    say "Running the threading tests under TSan ($dir)"
+    # One OpenMP thread: the OpenMP runtime is not instrumented, so TSan cannot see its barriers
+    # and would report Eigen's parallel GEMM as racing; our own threads are what is under test.
+    OMP_NUM_THREADS=1 TSAN_OPTIONS="suppressions=$SUPP/tsan.supp:second_deadlock_stack=1:history_size=4" \
+        ctest --test-dir "$dir" --output-on-failure -j1 -R "$TSAN_TESTS"
+}
+
+# libFuzzer: each target for MANTISSA_FUZZ_SECONDS from its seed corpus (built by stage_asan).
+stage_fuzz() {
+    sanitizer_build fuzz build/fuzz mantissa_fuzzers
+    say "Fuzzing each reader for ${MANTISSA_FUZZ_SECONDS:-60} s"
+    "$ROOT/fuzz/run_fuzzers.sh" build/fuzz
+}
+
+# Runs the named stages in order, timing each; every stage runs even when one fails.
+run_stages() {
+    local failed=() timings=() stage start status
+    for stage in "$@"; do
+        start=$(date +%s)
+        status=0
+        case "$stage" in
+        unit) run_tests || status=$? ;;
+        asan) stage_asan || status=$? ;;
+        tsan) stage_tsan || status=$? ;;
+        fuzz) stage_fuzz || status=$? ;;
+        esac
+        timings+=("$(printf '%-5s %4d s  %s' "$stage" $(($(date +%s) - start)) \
+            "$([ "$status" -eq 0 ] && echo passed || echo "FAILED ($status)")")")
+        if [ "$status" -ne 0 ]; then failed+=("$stage"); fi
+    done
+    say "Test stages:"
+    printf '    %s\n' "${timings[@]}"
+    if [ "${#failed[@]}" -gt 0 ]; then
+        say "FAILED stages: ${failed[*]}"
+        return 1
+    fi
+}
+
 # ---- main ---------------------------------------------------------------------------------------
 # Plain sequences, never `a && b`: bash ignores `set -e` inside a function run as the left of &&.
 command="${1:-}"
@@ -251,8 +351,46 @@ case "$command" in
     launch "$@"
     ;;
 test)
-    setup_and_build
-    run_tests # its status is the script's: set -e exits with it when the tests fail
+    stages=()
+    if [ "${CI:-}" = "true" ]; then stages=(unit asan tsan fuzz); fi
+    while [ $# -gt 0 ]; do
+        case "$1" in
+        --all) stages=(unit asan tsan fuzz) ;;
+        --stage)
+            if [ $# -lt 2 ]; then
+                printf 'mantissa.sh: --stage needs a name: unit, asan, tsan or fuzz\n' >&2
+                exit 2
+            fi
+            case "$2" in
+            unit | asan | tsan | fuzz) ;;
+            *)
+                printf 'mantissa.sh: unknown stage "%s" (unit, asan, tsan, fuzz)\n' "$2" >&2
+                exit 2
+                ;;
+            esac
+            if [ -z "${explicit:-}" ]; then stages=(); fi
+            explicit=1
+            stages+=("$2")
+            shift
+            ;;
+        *)
+            usage >&2
+            printf '\nmantissa.sh: unknown test option "%s"\n' "$1" >&2
+            exit 2
+            ;;
+        esac
+        shift
+    done
+    if [ "${#stages[@]}" -eq 0 ]; then stages=(unit); fi
+    for s in "${stages[@]}"; do
+        if [ "$s" != unit ]; then WANT_CLANG=1; fi
+    done
+    install_packages
+    fetch_mnist "$ROOT/data/mnist"
+    for s in "${stages[@]}"; do
+        if [ "$s" = unit ]; then build; fi
+    done
+    run_stages "${stages[@]}" # its status is the script's
     ;;
 build) setup_and_build ;;
 cli)

@@ -57,6 +57,9 @@ private slots:
         QTest::newRow("bad loss scale")
             << QStringList{"train", "--config", kMlp, "--loss-scale", "fixed:-1"} << "--loss-scale";
         QTest::newRow("nan lr") << QStringList{"train", "--config", kMlp, "--lr", "nan"} << "--lr";
+        QTest::newRow("inf lr") << QStringList{"train", "--config", kMlp, "--lr", "inf"} << "--lr";
+        QTest::newRow("huge batch")
+            << QStringList{"train", "--config", kMlp, "--batch", "1000001"} << "--batch";
         QTest::newRow("unknown option")
             << QStringList{"train", "--config", kMlp, "--bogus"} << "--bogus";
         QTest::newRow("bad optimizer")
@@ -74,6 +77,76 @@ private slots:
         QVERIFY2(r.err.contains(named), qPrintable(r.err));
         // A missing data folder is a failed run (1); everything else is bad input (2).
         QCOMPARE(r.status, named == "/nonexistent" ? 1 : 2);
+    }
+    // Experiment files that are wrong in each way a hand edit goes wrong: exit 2 (bad config),
+    // a message naming the file and the field or layer, and never a signal.
+    void badConfigFileExits2_data() {
+        QTest::addColumn<QString>("json");
+        QTest::addColumn<QString>("named");
+        const QString layers = R"([{"type": "Flatten"}, {"type": "Dense", "units": 10}])";
+        auto with = [&](const QString& fields, const QString& stack) {
+            return QStringLiteral(R"({"model": {"input": [28, 28, 1], "layers": %1}%2})")
+                .arg(stack, fields.isEmpty() ? QString() : ", " + fields);
+        };
+        QTest::newRow("wrong type") << with(R"("batch_size": "128")", layers) << "batch_size";
+        QTest::newRow("unknown layer")
+            << with("", R"([{"type": "Flatten"}, {"type": "LSTM", "units": 10}])")
+            << "model.layers[1].type";
+        QTest::newRow("negative units")
+            << with("", R"([{"type": "Flatten"}, {"type": "Dense", "units": -10}])")
+            << "model.layers[1].units";
+        QTest::newRow("zero filters")
+            << with("", R"([{"type": "Conv2D", "filters": 0, "kernel": 3}, {"type": "Flatten"},
+                           {"type": "Dense", "units": 10}])")
+            << "model.layers[0].filters";
+        QTest::newRow("kernel larger than the image")
+            << with("", R"([{"type": "Conv2D", "filters": 4, "kernel": 30}, {"type": "Flatten"},
+                           {"type": "Dense", "units": 10}])")
+            << "conv2d_1";
+        QTest::newRow("Dense before Flatten")
+            << with("", R"([{"type": "Dense", "units": 10}, {"type": "Flatten"}])") << "dense_1";
+        QTest::newRow("output is not 10 classes")
+            << with("", R"([{"type": "Flatten"}, {"type": "Dense", "units": 7}])") << "10 classes";
+        QTest::newRow("NaN learning rate")
+            << with(R"("optimizer": {"type": "sgd", "learning_rate": NaN})", layers) << "line 1";
+        QTest::newRow("infinite learning rate")
+            << with(R"("optimizer": {"type": "sgd", "learning_rate": 1e999})", layers) << "1e999";
+        QTest::newRow("zero learning rate")
+            << with(R"("optimizer": {"type": "sgd", "learning_rate": 0})", layers)
+            << "optimizer.learning_rate";
+        QTest::newRow("batch above the limit")
+            << with(R"("batch_size": 10000000)", layers) << "batch_size";
+        QTest::newRow("not JSON") << "\x7f"
+                                     "ELF\x02\x01"
+                                  << "invalid JSON";
+    }
+    void badConfigFileExits2() {
+        QFETCH(QString, json);
+        QFETCH(QString, named);
+        QTemporaryDir dir;
+        const QString path = dir.filePath("bad.json");
+        QFile f(path);
+        QVERIFY(f.open(QIODevice::WriteOnly));
+        f.write(json.toUtf8());
+        f.close();
+        const CliRun r =
+            run_cli({"train", "--config", path, "--device", "cpu", "--max-steps", "1"});
+        // The reader names the file; shape errors come later and name the layer instead.
+        const bool shape_error = named.endsWith("_1") || named == "10 classes";
+        if (!shape_error) QVERIFY2(r.err.contains(path), qPrintable(r.err));
+        QVERIFY2(r.err.contains(named), qPrintable(r.err));
+        QCOMPARE(r.status, 2);
+    }
+    // The largest batch the reader accepts, on Keras's Dense 4096 x 2 model, needs far more
+    // memory than the host has: a failed run (1) with a message saying what to reduce, not an
+    // OOM kill or a signal.
+    void hugeBatchIsAClearMemoryError() {
+        const CliRun r = run_cli({"train", "--config",
+                                  MANTISSA_SOURCE_DIR "/resources/experiments/seed-mlp.json",
+                                  "--device", "cpu", "--batch", "1000000", "--max-steps", "1"});
+        QCOMPARE(r.status, 1);
+        QVERIFY2(r.err.contains("out of host memory") && r.err.contains("reduce the batch size"),
+                 qPrintable(r.err));
     }
     void cudaWithoutGpuFailsClearly() {
         const CliRun r =

@@ -97,6 +97,32 @@ const std::map<double, std::uint8_t>& fp8_encoding(DType d) {
     return d == DType::Float8E4M3 ? e4m3 : e5m2;
 }
 
+// IEEE binary16 by hand rather than _Float16, which clang before 15 lacks on x86 (the sanitizer
+// and fuzz builds use clang 14); independent of core's converters, like decode_fp8 above.
+double half_to_double(std::uint16_t bits) {
+    const int e = (bits >> 10) & 0x1F;
+    const int m = bits & 0x3FF;
+    double mag = e == 0    ? std::ldexp(m, -24)
+                 : e == 31 ? (m ? std::nan("") : HUGE_VAL)
+                           : std::ldexp(1024 + m, e - 25);
+    return (bits & 0x8000) ? -mag : mag;
+}
+
+// `v` must be exactly representable in binary16 (the callers only store such values).
+std::uint16_t exact_double_to_half(double v) {
+    const std::uint16_t sign = std::signbit(v) ? 0x8000 : 0;
+    const double a = std::abs(v);
+    if (a == 0) return sign;
+    if (std::isinf(a)) return sign | 0x7C00;
+    if (std::isnan(a)) return 0x7E00;
+    int exp = 0;
+    std::frexp(a, &exp); // a = f * 2^exp, f in [0.5, 1)
+    if (exp - 1 < -14)   // subnormal: a = m * 2^-24
+        return sign | static_cast<std::uint16_t>(std::ldexp(a, 24));
+    const int m = static_cast<int>(std::ldexp(a, 11 - exp)) - 1024; // 10 mantissa bits
+    return sign | static_cast<std::uint16_t>(((exp - 1 + 15) << 10) | m);
+}
+
 // A tensor in host memory with exact get/set of values of its dtype.
 struct HostTensor {
     std::vector<std::uint64_t> storage; // 8-byte aligned backing store
@@ -127,9 +153,9 @@ struct HostTensor {
             return v;
         }
         case DType::Float16: {
-            _Float16 h;
+            std::uint16_t h;
             std::memcpy(&h, at(i), 2);
-            return static_cast<double>(h);
+            return half_to_double(h);
         }
         case DType::BFloat16: {
             std::uint16_t b;
@@ -161,7 +187,7 @@ struct HostTensor {
             return;
         }
         case DType::Float16: {
-            const _Float16 h = static_cast<_Float16>(v);
+            const std::uint16_t h = exact_double_to_half(v);
             std::memcpy(at(i), &h, 2);
             return;
         }

@@ -75,6 +75,8 @@ private slots:
     void badMnist_data();
     void badMnist();
     void missingFolder();
+    void badDataFolder_data();
+    void badDataFolder();
     void atomicWriteCreatesAndOverwrites();
     void atomicWriteUnwritableFolder();
     void atomicWriteFailureLeavesNoTemp();
@@ -158,6 +160,10 @@ void TestData::badIdx_data() {
                                     << "dimension 0 is 4294967295, expected less than 16777216";
     QTest::newRow("product too large")
         << idx(0x08, 3, {16000000, 16000000, 28}, 0) << 3 << "multiply to more than";
+    // Regression (fuzz/fuzz_idx): the first two stay just under 2^40 elements, the third
+    // overflowed int64 in the product (UB) before the limit was checked.
+    QTest::newRow("product overflows int64")
+        << idx(0x08, 3, {172545, 6307840, 13275136}, 0) << 3 << "multiply to more than";
 }
 
 void TestData::badIdx() {
@@ -239,6 +245,52 @@ void TestData::missingFolder() {
     QVERIFY2(msg.contains("./mantissa.sh"), qPrintable(msg));
     QVERIFY2(msg.contains("--data DIR"), qPrintable(msg));
     QVERIFY2(msg.contains("MANTISSA_DATA"), qPrintable(msg));
+}
+
+// Data folders a user can point --data or MANTISSA_DATA at by mistake: each gives Error(Data)
+// naming the path and what is wrong, never a std::filesystem exception (which the CLI would
+// report as an "unexpected error" and the GUI as a bare system message).
+void TestData::badDataFolder_data() {
+    QTest::addColumn<QString>("layout");
+    QTest::addColumn<QString>("named"); // relative to the temp dir
+    QTest::addColumn<QString>("expected");
+    QTest::newRow("empty folder") << "empty"
+                                  << "/train-images-idx3-ubyte"
+                                  << "file not found. Run ./mantissa.sh";
+    QTest::newRow("a file, not a folder") << "file"
+                                          << "/mnist"
+                                          << "is not a folder";
+    QTest::newRow("an IDX name that is a folder") << "dir-as-file"
+                                                  << "/train-images-idx3-ubyte"
+                                                  << "not a regular file";
+    QTest::newRow("symlink loop") << "loop"
+                                  << "/train-images-idx3-ubyte"
+                                  << "symbolic links";
+}
+
+void TestData::badDataFolder() {
+    QFETCH(QString, layout);
+    QFETCH(QString, named);
+    QFETCH(QString, expected);
+    QTemporaryDir tmp;
+    QVERIFY(tmp.isValid());
+    QString dir = tmp.path();
+    if (layout == "file") {
+        dir = tmp.filePath("mnist");
+        writeBytes(dir, "not a folder");
+        named = QString();
+    } else if (layout == "dir-as-file") {
+        QVERIFY(QDir(dir).mkdir("train-images-idx3-ubyte"));
+        writeBytes(dir + "/train-labels-idx1-ubyte", idx(0x08, 1, {5}, 5, 1));
+    } else if (layout == "loop") {
+        // train-images -> a -> train-images: stat() fails with ELOOP, not ENOENT.
+        QVERIFY(QFile::link(dir + "/a", dir + "/train-images-idx3-ubyte"));
+        QVERIFY(QFile::link(dir + "/train-images-idx3-ubyte", dir + "/a"));
+        writeBytes(dir + "/train-labels-idx1-ubyte", idx(0x08, 1, {5}, 5, 1));
+    }
+    const QString msg = errorOf([&] { mantissa::load_mnist(dir.toStdString()); }, ErrorKind::Data);
+    QVERIFY2(msg.contains(named.isEmpty() ? dir : tmp.path() + named), qPrintable(msg));
+    QVERIFY2(msg.contains(expected), qPrintable(msg));
 }
 
 void TestData::atomicWriteCreatesAndOverwrites() {

@@ -6,10 +6,12 @@
 #include <atomic>
 #include <cmath>
 #include <fstream>
+#include <limits>
 #include <thread>
 
 #include "core/backend/cpu/cpu_backend.h"
 #include "core/data/mnist.h"
+#include "core/data/synthetic_mnist.h"
 #include "core/error.h"
 #include "core/io/metrics_jsonl.h"
 #include "core/train/trainer.h"
@@ -214,6 +216,86 @@ private slots:
             QCOMPARE(err.kind(), ErrorKind::Config);
             QVERIFY(QString(err.what()).contains("batch_size"));
         }
+    }
+    // A batch of a million (the most the experiment reader accepts) on Keras's Dense 4096 x 2
+    // model needs far more than any host's memory: the plan's arena is refused up front with an
+    // OutOfMemory error that says what to reduce, before anything of that size is allocated.
+    void hugeBatchIsAMemoryError() {
+        CpuBackend backend;
+        Experiment e = mlp_experiment("float32", 1);
+        e.model.layers[1].units = 4096;
+        e.model.layers[2].units = 4096;
+        e.batch_size = 1000000;
+        const Mnist data = synthetic_mnist(64, 64);
+        try {
+            Trainer trainer(e, data, backend);
+            QFAIL("a batch of 10^6 on Dense 4096 x 2 was accepted");
+        } catch (const Error& err) {
+            QCOMPARE(err.kind(), ErrorKind::OutOfMemory);
+            const QString msg = err.what();
+            QVERIFY2(msg.contains("reduce the batch size"), qPrintable(msg));
+        }
+        QCOMPARE(backend.memory_in_use(), std::size_t(0)); // nothing was left allocated
+    }
+    // Set in code (the GUI's form, a script), an infinite or NaN learning rate is refused by
+    // name before the first step; from a file, 1e999 is already a parse error (tst_experiment).
+    void nonFiniteLearningRateIsAConfigError_data() {
+        QTest::addColumn<double>("lr");
+        QTest::newRow("inf") << std::numeric_limits<double>::infinity();
+        QTest::newRow("nan") << std::numeric_limits<double>::quiet_NaN();
+        QTest::newRow("-inf") << -std::numeric_limits<double>::infinity();
+    }
+    void nonFiniteLearningRateIsAConfigError() {
+        QFETCH(double, lr);
+        CpuBackend backend;
+        Experiment e = mlp_experiment("float32", 1);
+        e.optimizer.learning_rate = lr;
+        try {
+            Trainer trainer(e, synthetic_mnist(64, 64), backend);
+            QFAIL("a non-finite learning rate was accepted");
+        } catch (const Error& err) {
+            QCOMPARE(err.kind(), ErrorKind::Config);
+            QVERIFY2(QString(err.what()).contains("learning_rate"), err.what());
+        }
+    }
+    // Regression (fuzz/fuzz_metrics_jsonl): a message with bytes that are not UTF-8 (a file path
+    // in a legacy encoding, a cut multi-byte character) made nlohmann throw and ended the run;
+    // now each line stays valid JSON with U+FFFD in their place, and NaN/inf become null.
+    void metricsJsonlSurvivesInvalidUtf8() {
+        QTemporaryDir dir;
+        const std::string path = (dir.path() + "/run.jsonl").toStdString();
+        {
+            MetricsJsonlWriter writer(path);
+            writer.write_log("Loading MNIST from /data/\xe9t\xe9 and \xc3");
+            StepRecord step;
+            step.loss = std::numeric_limits<double>::quiet_NaN();
+            step.step_ms = std::numeric_limits<double>::infinity();
+            writer.write_step(step);
+            RunSummary summary;
+            summary.status = RunStatus::Failed;
+            summary.message = std::string("/tmp/\xff\xfe: file not found\0tail", 28);
+            writer.write_summary(summary);
+        }
+        std::ifstream in(path);
+        std::string line;
+        QStringList types;
+        while (std::getline(in, line)) {
+            QJsonParseError error;
+            const QJsonObject o =
+                QJsonDocument::fromJson(QByteArray::fromStdString(line), &error).object();
+            QVERIFY2(error.error == QJsonParseError::NoError, line.c_str());
+            types << o["type"].toString();
+            if (o["type"] == "log")
+                QCOMPARE(o["message"].toString(),
+                         QString::fromUtf8("Loading MNIST from /data/\uFFFDt\uFFFD and \uFFFD"));
+            if (o["type"] == "step") {
+                QVERIFY(o["loss"].isNull());
+                QVERIFY(o["step_ms"].isNull());
+            }
+            if (o["type"] == "summary")
+                QVERIFY2(o["message"].toString().contains("file not found"), line.c_str());
+        }
+        QCOMPARE(types, QStringList({"log", "step", "summary"}));
     }
 };
 

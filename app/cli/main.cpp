@@ -56,8 +56,11 @@ int run_command(const Command& command, const Args& args) {
                      e.what(), name.c_str());
         return 2;
     } catch (const mantissa::Error& e) {
+        // A layer stack whose shapes do not fit is a mistake in the experiment file, like a
+        // wrong field: bad input (2), not a failed run (1).
         const bool bad_input = e.kind() == mantissa::ErrorKind::Config ||
-                               e.kind() == mantissa::ErrorKind::InvalidArgument;
+                               e.kind() == mantissa::ErrorKind::InvalidArgument ||
+                               e.kind() == mantissa::ErrorKind::Shape;
         std::fprintf(stderr, "mantissa-cli %s: %s: %s\n", name.c_str(),
                      mantissa::error_kind_name(e.kind()), e.what());
         return bad_input ? 2 : 1;

@@ -65,7 +65,11 @@ IdxArray read_idx_u8(const std::string& path, int expected_rank) {
     namespace fs = std::filesystem;
     std::error_code ec;
     const fs::file_status status = fs::status(path, ec);
-    if (!fs::exists(status)) fail(path, "file not found");
+    if (!fs::exists(status)) {
+        // A symlink loop or an unreadable folder is not "not found": say what it is.
+        if (ec && ec != std::errc::no_such_file_or_directory) fail(path, ec.message());
+        fail(path, "file not found");
+    }
     if (!fs::is_regular_file(status)) fail(path, "not a regular file");
     const std::uintmax_t file_size = fs::file_size(path, ec);
     if (ec) fail(path, "cannot read the file size: " + ec.message());
@@ -112,11 +116,12 @@ IdxArray read_idx_u8(const std::string& path, int expected_rank) {
             fail(path, "dimension " + std::to_string(i) + " is " + std::to_string(d) +
                            ", expected less than " + std::to_string(kMaxDim) +
                            " (a corrupt header?)");
-        // d < 2^24 and elements <= 2^40 keep this product far from overflow.
-        elements *= d;
-        if (elements > kMaxElements)
+        // Checked before multiplying: 2^40 elements times a dimension near 2^24 would overflow
+        // int64 (found by fuzz/fuzz_idx).
+        if (elements > kMaxElements / d)
             fail(path, "dimensions multiply to more than " + std::to_string(kMaxElements) +
                            " elements (a corrupt header?)");
+        elements *= d;
         out.dims[static_cast<std::size_t>(i)] = d;
     }
 

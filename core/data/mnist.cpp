@@ -5,6 +5,7 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <system_error>
 
 #include "core/data/idx.h"
 #include "core/error.h"
@@ -34,8 +35,15 @@ MnistSplit load_split(const std::string& dir, const char* images_file, const cha
                       std::int64_t expected_count) {
     const std::string images_path = join_path(dir, images_file);
     const std::string labels_path = join_path(dir, labels_file);
-    for (const std::string& p : {images_path, labels_path})
-        if (!std::filesystem::exists(p)) fail(p + ": file not found. " + kHowToGetData);
+    for (const std::string& p : {images_path, labels_path}) {
+        // The error_code overload: the throwing one reports a symlink loop or an unreadable
+        // folder as a std::filesystem exception instead of a message naming the file.
+        std::error_code ec;
+        const auto status = std::filesystem::status(p, ec);
+        if (std::filesystem::exists(status)) continue;
+        if (ec && ec != std::errc::no_such_file_or_directory) fail(p + ": " + ec.message());
+        fail(p + ": file not found. " + kHowToGetData);
+    }
 
     IdxArray images = read_idx_u8(images_path, 3);
     IdxArray labels = read_idx_u8(labels_path, 1);

@@ -34,7 +34,7 @@ std::size_t physical_ram() {
     return static_cast<std::size_t>(pages) * static_cast<std::size_t>(page_size);
 }
 
-// MemAvailable (what the kernel could hand out without swapping); only used in error messages.
+// MemAvailable (what the kernel could hand out without swapping): the allocation limit.
 std::size_t available_ram() {
     std::ifstream meminfo("/proc/meminfo");
     std::string key;
@@ -114,8 +114,13 @@ CpuBackend::CpuBackend() {
 CpuBackend::~CpuBackend() = default;
 
 Buffer CpuBackend::allocate(std::size_t bytes) {
-    const std::size_t limit =
-        m_info.memory_total ? m_info.memory_total : std::numeric_limits<std::size_t>::max() / 2;
+    // What the kernel could hand out now, not the installed RAM: Linux overcommits, so a block
+    // larger than that is granted and then, as the memset below touches it, the OOM killer ends
+    // the process (or another one) instead of us reporting a readable error.
+    const std::size_t available = available_ram();
+    const std::size_t limit = available             ? available
+                              : m_info.memory_total ? m_info.memory_total
+                                                    : std::numeric_limits<std::size_t>::max() / 2;
     auto out_of_memory = [&] {
         return Error(ErrorKind::OutOfMemory, "out of host memory: requested " +
                                                  std::to_string(bytes) + " bytes (" + mib(bytes) +
