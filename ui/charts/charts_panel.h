@@ -29,7 +29,7 @@ public:
     // Redraws every chart from the store now (the store's signals schedule this every 40 ms).
     void redraw();
     MetricChart* chart(const QString& name) const; // "loss", "accuracy", "step_time", "loss_scale"
-    QChart* qchart(const QString& name) const;      // as chart(), plus "memory": for export
+    QChart* qchart(const QString& name) const;     // as chart(), plus "memory": for export
 
 private:
     void schedule_redraw();
