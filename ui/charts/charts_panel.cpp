@@ -70,8 +70,8 @@ ChartsPanel::ChartsPanel(RunStore* store, QWidget* parent) : QWidget(parent), m_
     // The histogram needs the width for its bins and selectors more than the memory bars do.
     auto* bottom = new QHBoxLayout;
     bottom->setSpacing(6);
-    bottom->addWidget(m_memory, 2);
-    bottom->addWidget(m_histogram, 3);
+    bottom->addWidget(m_memory, 1);
+    bottom->addWidget(m_histogram, 1);
     grid->addLayout(bottom, 2, 0, 1, 2);
     grid->setRowStretch(0, 3);
     grid->setRowStretch(1, 3);

@@ -56,7 +56,7 @@ MemoryChart::MemoryChart(QWidget* parent) : QWidget(parent) {
     m_chart = new QChart;
     style_chart(m_chart, tr("Device memory"));
     m_chart->legend()->show(); // the categories need names; the runs are named on the axis
-    m_chart->legend()->setAlignment(Qt::AlignBottom);
+    m_chart->legend()->setAlignment(Qt::AlignRight); // a narrow chart: one category a line
     QFont legend_font = m_chart->legend()->font();
     legend_font.setPointSizeF(10.5);
     m_chart->legend()->setFont(legend_font);
@@ -146,11 +146,12 @@ void MemoryChart::show_runs(const QVector<const RunRecord*>& runs) {
     m_bytes_axis->setRange(0, top);
     m_bytes_axis->applyNiceNumbers();
 
-    QString title = tr("Device memory");
+    // Two short lines: the chart shares its row with the gradient histogram, so it is narrow.
+    QString title = tr("Memory");
     if (!runs.isEmpty()) {
         title += tr(" · largest run %1").arg(format_bytes(largest));
         if (device_total > 0)
-            title += tr(" (run %1: %2 used of %3 on the device)")
+            title += tr("<br><small>run %1: %2 used of %3 on the device</small>")
                          .arg(runs.back()->id)
                          .arg(format_bytes(static_cast<double>(device_used)),
                               format_bytes(static_cast<double>(device_total)));
