@@ -48,6 +48,7 @@
 #include "ui/run_history_menu.h"
 #include "ui/run_store.h"
 #include "ui/training_controller.h"
+#include "ui/weights_loader.h"
 
 namespace mantissa::ui {
 
@@ -58,6 +59,7 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
     m_comparison = new ComparisonModel(m_store, this);
     m_history = new RunHistory(m_store, this);
     m_recent = new RecentFiles(this);
+    m_weights = new WeightsLoader(this);
     m_document = new ExperimentDocument(this, this);
     setAcceptDrops(true);
 
@@ -152,6 +154,7 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
     connect(m_runs_menu, &RunHistoryMenu::error, m_banner, &ErrorBanner::show_error);
     connect(m_runs_menu, &RunHistoryMenu::message, this, &MainWindow::log);
     connect(m_history, &RunHistory::problem, this, &MainWindow::log);
+    wire_weights();
     build_toolbar();
     build_file_menu();
     wire_training();
@@ -306,9 +309,31 @@ void MainWindow::build_file_menu() {
         log("Run history: now in " + dir);
     });
     runs_dir->setToolTip("Where every run's config, metrics and weights are kept");
+    QAction* load_weights = file->addAction("Load &Weights…", this, [this] {
+        if (m_document->maybe_save([this] { return save(); })) m_weights->ask_and_load(this);
+    });
+    load_weights->setObjectName("load_weights");
+    load_weights->setToolTip("Open a .safetensors file: its experiment goes into the editor and "
+                             "the next run starts from its weights");
     file->addSeparator();
     QAction* quit = file->addAction("&Quit", this, &QWidget::close);
     quit->setShortcut(QKeySequence::Quit);
+}
+
+void MainWindow::wire_weights() {
+    connect(m_runs_menu, &RunHistoryMenu::load_weights_requested, this, [this](const QString& p) {
+        if (m_document->maybe_save([this] { return save(); })) m_weights->load(p);
+    });
+    connect(m_weights, &WeightsLoader::error, m_banner, &ErrorBanner::show_error);
+    connect(m_weights, &WeightsLoader::loaded, this,
+            [this](const Experiment& experiment, const QString& summary) {
+                m_banner->hide();
+                set_experiment(experiment);
+                m_document->set_clean(current_experiment(), QString());
+                update_title();
+                m_status->setText("Weights loaded: the next run starts from them");
+                log(summary);
+            });
 }
 
 void MainWindow::wire_training() {
@@ -475,6 +500,7 @@ void MainWindow::train() {
     if (m_controller->is_running()) return;
     m_banner->hide();
     const Experiment e = current_experiment();
+    m_controller->set_initial_weights(m_weights->take());
     m_controller->start(e, m_store->add_run(e));
     update_actions();
 }

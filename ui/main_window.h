@@ -33,6 +33,7 @@ class RunHistory;
 class RunHistoryMenu;
 class RunStore;
 class TrainingController;
+class WeightsLoader;
 
 class MainWindow final : public QMainWindow {
     Q_OBJECT
@@ -70,6 +71,7 @@ public:
     QMenu* recent_menu() const { return m_recent_menu; }
     PlanView* plan_view() const { return m_plan_view; }
     FloatLabTab* float_lab() const { return m_float_lab; }
+    WeightsLoader* weights_loader() const { return m_weights; }
 
 public slots:
     void train();
@@ -89,6 +91,7 @@ private:
     void update_title();
     void document_edited();
     void wire_training();
+    void wire_weights(); // Load Weights… (File menu, runs list) into the editor and the next run
     void update_actions();
     void refresh_plan(); // the Plan tab follows the stack and the settings
     void log(const QString& line);
@@ -122,6 +125,7 @@ private:
     RunHistoryMenu* m_runs_menu = nullptr;
     RecentFiles* m_recent = nullptr;
     ExperimentDocument* m_document = nullptr;
+    WeightsLoader* m_weights = nullptr;
 };
 
 } // namespace mantissa::ui
