@@ -6,9 +6,11 @@
 #include <QDir>
 #include <QFile>
 #include <QFileInfo>
+#include <QLabel>
 #include <QMenu>
 #include <QSettings>
 #include <QSignalSpy>
+#include <QStatusBar>
 #include <QTemporaryDir>
 #include <QTest>
 #include <cmath>
@@ -22,6 +24,7 @@
 #include "ui/run_history_menu.h"
 #include "ui/run_store.h"
 #include "ui/training_controller.h"
+#include "ui/weights_evaluator.h"
 #include "ui/weights_files.h"
 #include "ui/weights_loader.h"
 
@@ -203,7 +206,7 @@ private slots:
             QTRY_VERIFY(!window.run_history()->is_loading());
             const int id = window.run_store()->runs().front().id;
             std::unique_ptr<QMenu> menu(window.runs_menu()->menu_for(id, &window));
-            for (const char* name : {"export_weights", "load_weights"}) {
+            for (const char* name : {"export_weights", "load_weights", "evaluate_weights"}) {
                 QAction* action = action_named(menu.get(), name);
                 QVERIFY(action);
                 QVERIFY(!action->isEnabled());
@@ -256,6 +259,37 @@ private slots:
         QVERIFY(window.error_banner()->text().contains("bad.safetensors"));
         QCOMPARE(QString::fromStdString(window.current_experiment().name), QString("unchanged"));
         QVERIFY(!window.weights_loader()->has_weights());
+    }
+
+    void evaluateReproducesTheRunsTestAccuracy() {
+        MainWindow window;
+        QTRY_VERIFY(!window.run_history()->is_loading());
+        window.set_experiment(tiny("device-cpu", 5)); // evaluations run on the chosen device
+        QSignalSpy finished(window.weights_evaluator(), &WeightsEvaluator::finished);
+        window.evaluate_weights(m_weights);
+        QVERIFY(window.weights_evaluator()->is_running());
+        QTRY_VERIFY_WITH_TIMEOUT(finished.count() == 1, 60000);
+        QVERIFY(!window.weights_evaluator()->is_running());
+        QCOMPARE(finished[0][0].toString(), m_weights);
+        QCOMPARE(finished[0][2].toDouble(), m_accuracy); // same weights, same 10,000 images
+        QCOMPARE(finished[0][3].toLongLong(), qint64(10000));
+        QVERIFY(!window.error_banner()->isVisibleTo(&window));
+        QLabel* status = nullptr;
+        for (QLabel* label : window.statusBar()->findChildren<QLabel*>())
+            if (label->text().startsWith("Evaluated")) status = label;
+        QVERIFY(status);
+        QVERIFY(status->text().contains(QString::number(100.0 * m_accuracy, 'f', 2) + "%"));
+    }
+
+    void evaluatingABadFileGoesToTheBanner() {
+        MainWindow window;
+        QTRY_VERIFY(!window.run_history()->is_loading());
+        window.set_experiment(tiny("device-cpu", 5));
+        QSignalSpy failed(window.weights_evaluator(), &WeightsEvaluator::failed);
+        window.evaluate_weights(m_files->filePath("missing.safetensors"));
+        QTRY_VERIFY_WITH_TIMEOUT(failed.count() == 1, 60000);
+        QVERIFY(window.error_banner()->isVisibleTo(&window));
+        QVERIFY(window.error_banner()->text().contains("missing.safetensors"));
     }
 
     void initialWeightsAreTheStartingPoint() {

@@ -33,6 +33,7 @@ class RunHistory;
 class RunHistoryMenu;
 class RunStore;
 class TrainingController;
+class WeightsEvaluator;
 class WeightsLoader;
 
 class MainWindow final : public QMainWindow {
@@ -72,10 +73,14 @@ public:
     PlanView* plan_view() const { return m_plan_view; }
     FloatLabTab* float_lab() const { return m_float_lab; }
     WeightsLoader* weights_loader() const { return m_weights; }
+    WeightsEvaluator* weights_evaluator() const { return m_evaluator; }
 
 public slots:
     void train();
     void compare_policies(const QStringList& policies); // empty: ask with a dialog
+    // Test loss and accuracy of a weights file, on a background thread; the result goes to the
+    // log and the status line.
+    void evaluate_weights(const QString& path);
     // Shows the Lessons panel with lesson `which` (its number from 1, or its id) open; with
     // `run`, runs it too. False when there is no such lesson.
     bool open_lesson(const QString& which, bool run = false);
@@ -126,6 +131,7 @@ private:
     RecentFiles* m_recent = nullptr;
     ExperimentDocument* m_document = nullptr;
     WeightsLoader* m_weights = nullptr;
+    WeightsEvaluator* m_evaluator = nullptr;
 };
 
 } // namespace mantissa::ui

@@ -71,7 +71,12 @@ QMenu* RunHistoryMenu::menu_for(int id, QWidget* parent) {
     QAction* load_w = menu->addAction(tr("Load Weights"), this,
                                       [this, weights] { emit load_weights_requested(weights); });
     load_w->setObjectName(QStringLiteral("load_weights"));
-    for (QAction* action : {export_w, load_w}) {
+    QAction* eval_w = menu->addAction(tr("Evaluate Weights"), this, [this, weights] {
+        emit evaluate_weights_requested(weights);
+    });
+    eval_w->setObjectName(QStringLiteral("evaluate_weights"));
+    eval_w->setStatusTip(tr("Loss and accuracy of the saved weights over the 10,000 test images"));
+    for (QAction* action : {export_w, load_w, eval_w}) {
         action->setEnabled(has_weights);
         if (!has_weights)
             action->setToolTip(active ? tr("The weights are saved when the run ends")
