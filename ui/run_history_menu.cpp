@@ -80,8 +80,8 @@ QMenu* RunHistoryMenu::menu_for(int id, QWidget* parent) {
         action->setEnabled(has_weights);
         if (!has_weights)
             action->setToolTip(active ? tr("The weights are saved when the run ends")
-                                      : tr("This run has no weights file (it failed before "
-                                           "training, or was trained before runs kept weights)"));
+                                      : tr("This run has no weights file (it failed, or was "
+                                           "trained before runs kept their weights)"));
     }
     menu->setToolTipsVisible(true);
     const QString folder = run->folder;
