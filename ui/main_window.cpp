@@ -48,6 +48,8 @@
 #include "ui/run_history_menu.h"
 #include "ui/run_store.h"
 #include "ui/training_controller.h"
+#include "ui/weights_evaluator.h"
+#include "ui/weights_loader.h"
 
 namespace mantissa::ui {
 
@@ -58,6 +60,8 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
     m_comparison = new ComparisonModel(m_store, this);
     m_history = new RunHistory(m_store, this);
     m_recent = new RecentFiles(this);
+    m_weights = new WeightsLoader(this);
+    m_evaluator = new WeightsEvaluator(this);
     m_document = new ExperimentDocument(this, this);
     setAcceptDrops(true);
 
@@ -152,6 +156,7 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
     connect(m_runs_menu, &RunHistoryMenu::error, m_banner, &ErrorBanner::show_error);
     connect(m_runs_menu, &RunHistoryMenu::message, this, &MainWindow::log);
     connect(m_history, &RunHistory::problem, this, &MainWindow::log);
+    wire_weights();
     build_toolbar();
     build_file_menu();
     wire_training();
@@ -306,9 +311,64 @@ void MainWindow::build_file_menu() {
         log("Run history: now in " + dir);
     });
     runs_dir->setToolTip("Where every run's config, metrics and weights are kept");
+    QAction* load_weights = file->addAction("Load &Weights…", this, [this] {
+        if (m_document->maybe_save([this] { return save(); })) m_weights->ask_and_load(this);
+    });
+    load_weights->setObjectName("load_weights");
+    load_weights->setToolTip("Open a .safetensors file: its experiment goes into the editor and "
+                             "the next run starts from its weights");
+    file->addAction("&Evaluate Weights…", this, [this] {
+        const QString path = QFileDialog::getOpenFileName(this, "Evaluate weights", QString(),
+                                                          "safetensors (*.safetensors)");
+        if (!path.isEmpty()) evaluate_weights(path);
+    });
     file->addSeparator();
     QAction* quit = file->addAction("&Quit", this, &QWidget::close);
     quit->setShortcut(QKeySequence::Quit);
+}
+
+void MainWindow::evaluate_weights(const QString& path) {
+    const QString device = QString::fromStdString(current_experiment().device);
+    if (!m_evaluator->evaluate(path, device))
+        log("An evaluation is still running; evaluate " + path + " when it has finished.");
+}
+
+void MainWindow::wire_weights() {
+    connect(m_runs_menu, &RunHistoryMenu::evaluate_weights_requested, this,
+            &MainWindow::evaluate_weights);
+    connect(m_evaluator, &WeightsEvaluator::started, this, [this](const QString& path) {
+        m_status->setText("Evaluating " + QFileInfo(path).fileName() + " on the test set…");
+    });
+    connect(m_evaluator, &WeightsEvaluator::finished, this,
+            [this](const QString& path, double loss, double accuracy, qint64 examples) {
+                const QString line = QString("Evaluated %1: test accuracy %2% · test loss %3 "
+                                             "over %4 images")
+                                         .arg(path)
+                                         .arg(100.0 * accuracy, 0, 'f', 2)
+                                         .arg(loss, 0, 'f', 4)
+                                         .arg(examples);
+                m_status->setText(line);
+                log(line);
+            });
+    connect(m_evaluator, &WeightsEvaluator::failed, this,
+            [this](const QString& path, const QString& message) {
+                m_status->setText("Evaluation failed");
+                m_banner->show_error("Could not evaluate " + path,
+                                     message + " Pick a .safetensors file Mantissa wrote.");
+            });
+    connect(m_runs_menu, &RunHistoryMenu::load_weights_requested, this, [this](const QString& p) {
+        if (m_document->maybe_save([this] { return save(); })) m_weights->load(p);
+    });
+    connect(m_weights, &WeightsLoader::error, m_banner, &ErrorBanner::show_error);
+    connect(m_weights, &WeightsLoader::loaded, this,
+            [this](const Experiment& experiment, const QString& summary) {
+                m_banner->hide();
+                set_experiment(experiment);
+                m_document->set_clean(current_experiment(), QString());
+                update_title();
+                m_status->setText("Weights loaded: the next run starts from them");
+                log(summary);
+            });
 }
 
 void MainWindow::wire_training() {
@@ -475,6 +535,7 @@ void MainWindow::train() {
     if (m_controller->is_running()) return;
     m_banner->hide();
     const Experiment e = current_experiment();
+    m_controller->set_initial_weights(m_weights->take());
     m_controller->start(e, m_store->add_run(e));
     update_actions();
 }

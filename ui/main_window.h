@@ -33,6 +33,8 @@ class RunHistory;
 class RunHistoryMenu;
 class RunStore;
 class TrainingController;
+class WeightsEvaluator;
+class WeightsLoader;
 
 class MainWindow final : public QMainWindow {
     Q_OBJECT
@@ -70,10 +72,15 @@ public:
     QMenu* recent_menu() const { return m_recent_menu; }
     PlanView* plan_view() const { return m_plan_view; }
     FloatLabTab* float_lab() const { return m_float_lab; }
+    WeightsLoader* weights_loader() const { return m_weights; }
+    WeightsEvaluator* weights_evaluator() const { return m_evaluator; }
 
 public slots:
     void train();
     void compare_policies(const QStringList& policies); // empty: ask with a dialog
+    // Test loss and accuracy of a weights file, on a background thread; the result goes to the
+    // log and the status line.
+    void evaluate_weights(const QString& path);
     // Shows the Lessons panel with lesson `which` (its number from 1, or its id) open; with
     // `run`, runs it too. False when there is no such lesson.
     bool open_lesson(const QString& which, bool run = false);
@@ -89,6 +96,7 @@ private:
     void update_title();
     void document_edited();
     void wire_training();
+    void wire_weights(); // Load Weights… (File menu, runs list) into the editor and the next run
     void update_actions();
     void refresh_plan(); // the Plan tab follows the stack and the settings
     void log(const QString& line);
@@ -122,6 +130,8 @@ private:
     RunHistoryMenu* m_runs_menu = nullptr;
     RecentFiles* m_recent = nullptr;
     ExperimentDocument* m_document = nullptr;
+    WeightsLoader* m_weights = nullptr;
+    WeightsEvaluator* m_evaluator = nullptr;
 };
 
 } // namespace mantissa::ui

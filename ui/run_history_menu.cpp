@@ -5,6 +5,7 @@
 #include <QDesktopServices>
 #include <QDir>
 #include <QFileDialog>
+#include <QFileInfo>
 #include <QInputDialog>
 #include <QMenu>
 #include <QMessageBox>
@@ -14,6 +15,7 @@
 
 #include "ui/run_history.h"
 #include "ui/run_store.h"
+#include "ui/weights_files.h"
 
 namespace mantissa::ui {
 
@@ -53,6 +55,35 @@ QMenu* RunHistoryMenu::menu_for(int id, QWidget* parent) {
     json->setObjectName(QStringLiteral("export_json"));
     csv->setEnabled(!run->steps.isEmpty());
     json->setEnabled(!run->steps.isEmpty());
+    menu->addSeparator();
+    const QString weights = m_history->weights_path(id);
+    const bool has_weights = !weights.isEmpty() && QFileInfo::exists(weights);
+    QAction* export_w = menu->addAction(tr("Export Weights…"), this, [this, id] {
+        const RunRecord* r = m_store->run(id);
+        if (!r) return;
+        QString base = r->name;
+        base.replace(QRegularExpression(QStringLiteral("[^A-Za-z0-9_.-]+")), QStringLiteral("-"));
+        QString path;
+        std::optional<DType> dtype;
+        if (ask_weights_destination(m_view, base, path, dtype)) export_weights(id, path, dtype);
+    });
+    export_w->setObjectName(QStringLiteral("export_weights"));
+    QAction* load_w = menu->addAction(tr("Load Weights"), this,
+                                      [this, weights] { emit load_weights_requested(weights); });
+    load_w->setObjectName(QStringLiteral("load_weights"));
+    QAction* eval_w = menu->addAction(tr("Evaluate Weights"), this, [this, weights] {
+        emit evaluate_weights_requested(weights);
+    });
+    eval_w->setObjectName(QStringLiteral("evaluate_weights"));
+    eval_w->setStatusTip(tr("Loss and accuracy of the saved weights over the 10,000 test images"));
+    for (QAction* action : {export_w, load_w, eval_w}) {
+        action->setEnabled(has_weights);
+        if (!has_weights)
+            action->setToolTip(active ? tr("The weights are saved when the run ends")
+                                      : tr("This run has no weights file (it failed, or was "
+                                           "trained before runs kept their weights)"));
+    }
+    menu->setToolTipsVisible(true);
     const QString folder = run->folder;
     QAction* open = menu->addAction(tr("Open Run Folder"), this, [folder] {
         QDesktopServices::openUrl(QUrl::fromLocalFile(folder));
@@ -108,6 +139,18 @@ void RunHistoryMenu::export_run(int id, const QString& suffix) {
         emit error(tr("Could not export the metrics."), problem);
     else
         emit message(tr("exported the metrics of %1 to %2").arg(run->name, path));
+}
+
+bool RunHistoryMenu::export_weights(int id, const QString& path, std::optional<DType> dtype) {
+    const RunRecord* run = m_store->run(id);
+    if (!run) return false;
+    if (const QString problem = export_weights_file(m_history->weights_path(id), path, dtype);
+        !problem.isEmpty()) {
+        emit error(tr("Could not export the weights of %1.").arg(run->name), problem);
+        return false;
+    }
+    emit message(tr("exported the weights of %1 to %2").arg(run->name, path));
+    return true;
 }
 
 } // namespace mantissa::ui

@@ -4,6 +4,9 @@
 
 #include <QObject>
 #include <functional>
+#include <optional>
+
+#include "core/numeric/dtype.h"
 
 class QMenu;
 class QTableView;
@@ -26,13 +29,23 @@ public:
     void set_confirm(Confirm confirm) { m_confirm = std::move(confirm); }
 
     // The menu for run `id` (the caller owns it), with actions named by objectName
-    // "rename", "export_csv", "export_json", "open_folder", "delete".
+    // "rename", "export_csv", "export_json", "export_weights", "load_weights", "evaluate_weights",
+    // "open_folder", "delete". The weights actions are disabled, with the reason as tooltip, for a
+    // run without a weights file (still training, failed, or trained before runs kept their
+    // weights).
     QMenu* menu_for(int id, QWidget* parent);
     void delete_run(int id); // asks, then deletes; errors go to `error`
+    // What "Export weights…" does once the dialog has answered: the run's weights.safetensors to
+    // `path` (format by extension). Returns whether it worked; errors go to `error`.
+    bool export_weights(int id, const QString& path, std::optional<DType> dtype = std::nullopt);
 
 signals:
     void error(const QString& what, const QString& detail);
     void message(const QString& line); // for the log
+    // "Load weights": the run's weights file, for the app to load like File > Load Weights….
+    void load_weights_requested(const QString& path);
+    // "Evaluate Weights": the run's weights file, for the test-set evaluation.
+    void evaluate_weights_requested(const QString& path);
 
 private:
     void rename_run(int id);

@@ -2,6 +2,8 @@
 // value records to a locked buffer, which the UI thread drains every 40 ms and forwards as signals.
 #include "ui/training_controller.h"
 
+#include <QDir>
+#include <QFileInfo>
 #include <QMetaObject>
 #include <QThread>
 #include <QTimer>
@@ -14,7 +16,9 @@
 #include "core/data/mnist.h"
 #include "core/error.h"
 #include "core/io/metrics_jsonl.h"
+#include "core/io/weights_export.h"
 #include "core/train/trainer.h"
+#include "ui/run_history.h"
 
 namespace mantissa::ui {
 
@@ -97,9 +101,11 @@ public:
         : QObject(parent), m_pending(std::move(pending)) {}
 
     void run(const Experiment& experiment, int run_id, const std::shared_ptr<TrainControl>& control,
-             const QString& metrics_path);
+             const QString& metrics_path, const std::shared_ptr<const InitialWeights>& initial);
 
 private:
+    void write_weights(Trainer& trainer, const RunSummary& summary, const QString& path,
+                       int run_id);
     void finish(int run_id, const RunSummary& summary);
     void fail(int run_id, const QString& message);
 
@@ -108,8 +114,8 @@ private:
 };
 
 void TrainingWorker::run(const Experiment& experiment, int run_id,
-                         const std::shared_ptr<TrainControl>& control,
-                         const QString& metrics_path) {
+                         const std::shared_ptr<TrainControl>& control, const QString& metrics_path,
+                         const std::shared_ptr<const InitialWeights>& initial) {
     PendingMetrics& pending = *m_pending;
     // The run's history file. A disk problem costs the file, never the run: it is logged once and
     // the writer dropped, while training and the charts go on.
@@ -154,6 +160,15 @@ void TrainingWorker::run(const Experiment& experiment, int run_id,
             pending.log(run_id,
                         QStringLiteral("note: %1").arg(QString::fromStdString(choice.note)));
         Trainer trainer(experiment, *m_data, *choice.backend);
+        if (initial) {
+            // Rounding is allowed so weights trained under a mixed policy can continue under pure
+            // float16; the log line says where the weights came from.
+            trainer.load_weights(initial->weights, initial->source.toStdString(),
+                                 LoadWeightsOptions{.allow_rounding = true});
+            pending.log(run_id, QStringLiteral("Starting from the weights in %1 (converted to the "
+                                               "model's variable dtype where it differs)")
+                                    .arg(initial->source));
+        }
         const QString device = QString::fromStdString(choice.backend->info().name);
 
         PendingEvent started;
@@ -203,6 +218,9 @@ void TrainingWorker::run(const Experiment& experiment, int run_id,
         };
         const RunSummary summary = trainer.run(*control, callbacks);
         record([&](MetricsJsonlWriter& w) { w.write_summary(summary); });
+        if (!metrics_path.isEmpty())
+            write_weights(trainer, summary,
+                          QFileInfo(metrics_path).dir().filePath(RunHistory::kWeightsFile), run_id);
         pending.log(run_id, summary_line(experiment, summary));
         if (!summary.message.empty() && summary.status != RunStatus::Diverged)
             pending.log(run_id, QString::fromStdString(summary.message));
@@ -218,6 +236,20 @@ void TrainingWorker::run(const Experiment& experiment, int run_id,
     } catch (...) {
         record_failure(QStringLiteral("unexpected error of an unknown type"));
         fail(run_id, QStringLiteral("unexpected error of an unknown type"));
+    }
+}
+
+// The run's final weights next to its metrics, in the stored dtype (float32 masters under a mixed
+// policy), with the experiment and test metrics in the metadata. A failed write costs the file,
+// never the run: it is a log line.
+void TrainingWorker::write_weights(Trainer& trainer, const RunSummary& summary, const QString& path,
+                                   int run_id) {
+    try {
+        export_weights(trained_model(trainer, summary.val_loss, summary.val_accuracy),
+                       path.toStdString());
+    } catch (const std::exception& error) {
+        m_pending->log(run_id, QStringLiteral("Run history: the weights were not saved: %1")
+                                   .arg(QString::fromStdString(error.what())));
     }
 }
 
@@ -282,10 +314,11 @@ void TrainingController::start(const mantissa::Experiment& experiment, int run_i
     m_paused = false;
     m_control = std::make_shared<TrainControl>();
     const QString metrics_path = m_metrics_path ? m_metrics_path(run_id) : QString();
+    std::shared_ptr<const InitialWeights> initial = std::exchange(m_initial, nullptr);
     QMetaObject::invokeMethod(
         m_worker,
-        [worker = m_worker, experiment, run_id, control = m_control, metrics_path] {
-            worker->run(experiment, run_id, control, metrics_path);
+        [worker = m_worker, experiment, run_id, control = m_control, metrics_path, initial] {
+            worker->run(experiment, run_id, control, metrics_path, initial);
         },
         Qt::QueuedConnection);
     m_drain_timer->start();

@@ -9,6 +9,7 @@
 #include <functional>
 #include <memory>
 
+#include "core/io/model_weights.h"
 #include "core/train/experiment.h"
 #include "core/train/gradient_histogram.h"
 #include "core/train/metrics.h"
@@ -21,6 +22,12 @@ namespace mantissa::ui {
 
 class TrainingWorker;
 struct PendingMetrics;
+
+// Weights a run starts from instead of its random initialisation, and the file they came from.
+struct InitialWeights {
+    ModelWeights weights;
+    QString source;
+};
 
 class TrainingController final : public QObject {
     Q_OBJECT
@@ -39,6 +46,12 @@ public:
     // file, so the UI thread never waits on the disk.
     void set_metrics_path_provider(std::function<QString(int run_id)> provider) {
         m_metrics_path = std::move(provider);
+    }
+    // The next start() loads these into its Trainer before the first step (then forgets them), so
+    // imported weights continue training. A mismatch with the model fails that run, naming the
+    // tensor.
+    void set_initial_weights(std::shared_ptr<const InitialWeights> weights) {
+        m_initial = std::move(weights);
     }
 
 public slots:
@@ -71,6 +84,7 @@ private:
     std::shared_ptr<PendingMetrics> m_pending;
     std::shared_ptr<TrainControl> m_control; // fresh per run; shared with the worker
     std::function<QString(int)> m_metrics_path;
+    std::shared_ptr<const InitialWeights> m_initial;
     bool m_running = false;
     bool m_paused = false;
     int m_run_id = -1;

@@ -1,0 +1,70 @@
+// WeightsEvaluator: builds a Trainer for the file's experiment, loads the weights (checked by
+// name, shape and dtype) and runs the test evaluation; results come back as queued signals.
+#include "ui/weights_evaluator.h"
+
+#include <QMetaObject>
+#include <QThread>
+#include <exception>
+
+#include "core/backend/factory/backend_factory.h"
+#include "core/data/mnist.h"
+#include "core/io/safetensors.h"
+#include "core/train/trainer.h"
+
+namespace mantissa::ui {
+
+WeightsEvaluator::WeightsEvaluator(QObject* parent)
+    : QObject(parent), m_data(std::make_shared<std::unique_ptr<Mnist>>()) {}
+
+WeightsEvaluator::~WeightsEvaluator() {
+    if (m_thread) m_thread->wait();
+}
+
+bool WeightsEvaluator::evaluate(const QString& path, const QString& device) {
+    if (m_running) return false;
+    if (m_thread) m_thread->wait(); // the previous one has delivered and is only returning
+    m_running = true;
+    m_thread = QThread::create([this, data = m_data, path, device] {
+        double loss = 0, accuracy = 0;
+        qint64 examples = 0;
+        QString problem;
+        try {
+            const TrainedModel model = load_trained_model(path.toStdString());
+            if (!*data) *data = std::make_unique<Mnist>(load_mnist(find_data_dir("")));
+            Experiment experiment = model.experiment;
+            experiment.device = device.toStdString();
+            BackendChoice choice = create_backend(experiment.device);
+            Trainer trainer(experiment, **data, *choice.backend);
+            trainer.load_weights(model.weights, path.toStdString());
+            const EvalResult result = trainer.evaluate();
+            loss = result.loss;
+            accuracy = result.accuracy;
+            examples = result.examples;
+        } catch (const std::exception& e) {
+            problem = QString::fromStdString(e.what());
+        }
+        // Delivered on the UI thread; `this` outlives the thread (the destructor waits for it).
+        QMetaObject::invokeMethod(
+            this,
+            [this, path, loss, accuracy, examples, problem] {
+                m_running = false;
+                if (problem.isEmpty())
+                    emit finished(path, loss, accuracy, examples);
+                else
+                    emit failed(path, problem);
+            },
+            Qt::QueuedConnection);
+    });
+    m_thread->setObjectName(QStringLiteral("mantissa-evaluate"));
+    m_thread->setParent(this);
+    QThread* thread = m_thread;
+    connect(thread, &QThread::finished, this, [this, thread] {
+        if (m_thread == thread) m_thread = nullptr;
+        thread->deleteLater();
+    });
+    m_thread->start();
+    emit started(path);
+    return true;
+}
+
+} // namespace mantissa::ui
