@@ -19,6 +19,7 @@
 #include <QPlainTextEdit>
 #include <QProgressBar>
 #include <QPushButton>
+#include <QScreen>
 #include <QScrollArea>
 #include <QSplitter>
 #include <QStatusBar>
@@ -126,7 +127,7 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
     right->addWidget(bottom);
     right->setStretchFactor(0, 3);
     right->setStretchFactor(1, 1);
-    bottom->setMinimumHeight(190); // room for a three-policy comparison
+    bottom->setMinimumHeight(130); // room for a three-policy comparison's rows
     auto* main = new QSplitter(Qt::Horizontal);
     main->addWidget(left);
     main->addWidget(right);
@@ -188,7 +189,12 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
     const bool gpu = m_device->currentData().toString().startsWith("cuda");
     load_experiment_file(gpu ? ":/experiments/seed-mlp.json" : ":/experiments/mlp-small.json");
     build_lessons(gpu);
-    resize(1500, 950);
+    // 1500×950, or the screen's available area when that is smaller (a laptop, a projector at
+    // 1280×800): the status bar and the bottom tabs must stay on screen.
+    QSize size(1500, 950);
+    if (const QScreen* screen = QGuiApplication::primaryScreen())
+        size = size.boundedTo(screen->availableGeometry().size() - QSize(0, 40));
+    resize(size);
 }
 
 void MainWindow::build_lessons(bool gpu) {

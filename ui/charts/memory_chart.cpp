@@ -85,7 +85,7 @@ MemoryChart::MemoryChart(QWidget* parent) : QWidget(parent) {
 
     m_view = new QChartView(m_chart, this);
     m_view->setRenderHint(QPainter::Antialiasing);
-    m_view->setMinimumSize(320, 220);
+    m_view->setMinimumSize(320, 170);
     auto* layout = new QVBoxLayout(this);
     layout->setContentsMargins(0, 0, 0, 0);
     layout->addWidget(m_view);
@@ -151,7 +151,7 @@ void MemoryChart::show_runs(const QVector<const RunRecord*>& runs) {
     if (!runs.isEmpty()) {
         title += tr(" · largest run %1").arg(format_bytes(largest));
         if (device_total > 0)
-            title += tr("<br><small>run %1: %2 used of %3 on the device</small>")
+            title += tr("<br><small>device (run %1): %2 of %3</small>")
                          .arg(runs.back()->id)
                          .arg(format_bytes(static_cast<double>(device_used)),
                               format_bytes(static_cast<double>(device_total)));

@@ -175,7 +175,7 @@ MetricChart::MetricChart(const QString& title, const QString& y_title, QWidget* 
     attach_y_axis(m_y_linear);
 
     m_view = new MetricChartView(m_chart, this);
-    m_view->setMinimumSize(320, 220);
+    m_view->setMinimumSize(320, 170);
 
     m_rescale_timer = new QTimer(this);
     m_rescale_timer->setSingleShot(true);
