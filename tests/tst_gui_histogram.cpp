@@ -4,6 +4,7 @@
 
 #include "core/backend/histogram.h"
 #include "core/train/experiment.h"
+#include "isolated_app_dirs.h"
 #include "ui/charts/charts_panel.h"
 #include "ui/charts/gradient_histogram_chart.h"
 #include "ui/main_window.h"
@@ -35,6 +36,8 @@ GradientHistogram histogram_at(int exponent, double scale, std::int64_t step = 1
 
 class TestGuiHistogram : public QObject {
     Q_OBJECT
+
+    IsolatedAppDirs m_dirs; // no runs or recent files from elsewhere
 
 private slots:
     void initTestCase() { Q_INIT_RESOURCE(resources); }

@@ -11,6 +11,7 @@
 
 #include "core/backend/factory/backend_factory.h"
 #include "core/train/experiment.h"
+#include "isolated_app_dirs.h"
 #include "ui/compare_queue.h"
 #include "ui/lessons/lesson_library.h"
 #include "ui/lessons/lessons_panel.h"
@@ -39,6 +40,8 @@ void write(const QString& path, const QByteArray& text) {
 
 class TestGuiLessons : public QObject {
     Q_OBJECT
+
+    IsolatedAppDirs m_dirs; // no runs or recent files from elsewhere
 
 private slots:
     void initTestCase() { Q_INIT_RESOURCE(resources); }

@@ -9,6 +9,7 @@
 #include "core/nn/model.h"
 #include "core/plan/compile.h"
 #include "core/train/experiment.h"
+#include "isolated_app_dirs.h"
 #include "ui/experiment_form.h"
 #include "ui/main_window.h"
 #include "ui/plan_view/plan_diagram.h"
@@ -43,6 +44,8 @@ int cast_rows(const PlanStepsModel* model) {
 
 class TestGuiPlanView : public QObject {
     Q_OBJECT
+
+    IsolatedAppDirs m_dirs; // no runs or recent files from elsewhere
 
 private slots:
     void initTestCase() { Q_INIT_RESOURCE(resources); }

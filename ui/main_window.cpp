@@ -90,8 +90,11 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
     centre_tabs->setTabPosition(QTabWidget::West);
     centre_tabs->setDocumentMode(true);
     centre_tabs->addTab(m_charts, "Charts");
+    centre_tabs->addTab(m_charts->histogram_chart(), "Gradients");
+    centre_tabs->setTabToolTip(1, "Live histograms of log2|gradient| against float16's and "
+                                  "bfloat16's ranges: what underflows without loss scaling");
     centre_tabs->addTab(m_plan_view, "Plan");
-    centre_tabs->setTabToolTip(1, "The compiled plan: every step, its dtypes and the casts the "
+    centre_tabs->setTabToolTip(2, "The compiled plan: every step, its dtypes and the casts the "
                                   "policy inserts, bytes, FLOPs and memory per category");
     centre_layout->addWidget(centre_tabs, 1);
 

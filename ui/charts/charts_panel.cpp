@@ -5,7 +5,6 @@
 #include <QSet>
 
 #include <QGridLayout>
-#include <QHBoxLayout>
 #include <QHash>
 #include <QLocale>
 #include <QTimer>
@@ -58,7 +57,7 @@ ChartsPanel::ChartsPanel(RunStore* store, QWidget* parent) : QWidget(parent), m_
     m_step_time = new MetricChart(tr("Step time"), tr("ms per step"), this);
     m_loss_scale = new LossScaleChart(this);
     m_memory = new MemoryChart(this);
-    m_histogram = new GradientHistogramChart(this);
+    m_histogram = new GradientHistogramChart; // placed by the window: see histogram_chart()
 
     auto* grid = new QGridLayout(this);
     grid->setContentsMargins(4, 4, 4, 4);
@@ -67,15 +66,10 @@ ChartsPanel::ChartsPanel(RunStore* store, QWidget* parent) : QWidget(parent), m_
     grid->addWidget(m_accuracy, 0, 1);
     grid->addWidget(m_step_time, 1, 0);
     grid->addWidget(m_loss_scale, 1, 1);
-    // The histogram needs the width for its bins and selectors more than the memory bars do.
-    auto* bottom = new QHBoxLayout;
-    bottom->setSpacing(6);
-    bottom->addWidget(m_memory, 1);
-    bottom->addWidget(m_histogram, 1);
-    grid->addLayout(bottom, 2, 0, 1, 2);
+    grid->addWidget(m_memory, 2, 0, 1, 2);
     grid->setRowStretch(0, 3);
     grid->setRowStretch(1, 3);
-    grid->setRowStretch(2, 3);
+    grid->setRowStretch(2, 2);
 
     m_redraw_timer = new QTimer(this);
     m_redraw_timer->setSingleShot(true);
@@ -90,6 +84,10 @@ ChartsPanel::ChartsPanel(RunStore* store, QWidget* parent) : QWidget(parent), m_
         connect(m_store, &QAbstractItemModel::modelReset, this, &ChartsPanel::schedule_redraw);
     }
     redraw();
+}
+
+ChartsPanel::~ChartsPanel() {
+    if (m_histogram && !m_histogram->parent()) delete m_histogram.data();
 }
 
 void ChartsPanel::schedule_redraw() {

@@ -4,9 +4,11 @@
 // run_changed signals at most every 40 ms.
 #pragma once
 
+#include <QPointer>
 #include <QWidget>
 
 #include "core/train/gradient_histogram.h"
+#include "ui/charts/gradient_histogram_chart.h"
 #include "ui/charts/run_lines.h"
 
 class QChart;
@@ -14,7 +16,6 @@ class QTimer;
 
 namespace mantissa::ui {
 
-class GradientHistogramChart;
 class LossScaleChart;
 class MemoryChart;
 class MetricChart;
@@ -25,12 +26,15 @@ class ChartsPanel final : public QWidget {
 
 public:
     explicit ChartsPanel(RunStore* store, QWidget* parent = nullptr);
+    ~ChartsPanel() override;
     // Number of points currently drawn for a run in the named chart ("loss", "accuracy",
     // "step_time", "memory", "loss_scale"), for tests.
     int drawn_points(const QString& chart, int run_id) const;
     // Redraws every chart from the store now (the store's signals schedule this every 40 ms).
     void redraw();
     MetricChart* chart(const QString& name) const; // "loss", "accuracy", "step_time", "loss_scale"
+    // The histogram is fed here but shown where the window puts it (its own tab): it needs the
+    // height the training curves need too. Without a new parent it is deleted with the panel.
     GradientHistogramChart* histogram_chart() const { return m_histogram; }
     // A run's new gradient histograms (TrainingController::histograms_arrived).
     void add_histograms(int run_id, const QVector<GradientHistogram>& histograms);
@@ -45,7 +49,7 @@ private:
     MetricChart* m_step_time = nullptr;
     LossScaleChart* m_loss_scale = nullptr;
     MemoryChart* m_memory = nullptr;
-    GradientHistogramChart* m_histogram = nullptr;
+    QPointer<GradientHistogramChart> m_histogram;
     QTimer* m_redraw_timer = nullptr;
     RunLineCache m_lines; // the points of every shown run, extended as runs grow
 };
