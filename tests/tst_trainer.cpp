@@ -2,6 +2,7 @@
 // learning under float32 and mixed policies, divergence handling and the metrics JSONL.
 #include <QtTest>
 
+#include <algorithm>
 #include <atomic>
 #include <cmath>
 #include <fstream>
@@ -103,8 +104,12 @@ private slots:
         Trainer trainer(e, mnist(), backend);
         TrainControl control;
         std::atomic<std::int64_t> last_step{0};
+        std::atomic<std::int64_t> step_us{0}; // duration of the latest step
         TrainerCallbacks callbacks;
-        callbacks.on_step = [&](const StepRecord& r) { last_step = r.step; };
+        callbacks.on_step = [&](const StepRecord& r) {
+            step_us = static_cast<std::int64_t>(r.step_ms * 1000.0);
+            last_step = r.step;
+        };
         RunSummary summary;
         std::thread worker([&] { summary = trainer.run(control, callbacks); });
         // A failed check returns early: stop and join the worker first, or ~thread() aborts.
@@ -117,16 +122,16 @@ private slots:
             }
         } joiner{control, worker};
         while (last_step < 5) std::this_thread::sleep_for(std::chrono::milliseconds(2));
+        // Windows of several step times: a step takes milliseconds in a normal build and up to
+        // a second under the sanitizers, so fixed sleeps made this test flaky there.
+        const auto window = std::max(std::chrono::microseconds(300000),
+                                     std::chrono::microseconds(8 * step_us.load()));
+        const std::int64_t at_pause = last_step;
         control.set_paused(true);
-        // The step in flight may still finish: wait until the count holds still (a step takes
-        // milliseconds normally, up to seconds in the sanitizer builds), then watch it hold.
-        std::int64_t paused_at = last_step;
-        for (int i = 0; i < 100; ++i) {
-            std::this_thread::sleep_for(std::chrono::milliseconds(100));
-            if (last_step == paused_at) break;
-            paused_at = last_step;
-        }
-        std::this_thread::sleep_for(std::chrono::milliseconds(300));
+        std::this_thread::sleep_for(window);
+        const std::int64_t paused_at = last_step;
+        QVERIFY(paused_at <= at_pause + 1); // only the step in flight may finish
+        std::this_thread::sleep_for(window);
         QCOMPARE(last_step.load(), paused_at); // no step runs while paused
         control.set_paused(false);
         while (last_step < paused_at + 5) std::this_thread::sleep_for(std::chrono::milliseconds(2));
