@@ -249,6 +249,22 @@ private slots:
         }
         QCOMPARE(backend.memory_in_use(), std::size_t(0)); // nothing was left allocated
     }
+    // Linux overcommits: a block between MemAvailable and the installed RAM used to be granted,
+    // and zeroing it got the process OOM-killed. MemAvailable is always below MemTotal, so a
+    // request for all of the RAM must now be refused up front.
+    void allocationBeyondAvailableMemoryIsRefused() {
+        CpuBackend backend;
+        const std::size_t ram = backend.info().memory_total;
+        if (ram == 0) QSKIP("this system does not report its RAM");
+        try {
+            Buffer b = backend.allocate(ram);
+            QFAIL("an allocation of all the RAM was granted");
+        } catch (const Error& err) {
+            QCOMPARE(err.kind(), ErrorKind::OutOfMemory);
+            QVERIFY2(QString(err.what()).contains("available"), err.what());
+        }
+        QCOMPARE(backend.memory_in_use(), std::size_t(0));
+    }
     // Set in code (the GUI's form, a script), an infinite or NaN learning rate is refused by
     // name before the first step; from a file, 1e999 is already a parse error (tst_experiment).
     void nonFiniteLearningRateIsAConfigError_data() {
