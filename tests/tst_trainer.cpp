@@ -3,6 +3,7 @@
 #include <QScopeGuard>
 #include <QtTest>
 
+#include <algorithm>
 #include <atomic>
 #include <cmath>
 #include <fstream>
@@ -104,8 +105,12 @@ private slots:
         Trainer trainer(e, mnist(), backend);
         TrainControl control;
         std::atomic<std::int64_t> last_step{0};
+        std::atomic<std::int64_t> step_us{0}; // duration of the latest step
         TrainerCallbacks callbacks;
-        callbacks.on_step = [&](const StepRecord& r) { last_step = r.step; };
+        callbacks.on_step = [&](const StepRecord& r) {
+            step_us = static_cast<std::int64_t>(r.step_ms * 1000.0);
+            last_step = r.step;
+        };
         RunSummary summary;
         std::thread worker([&] { summary = trainer.run(control, callbacks); });
         // A failed check returns early: stop and join the worker whatever happens.
@@ -114,11 +119,17 @@ private slots:
             if (worker.joinable()) worker.join();
         });
         while (last_step < 5) std::this_thread::sleep_for(std::chrono::milliseconds(2));
+        // Windows of several step times: a step takes milliseconds in a normal build and up to
+        // a second under the sanitizers, so fixed sleeps made this test flaky there.
+        const auto window = std::max(std::chrono::microseconds(300000),
+                                     std::chrono::microseconds(8 * step_us.load()));
+        const std::int64_t at_pause = last_step;
         control.set_paused(true);
         // Parked: the step in flight has finished and been reported, however loaded the machine.
         while (!control.parked()) std::this_thread::sleep_for(std::chrono::milliseconds(2));
         const std::int64_t paused_at = last_step;
-        std::this_thread::sleep_for(std::chrono::milliseconds(200));
+        QVERIFY(paused_at <= at_pause + 1); // only the step in flight may finish
+        std::this_thread::sleep_for(window);
         QCOMPARE(last_step.load(), paused_at); // no step runs while paused
         control.set_paused(false);
         while (last_step < paused_at + 5) std::this_thread::sleep_for(std::chrono::milliseconds(2));
@@ -236,6 +247,22 @@ private slots:
             QVERIFY2(msg.contains("reduce the batch size"), qPrintable(msg));
         }
         QCOMPARE(backend.memory_in_use(), std::size_t(0)); // nothing was left allocated
+    }
+    // Linux overcommits: a block between MemAvailable and the installed RAM used to be granted,
+    // and zeroing it got the process OOM-killed. MemAvailable is always below MemTotal, so a
+    // request for all of the RAM must now be refused up front.
+    void allocationBeyondAvailableMemoryIsRefused() {
+        CpuBackend backend;
+        const std::size_t ram = backend.info().memory_total;
+        if (ram == 0) QSKIP("this system does not report its RAM");
+        try {
+            Buffer b = backend.allocate(ram);
+            QFAIL("an allocation of all the RAM was granted");
+        } catch (const Error& err) {
+            QCOMPARE(err.kind(), ErrorKind::OutOfMemory);
+            QVERIFY2(QString(err.what()).contains("available"), err.what());
+        }
+        QCOMPARE(backend.memory_in_use(), std::size_t(0));
     }
     // Set in code (the GUI's form, a script), an infinite or NaN learning rate is refused by
     // name before the first step; from a file, 1e999 is already a parse error (tst_experiment).
