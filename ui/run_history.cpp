@@ -21,20 +21,6 @@ namespace mantissa::ui {
 
 namespace {
 
-RunState state_of(RunStatus status) {
-    switch (status) {
-    case RunStatus::Completed:
-        return RunState::Completed;
-    case RunStatus::Stopped:
-        return RunState::Stopped;
-    case RunStatus::Diverged:
-        return RunState::Diverged;
-    case RunStatus::Failed:
-        return RunState::Failed;
-    }
-    return RunState::Failed;
-}
-
 bool is_active(RunState state) {
     return state == RunState::Queued || state == RunState::Running || state == RunState::Paused;
 }
@@ -194,7 +180,7 @@ StoredRun RunHistory::read_folder(const QString& folder) {
         const QString status = meta.value(QStringLiteral("status")).toString();
         record.message = meta.value(QStringLiteral("message")).toString();
         if (metrics.summary) {
-            record.state = state_of(metrics.summary->status);
+            record.state = run_state_of(metrics.summary->status);
             record.message = QString::fromStdString(metrics.summary->message);
         } else if (status == QLatin1String("failed") || status == QLatin1String("stopped")) {
             // Ended before its first step (bad stack, missing data): there are no metrics.

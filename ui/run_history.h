@@ -5,7 +5,7 @@
 //   experiment.json   the run's config (the experiment writer's format)
 //   metrics.jsonl     the metrics JSONL the CLI writes (written by the training worker)
 //   run.json          {name, color, status, message, created, visible}: what the runs list shows
-//   weights.safetensors  reserved for the run's final weights (written by the exporter)
+//   weights.safetensors  the weights when the run ended (the training worker writes it)
 // A metrics.jsonl without a `summary` record is a run cut short: it reopens as "incomplete".
 #pragma once
 

@@ -4,6 +4,20 @@
 
 namespace mantissa::ui {
 
+RunState run_state_of(RunStatus status) {
+    switch (status) {
+    case RunStatus::Completed:
+        return RunState::Completed;
+    case RunStatus::Stopped:
+        return RunState::Stopped;
+    case RunStatus::Diverged:
+        return RunState::Diverged;
+    case RunStatus::Failed:
+        return RunState::Failed;
+    }
+    return RunState::Failed;
+}
+
 QString run_state_name(RunState state) {
     switch (state) {
     case RunState::Queued:

@@ -17,7 +17,8 @@ namespace mantissa::ui {
 // Incomplete: a run reopened from the history whose metrics end without a summary (the app was
 // killed while it trained); its steps and epochs are still shown.
 enum class RunState { Queued, Running, Paused, Completed, Stopped, Diverged, Failed, Incomplete };
-QString run_state_name(RunState state); // "running", "completed", ...
+QString run_state_name(RunState state);  // "running", "completed", ...
+RunState run_state_of(RunStatus status); // how a finished run ended, as a list state
 
 struct RunRecord {
     int id = 0;

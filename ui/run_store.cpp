@@ -22,20 +22,6 @@ constexpr std::array<const char*, 8> kPalette = {"#0072B2", "#E69F00", "#009E73"
 constexpr std::array<const char*, 8> kDarkPalette = {"#56B4E9", "#E69F00", "#009E73", "#D55E00",
                                                      "#CC79A7", "#F0E442", "#0072B2", "#F5F5F5"};
 
-RunState state_of(RunStatus status) {
-    switch (status) {
-    case RunStatus::Completed:
-        return RunState::Completed;
-    case RunStatus::Stopped:
-        return RunState::Stopped;
-    case RunStatus::Diverged:
-        return RunState::Diverged;
-    case RunStatus::Failed:
-        return RunState::Failed;
-    }
-    return RunState::Failed;
-}
-
 } // namespace
 
 RunStore::RunStore(QObject* parent) : QAbstractTableModel(parent) {}
@@ -148,7 +134,7 @@ void RunStore::set_finished(int id, const RunSummary& summary) {
     if (row < 0) return;
     RunRecord& r = m_runs[row];
     r.summary = summary;
-    r.state = state_of(summary.status);
+    r.state = run_state_of(summary.status);
     r.message = QString::fromStdString(summary.message);
     emit dataChanged(index(row, ColStatus), index(row, ColStatus));
     emit run_changed(id);
