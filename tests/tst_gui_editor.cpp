@@ -1,13 +1,18 @@
 // GUI tests for the layer-stack editor and the experiment form: simulated clicks and keys,
 // live shapes, inline errors, dtype combos, lint, and the form's round trip.
+#include <QApplication>
 #include <QCheckBox>
 #include <QComboBox>
 #include <QDoubleSpinBox>
+#include <QDrag>
 #include <QLabel>
 #include <QListWidget>
+#include <QMouseEvent>
+#include <QProcess>
 #include <QPushButton>
 #include <QSpinBox>
 #include <QTableWidget>
+#include <QTimer>
 #include <QToolButton>
 #include <QtTest>
 
@@ -43,6 +48,45 @@ QString shape_at(LayerStackEditor& editor, int row) {
 }
 bool marked(LayerStackEditor& editor, int row) {
     return table_of(editor)->item(row, 0)->data(Qt::UserRole).toBool();
+}
+// The stack's Dense sizes top to bottom: which layer sits where after a reorder.
+QList<qint64> units_order(const LayerStackEditor& editor) {
+    QList<qint64> units;
+    for (const LayerSpec& spec : editor.model().layers) units.append(spec.units);
+    return units;
+}
+// Drags `from` (a row) onto row `onto`, near its top or bottom edge, with the mouse events a user
+// makes: Qt's own drag (QDrag::exec's nested loop) carries the row and delivers the drop. Needs a
+// platform whose QDrag is Qt's (minimal); a guard cancels a drag that never ends.
+void drag_row(QTableWidget* table, int from, int onto, bool lower_edge) {
+    QWidget* viewport = table->viewport();
+    auto send = [viewport](QEvent::Type type, QPoint at, Qt::MouseButtons buttons) {
+        QMouseEvent event(type, at, viewport->mapToGlobal(at),
+                          type == QEvent::MouseMove ? Qt::NoButton : Qt::LeftButton, buttons,
+                          Qt::NoModifier);
+        QApplication::sendEvent(viewport, &event);
+    };
+    const QPoint start = table->visualRect(table->model()->index(from, 1)).center();
+    const QRect target_rect = table->visualRect(table->model()->index(onto, 1));
+    const QPoint target(target_rect.center().x(),
+                        lower_edge ? target_rect.bottom() - 1 : target_rect.top() + 1);
+    // Runs inside the drag's nested loop: two moves (enter, then move: the view picks above or
+    // below on a move), then the release that drops.
+    QTimer::singleShot(0, table, [send, target] {
+        send(QEvent::MouseMove, target - QPoint(4, 0), Qt::LeftButton);
+        send(QEvent::MouseMove, target, Qt::LeftButton);
+        send(QEvent::MouseButtonRelease, target, Qt::NoButton);
+    });
+    QTimer guard;
+    guard.setSingleShot(true);
+    QObject::connect(&guard, &QTimer::timeout, [] { QDrag::cancel(); });
+    guard.start(10'000);
+    send(QEvent::MouseButtonPress, start, Qt::LeftButton);
+    send(QEvent::MouseMove, start + QPoint(2, 0), Qt::LeftButton); // arms the drag
+    // Past the start-drag distance: QDrag::exec runs here until the release above drops.
+    send(QEvent::MouseMove, start + QPoint(QApplication::startDragDistance() + 20, 0),
+         Qt::LeftButton);
+    QVERIFY2(guard.isActive(), "the drag never ended: cancelled after 10 s");
 }
 } // namespace
 
@@ -119,6 +163,83 @@ private slots:
         QTest::keyClick(table_of(editor), Qt::Key_Down, Qt::ControlModifier);
         QCOMPARE(editor.model().layers[0].type, LayerType::Dense);
         QCOMPARE(editor.model().layers[1].type, LayerType::Flatten);
+    }
+
+    void drop_lands_between_rows_data() {
+        QTest::addColumn<int>("from");
+        QTest::addColumn<int>("hovered");
+        QTest::addColumn<bool>("below");
+        QTest::addColumn<int>("to");
+        // Four rows. Dropping into either gap next to the dragged row leaves the stack alone.
+        QTest::newRow("up, above a row") << 2 << 0 << false << 0;
+        QTest::newRow("up, below a row") << 2 << 0 << true << 1;
+        QTest::newRow("down, above a row") << 0 << 3 << false << 2;
+        QTest::newRow("down, below the last row") << 0 << 3 << true << 3;
+        QTest::newRow("down, empty space below the rows") << 1 << -1 << false << 3;
+        QTest::newRow("onto itself") << 1 << 1 << false << -1;
+        QTest::newRow("below itself") << 1 << 1 << true << -1;
+        QTest::newRow("above the next row") << 1 << 2 << false << -1;
+        QTest::newRow("below the previous row") << 1 << 0 << true << -1;
+        QTest::newRow("no current row") << -1 << 2 << false << -1;
+    }
+    void drop_lands_between_rows() {
+        QFETCH(int, from);
+        QFETCH(int, hovered);
+        QFETCH(bool, below);
+        QFETCH(int, to);
+        QCOMPARE(ui::drag_destination(from, hovered, below, 4), to);
+    }
+
+    // A real drag: mouse press and moves on a row start QDrag::exec, its nested loop delivers the
+    // drop to the table, and the layer moves. The offscreen platform's QDrag::exec returns at
+    // once without a drop, so there the test runs itself again on the minimal platform, whose
+    // drag is Qt's own, in a child process that is killed if it does not finish in a minute.
+    void dragging_a_row_reorders_the_stack() {
+        if (QGuiApplication::platformName() != QLatin1String("minimal")) {
+            QProcess child;
+            QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+            env.insert(QStringLiteral("QT_QPA_PLATFORM"), QStringLiteral("minimal:enable_fonts"));
+            child.setProcessEnvironment(env);
+            child.setProcessChannelMode(QProcess::MergedChannels);
+            child.start(QCoreApplication::applicationFilePath(),
+                        {QStringLiteral("dragging_a_row_reorders_the_stack")});
+            QVERIFY(child.waitForStarted(10'000));
+            const bool finished = child.waitForFinished(60'000);
+            if (!finished) {
+                child.kill();
+                child.waitForFinished(5'000);
+            }
+            const QByteArray output = child.readAll();
+            QVERIFY2(finished, ("the drag test hung and was killed:\n" + output).constData());
+            QVERIFY2(child.exitStatus() == QProcess::NormalExit && child.exitCode() == 0,
+                     output.constData());
+            QVERIFY2(output.contains("PASS   : TestGuiEditor::dragging_a_row_reorders_the_stack()"),
+                     output.constData());
+            return;
+        }
+        LayerStackEditor editor;
+        ModelSpec spec;
+        for (qint64 units : {11, 22, 33, 44}) spec.layers.push_back(layer(LayerType::Dense, units));
+        editor.set_model(spec);
+        editor.resize(900, 500);
+        editor.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&editor));
+        QTableWidget* table = table_of(editor);
+        QSignalSpy changed(&editor, &LayerStackEditor::model_changed);
+
+        drag_row(table, 3, 0, false); // the last layer, dropped above the first
+        QTRY_COMPARE_WITH_TIMEOUT(units_order(editor), (QList<qint64>{44, 11, 22, 33}), 5'000);
+        QCOMPARE(table->currentRow(), 0); // the moved layer stays selected
+        QCOMPARE(changed.count(), 1);
+
+        drag_row(table, 0, 2, true); // the first layer, dropped below the third
+        QTRY_COMPARE_WITH_TIMEOUT(units_order(editor), (QList<qint64>{11, 22, 44, 33}), 5'000);
+        QCOMPARE(table->currentRow(), 2);
+
+        drag_row(table, 2, 1, true); // into the gap it came from: nothing moves
+        QTest::qWait(50);
+        QCOMPARE(units_order(editor), (QList<qint64>{11, 22, 44, 33}));
+        QCOMPARE(changed.count(), 2);
     }
 
     // Square sizes get one spin box that sets both sides; a non-square kernel from a file keeps

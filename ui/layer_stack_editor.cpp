@@ -41,19 +41,17 @@ public:
 
 protected:
     void dropEvent(QDropEvent* event) override {
+        // Only a drag that started here is a reorder (source() is set only during a real QDrag).
         if (event->source() != this) return QTableWidget::dropEvent(event);
-        const int from = currentRow();
         const QModelIndex index = indexAt(event->position().toPoint());
-        int target = rowCount();
-        if (index.isValid()) {
-            target = index.row();
-            if (dropIndicatorPosition() == QAbstractItemView::BelowItem) ++target;
-        }
+        const bool below = dropIndicatorPosition() == QAbstractItemView::BelowItem;
+        const int to =
+            drag_destination(currentRow(), index.isValid() ? index.row() : -1, below, rowCount());
+        // Qt must not remove the dragged row itself: the editor moves the layer and rebuilds.
         event->setDropAction(Qt::IgnoreAction);
         event->accept();
-        if (from < 0 || !on_row_dropped) return;
-        const int to = target > from ? target - 1 : target;
-        if (to == from) return;
+        if (to < 0 || !on_row_dropped) return;
+        const int from = currentRow();
         // Rebuild after the drag finishes (the view is still inside QDrag::exec).
         QTimer::singleShot(0, this, [this, from, to] { on_row_dropped(from, to); });
     }
@@ -76,6 +74,15 @@ QString format_params(std::int64_t n) {
 }
 
 } // namespace
+
+int drag_destination(int from, int hovered, bool below, int rows) {
+    if (from < 0 || from >= rows) return -1;
+    // The gap between rows the layer is dropped into: 0 is above the first, `rows` below the last.
+    const int gap = hovered < 0 || hovered >= rows ? rows : hovered + (below ? 1 : 0);
+    // Taking the layer out first shifts every gap below it up by one.
+    const int to = gap > from ? gap - 1 : gap;
+    return to == from ? -1 : to;
+}
 
 LayerStackEditor::LayerStackEditor(QWidget* parent) : QWidget(parent) {
     auto* outer = new QVBoxLayout(this);

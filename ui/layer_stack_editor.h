@@ -17,6 +17,11 @@ namespace mantissa::ui {
 
 class LayerPalette;
 
+// Where a layer dragged from row `from` lands (the index move_row takes) when dropped on row
+// `hovered` (-1: the empty space below the rows), on its lower half when `below`; -1 when the
+// drop leaves the stack as it is. A pure function, so the decision is tested without a drag.
+int drag_destination(int from, int hovered, bool below, int rows);
+
 class LayerStackEditor final : public QWidget {
     Q_OBJECT
 
