@@ -175,6 +175,9 @@ void TestGuiCharts::hundred_thousand_steps_redraw_fast_and_bounded() {
         panel.redraw();
         tick_us.append(timer.nsecsElapsed() / 1000);
     }
+    QStringList in_order;
+    for (qint64 us : tick_us) in_order.append(QString::number(us / 1000.0, 'f', 1));
+    qInfo("live ticks in order (ms): %s", qPrintable(in_order.join(QLatin1Char(' '))));
     std::sort(tick_us.begin(), tick_us.end());
     qInfo("live redraw of a growing 100,000-step run: median %lld us, max %lld us",
           static_cast<long long>(tick_us[tick_us.size() / 2]),

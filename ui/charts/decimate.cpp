@@ -69,7 +69,9 @@ void extend_ema(const QVector<QPointF>& points, double smoothing, EmaState& stat
         return;
     }
     const double w = std::min(smoothing, 0.999);
-    smoothed.reserve(points.size());
+    // Reserve for a first fill only: reserving the exact size on every extension would
+    // reallocate and copy the whole curve each live tick (100,000 points for 25 new ones).
+    if (smoothed.isEmpty()) smoothed.reserve(points.size());
     for (qsizetype i = smoothed.size(); i < points.size(); ++i) {
         const QPointF& p = points[i];
         const double y = p.y();

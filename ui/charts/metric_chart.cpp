@@ -362,11 +362,27 @@ void MetricChart::set_lines(QVector<ChartLine> lines) {
             continue; // same data: keep the copy and its smoothed curve
         // Runs only grow: when the new points extend the old ones, smooth just the new ones.
         const qsizetype kept = d.smooth_points.size();
+        // at(), not []: a non-const [] would detach, copying the whole shared vector.
         const bool extends = kept > 0 && kept <= line.points.size() &&
                              kept <= d.line.points.size() &&
-                             line.points[kept - 1] == d.line.points[kept - 1];
+                             line.points.at(kept - 1) == d.line.points.at(kept - 1);
         if (!extends) d.smooth_points.clear();
+        // The chart keeps its own copy of the points, extended by the new ones only. Holding the
+        // caller's vector would share it with RunLineCache, whose next append would then copy
+        // all of it (100,000 points per line per live tick) instead of appending in place.
+        QVector<QPointF> own = std::move(d.line.points);
+        const qsizetype have = own.size();
+        const bool grows = have > 0 && have <= line.points.size() &&
+                           own.constFirst() == line.points.at(0) &&
+                           own.constLast() == line.points.at(have - 1);
+        if (grows) {
+            const QPointF* added = line.points.constData();
+            for (qsizetype i = have; i < line.points.size(); ++i) own.append(added[i]);
+        } else {
+            own = QVector<QPointF>(line.points.constBegin(), line.points.constEnd());
+        }
         d.line = std::move(line);
+        d.line.points = std::move(own);
         if (!d.raw) {
             d.raw = make_series(d.line, smooth, false);
             if (smooth) d.smoothed = make_series(d.line, false, true);

@@ -19,7 +19,10 @@ const RunLines& RunLineCache::lines(const RunRecord& run) {
     if (grown > 0) {
         for (QVector<QPointF>* v :
              {&cached.loss, &cached.accuracy, &cached.step_ms, &cached.log2_scale})
-            v->reserve(std::max(run.steps.size(), 2 * v->size()));
+            // Room for this growth and as much again, reserved only when short: reserving 2x on
+            // every call would reallocate and copy all points on each live tick.
+            if (v->capacity() < run.steps.size())
+                v->reserve(std::max(run.steps.size(), 2 * v->size()));
         for (qsizetype i = cached.steps_seen; i < run.steps.size(); ++i) {
             const StepRecord& s = run.steps[i];
             const double x = static_cast<double>(s.step);
