@@ -29,7 +29,8 @@ Environment:
                       skips the Qt packages), asan
   MANTISSA_BUILD_DIR  build folder (default: build/<preset>)
   MANTISSA_JOBS       parallel build jobs (default: the number of CPUs)
-  MANTISSA_FUZZ_SECONDS  seconds each fuzz target runs in the fuzz stage (default 60)
+  MANTISSA_FUZZ_SECONDS  seconds each fuzz target runs in the fuzz stage (default 30;
+                         6 targets, about 3 minutes in all)
 
 The first run needs root or sudo (apt-get) and network access to the Debian mirrors and the
 npm registry. Later runs install and download nothing and only rebuild what changed.
@@ -318,7 +319,7 @@ stage_tsan() {
 # libFuzzer: each target for MANTISSA_FUZZ_SECONDS from its seed corpus (built by stage_asan).
 stage_fuzz() {
     sanitizer_build fuzz build/fuzz mantissa_fuzzers
-    say "Fuzzing each reader for ${MANTISSA_FUZZ_SECONDS:-60} s"
+    say "Fuzzing each reader for ${MANTISSA_FUZZ_SECONDS:-30} s"
     "$ROOT/fuzz/run_fuzzers.sh" build/fuzz
 }
 

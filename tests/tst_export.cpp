@@ -267,6 +267,16 @@ private slots:
             << "data_offsets [0, 8] span 8 bytes, but F32 [3] needs 12";
         QTest::newRow("metadata not strings") << "metadata"
                                               << "__metadata__.x must be a string";
+        // Found writing the fuzz target: the element count overflowed int64 (UB), or the byte count
+        // wrapped to the 0 bytes the offsets claim and a tensor of 2^62 floats loaded with no data.
+        QTest::newRow("shape overflows int64")
+            << "numel overflow"
+            << "shape [4294967296,4294967296,0] of F32 has more bytes than a 64-bit size can count";
+        QTest::newRow("header nested 100000 deep") << "deep"
+                                                   << "the header nests deeper than 64 levels";
+        QTest::newRow("byte count wraps")
+            << "bytes wrap"
+            << "shape [4611686018427387904] of F32 has more bytes than a 64-bit size can count";
     }
     void corrupt_safetensors() {
         QFETCH(QString, kind);
@@ -292,6 +302,26 @@ private slots:
                 {{"w", {{"dtype", "F32"}, {"shape", {3}}, {"data_offsets", {0, 8}}}}}, twelve);
         else if (kind == "metadata")
             bytes = safetensors_bytes({{"__metadata__", {{"x", 1}}}}, "");
+        else if (kind == "numel overflow")
+            bytes = safetensors_bytes({{"w",
+                                        {{"dtype", "F32"},
+                                         {"shape", {4294967296LL, 4294967296LL, 0}},
+                                         {"data_offsets", {0, 0}}}}},
+                                      "");
+        else if (kind == "deep") {
+            // Found by hand with the fuzz target: the error message dumped the shape
+            // recursively and overflowed the stack.
+            const std::string text = R"({"w":{"dtype":"F32","shape":)" + std::string(100000, '[') +
+                                     std::string(100000, ']') + "}}";
+            bytes = std::string(8, '\0') + text;
+            for (int i = 0; i < 8; ++i)
+                bytes[static_cast<std::size_t>(i)] = static_cast<char>(text.size() >> (8 * i));
+        } else if (kind == "bytes wrap")
+            bytes = safetensors_bytes({{"w",
+                                        {{"dtype", "F32"},
+                                         {"shape", {4611686018427387904LL}},
+                                         {"data_offsets", {0, 0}}}}},
+                                      "");
         const std::string path = m_dir.filePath("corrupt.safetensors").toStdString();
         write_bytes(path, bytes);
         const QString message = error_of([&] { read_safetensors(path); });

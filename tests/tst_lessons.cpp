@@ -200,6 +200,14 @@ private slots:
         QTest::newRow("newer format")
             << with(R"("title": "t")", R"("title": "t", "format_version": 2)")
             << "bad.json: format_version: this lesson is format_version 2";
+        // Found while writing the fuzz target: copying the inline experiment recursed once per
+        // level, so a lesson 100,000 levels deep overflowed the stack.
+        QTest::newRow("nested 100000 deep")
+            << QString(kGood).replace(R"("file": "mlp-small.json")",
+                                      R"("experiment": {"model": )" +
+                                          QString("[").repeated(100000) +
+                                          QString("]").repeated(100000) + "}")
+            << "bad.json: invalid JSON: it nests deeper than 64 levels";
     }
     void badLesson() {
         QFETCH(QString, json);

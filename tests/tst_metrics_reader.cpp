@@ -243,6 +243,22 @@ private slots:
                  qPrintable(message));
     }
 
+    // A record 100,000 levels deep overflowed the stack (the header's config is copied and
+    // dumped recursively); it is now an error naming the line, and sane nesting still reads.
+    void deeplyNestedRecordIsAnError() {
+        const std::string deep = std::string(100000, '[') + std::string(100000, ']');
+        const std::string text = "{\"type\":\"log\",\"message\":\"ok\"}\n"
+                                 "{\"type\":\"run\",\"config\":{\"model\":" +
+                                 deep + "}}\n";
+        const QString message =
+            errorOf([&] { parse_metrics_jsonl(text, "m.jsonl"); }, ErrorKind::Data);
+        QVERIFY2(message.startsWith("m.jsonl: line 2: the record nests deeper than 64 levels"),
+                 qPrintable(message));
+        const std::string nested =
+            "{\"type\":\"histogram\",\"x\":" + std::string(60, '[') + std::string(60, ']') + "}\n";
+        QCOMPARE(parse_metrics_jsonl(nested, "m.jsonl").steps.size(), std::size_t(0));
+    }
+
     void missingFileIsAnIoError() {
         const QString message =
             errorOf([] { read_metrics_jsonl("/nonexistent/metrics.jsonl"); }, ErrorKind::Io);

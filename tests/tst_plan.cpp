@@ -116,6 +116,14 @@ private slots:
                                                   maxpool(2), flatten(), dense(10)})
                                         << "max_pool2d_5"
                                         << "2x2";
+        // Fuzz findings (fuzz_experiment): sizes from a file overflowed int64 in the parameter
+        // count, undefined behaviour in the editor's shape inference.
+        QTest::newRow("units overflow int64")
+            << model({flatten(), dense(2222222222222222215LL)}) << "dense_1"
+            << "more parameters than 64 bits count";
+        QTest::newRow("parameter total overflows int64")
+            << model({flatten(), dense(INT64_MAX / 785), dense(10)}) << "dense_2"
+            << "more parameters than 64 bits count";
     }
     void shapeErrorsNameTheLayer() {
         QFETCH(ModelSpec, spec);

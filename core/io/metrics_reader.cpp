@@ -9,6 +9,7 @@
 
 #include "core/error.h"
 #include "core/io/atomic_file.h"
+#include "core/io/json_depth.h"
 
 namespace mantissa {
 
@@ -212,6 +213,9 @@ RunMetrics parse_metrics_jsonl(const std::string& text, const std::string& sourc
         begin = end + 1;
         if (line.find_first_not_of(" \t\r") == std::string::npos) continue; // blank line
         const std::string where = source + ": line " + std::to_string(line_no);
+        if (json_nesting_depth(line) > kMaxJsonDepth)
+            throw Error(ErrorKind::Data, where + ": the record nests deeper than " +
+                                             std::to_string(kMaxJsonDepth) + " levels");
 
         json object;
         try {

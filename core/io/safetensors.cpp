@@ -2,12 +2,14 @@
 // (as the reference implementation does) so every tensor's data starts 8-byte aligned.
 #include "core/io/safetensors.h"
 
+#include <cstdint>
 #include <cstring>
 
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
 #include "core/io/atomic_file.h"
+#include "core/io/json_depth.h"
 
 namespace mantissa {
 
@@ -84,6 +86,9 @@ SafetensorsFile read_safetensors(const std::string& path) {
              std::to_string(bytes.size() - 8) +
              " follow: the file is truncated or not a safetensors file");
     const std::string_view header_text(bytes.data() + 8, static_cast<std::size_t>(header_len));
+    if (json_nesting_depth(header_text) > kMaxJsonDepth)
+        fail("the header nests deeper than " + std::to_string(kMaxJsonDepth) +
+             " levels; a safetensors header is a flat object of tensors");
     ojson header;
     try {
         header = ojson::parse(header_text);
@@ -133,7 +138,17 @@ SafetensorsFile read_safetensors(const std::string& path) {
             fail(where + "'data_offsets' must be [begin, end]");
         const std::uint64_t begin = offsets[0].get<std::uint64_t>();
         const std::uint64_t end = offsets[1].get<std::uint64_t>();
-        const std::uint64_t want = static_cast<std::uint64_t>(t.numel()) * dtype_size(t.dtype);
+        // Multiplied with a bound (int64, what numel() and every consumer use): a crafted shape
+        // must not overflow numel() (undefined behaviour) or wrap the byte count to match a tiny
+        // data_offsets span, which would load a tensor with far fewer bytes than its shape says.
+        std::uint64_t want = dtype_size(t.dtype);
+        for (const std::int64_t dim : t.shape) {
+            const auto d = static_cast<std::uint64_t>(dim); // >= 0, checked above
+            if (d != 0 && want > static_cast<std::uint64_t>(INT64_MAX) / d)
+                fail(where + "shape " + value["shape"].dump() + " of " + dname +
+                     " has more bytes than a 64-bit size can count");
+            want *= d;
+        }
         if (end < begin || end - begin != want)
             fail(where + "data_offsets [" + std::to_string(begin) + ", " + std::to_string(end) +
                  "] span " + std::to_string(end >= begin ? end - begin : 0) + " bytes, but " +

@@ -53,7 +53,13 @@ Shape Conv2D::output_shape(const Shape& input) const {
 
 std::int64_t Conv2D::param_count(const Shape& input) const {
     if (input.size() != 3) return 0;
-    return m_spec.kernel[0] * m_spec.kernel[1] * input[2] * m_spec.filters + m_spec.filters;
+    // Checked like Dense::param_count: the sizes come from a file and may be anything.
+    std::int64_t n = 0;
+    if (__builtin_mul_overflow(m_spec.kernel[0], m_spec.kernel[1], &n) ||
+        __builtin_mul_overflow(n, input[2], &n) || __builtin_mul_overflow(n, m_spec.filters, &n) ||
+        __builtin_add_overflow(n, m_spec.filters, &n))
+        shape_error(input, "would have more parameters than 64 bits count; use fewer filters");
+    return n;
 }
 
 std::string Conv2D::detail() const {

@@ -14,7 +14,14 @@ Shape Dense::output_shape(const Shape& input) const {
 }
 
 std::int64_t Dense::param_count(const Shape& input) const {
-    return input.empty() ? 0 : input[0] * m_spec.units + m_spec.units;
+    if (input.empty()) return 0;
+    // Checked: an experiment file may ask for any size (a fuzz finding: 2222222222222222215 units
+    // overflowed int64, undefined behaviour in the editor's shape inference).
+    std::int64_t weights = 0, total = 0;
+    if (__builtin_mul_overflow(input[0], m_spec.units, &weights) ||
+        __builtin_add_overflow(weights, m_spec.units, &total))
+        shape_error(input, "would have more parameters than 64 bits count; use fewer units");
+    return total;
 }
 
 std::string Dense::detail() const {

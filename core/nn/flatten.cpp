@@ -6,7 +6,12 @@ namespace mantissa {
 
 Shape Flatten::output_shape(const Shape& input) const {
     if (input.empty()) shape_error(input, "has no dimensions to flatten");
-    return {shape_numel(input)};
+    // Checked: model.input comes from a file, and shape_numel() would overflow int64 silently.
+    std::int64_t n = 1;
+    for (std::int64_t d : input)
+        if (__builtin_mul_overflow(n, d, &n))
+            shape_error(input, "has more elements than 64 bits count");
+    return {n};
 }
 
 TensorId Flatten::build(PlanBuilder& b, TensorId input, bool /*fuse_softmax*/) {

@@ -76,7 +76,10 @@ ModelAnalysis Model::analyze() const {
                 entry.params = layer.param_count(shape);
                 shape = layer.output_shape(shape);
                 entry.output_shape = shape;
-                out.total_params += entry.params;
+                if (__builtin_add_overflow(out.total_params, entry.params, &out.total_params))
+                    throw Error(ErrorKind::Shape, "layer '" + layer.name() +
+                                                      "' brings the model to more parameters "
+                                                      "than 64 bits count");
             } catch (const Error& e) {
                 entry.error = e.what();
                 out.error = e.what();

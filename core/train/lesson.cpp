@@ -10,6 +10,7 @@
 
 #include "core/error.h"
 #include "core/io/atomic_file.h"
+#include "core/io/json_depth.h"
 
 namespace mantissa {
 
@@ -77,6 +78,9 @@ private:
 
 // nlohmann keeps the last of two equal keys silently; in a hand-written lesson that is a mistake.
 json parse_strict(const std::string& text, const std::string& source) {
+    if (json_nesting_depth(text) > kMaxJsonDepth)
+        throw Error(ErrorKind::Config, source + ": invalid JSON: it nests deeper than " +
+                                           std::to_string(kMaxJsonDepth) + " levels");
     std::vector<std::set<std::string>> open;
     json::parser_callback_t cb = [&](int, json::parse_event_t event, json& parsed) {
         if (event == json::parse_event_t::object_start) open.emplace_back();
