@@ -69,7 +69,7 @@ ChartsPanel::ChartsPanel(RunStore* store, QWidget* parent) : QWidget(parent), m_
     grid->addWidget(m_memory, 2, 0, 1, 2);
     grid->setRowStretch(0, 3);
     grid->setRowStretch(1, 3);
-    grid->setRowStretch(2, 2);
+    grid->setRowStretch(2, 3);
 
     m_redraw_timer = new QTimer(this);
     m_redraw_timer->setSingleShot(true);

@@ -56,7 +56,7 @@ MemoryChart::MemoryChart(QWidget* parent) : QWidget(parent) {
     m_chart = new QChart;
     style_chart(m_chart, tr("Device memory"));
     m_chart->legend()->show(); // the categories need names; the runs are named on the axis
-    m_chart->legend()->setAlignment(Qt::AlignRight); // a narrow chart: one category a line
+    m_chart->legend()->setAlignment(Qt::AlignBottom);
     QFont legend_font = m_chart->legend()->font();
     legend_font.setPointSizeF(10.5);
     m_chart->legend()->setFont(legend_font);
@@ -146,7 +146,7 @@ void MemoryChart::show_runs(const QVector<const RunRecord*>& runs) {
     m_bytes_axis->setRange(0, top);
     m_bytes_axis->applyNiceNumbers();
 
-    // Two short lines: the chart shares its row with the gradient histogram, so it is narrow.
+    // Two short lines: a long title would be elided at the width of half a 1280-pixel window.
     QString title = tr("Memory");
     if (!runs.isEmpty()) {
         title += tr(" · largest run %1").arg(format_bytes(largest));
