@@ -1,12 +1,20 @@
 // Runs the real `mantissa-cli train`, `bench` and `selftest`: progress lines, the metrics file,
-// exit statuses (0 ok, 1 failed run, 2 bad input) and messages that name the argument or file.
+// exit statuses (0 ok, 1 failed run, 2 bad input, 130 after Ctrl-C) and messages that name the
+// argument or file.
+#include <QElapsedTimer>
 #include <QFile>
 #include <QJsonDocument>
 #include <QJsonObject>
+#include <QProcess>
 #include <QTemporaryDir>
 #include <QTest>
+#include <csignal>
+#include <sys/types.h>
 
+#include "core/io/safetensors.h"
 #include "tests/cli_runner.h"
+
+using namespace mantissa;
 
 using mantissa::test::CliRun;
 using mantissa::test::run_cli;
@@ -155,6 +163,50 @@ private slots:
         QCOMPARE(r.status, 1);
         QVERIFY2(r.err.contains("cuda") && r.err.contains("--device cpu"), qPrintable(r.err));
     }
+    // Ctrl-C during a run: the run stops after its current step, the summary reaches the metrics
+    // file as "stopped", the --export is written whole, and the exit status is 130 (the shell's
+    // code for SIGINT) from a normal exit, never a death by the signal.
+    void interruptStopsCleanly() {
+        QTemporaryDir dir;
+        const QString metrics = dir.filePath("run.jsonl");
+        const QString weights = dir.filePath("weights.safetensors");
+        QProcess cli;
+        cli.start(MANTISSA_CLI_PATH, {"train", "--config", kMlp, "--device", "cpu", "--epochs",
+                                      "50", "--metrics", metrics, "--export", weights});
+        QVERIFY(cli.waitForStarted());
+        // "Epoch 1/50" is printed (and flushed) with the first step: training has begun.
+        QByteArray out;
+        QElapsedTimer waited;
+        waited.start();
+        while (!out.contains("Epoch 1/50") && cli.state() == QProcess::Running &&
+               waited.elapsed() < 120000) {
+            cli.waitForReadyRead(1000);
+            out += cli.readAllStandardOutput();
+        }
+        QVERIFY2(out.contains("Epoch 1/50"), out.constData());
+        QCOMPARE(::kill(static_cast<pid_t>(cli.processId()), SIGINT), 0);
+        QVERIFY(cli.waitForFinished(120000));
+        out += cli.readAllStandardOutput();
+        const QString err = QString::fromUtf8(cli.readAllStandardError());
+        QCOMPARE(cli.exitStatus(), QProcess::NormalExit);
+        QCOMPARE(cli.exitCode(), 130);
+        QVERIFY2(err.contains("stopping after this step") &&
+                     err.contains("stopped by the user at step"),
+                 qPrintable(err));
+        QVERIFY2(out.contains("mlp-small (float32): stopped"), out.constData());
+        QVERIFY2(out.contains("wrote " + weights.toUtf8()), out.constData());
+
+        QFile file(metrics);
+        QVERIFY(file.open(QIODevice::ReadOnly));
+        const QList<QByteArray> lines = file.readAll().trimmed().split('\n');
+        const QJsonObject last = QJsonDocument::fromJson(lines.last()).object();
+        QCOMPARE(last.value("type").toString(), QString("summary"));
+        QCOMPARE(last.value("status").toString(), QString("stopped"));
+        QVERIFY(last.value("steps").toInt() < 50 * 469); // it did stop early
+        const SafetensorsFile exported = read_safetensors(weights.toStdString());
+        QCOMPARE(exported.weights.tensors.size(), std::size_t{6}); // three Dense kernels + biases
+    }
+
     void divergedRunExits1() {
         const CliRun r = run_cli({"train", "--config", kMlp, "--device", "cpu", "--optimizer",
                                   "sgd", "--lr", "1e6", "--max-steps", "100"});

@@ -26,6 +26,7 @@
 #include "core/io/metrics_jsonl.h"
 #include "core/plan/plan.h"
 #include "core/train/experiment.h"
+#include "tiny_experiment.h"
 #include "ui/charts/chart_export.h"
 #include "ui/charts/charts_panel.h"
 #include "ui/comparison_model.h"
@@ -43,15 +44,6 @@ using namespace mantissa;
 using namespace mantissa::ui;
 
 namespace {
-
-Experiment tiny(const QString& name, std::int64_t steps) {
-    Experiment e = load_experiment(MANTISSA_SOURCE_DIR "/resources/experiments/mlp-small.json");
-    e.name = name.toStdString();
-    e.device = "cpu";
-    e.epochs = 1;
-    e.max_steps = steps;
-    return e;
-}
 
 QJsonObject read_json(const QString& path) {
     QFile file(path);
@@ -131,7 +123,7 @@ private slots:
         {
             MainWindow window;
             QTRY_VERIFY(!window.run_history()->is_loading());
-            window.set_experiment(tiny("history-a", 30));
+            window.set_experiment(tiny_experiment("history-a", 30));
             window.train();
             QTRY_VERIFY_WITH_TIMEOUT(!window.controller()->is_running(), 60000);
             const RunRecord* run = only_run(window);
@@ -190,7 +182,7 @@ private slots:
             [](int) { return QStringLiteral("/nonexistent/dir/metrics.jsonl"); });
         QSignalSpy finished(&controller, &TrainingController::run_finished);
         QSignalSpy logs(&controller, &TrainingController::log_line);
-        const Experiment e = tiny("unwritable", 10);
+        const Experiment e = tiny_experiment("unwritable", 10);
         controller.start(e, store.add_run(e));
         QTRY_VERIFY_WITH_TIMEOUT(finished.count() == 1, 60000);
         QCOMPARE(finished[0][1].value<RunSummary>().status, RunStatus::Completed);
@@ -262,7 +254,7 @@ private slots:
         // "running" and metrics.jsonl ends without a summary (and with half a line).
         const QString folder = QDir(runs_dir()).filePath("20260101-120000-killed");
         QVERIFY(QDir().mkpath(folder));
-        const Experiment e = tiny("killed", 100);
+        const Experiment e = tiny_experiment("killed", 100);
         save_experiment(e, QDir(folder).filePath("experiment.json").toStdString());
         {
             MetricsJsonlWriter writer(QDir(folder).filePath("metrics.jsonl").toStdString());
@@ -321,7 +313,7 @@ private slots:
         clear_runs();
         const QString folder = QDir(runs_dir()).filePath("20260101-130000-damaged");
         QVERIFY(QDir().mkpath(folder));
-        save_experiment(tiny("damaged", 10),
+        save_experiment(tiny_experiment("damaged", 10),
                         QDir(folder).filePath("experiment.json").toStdString());
         QFile metrics(QDir(folder).filePath("metrics.jsonl"));
         QVERIFY(metrics.open(QIODevice::WriteOnly));
@@ -341,7 +333,8 @@ private slots:
         QTRY_VERIFY(!window.run_history()->is_loading());
         QStringList paths;
         for (int i = 0; i < 10; ++i)
-            paths << save_file(QString("recent-%1.json").arg(i), tiny(QString("r%1").arg(i), 5));
+            paths << save_file(QString("recent-%1.json").arg(i),
+                               tiny_experiment(QString("r%1").arg(i), 5));
         for (const QString& path : paths) window.open_file(path);
         const QStringList recent = window.recent_files()->files();
         QCOMPARE(recent.size(), 8);
@@ -375,7 +368,7 @@ private slots:
     void droppedJsonFileOpens() {
         MainWindow window;
         QTRY_VERIFY(!window.run_history()->is_loading());
-        const QString path = save_file("dropped.json", tiny("dropped", 5));
+        const QString path = save_file("dropped.json", tiny_experiment("dropped", 5));
         QMimeData mime;
         mime.setUrls({QUrl::fromLocalFile(path)});
         QCOMPARE(dropped_experiment_file(&mime), path);
@@ -403,8 +396,8 @@ private slots:
     void unsavedChangesAreAskedAbout() {
         MainWindow window;
         QTRY_VERIFY(!window.run_history()->is_loading());
-        const QString first = save_file("first.json", tiny("first", 5));
-        const QString second = save_file("second.json", tiny("second", 5));
+        const QString first = save_file("first.json", tiny_experiment("first", 5));
+        const QString second = save_file("second.json", tiny_experiment("second", 5));
         window.open_file(first);
         QVERIFY(!window.isWindowModified());
         QVERIFY(window.windowTitle().endsWith("[*]"));

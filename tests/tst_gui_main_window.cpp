@@ -1,14 +1,17 @@
 // The composed main window, offscreen: a default experiment is ready at launch, an invalid stack
-// disables Train with the reason, and "Compare policies" fills the comparison table.
+// disables Train with the reason, an out-of-memory run leaves the app usable, and "Compare
+// policies" fills the comparison table.
 #include <QAction>
 #include <QFile>
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QProcess>
+#include <QScopeGuard>
 #include <QTemporaryDir>
 #include <QTest>
 
+#include "core/backend/factory/backend_factory.h"
 #include "core/nn/layer_spec.h"
 #include "core/train/experiment.h"
 #include "ui/compare_queue.h"
@@ -16,6 +19,7 @@
 #include "ui/error_banner.h"
 #include "ui/main_window.h"
 #include "ui/run_store.h"
+#include "ui/training_controller.h"
 
 using namespace mantissa;
 using namespace mantissa::ui;
@@ -63,6 +67,57 @@ private slots:
         QVERIFY(!window.error_banner()->isHidden());
         QVERIFY(window.error_banner()->text().contains("/nonexistent/experiment.json"));
         QVERIFY(window.train_action()->isEnabled()); // the previous experiment is still there
+    }
+
+    // A run the device cannot hold (three Dense 65536 layers at a batch of 65536, the largest the
+    // form allows: hundreds of GB) fails with the engine's out-of-memory message in the banner and
+    // the runs list, and the very next run, with a sensible size, trains. The CUDA engine raises
+    // the same Error(OutOfMemory) with the GPU's free bytes (tst_cuda_errors); what the app does
+    // with it is this path.
+    void outOfMemoryRunLeavesTheAppUsable() {
+        if (available_devices().front().memory_total > (std::size_t{256} << 30))
+            QSKIP("this machine has enough RAM to try the oversized run");
+        // Its two runs go to their own history, so the later tests' run lists do not see them.
+        QTemporaryDir runs;
+        const QByteArray shared_runs = qgetenv("MANTISSA_RUNS_DIR");
+        qputenv("MANTISSA_RUNS_DIR", runs.path().toUtf8());
+        const auto restore = qScopeGuard([&] { qputenv("MANTISSA_RUNS_DIR", shared_runs); });
+        MainWindow window;
+        Experiment e = window.current_experiment();
+        LayerSpec flatten, hidden, out;
+        flatten.type = LayerType::Flatten;
+        hidden.type = LayerType::Dense;
+        hidden.units = 65536;
+        hidden.activation = Activation::Relu;
+        out.type = LayerType::Dense;
+        out.units = 10;
+        out.activation = Activation::Softmax;
+        e.model.layers = {flatten, hidden, hidden, hidden, out};
+        e.device = "cpu";
+        e.epochs = 1;
+        e.max_steps = 3;
+        e.batch_size = 65536;
+        window.set_experiment(e);
+        QCOMPARE(window.current_experiment().batch_size, std::int64_t{65536});
+        QVERIFY(window.train_action()->isEnabled());
+        window.train_action()->trigger();
+        QTRY_VERIFY_WITH_TIMEOUT(!window.error_banner()->isHidden(), 60000);
+        const QString text = window.error_banner()->text();
+        QVERIFY2(text.contains("out of host memory") && text.contains("reduce the batch size"),
+                 qPrintable(text));
+        QTRY_VERIFY_WITH_TIMEOUT(window.train_action()->isEnabled(), 10000);
+        QCOMPARE(window.run_store()->runs().size(), qsizetype(1));
+        QCOMPARE(window.run_store()->runs().first().state, RunState::Failed);
+
+        hidden.units = 64;
+        e.model.layers = {flatten, hidden, out};
+        e.batch_size = 64;
+        window.set_experiment(e);
+        window.train_action()->trigger();
+        QTRY_VERIFY_WITH_TIMEOUT(window.run_store()->runs().size() == 2 &&
+                                     window.run_store()->runs().last().state == RunState::Completed,
+                                 120000);
+        QCOMPARE(window.run_store()->runs().last().steps.size(), 3);
     }
 
     void comparePoliciesFillsTheTable() {

@@ -18,6 +18,7 @@
 
 #include "core/io/safetensors.h"
 #include "core/train/experiment.h"
+#include "tiny_experiment.h"
 #include "ui/error_banner.h"
 #include "ui/main_window.h"
 #include "ui/run_history.h"
@@ -32,15 +33,6 @@ using namespace mantissa;
 using namespace mantissa::ui;
 
 namespace {
-
-Experiment tiny(const QString& name, std::int64_t steps) {
-    Experiment e = load_experiment(MANTISSA_SOURCE_DIR "/resources/experiments/mlp-small.json");
-    e.name = name.toStdString();
-    e.device = "cpu";
-    e.epochs = 1;
-    e.max_steps = steps;
-    return e;
-}
 
 QStringList tensor_names(const ModelWeights& weights) {
     QStringList names;
@@ -93,7 +85,7 @@ private slots:
     void trainedRunKeepsItsWeights() {
         MainWindow window;
         QTRY_VERIFY(!window.run_history()->is_loading());
-        window.set_experiment(tiny("weights-a", 20));
+        window.set_experiment(tiny_experiment("weights-a", 20));
         window.train();
         QTRY_VERIFY_WITH_TIMEOUT(!window.controller()->is_running(), 60000);
         const RunRecord* run = window.run_store()->run(window.controller()->current_run());
@@ -128,7 +120,7 @@ private slots:
             [](int) { return QStringLiteral("/nonexistent/dir/metrics.jsonl"); });
         QSignalSpy finished(&controller, &TrainingController::run_finished);
         QSignalSpy logs(&controller, &TrainingController::log_line);
-        const Experiment e = tiny("unwritable", 5);
+        const Experiment e = tiny_experiment("unwritable", 5);
         controller.start(e, store.add_run(e));
         QTRY_VERIFY_WITH_TIMEOUT(finished.count() == 1, 60000);
         QCOMPARE(finished[0][1].value<RunSummary>().status, RunStatus::Completed);
@@ -220,7 +212,7 @@ private slots:
         QVERIFY(!m_weights.isEmpty());
         MainWindow window;
         QTRY_VERIFY(!window.run_history()->is_loading());
-        Experiment other = tiny("something-else", 5);
+        Experiment other = tiny_experiment("something-else", 5);
         other.model.layers[1].units = 64;
         window.set_experiment(other);
         QVERIFY(window.weights_loader()->load(m_weights));
@@ -253,7 +245,7 @@ private slots:
         file.close();
         MainWindow window;
         QTRY_VERIFY(!window.run_history()->is_loading());
-        window.set_experiment(tiny("unchanged", 5));
+        window.set_experiment(tiny_experiment("unchanged", 5));
         QVERIFY(!window.weights_loader()->load(bad));
         QVERIFY(window.error_banner()->isVisibleTo(&window));
         QVERIFY(window.error_banner()->text().contains("bad.safetensors"));
@@ -264,7 +256,8 @@ private slots:
     void evaluateReproducesTheRunsTestAccuracy() {
         MainWindow window;
         QTRY_VERIFY(!window.run_history()->is_loading());
-        window.set_experiment(tiny("device-cpu", 5)); // evaluations run on the chosen device
+        window.set_experiment(
+            tiny_experiment("device-cpu", 5)); // evaluations run on the chosen device
         QSignalSpy finished(window.weights_evaluator(), &WeightsEvaluator::finished);
         window.evaluate_weights(m_weights);
         QVERIFY(window.weights_evaluator()->is_running());
@@ -284,7 +277,7 @@ private slots:
     void evaluatingABadFileGoesToTheBanner() {
         MainWindow window;
         QTRY_VERIFY(!window.run_history()->is_loading());
-        window.set_experiment(tiny("device-cpu", 5));
+        window.set_experiment(tiny_experiment("device-cpu", 5));
         QSignalSpy failed(window.weights_evaluator(), &WeightsEvaluator::failed);
         window.evaluate_weights(m_files->filePath("missing.safetensors"));
         QTRY_VERIFY_WITH_TIMEOUT(failed.count() == 1, 60000);
@@ -306,7 +299,7 @@ private slots:
         initial->source = m_weights;
         controller.set_initial_weights(initial);
         QSignalSpy finished(&controller, &TrainingController::run_finished);
-        Experiment e = tiny("still", 2);
+        Experiment e = tiny_experiment("still", 2);
         e.optimizer.learning_rate = 1e-20;
         controller.start(e, store.add_run(e));
         QTRY_VERIFY_WITH_TIMEOUT(finished.count() == 1, 60000);
@@ -324,7 +317,7 @@ private slots:
         initial->source = m_weights;
         controller.set_initial_weights(initial);
         QSignalSpy failed(&controller, &TrainingController::run_failed);
-        Experiment e = tiny("narrower", 2);
+        Experiment e = tiny_experiment("narrower", 2);
         e.model.layers[1].units = 64;
         controller.start(e, store.add_run(e));
         QTRY_VERIFY_WITH_TIMEOUT(failed.count() == 1, 60000);

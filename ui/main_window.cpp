@@ -409,6 +409,16 @@ void MainWindow::wire_training() {
                         .arg(last.loss_scale)
                         .arg(std::max(0.0, eta_s), 0, 'f', 0));
             });
+    // Validation and saving send no steps: without this the status line looks frozen on the CPU,
+    // where a CNN's pass over the test set takes seconds.
+    connect(c, &TrainingController::phase_changed, this, [this](int id, RunPhase phase) {
+        const RunRecord* run = m_store->run(id);
+        if (!run) return;
+        if (phase == RunPhase::Validating)
+            m_status->setText(run->name + " · validating on the 10,000 test images…");
+        else if (phase == RunPhase::Saving)
+            m_status->setText(run->name + " · saving the weights…");
+    });
     connect(c, &TrainingController::epoch_finished, this,
             [this](int id, const EpochRecord& epoch) { m_store->append_epoch(id, epoch); });
     connect(c, &TrainingController::run_finished, this, [this](int id, const RunSummary& summary) {

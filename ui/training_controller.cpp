@@ -154,6 +154,7 @@ void TrainingWorker::run(const Experiment& experiment, int run_id,
             finish(run_id, summary);
             return;
         }
+        control->enter_phase(RunPhase::Preparing); // the engine and the plan's compilation
         // Declared before the Trainer so the Trainer (which references it) is destroyed first.
         BackendChoice choice = create_backend(experiment.device);
         if (!choice.note.empty())
@@ -218,9 +219,11 @@ void TrainingWorker::run(const Experiment& experiment, int run_id,
         };
         const RunSummary summary = trainer.run(*control, callbacks);
         record([&](MetricsJsonlWriter& w) { w.write_summary(summary); });
-        if (!metrics_path.isEmpty())
+        if (!metrics_path.isEmpty()) {
+            control->enter_phase(RunPhase::Saving);
             write_weights(trainer, summary,
                           QFileInfo(metrics_path).dir().filePath(RunHistory::kWeightsFile), run_id);
+        }
         pending.log(run_id, summary_line(experiment, summary));
         if (!summary.message.empty() && summary.status != RunStatus::Diverged)
             pending.log(run_id, QString::fromStdString(summary.message));
@@ -277,6 +280,7 @@ TrainingController::TrainingController(QObject* parent)
     qRegisterMetaType<mantissa::EpochRecord>();
     qRegisterMetaType<mantissa::RunSummary>();
     qRegisterMetaType<mantissa::MemoryByCategory>();
+    qRegisterMetaType<mantissa::RunPhase>();
     qRegisterMetaType<QVector<mantissa::StepRecord>>();
     qRegisterMetaType<QVector<mantissa::GradientHistogram>>();
 
@@ -313,6 +317,10 @@ void TrainingController::start(const mantissa::Experiment& experiment, int run_i
     m_running = true;
     m_paused = false;
     m_control = std::make_shared<TrainControl>();
+    m_phase = RunPhase::Preparing;
+    if (m_phase_observer)
+        m_control->set_phase_observer(
+            [observer = m_phase_observer, run_id](RunPhase phase) { observer(run_id, phase); });
     const QString metrics_path = m_metrics_path ? m_metrics_path(run_id) : QString();
     std::shared_ptr<const InitialWeights> initial = std::exchange(m_initial, nullptr);
     QMetaObject::invokeMethod(
@@ -370,6 +378,12 @@ void TrainingController::drain() {
         if (!histograms.isEmpty()) emit histograms_arrived(m_run_id, histograms);
         for (const EpochRecord& epoch : std::as_const(epochs)) emit epoch_finished(m_run_id, epoch);
     };
+    // The phase is sampled, not queued: a status line needs where the run is now, and a phase
+    // shorter than a drain interval is not worth showing.
+    if (m_running && m_control && m_control->phase() != m_phase) {
+        m_phase = m_control->phase();
+        emit phase_changed(m_run_id, m_phase);
+    }
     bool ended = false;
     for (const PendingEvent& event : std::as_const(events)) {
         switch (event.kind) {

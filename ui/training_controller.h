@@ -53,6 +53,11 @@ public:
     void set_initial_weights(std::shared_ptr<const InitialWeights> weights) {
         m_initial = std::move(weights);
     }
+    // Called on the worker thread as each later run enters a phase, inside that phase (see
+    // TrainControl::set_phase_observer): tests hold a run there to stop it at a known point.
+    void set_phase_observer(std::function<void(int run_id, mantissa::RunPhase)> observer) {
+        m_phase_observer = std::move(observer);
+    }
 
 public slots:
     // Starts `experiment` as run `run_id` on the worker thread. MNIST is loaded once and kept.
@@ -76,6 +81,9 @@ signals:
     void run_failed(int run_id, const QString& message);
     void log_line(const QString& line);
     void state_changed(); // running / paused changed
+    // The running run moved to another phase (sampled at each drain, so brief phases may be
+    // missed): the status line says "validating" or "saving the weights".
+    void phase_changed(int run_id, mantissa::RunPhase phase);
 
 private:
     QThread* m_thread = nullptr;
@@ -85,6 +93,8 @@ private:
     std::shared_ptr<TrainControl> m_control; // fresh per run; shared with the worker
     std::function<QString(int)> m_metrics_path;
     std::shared_ptr<const InitialWeights> m_initial;
+    std::function<void(int, RunPhase)> m_phase_observer;
+    RunPhase m_phase = RunPhase::Preparing; // as last reported by phase_changed
     bool m_running = false;
     bool m_paused = false;
     int m_run_id = -1;
@@ -98,3 +108,4 @@ Q_DECLARE_METATYPE(mantissa::EpochRecord)
 Q_DECLARE_METATYPE(mantissa::RunSummary)
 Q_DECLARE_METATYPE(mantissa::MemoryByCategory)
 Q_DECLARE_METATYPE(mantissa::GradientHistogram)
+Q_DECLARE_METATYPE(mantissa::RunPhase)

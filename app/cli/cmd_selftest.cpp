@@ -1,5 +1,6 @@
-// `mantissa-cli selftest`: checks that every policy trains on each engine this build has, and on
-// a GPU checks every CUDA op x dtype against the CPU engine, then a whole step, then short runs.
+// `mantissa-cli selftest`: checks that every policy trains on each engine this build has and that
+// each engine recovers from running out of memory; on a GPU also every CUDA op x dtype against the
+// CPU engine and a whole step.
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -450,6 +451,57 @@ int check_gpu(Backend& gpu, const Mnist& data) {
     return failures;
 }
 
+// Out of memory, then on as normal: an allocation beyond the device and a run whose batch cannot
+// fit both fail with Error(OutOfMemory), leave nothing more allocated, and a normal run trains
+// after them on the same engine (on a GPU the error must not be sticky). Prints one row; returns
+// the failures.
+int check_out_of_memory(Backend& engine, const Mnist& data) {
+    std::string verdict = "ok";
+    const std::size_t in_use_before = engine.memory_in_use(); // cached workspaces may stay
+    auto expect_oom = [&](const char* what, const std::function<void()>& call) {
+        try {
+            call();
+            verdict = std::string("FAIL: ") + what + " was granted";
+        } catch (const Error& err) {
+            if (err.kind() != ErrorKind::OutOfMemory)
+                verdict = std::string("FAIL: ") + what + ": " + err.what();
+        }
+        if (verdict == "ok" && engine.memory_in_use() != in_use_before)
+            verdict = std::string("FAIL: ") + what + " left memory allocated";
+    };
+    expect_oom("an allocation beyond the device", [&] {
+        Buffer b = engine.allocate(engine.info().memory_total + (std::size_t{1} << 30));
+    });
+    Experiment e;
+    e.name = "selftest-oom";
+    e.model = mlp_spec();
+    e.policy = "float32";
+    e.batch_size = 1000000; // the most the experiment reader accepts: tens of GB of activations
+    e.epochs = 1;
+    e.max_steps = 3;
+    e.device = engine.info().id;
+    for (LayerSpec& layer : e.model.layers)
+        if (layer.type == LayerType::Dense && layer.units > 10) layer.units = 65536;
+    if (verdict == "ok")
+        expect_oom("a batch of 10^6 on Dense 65536", [&] { Trainer t(e, data, engine); });
+    if (verdict == "ok") {
+        try {
+            e.batch_size = 64;
+            Trainer trainer(e, data, engine);
+            TrainControl control;
+            const RunSummary summary = trainer.run(control, {});
+            if (summary.status != RunStatus::Completed || summary.steps != 3)
+                verdict = "FAIL: the run after the OOM did not complete: " + summary.message;
+        } catch (const Error& err) {
+            verdict = std::string("FAIL: the run after the OOM: ") + err.what();
+        }
+    }
+    std::printf("%-8s %-63s  %s\n", engine.info().id.c_str(),
+                "out of memory (an allocation beyond the device, a 10^6 batch), then a run",
+                verdict.c_str());
+    return verdict == "ok" ? 0 : 1;
+}
+
 // Short training runs of every policy on one engine; prints one row each, returns the failures.
 int train_policies(const char* engine, Backend& backend, const Mnist& data) {
     int failures = 0;
@@ -518,6 +570,7 @@ int run_selftest(const Args& args) {
                 "loss@end", "accuracy", "result");
     BackendChoice cpu = create_backend("cpu");
     failures += train_policies("cpu", *cpu.backend, data);
+    failures += check_out_of_memory(*cpu.backend, data);
 
     bool gpu_checked = false;
     std::unique_ptr<Backend> gpu;
@@ -529,6 +582,7 @@ int run_selftest(const Args& args) {
     if (gpu) { // from here on, any error is a failure, never a skip
         try {
             failures += train_policies(gpu->info().id.c_str(), *gpu, data);
+            failures += check_out_of_memory(*gpu, data);
             failures += check_gpu(*gpu, data);
         } catch (const std::exception& err) {
             std::printf("cuda     FAIL: %s\n", err.what());

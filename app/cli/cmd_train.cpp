@@ -1,5 +1,6 @@
 // `mantissa-cli train`: runs an experiment headless with Keras-like progress, the metrics JSONL
-// of DESIGN.md and --export of the weights. Exit 0 success, 1 failed/diverged run, 2 bad input.
+// of DESIGN.md and --export of the weights. Exit 0 success, 1 failed/diverged run, 2 bad input,
+// 128 + the signal's number after a Ctrl-C (130) or SIGTERM (143) stopped it cleanly.
 #include <cmath>
 #include <cstdio>
 #include <memory>
@@ -8,6 +9,7 @@
 #include "app/cli/args.h"
 #include "app/cli/commands.h"
 #include "app/cli/experiment_options.h"
+#include "app/cli/interrupt.h"
 #include "app/cli/plan_summary.h"
 #include "app/cli/weights_input.h"
 #include "core/backend/factory/backend_factory.h"
@@ -95,6 +97,7 @@ int run_train(const Args& args) {
         if (!quiet && r.epoch != current_epoch) {
             current_epoch = r.epoch;
             std::printf("Epoch %d/%d\n", r.epoch, experiment.epochs);
+            std::fflush(stdout); // a pipe (tee, a test) sees the epoch begin, not only end
         }
         if (tty && (r.step % 20 == 0)) {
             std::printf("\r%lld/%lld - loss: %.4f - accuracy: %.4f - loss_scale: %g ",
@@ -121,6 +124,7 @@ int run_train(const Args& args) {
         std::fprintf(stderr, "%s\n", line.c_str());
     };
     TrainControl control;
+    const StopOnInterrupt interrupt(control); // until the exports below are written
     const RunSummary summary = trainer.run(control, callbacks);
     if (metrics) metrics->write_summary(summary);
 
@@ -144,6 +148,14 @@ int run_train(const Args& args) {
                 std::printf("wrote %s (%s)\n", path.c_str(),
                             weights_format_name(weights_format_for_path(path)));
         }
+    }
+    // Stopped by a signal: everything is written, and the exit status says it did not finish.
+    if (const int sig = interrupt.signal_received(); sig != 0) {
+        std::fprintf(stderr, "mantissa-cli train: %s\n",
+                     summary.status == RunStatus::Stopped
+                         ? summary.message.c_str()
+                         : "interrupted after the last step; the results were written in full");
+        return 128 + sig;
     }
     return 0;
 }

@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/io/atomic_file.h"
+#include "core/io/metrics_json_values.h"
 
 namespace mantissa {
 
@@ -24,15 +25,7 @@ std::string cell(double value) {
 }
 
 ojson number(double value) {
-    return std::isfinite(value) ? ojson(value) : ojson(nullptr);
-}
-
-ojson memory_json(const MemoryByCategory& memory) {
-    ojson out = ojson::object();
-    for (std::size_t i = 0; i < kMemCategoryCount; ++i)
-        out[mem_category_name(static_cast<MemCategory>(i))] = memory.bytes[i];
-    out["total"] = memory.total();
-    return out;
+    return json_number<ojson>(value);
 }
 
 } // namespace
@@ -114,7 +107,7 @@ std::string metrics_to_json(const RunMetrics& run, const std::string& name,
         {"status", status},
         {"device", {{"id", run.device_id}, {"name", run.device_name}}},
         {"config", run.config ? ojson::parse(experiment_to_json(*run.config)) : ojson(nullptr)},
-        {"memory", memory_json(run.memory)},
+        {"memory", memory_json<ojson>(run.memory)},
         {"steps", steps},
         {"epochs", epochs},
         {"summary", summary}};

@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
+#include "core/io/metrics_json_values.h"
 
 namespace mantissa {
 
@@ -25,15 +26,7 @@ std::string dump_line(const json& line) {
 }
 
 json number(double value) {
-    return std::isfinite(value) ? json(value) : json(nullptr);
-}
-
-json memory_json(const MemoryByCategory& memory) {
-    json out = json::object();
-    for (std::size_t i = 0; i < kMemCategoryCount; ++i)
-        out[mem_category_name(static_cast<MemCategory>(i))] = memory.bytes[i];
-    out["total"] = memory.total();
-    return out;
+    return json_number<json>(value);
 }
 
 json counts_json(const ExponentCounts& counts) {
@@ -81,7 +74,7 @@ void MetricsJsonlWriter::write_header(const Experiment& experiment, const Device
         {"train_flops_per_step", plan.train_flops_per_step()},
         {"layers", layers},
         {"lint", lint},
-        {"mem", memory_json(memory)}};
+        {"mem", memory_json<json>(memory)}};
     write_line(dump_line(header));
     m_out.flush();
 }
@@ -97,7 +90,7 @@ void MetricsJsonlWriter::write_step(const StepRecord& r) {
                  {"loss_scale", r.loss_scale},
                  {"skipped", r.skipped},
                  {"good_steps", r.good_steps},
-                 {"mem", memory_json(r.memory)},
+                 {"mem", memory_json<json>(r.memory)},
                  {"device_mem_used", r.device_mem_used},
                  {"device_mem_total", r.device_mem_total}};
     write_line(dump_line(line));

@@ -201,6 +201,7 @@ RunSummary Trainer::run(TrainControl& control, const TrainerCallbacks& callbacks
     const int lag = std::clamp(m_backend.readout_lag(), 0, kReadoutSlots - 2);
 
     for (int epoch = 1; epoch <= m_experiment.epochs && !stop; ++epoch) {
+        control.enter_phase(RunPhase::Training);
         // Seeded Fisher-Yates: the same seed gives the same batches on every engine.
         for (std::size_t i = 0; i < perm.size(); ++i) perm[i] = static_cast<std::int32_t>(i);
         std::uint64_t rng =
@@ -312,6 +313,7 @@ RunSummary Trainer::run(TrainControl& control, const TrainerCallbacks& callbacks
         record.loss = examples > 0 ? loss_sum / examples : 0.0;
         record.accuracy = examples > 0 ? correct / examples : 0.0;
         record.median_step_ms = median(epoch_ms);
+        control.enter_phase(RunPhase::Validating);
         const EvalResult eval = evaluate();
         record.val_loss = eval.loss;
         record.val_accuracy = eval.accuracy;
