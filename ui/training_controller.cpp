@@ -378,12 +378,6 @@ void TrainingController::drain() {
         if (!histograms.isEmpty()) emit histograms_arrived(m_run_id, histograms);
         for (const EpochRecord& epoch : std::as_const(epochs)) emit epoch_finished(m_run_id, epoch);
     };
-    // The phase is sampled, not queued: a status line needs where the run is now, and a phase
-    // shorter than a drain interval is not worth showing.
-    if (m_running && m_control && m_control->phase() != m_phase) {
-        m_phase = m_control->phase();
-        emit phase_changed(m_run_id, m_phase);
-    }
     bool ended = false;
     for (const PendingEvent& event : std::as_const(events)) {
         switch (event.kind) {
@@ -410,6 +404,13 @@ void TrainingController::drain() {
         }
     }
     flush();
+    // The phase is sampled, not queued: a status line needs where the run is now, and a phase
+    // shorter than a drain interval is not worth showing. After the steps, so that their progress
+    // line does not overwrite "validating".
+    if (m_running && m_control && m_control->phase() != m_phase) {
+        m_phase = m_control->phase();
+        emit phase_changed(m_run_id, m_phase);
+    }
     if (ended && !m_running) m_drain_timer->stop();
 }
 
