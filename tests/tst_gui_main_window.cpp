@@ -6,8 +6,10 @@
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
+#include <QLabel>
 #include <QProcess>
-#include <QScopeGuard>
+#include <QSemaphore>
+#include <QStatusBar>
 #include <QTemporaryDir>
 #include <QTest>
 
@@ -23,6 +25,19 @@
 
 using namespace mantissa;
 using namespace mantissa::ui;
+
+namespace {
+
+// Points the run history at a folder of its own for one test, so the runs that test trains do not
+// show up in the later tests' run lists and comparison table.
+struct OwnRunsDir {
+    QTemporaryDir dir;
+    QByteArray shared = qgetenv("MANTISSA_RUNS_DIR");
+    OwnRunsDir() { qputenv("MANTISSA_RUNS_DIR", dir.path().toUtf8()); }
+    ~OwnRunsDir() { qputenv("MANTISSA_RUNS_DIR", shared); }
+};
+
+} // namespace
 
 class TestGuiMainWindow : public QObject {
     Q_OBJECT
@@ -77,11 +92,7 @@ private slots:
     void outOfMemoryRunLeavesTheAppUsable() {
         if (available_devices().front().memory_total > (std::size_t{256} << 30))
             QSKIP("this machine has enough RAM to try the oversized run");
-        // Its two runs go to their own history, so the later tests' run lists do not see them.
-        QTemporaryDir runs;
-        const QByteArray shared_runs = qgetenv("MANTISSA_RUNS_DIR");
-        qputenv("MANTISSA_RUNS_DIR", runs.path().toUtf8());
-        const auto restore = qScopeGuard([&] { qputenv("MANTISSA_RUNS_DIR", shared_runs); });
+        const OwnRunsDir runs;
         MainWindow window;
         Experiment e = window.current_experiment();
         LayerSpec flatten, hidden, out;
@@ -118,6 +129,35 @@ private slots:
                                      window.run_store()->runs().last().state == RunState::Completed,
                                  120000);
         QCOMPARE(window.run_store()->runs().last().steps.size(), 3);
+    }
+
+    // Validation sends no steps: the status line says the run is validating (instead of showing
+    // the last step's progress as if it had frozen) while the worker is held in that phase.
+    void statusLineSaysValidating() {
+        const OwnRunsDir runs;
+        MainWindow window;
+        auto entered = std::make_shared<QSemaphore>();
+        auto released = std::make_shared<QSemaphore>();
+        window.controller()->set_phase_observer([entered, released](int, RunPhase phase) {
+            if (phase != RunPhase::Validating) return;
+            entered->release();
+            released->tryAcquire(1, 60000); // bounded: a failed check cannot hang the worker
+        });
+        Experiment e = window.current_experiment();
+        e.device = "cpu";
+        e.epochs = 1;
+        e.max_steps = 20;
+        window.set_experiment(e);
+        window.train_action()->trigger();
+        QVERIFY(entered->tryAcquire(1, 60000));
+        auto status_says = [&](const QString& text) {
+            for (QLabel* label : window.statusBar()->findChildren<QLabel*>())
+                if (label->text().contains(text)) return true;
+            return false;
+        };
+        QTRY_VERIFY_WITH_TIMEOUT(status_says("validating on the 10,000 test images"), 10000);
+        released->release();
+        QTRY_VERIFY_WITH_TIMEOUT(status_says("completed · test accuracy"), 60000);
     }
 
     void comparePoliciesFillsTheTable() {
