@@ -93,6 +93,21 @@ private slots:
         QCOMPARE(run_state_name(RunState::Completed), QStringLiteral("completed"));
     }
 
+    // The status line's ETA counts to the steps the run will take: max_steps when it ends the
+    // run before its epochs do (it counted to the end of the epochs, so a 60-step run on
+    // mlp-small showed minutes to go).
+    void plannedStepsHonourMaxSteps() {
+        RunRecord run;
+        QCOMPARE(planned_steps(run), std::int64_t{0}); // not started: steps per epoch unknown
+        run.steps_per_epoch = 469;
+        run.experiment.epochs = 3;
+        QCOMPARE(planned_steps(run), std::int64_t{1407});
+        run.experiment.max_steps = 60;
+        QCOMPARE(planned_steps(run), std::int64_t{60});
+        run.experiment.max_steps = 5000; // more than the epochs hold: the epochs end it
+        QCOMPARE(planned_steps(run), std::int64_t{1407});
+    }
+
     void runGrowsAndFinishes() {
         const Experiment e = mlp_small(60);
         const int id = m_store->add_run(e);

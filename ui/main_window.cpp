@@ -399,10 +399,8 @@ void MainWindow::wire_training() {
                 const StepRecord& last = steps.back();
                 const std::int64_t in_epoch = (last.step - 1) % run->steps_per_epoch + 1;
                 m_progress->setValue(static_cast<int>(100 * in_epoch / run->steps_per_epoch));
-                std::int64_t total = run->steps_per_epoch * run->experiment.epochs;
-                if (run->experiment.max_steps > 0) // a short run ends at max_steps, not the epochs
-                    total = std::min(total, run->experiment.max_steps);
-                const double eta_s = static_cast<double>(total - last.step) * last.step_ms / 1000.0;
+                const double eta_s =
+                    static_cast<double>(planned_steps(*run) - last.step) * last.step_ms / 1000.0;
                 m_status->setText(
                     QString("%1 · epoch %2/%3 · step %4 · loss %5 · scale %6 · ETA %7 s")
                         .arg(run->name)

@@ -2,6 +2,8 @@
 // kept in one place so every view spells a state the same way.
 #include "ui/run_record.h"
 
+#include <algorithm>
+
 namespace mantissa::ui {
 
 RunState run_state_of(RunStatus status) {
@@ -49,6 +51,12 @@ RunMetrics to_run_metrics(const RunRecord& run) {
     out.epochs.assign(run.epochs.begin(), run.epochs.end());
     out.summary = run.summary;
     return out;
+}
+
+std::int64_t planned_steps(const RunRecord& run) {
+    const std::int64_t all_epochs = run.steps_per_epoch * run.experiment.epochs;
+    const std::int64_t max_steps = run.experiment.max_steps;
+    return max_steps > 0 ? std::min(all_epochs, max_steps) : all_epochs;
 }
 
 } // namespace mantissa::ui

@@ -41,5 +41,8 @@ struct RunRecord {
 
 // The record's metrics in core's form, for the exporters (the device id is not kept: empty).
 RunMetrics to_run_metrics(const RunRecord& run);
+// The steps the run will take: every epoch's, or fewer when max_steps ends it first (the status
+// line's ETA counts to this). 0 until the run has started and knows its steps per epoch.
+std::int64_t planned_steps(const RunRecord& run);
 
 } // namespace mantissa::ui
