@@ -4,8 +4,9 @@
 Reads NPZ with numpy.load, safetensors with its own parser (the header JSON and raw bytes), and
 ONNX with python3-onnx: the checker must accept the model, every Dense must be a Gemm with
 transB = 1 and an (out, in) kernel (PyTorch's layout, the one OpenCV loads), and a small NumPy
-evaluator of the ops
-Mantissa emits must reproduce Mantissa's test accuracy on the 10,000 MNIST test images.
+evaluator of the ops Mantissa emits must reproduce Mantissa's test accuracy on the 10,000 MNIST
+test images. The real runtimes (onnxruntime, OpenCV DNN) run in the onnx_runtime_node and
+onnx_opencv tests.
 Usage: check_exports.py SPEC.json   (SPEC written by tst_export; see main()). Exit 0 when all pass.
 """
 import json
