@@ -72,7 +72,7 @@ async function main() {
         ort = require(path.resolve(ortDir, 'node_modules', 'onnxruntime-node'));
     } catch (error) {
         console.log(`SKIPPED: onnxruntime-node is not installed in ${path.resolve(ortDir)} ` +
-                    `(./mantissa.sh test installs it from the npm registry; it could not: ${error.message})`);
+                    `(./mantissa.sh test installs it from the npm registry; it could not: ${error.message.split('\n')[0]})`);
         return 77;
     }
     const version = require(path.resolve(ortDir, 'node_modules', 'onnxruntime-node', 'package.json')).version;
