@@ -59,16 +59,18 @@ def widened_float16(path):
 
 
 def accuracy_of(cv2, model, images, labels):
+    import numpy as np
     net = cv2.dnn.readNetFromONNX(model)
     net.setPreferableBackend(cv2.dnn.DNN_BACKEND_OPENCV)
     net.setPreferableTarget(cv2.dnn.DNN_TARGET_CPU)
     correct = 0
     for start in range(0, len(labels), BATCH):
-        batch = images[start:start + BATCH].astype("float32")[:, None, :, :] / 255.0
-        net.setInput(batch, "input")
+        # As the README and the Export dialog show it.
+        net.setInput(images[start:start + BATCH].reshape(-1, 1, 28, 28).astype(np.float32) / 255)
         probs = net.forward()
-        if probs.shape != (len(batch), 10):
-            raise RuntimeError(f"output shape {probs.shape}, want ({len(batch)}, 10)")
+        n = len(labels[start:start + BATCH])
+        if probs.dtype != np.float32 or probs.shape != (n, 10):
+            raise RuntimeError(f"output {probs.dtype} {probs.shape}, want float32 ({n}, 10)")
         correct += int((probs.argmax(axis=1) == labels[start:start + BATCH]).sum())
     return correct
 
