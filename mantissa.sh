@@ -208,6 +208,7 @@ ORT_NODE_DIR="$ROOT/.deps/onnxruntime-node" # git-ignored; tests/CMakeLists.txt 
 
 install_onnxruntime_node() {
     local installed="$ORT_NODE_DIR/node_modules/onnxruntime-node/package.json"
+    if [ "$PRESET" = headless ]; then return; fi # no Qt, so no tests/ and no onnx_* tests
     if [ -f "$installed" ] && grep -q "\"version\": \"$ORT_NODE_VERSION\"" "$installed"; then
         return
     fi
