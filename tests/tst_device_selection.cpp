@@ -1,6 +1,7 @@
 // GPU qualification and "auto" without a GPU: fake CUDA devices (a CPU engine behind a GPU's
 // fingerprint) and fake checks drive open_device(), the qualification cache and the device states
 // the app shows. The real check (the op-case table on a GPU) needs a GPU and runs in selftest.
+#include <QProcess>
 #include <QtTest>
 
 #include <fstream>
@@ -9,6 +10,7 @@
 
 #include "core/backend/cpu/cpu_backend.h"
 #include "core/device/device_selection.h"
+#include "core/device/parity_qualifier.h"
 #include "core/error.h"
 #include "core/io/atomic_file.h"
 
@@ -261,6 +263,44 @@ private slots:
         const DeviceChoice c = open_device("cuda", options(&gpu, &check));
         QVERIFY2(c.warnings.empty(), c.warnings.empty() ? "" : c.warnings[0].c_str());
         QVERIFY_THROWS_EXCEPTION(Error, qualify_device("cpu", options(&gpu, &check)));
+    }
+
+    // The real check, with a second CPU engine in the GPU's place: every op case and both training
+    // runs agree exactly, so it passes, counts every case and reports progress to the end.
+    void theRealCheckPassesAnEngineThatAgreesWithTheCpu() {
+        CpuBackend candidate;
+        int last_done = -1, total = 0;
+        const QualificationRecord r =
+            parity_qualifier()(candidate, [&](const QualificationProgress& p) {
+                last_done = p.done;
+                total = p.total;
+            });
+        QVERIFY2(r.passed, r.first_failure.c_str());
+        QCOMPARE(r.failures, 0);
+        QVERIFY(r.cases >= 62); // >= 60 op cases + 2 training runs
+        QCOMPARE(r.cases, total);
+        QCOMPARE(last_done, total);
+    }
+
+    // `selftest --qualify` on this machine, which has no GPU: exit 3 and the reason, nothing
+    // written; a CPU device is refused as a usage error.
+    void selftestQualifyWithoutAGpuExitsThreeWithTheReason() {
+        if (list_gpus().gpus.size() > 0) QSKIP("a GPU is present");
+        QProcess cli;
+        QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+        env.insert("MANTISSA_QUALIFICATION_FILE", QString::fromStdString(cache_path()));
+        cli.setProcessEnvironment(env);
+        cli.start(MANTISSA_CLI_PATH, {"selftest", "--qualify"});
+        QVERIFY(cli.waitForFinished(60000));
+        QCOMPARE(cli.exitCode(), 3);
+        const QString err = cli.readAllStandardError();
+        QVERIFY2(err.contains("no CUDA device was checked: ") &&
+                     err.contains(QString::fromStdString(list_gpus().reason)),
+                 qPrintable(err));
+        QVERIFY(!QFile::exists(QString::fromStdString(cache_path())));
+        cli.start(MANTISSA_CLI_PATH, {"selftest", "--qualify", "--device", "cpu"});
+        QVERIFY(cli.waitForFinished(60000));
+        QCOMPARE(cli.exitCode(), 2);
     }
 
     void deviceStatesSayEachEnginesState() {

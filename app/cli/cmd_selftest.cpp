@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "app/cli/args.h"
+#include "app/cli/cli_device.h"
 #include "app/cli/commands.h"
 #include "core/backend/factory/backend_factory.h"
 #include "core/check/float64_reference.h"
@@ -200,6 +201,12 @@ int run_selftest(const Args& args) {
                     "exit with 3, saying why, when no CUDA device can be checked (a GPU machine's "
                     "scripts: a GPU that does not open must not pass)");
     parser.add_flag("--list", "print the op cases, one a line, and exit");
+    parser.add_flag("--qualify",
+                    "check the CUDA engine on one GPU (the op-case table against the CPU engine, "
+                    "then short training runs) and record the verdict, so that --device auto may "
+                    "use that GPU; exits 0 passed, 1 failed, 3 no GPU");
+    parser.add_option("--device", "ID",
+                      "with --qualify: the GPU to check (default cuda, i.e. cuda:0)");
     parser.add_flag("--self-parity",
                     "only the op table and the training steps, with a second CPU engine as the "
                     "candidate (checks the checker where no GPU exists: every error must be 0)");
@@ -212,6 +219,7 @@ int run_selftest(const Args& args) {
         for (const OpCase& c : op_cases()) std::printf("%s\n", describe(c).c_str());
         return 0;
     }
+    if (parser.has("--qualify")) return run_qualification(parser.value("--device", "cuda"));
     const Mnist data = synthetic_mnist(512, 256);
     if (parser.has("--self-parity")) {
         BackendChoice reference = create_backend("cpu"), other = create_backend("cpu");
