@@ -309,9 +309,11 @@ private slots:
         QCOMPARE(QString::fromStdString(none[0].id), QString("cpu"));
         QVERIFY(none[0].selectable);
         QVERIFY(!none[1].selectable);
-        QVERIFY2(contains(none[1].label, "CUDA engine built; no usable GPU: CUDA unavailable: CUDA "
-                                         "driver version is insufficient"),
+        QVERIFY2(contains(none[1].label,
+                          "CUDA engine built; no usable GPU: driver too old for this CUDA runtime"),
                  none[1].label.c_str());
+        QVERIFY2(contains(none[1].detail, "driver version is insufficient for CUDA runtime"),
+                 none[1].detail.c_str());
 
         FakeGpu gpu;
         FakeCheck check;

@@ -2,6 +2,7 @@
 // GPU check run on a QThread whose progress reaches the UI thread as queued calls.
 #include "ui/device_menu.h"
 
+#include <QAbstractItemView>
 #include <QComboBox>
 #include <QHBoxLayout>
 #include <QStandardItemModel>
@@ -16,7 +17,10 @@ DeviceMenu::DeviceMenu(DeviceOpenOptions options, QWidget* parent)
     layout->setContentsMargins(0, 0, 0, 0);
     layout->setSpacing(4);
     m_combo = new QComboBox;
-    m_combo->setSizeAdjustPolicy(QComboBox::AdjustToContents);
+    // Wide enough for a GPU's name and state; the popup widens to the longest entry, so a long
+    // reason never pushes the toolbar's other actions off a 1280-pixel screen.
+    m_combo->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
+    m_combo->setMinimumContentsLength(26);
     m_combo->setToolTip("Where to train: the CPU engine emulates every format bit for bit; a GPU "
                         "is used once the CUDA engine has passed its check on it");
     m_check = new QToolButton;
@@ -64,9 +68,11 @@ void DeviceMenu::refresh() {
         m_combo->setItemData(row, QString::fromStdString(s.detail), Qt::ToolTipRole);
         if (!s.selectable && model) model->item(row)->setEnabled(false);
     }
+    m_combo->view()->setMinimumWidth(m_combo->view()->sizeHintForColumn(0) + 24);
     const int index = keep.isEmpty() ? -1 : m_combo->findData(keep);
     m_combo->setCurrentIndex(index >= 0 ? index : m_combo->findData(default_id()));
     update_check_button();
+    m_combo->setToolTip(m_combo->itemData(m_combo->currentIndex(), Qt::ToolTipRole).toString());
 }
 
 QString DeviceMenu::select_for_experiment(const QString& device) {
@@ -83,11 +89,11 @@ QString DeviceMenu::select_for_experiment(const QString& device) {
     m_combo->setCurrentIndex(m_combo->findData("cpu"));
     QString why;
     for (const DeviceState& s : m_states)
-        if (s.id.empty()) why = QString::fromStdString(s.label);
+        if (s.id.empty()) why = QString::fromStdString(s.detail);
     if (why.isEmpty())
-        why = QStringLiteral("this machine has %1 CUDA device(s)").arg(m_combo->count() - 1);
+        why = QStringLiteral("This machine has %1 CUDA device(s).").arg(m_combo->count() - 1);
     return QStringLiteral("This experiment asks for the device '%1', which this machine cannot "
-                          "give (%2). It will train on the CPU engine; pick another device in the "
+                          "give. %2 It will train on the CPU engine; pick another device in the "
                           "toolbar to change that.")
         .arg(device, why);
 }

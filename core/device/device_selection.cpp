@@ -65,6 +65,19 @@ const GpuCandidate& named_gpu(const Candidates& c, const std::string& device, in
     return c.gpus[static_cast<std::size_t>(index)];
 }
 
+// The CUDA runtime's reason in a few words for a menu entry ("CUDA unavailable: CUDA driver
+// version is insufficient for CUDA runtime version" -> "driver too old for CUDA 13"); the whole
+// text stays in the entry's tooltip.
+std::string short_reason(const std::string& reason) {
+    std::string r = reason;
+    const std::string prefix = "CUDA unavailable: ";
+    if (r.rfind(prefix, 0) == 0) r = r.substr(prefix.size());
+    if (r.find("driver version is insufficient") != std::string::npos)
+        return "driver too old for this CUDA runtime";
+    if (r.find("no CUDA-capable device") != std::string::npos) return "no NVIDIA GPU found";
+    return r.size() > 48 ? r.substr(0, 47) + "…" : r;
+}
+
 std::string date_of(const QualificationRecord& r) {
     return r.checked_at.substr(0, 10);
 }
@@ -218,7 +231,7 @@ std::vector<DeviceState> device_states(const DeviceOpenOptions& options) {
     const Candidates c = candidates(options);
     if (c.gpus.empty()) {
         DeviceState s;
-        s.label = c.engine_built ? "CUDA engine built; no usable GPU: " + c.reason
+        s.label = c.engine_built ? "CUDA engine built; no usable GPU: " + short_reason(c.reason)
                                  : "No CUDA engine in this build";
         s.detail = c.engine_built
                        ? "Mantissa looked for a CUDA GPU and found none usable: " + c.reason + "."
