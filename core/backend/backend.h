@@ -169,6 +169,9 @@ public:
 
     // TF32 for float32 matmuls and convolutions (tensor cores); the CPU engine stays strict.
     virtual void set_tf32(bool enabled) { (void)enabled; }
+
+    // The algorithm / epilogue the last op chose (selftest prints it per case); "" if no choice.
+    virtual std::string last_choice() const { return {}; }
 };
 
 } // namespace mantissa
