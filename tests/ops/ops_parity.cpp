@@ -50,7 +50,7 @@ void table_is_complete() {
     for (const OpCase& c : cases) ops.insert(c.name);
     for (const char* op : {"conv2d fwd+bias+relu", "conv2d bwd-data", "conv2d bwd-filter",
                            "maxpool fwd+bwd", "softmax_cross_entropy", "gemm dW = x^T dy",
-                           "unscale+Adam+finish_step", "cast float32->dtype"})
+                           "unscale+adam+finish_step", "cast float32->dtype"})
         CHECK_MSG(ops.count(op) == 1, op);
     const OpCase* conv = nullptr;
     for (const OpCase& c : cases)
