@@ -322,7 +322,7 @@ sanitizer_build() {
 # ASan + UBSan (clang, with coverage for libFuzzer): every unit suite, LeakSanitizer at exit.
 stage_asan() {
     local dir=build/fuzz
-    local targets=(mantissa_fuzzers mantissa-cli)
+    local targets=(mantissa_fuzzers mantissa-cli ops_parity ops_update_bits) # + tests/ops
     local t
     for t in tests/tst_*.cpp; do
         t="$(basename "$t" .cpp)"

@@ -457,7 +457,8 @@ void add_step_end(Table& t, DType dt) {
          {OptimizerType::SGD, OptimizerType::RMSprop, OptimizerType::Adam, OptimizerType::AdamW})
         t.add(std::string("unscale+") + optimizer_type_name(type) + "+finish_step", dt, "64x96",
               same, dtype_tolerance(dt), step_end_body(dt, type, false));
-    t.add("unscale+Adam+finish_step", dt, "64x96 (inf: skipped)", same, dtype_tolerance(dt),
+    t.add(std::string("unscale+") + optimizer_type_name(OptimizerType::Adam) + "+finish_step", dt,
+          "64x96 (inf: skipped)", same, dtype_tolerance(dt),
           step_end_body(dt, OptimizerType::Adam, true));
 }
 
