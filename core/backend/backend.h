@@ -169,6 +169,14 @@ public:
 
     // TF32 for float32 matmuls and convolutions (tensor cores); the CPU engine stays strict.
     virtual void set_tf32(bool enabled) { (void)enabled; }
+    // Whether a NaN must come out of every op as the CPU engine's arithmetic leaves it (on by
+    // default). Off lets the CUDA engine fuse cuBLASLt's ReLU, which may turn NaN into 0; the
+    // Trainer keeps it on for pure 16-bit policies. The CPU engine always propagates NaN.
+    virtual void set_propagate_nan(bool enabled) { (void)enabled; }
+    // What the latest GEMM or convolution ran, for the self-test's table, e.g. "cublasLt
+    // epilogue RELU_BIAS algo 23" or "cudnn fwd algo IMPLICIT_PRECOMP_GEMM"; empty when the
+    // engine has only one way (the CPU engine).
+    virtual std::string last_choice() const { return {}; }
 };
 
 } // namespace mantissa

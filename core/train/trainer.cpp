@@ -61,6 +61,10 @@ Trainer::Trainer(const Experiment& experiment, const Mnist& data, Backend& backe
     options.optimizer = m_experiment.optimizer;
     options.loss_scale = m_experiment.loss_scale;
     m_backend.set_tf32(m_experiment.tf32);
+    // Pure 16-bit policies overflow to inf/NaN often, in their weights too: NaN must show as on
+    // the CPU, never be turned into 0 by a fused cuBLASLt ReLU.
+    m_backend.set_propagate_nan(!policy.is_mixed() && (policy.compute == DType::Float16 ||
+                                                       policy.compute == DType::BFloat16));
     m_plan = compile(*m_model, options, m_backend);
     m_plan->initialize(m_backend, m_experiment.seed);
 

@@ -4,6 +4,7 @@
 #include "core/backend/cuda/cuda_backend.h"
 
 #include <cstring>
+#include <memory>
 #include <string>
 
 #include "core/backend/cuda/cast.cuh"
@@ -30,6 +31,10 @@ void free_device(void* ptr, void* context) {
     alloc->counter->fetch_sub(alloc->bytes);
     delete alloc;
 }
+
+struct DeviceFree { // for a block not yet handed to a Buffer
+    void operator()(void* ptr) const noexcept { cudaFree(ptr); }
+};
 
 std::string describe(const Tensor& t) {
     return "'" + t.name + "' " + std::string(dtype_name(t.dtype)) + shape_str(t.shape);
@@ -118,10 +123,14 @@ Buffer CudaBackend::allocate(std::size_t bytes) {
         throw Error(ErrorKind::OutOfMemory, cuda::out_of_memory_message(bytes, m_impl->info.id));
     }
     MANTISSA_CUDA_CHECK(status);
+    // Owned here until the Buffer takes it: a throwing memset (or new) must not leak the block.
+    std::unique_ptr<void, DeviceFree> owned(ptr);
     // Zeroed, as the CPU engine's memory is, so never-written tensors read as 0 on every run.
     MANTISSA_CUDA_CHECK(cudaMemsetAsync(ptr, 0, bytes, m_impl->stream));
+    auto accounting = std::make_unique<Allocation>(Allocation{&m_impl->in_use, bytes});
     m_impl->in_use.fetch_add(bytes);
-    return Buffer(ptr, bytes, &free_device, new Allocation{&m_impl->in_use, bytes});
+    owned.release();
+    return Buffer(ptr, bytes, &free_device, accounting.release());
 }
 
 std::size_t CudaBackend::memory_in_use() const {
@@ -151,6 +160,14 @@ void CudaBackend::synchronize() {
 
 void CudaBackend::set_tf32(bool enabled) {
     m_impl->tf32 = enabled;
+}
+
+void CudaBackend::set_propagate_nan(bool enabled) {
+    m_impl->propagate_nan = enabled;
+}
+
+std::string CudaBackend::last_choice() const {
+    return m_impl->last_choice;
 }
 
 void CudaBackend::fill(Tensor& dst, double value) {

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <memory>
+#include <string>
 
 #include "core/backend/backend.h"
 
@@ -74,6 +75,8 @@ public:
     void enqueue_readout(const Tensor& scalars, int slot) override;
     StepReadout read_readout(int slot) override;
     void set_tf32(bool enabled) override;
+    void set_propagate_nan(bool enabled) override;
+    std::string last_choice() const override;
 
     struct Impl; // CUDA state: stream, handles, caches, pinned ring
                  // (core/backend/cuda/cuda_state.h)
