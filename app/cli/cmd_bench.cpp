@@ -162,7 +162,10 @@ int run_bench(const Args& args) {
         Experiment e = base;
         e.policy = policy;
         Trainer trainer(e, data, backend);
-        const std::int64_t per_epoch = trainer.steps_per_epoch();
+        // Full batches only, as bench/peer_torch.py times them (a padded short batch costs a full
+        // step here but less in PyTorch; neither side times it).
+        const std::int64_t full = std::max<std::int64_t>(1, data.train.count / e.batch_size);
+        const std::int64_t per_epoch = std::min(trainer.steps_per_epoch(), full);
         std::int64_t next = 0;
         auto offset = [&] { return (next++ % per_epoch) * e.batch_size; };
         for (int i = 0; i < warmup; ++i) trainer.step_once(offset());
