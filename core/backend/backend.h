@@ -177,6 +177,13 @@ public:
     // epilogue RELU_BIAS algo 23" or "cudnn fwd algo IMPLICIT_PRECOMP_GEMM"; empty when the
     // engine has only one way (the CPU engine).
     virtual std::string last_choice() const { return {}; }
+    // What the experiment's `graph` flag (CUDA Graph capture of a training step) does on this
+    // engine, said once at the start of a run that sets it. No engine captures yet: the CPU
+    // engine has no graphs, and the CUDA engine's capture is still to be written (issue 17 §4).
+    virtual std::string graph_capture_note() const {
+        return "graph: the CPU engine has no CUDA Graphs; the experiment's graph flag has no "
+               "effect here";
+    }
 };
 
 } // namespace mantissa

@@ -185,6 +185,7 @@ RunSummary Trainer::run(TrainControl& control, const TrainerCallbacks& callbacks
     };
     RunSummary summary;
     summary.val_loss = summary.val_accuracy = std::nan("");
+    if (m_experiment.graph) log(m_backend.graph_capture_note()); // accepted, said to do nothing
     const std::int64_t batch = m_experiment.batch_size;
     const std::int64_t per_epoch = steps_per_epoch();
     const std::int64_t max_steps = m_experiment.max_steps;

@@ -170,6 +170,13 @@ std::string CudaBackend::last_choice() const {
     return m_impl->last_choice;
 }
 
+std::string CudaBackend::graph_capture_note() const {
+    // Capture needs the batch offset, dropout seed and step counter in device memory so replays
+    // need no host writes; until the step reads them there, a replay would repeat one batch.
+    return "graph: CUDA Graph capture of a step is not implemented yet in the CUDA engine; the "
+           "experiment's graph flag has no effect (steps are enqueued eagerly)";
+}
+
 void CudaBackend::fill(Tensor& dst, double value) {
     const std::int64_t n = dst.numel();
     if (n == 0) return;

@@ -77,6 +77,7 @@ public:
     void set_tf32(bool enabled) override;
     void set_propagate_nan(bool enabled) override;
     std::string last_choice() const override;
+    std::string graph_capture_note() const override;
 
     struct Impl; // CUDA state: stream, handles, caches, pinned ring
                  // (core/backend/cuda/cuda_state.h)
