@@ -93,7 +93,9 @@ cudnnConvolutionDescriptor_t make_conv_desc(const Conv2dArgs& g, bool strict_fp3
         guard.desc, static_cast<int>(g.pad_top), static_cast<int>(g.pad_left),
         static_cast<int>(g.stride_h), static_cast<int>(g.stride_w), 1, 1, CUDNN_CROSS_CORRELATION,
         CUDNN_DATA_FLOAT));
-    // The heuristic answers for the math type set here: FMA only for strict float32.
+    // The heuristic answers for the math type set here: FMA only for strict float32 (PyTorch's
+    // v7 path sets the same and then asserts ASSERT_CORRECT_PRECISION: FMA for float32 without
+    // TF32), so conv_math_allowed() keeps the FMA answers.
     MANTISSA_CUDNN_CHECK(cudnnSetConvolutionMathType(
         guard.desc, strict_fp32 ? CUDNN_FMA_MATH : CUDNN_TENSOR_OP_MATH));
     return guard.release();
@@ -138,25 +140,38 @@ void build_cudnn(cudnnHandle_t dnn, const Conv2dArgs& g, DType dtype, bool tf32,
     p.bwd_data.desc = make_conv_desc(g, strict);
     p.bwd_filter.desc = make_conv_desc(g, strict);
 
-    constexpr int kAsk = 8; // every algorithm of the largest enum (forward: 8)
-    int found = 0;
-    cudnnConvolutionFwdAlgoPerf_t fwd[kAsk];
-    if (cudnnGetConvolutionForwardAlgorithm_v7(dnn, p.x, p.w, p.fwd.desc, p.y, kAsk, &found, fwd) ==
-        CUDNN_STATUS_SUCCESS)
-        p.fwd.algos = cuda::usable_conv_algos(to_perf(fwd, found), ConvPass::Forward, dtype, tf32,
-                                              kCudnnWorkspaceLimit);
-    found = 0;
-    cudnnConvolutionBwdDataAlgoPerf_t data[kAsk];
-    if (cudnnGetConvolutionBackwardDataAlgorithm_v7(dnn, p.w, p.y, p.bwd_data.desc, p.x, kAsk,
-                                                    &found, data) == CUDNN_STATUS_SUCCESS)
-        p.bwd_data.algos = cuda::usable_conv_algos(to_perf(data, found), ConvPass::BackwardData,
-                                                   dtype, tf32, kCudnnWorkspaceLimit);
-    found = 0;
-    cudnnConvolutionBwdFilterAlgoPerf_t filter[kAsk];
-    if (cudnnGetConvolutionBackwardFilterAlgorithm_v7(dnn, p.x, p.y, p.bwd_filter.desc, p.w, kAsk,
-                                                      &found, filter) == CUDNN_STATUS_SUCCESS)
-        p.bwd_filter.algos = cuda::usable_conv_algos(
-            to_perf(filter, found), ConvPass::BackwardFilter, dtype, tf32, kCudnnWorkspaceLimit);
+    // As many answers as cuDNN may give (an algorithm may come once per math type); the enum's
+    // size when the count cannot be read.
+    const auto capacity = [](cudnnStatus_t status, int count, int fallback) {
+        return status == CUDNN_STATUS_SUCCESS && count > 0 ? count : fallback;
+    };
+    int found = 0, max_count = 0;
+    cudnnStatus_t counted = cudnnGetConvolutionForwardAlgorithmMaxCount(dnn, &max_count);
+    std::vector<cudnnConvolutionFwdAlgoPerf_t> fwd(
+        capacity(counted, max_count, CUDNN_CONVOLUTION_FWD_ALGO_COUNT));
+    if (cudnnGetConvolutionForwardAlgorithm_v7(dnn, p.x, p.w, p.fwd.desc, p.y, int(fwd.size()),
+                                               &found, fwd.data()) == CUDNN_STATUS_SUCCESS)
+        p.fwd.algos = cuda::usable_conv_algos(to_perf(fwd.data(), found), ConvPass::Forward, dtype,
+                                              tf32, kCudnnWorkspaceLimit);
+    found = max_count = 0;
+    counted = cudnnGetConvolutionBackwardDataAlgorithmMaxCount(dnn, &max_count);
+    std::vector<cudnnConvolutionBwdDataAlgoPerf_t> data(
+        capacity(counted, max_count, CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT));
+    if (cudnnGetConvolutionBackwardDataAlgorithm_v7(dnn, p.w, p.y, p.bwd_data.desc, p.x,
+                                                    int(data.size()), &found,
+                                                    data.data()) == CUDNN_STATUS_SUCCESS)
+        p.bwd_data.algos = cuda::usable_conv_algos(
+            to_perf(data.data(), found), ConvPass::BackwardData, dtype, tf32, kCudnnWorkspaceLimit);
+    found = max_count = 0;
+    counted = cudnnGetConvolutionBackwardFilterAlgorithmMaxCount(dnn, &max_count);
+    std::vector<cudnnConvolutionBwdFilterAlgoPerf_t> filter(
+        capacity(counted, max_count, CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT));
+    if (cudnnGetConvolutionBackwardFilterAlgorithm_v7(dnn, p.x, p.y, p.bwd_filter.desc, p.w,
+                                                      int(filter.size()), &found,
+                                                      filter.data()) == CUDNN_STATUS_SUCCESS)
+        p.bwd_filter.algos =
+            cuda::usable_conv_algos(to_perf(filter.data(), found), ConvPass::BackwardFilter, dtype,
+                                    tf32, kCudnnWorkspaceLimit);
     for (ConvPassPlan* pass : {&p.fwd, &p.bwd_data, &p.bwd_filter}) {
         apply_math(*pass);
         // Room for whichever algorithm of the list a failure falls to.
