@@ -3,8 +3,10 @@
 #include <QtTest>
 
 #include <string>
+#include <vector>
 
 #include "core/backend/cuda/conv_algo.h"
+#include "core/backend/cuda/conv_filter_taps.h"
 #include "core/backend/cuda/conv_key.h"
 #include "core/backend/cuda/gemm_key.h"
 #include "core/backend/factory/backend_factory.h"
@@ -298,6 +300,68 @@ private slots:
         QCOMPARE(QString::fromStdString(conv_choice_text(ConvPass::BackwardData, nullptr)),
                  QString("direct kernel bwd-data"));
         QCOMPARE(QString(conv_algo_name(ConvPass::BackwardData, 9)), QString("?"));
+    }
+
+    // The direct backward-filter kernel's taps, summed in its order (strided per thread, then a
+    // halving tree), give the plain definition's dw. Small integers keep every sum exact, so
+    // only the index arithmetic can make them differ.
+    void direct_filter_taps_match_the_definition_data() {
+        QTest::addColumn<qint64>("stride");
+        QTest::addColumn<qint64>("pad");
+        QTest::addColumn<qint64>("kernel");
+        QTest::newRow("valid 3x3") << 1ll << 0ll << 3ll;
+        QTest::newRow("same 3x3") << 1ll << 1ll << 3ll;
+        QTest::newRow("stride 2, pad 1, 4x4") << 2ll << 1ll << 4ll;
+    }
+    void direct_filter_taps_match_the_definition() {
+        QFETCH(qint64, stride);
+        QFETCH(qint64, pad);
+        QFETCH(qint64, kernel);
+        Conv2dArgs g;
+        g.batch = 3;
+        g.in_h = 7;
+        g.in_w = 6;
+        g.in_c = 2;
+        g.out_c = 3;
+        g.kernel_h = g.kernel_w = kernel;
+        g.stride_h = g.stride_w = stride;
+        g.pad_top = g.pad_left = pad;
+        g.out_h = (g.in_h + 2 * pad - kernel) / stride + 1;
+        g.out_w = (g.in_w + 2 * pad - kernel) / stride + 1;
+        std::vector<double> x(std::size_t(g.batch * g.in_h * g.in_w * g.in_c));
+        std::vector<double> dy(std::size_t(g.batch * g.out_h * g.out_w * g.out_c));
+        for (std::size_t i = 0; i < x.size(); ++i) x[i] = double(int(i * 7 % 11) - 5);
+        for (std::size_t i = 0; i < dy.size(); ++i) dy[i] = double(int(i * 5 % 9) - 4);
+        const std::int64_t weights = g.kernel_h * g.kernel_w * g.in_c * g.out_c;
+        const std::int64_t positions = g.batch * g.out_h * g.out_w;
+        for (std::int64_t e = 0; e < weights; ++e) {
+            // As the kernel: per-thread strided partial sums, then the halving tree.
+            const FilterWeight w = filter_weight(g, e);
+            std::vector<double> partial(kFilterThreads, 0.0);
+            for (int t = 0; t < kFilterThreads; ++t)
+                for (std::int64_t p = t; p < positions; p += kFilterThreads) {
+                    const FilterTap tap = filter_tap(g, w, p);
+                    if (tap.inside)
+                        partial[t] += x[std::size_t(tap.x_index)] * dy[std::size_t(tap.dy_index)];
+                }
+            for (int half = kFilterThreads / 2; half > 0; half /= 2)
+                for (int t = 0; t < half; ++t) partial[t] += partial[t + half];
+            // The definition, HWIO: dw[kh][kw][ic][oc] = sum x[n][ih][iw][ic] * dy[n][oh][ow][oc].
+            const std::int64_t oc = e % g.out_c, ic = e / g.out_c % g.in_c;
+            const std::int64_t kw = e / (g.out_c * g.in_c) % g.kernel_w;
+            const std::int64_t kh = e / (g.out_c * g.in_c * g.kernel_w);
+            double expected = 0;
+            for (std::int64_t n = 0; n < g.batch; ++n)
+                for (std::int64_t oh = 0; oh < g.out_h; ++oh)
+                    for (std::int64_t ow = 0; ow < g.out_w; ++ow) {
+                        const std::int64_t ih = oh * stride + kh - pad, iw = ow * stride + kw - pad;
+                        if (ih < 0 || ih >= g.in_h || iw < 0 || iw >= g.in_w) continue;
+                        expected +=
+                            x[std::size_t(((n * g.in_h + ih) * g.in_w + iw) * g.in_c + ic)] *
+                            dy[std::size_t(((n * g.out_h + oh) * g.out_w + ow) * g.out_c + oc)];
+                    }
+            QCOMPARE(partial[0], expected);
+        }
     }
 
     void key_identity() {

@@ -3,6 +3,7 @@
 // results are deterministic. Simple rather than fast.
 #include "core/backend/cuda/activation_math.cuh"
 #include "core/backend/cuda/conv2d_direct.cuh"
+#include "core/backend/cuda/conv_filter_taps.h"
 #include "core/backend/cuda/cuda_check.h"
 #include "core/backend/cuda/dtype_access.cuh"
 
@@ -72,32 +73,22 @@ __global__ void backward_data_kernel(ConvGeom g, ConvIo io) {
 }
 
 // One block per weight; its threads split the batch·h·w positions (thread t takes t, t + 256,
-// ...) and then add their partial sums in a fixed tree. The order depends only on the shape, never
-// on scheduling, so the result is the same on every run (the old one-thread-per-weight loop left
-// most of the GPU idle: a 3x3x1x32 filter is 288 threads).
-constexpr int kFilterThreads = 256; // a power of two: the tree halves it
-
+// ...; the index arithmetic is conv_filter_taps.h's, tested on the host), then add their partial
+// sums in a fixed halving tree. The order depends only on the shape, never on scheduling, so
+// the result is the same on every run (the old one-thread-per-weight loop left most of the GPU
+// idle: a 3x3x1x32 filter is 288 threads).
 template <class T>
 __global__ void backward_filter_kernel(ConvGeom g, ConvIo io) {
     __shared__ T partial[kFilterThreads];
     const i64 count = g.kernel_h * g.kernel_w * g.in_c * g.out_c;
     const i64 positions = g.batch * g.out_h * g.out_w;
     for (i64 e = blockIdx.x; e < count; e += gridDim.x) {
-        const i64 oc = e % g.out_c;
-        i64 rest = e / g.out_c;
-        const i64 ic = rest % g.in_c;
-        rest /= g.in_c;
-        const i64 kw = rest % g.kernel_w, kh = rest / g.kernel_w;
+        const FilterWeight w = filter_weight(g, e);
         T acc = T(0);
         for (i64 p = threadIdx.x; p < positions; p += kFilterThreads) {
-            const i64 ow = p % g.out_w;
-            const i64 rest_p = p / g.out_w;
-            const i64 oh = rest_p % g.out_h, n = rest_p / g.out_h;
-            const i64 ih = oh * g.stride_h + kh - g.pad_top;
-            const i64 iw = ow * g.stride_w + kw - g.pad_left;
-            if (ih < 0 || ih >= g.in_h || iw < 0 || iw >= g.in_w) continue;
-            acc += load<T>(io.a, io.a_dtype, ((n * g.in_h + ih) * g.in_w + iw) * g.in_c + ic) *
-                   load<T>(io.b, io.b_dtype, p * g.out_c + oc);
+            const FilterTap t = filter_tap(g, w, p);
+            if (!t.inside) continue;
+            acc += load<T>(io.a, io.a_dtype, t.x_index) * load<T>(io.b, io.b_dtype, t.dy_index);
         }
         partial[threadIdx.x] = acc;
         __syncthreads();
