@@ -177,9 +177,25 @@ public:
     // epilogue RELU_BIAS algo 23" or "cudnn fwd algo IMPLICIT_PRECOMP_GEMM"; empty when the
     // engine has only one way (the CPU engine).
     virtual std::string last_choice() const { return {}; }
-    // What the experiment's `graph` flag (CUDA Graph capture of a training step) does on this
-    // engine, said once at the start of a run that sets it. No engine captures yet: the CPU
-    // engine has no graphs, and the CUDA engine's capture is still to be written (issue 17 §4).
+    // --- CUDA Graphs (the experiment's `graph` flag) ---
+    // An engine that captures records the ops enqueued between begin_graph_capture() and
+    // end_graph_capture() under (owner, key) without running them; replay_graph() launches them
+    // (false: nothing recorded under that key). Graphs hold the owner's tensor addresses: the
+    // owner drops them before its memory goes. Engines without graphs: false and no-ops.
+    virtual bool captures_graphs() const { return false; }
+    virtual void begin_graph_capture() {}
+    virtual void end_graph_capture(const void* owner, std::uint64_t key) {
+        (void)owner;
+        (void)key;
+    }
+    virtual void abort_graph_capture() noexcept {} // after an op threw during the capture
+    virtual bool replay_graph(const void* owner, std::uint64_t key) {
+        (void)owner;
+        (void)key;
+        return false;
+    }
+    virtual void drop_graphs(const void* owner) noexcept { (void)owner; }
+    // Why this engine ignores the graph flag, said once at the start of a run that sets it.
     virtual std::string graph_capture_note() const {
         return "graph: the CPU engine has no CUDA Graphs; the experiment's graph flag has no "
                "effect here";

@@ -84,6 +84,8 @@ void CudaBackend::Impl::open() {
 // Never throws: every release is attempted, errors ignored (the process may be tearing down).
 void CudaBackend::Impl::release() noexcept {
     if (stream) cudaStreamSynchronize(stream);
+    for (auto& [key, exec] : graphs) cudaGraphExecDestroy(exec);
+    graphs.clear();
     gemms.clear();
     convs.clear();
     for (int i = 0; i < kReadoutSlots; ++i) {
@@ -170,11 +172,52 @@ std::string CudaBackend::last_choice() const {
     return m_impl->last_choice;
 }
 
-std::string CudaBackend::graph_capture_note() const {
-    // Capture needs the batch offset, dropout seed and step counter in device memory so replays
-    // need no host writes; until the step reads them there, a replay would repeat one batch.
-    return "graph: CUDA Graph capture of a step is not implemented yet in the CUDA engine; the "
-           "experiment's graph flag has no effect (steps are enqueued eagerly)";
+bool CudaBackend::captures_graphs() const {
+    return true;
+}
+
+// Thread-local capture: another thread's CUDA calls (a second backend, the GUI's device query)
+// neither join this graph nor invalidate it.
+void CudaBackend::begin_graph_capture() {
+    MANTISSA_CUDA_CHECK(cudaStreamBeginCapture(m_impl->stream, cudaStreamCaptureModeThreadLocal));
+}
+
+void CudaBackend::end_graph_capture(const void* owner, std::uint64_t key) {
+    cudaGraph_t graph = nullptr;
+    MANTISSA_CUDA_CHECK(cudaStreamEndCapture(m_impl->stream, &graph));
+    cudaGraphExec_t exec = nullptr;
+    const cudaError_t status = cudaGraphInstantiate(&exec, graph, 0);
+    cudaGraphDestroy(graph); // the executable graph keeps what it needs
+    MANTISSA_CUDA_CHECK(status);
+    cudaGraphExec_t& slot = m_impl->graphs[{owner, key}];
+    if (slot) cudaGraphExecDestroy(slot);
+    slot = exec;
+}
+
+void CudaBackend::abort_graph_capture() noexcept {
+    cudaGraph_t graph = nullptr;
+    if (cudaStreamEndCapture(m_impl->stream, &graph) == cudaSuccess && graph)
+        cudaGraphDestroy(graph);
+    cudaGetLastError(); // an invalidated capture leaves its error behind
+}
+
+bool CudaBackend::replay_graph(const void* owner, std::uint64_t key) {
+    const auto it = m_impl->graphs.find({owner, key});
+    if (it == m_impl->graphs.end()) return false;
+    MANTISSA_CUDA_CHECK(cudaGraphLaunch(it->second, m_impl->stream));
+    return true;
+}
+
+void CudaBackend::drop_graphs(const void* owner) noexcept {
+    if (m_impl->stream) cudaStreamSynchronize(m_impl->stream); // no replay still reads them
+    for (auto it = m_impl->graphs.begin(); it != m_impl->graphs.end();) {
+        if (it->first.first != owner) {
+            ++it;
+            continue;
+        }
+        cudaGraphExecDestroy(it->second);
+        it = m_impl->graphs.erase(it);
+    }
 }
 
 void CudaBackend::fill(Tensor& dst, double value) {

@@ -4,9 +4,12 @@
 
 #include <atomic>
 #include <cstddef>
+#include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include <cublasLt.h>
@@ -84,6 +87,8 @@ struct CudaBackend::Impl {
 
     std::unordered_map<cuda::GemmKey, std::unique_ptr<cuda::GemmPlan>, cuda::GemmKeyHash> gemms;
     std::unordered_map<cuda::ConvKey, std::unique_ptr<cuda::ConvPlan>, cuda::ConvKeyHash> convs;
+    // Captured training steps (the graph flag), by (owner, key): see Backend::end_graph_capture.
+    std::map<std::pair<const void*, std::uint64_t>, cudaGraphExec_t> graphs;
 
     explicit Impl(int device_index);
     ~Impl();
