@@ -5,7 +5,8 @@
 #   --stage check   mantissa-cli selftest --require-gpu (exit 3: no CUDA device was checked)
 #   --stage bench   cuBLASLt GEMM throughput; seed-mlp (float32, TF32, mixed_float16,
 #                   mixed_bfloat16), mlp-small and cnn, each against PyTorch AMP
-#                   (bench/peer_torch.py) in the same call; time for MNIST to reach 99% (cnn)
+#                   (bench/peer_torch.py) in the same call; mlp-small with --graph (CUDA
+#                   Graphs) against the same peer; time for MNIST to reach 99% (cnn)
 # e.g. run(carry=[".deps"], command="bench/run_gpu.sh --stage build --stage check"), then
 # run(command="bench/run_gpu.sh --stage bench") on the still-warm machine.
 # Every result is one JSON line appended to bench/results.jsonl and $OUT/results.jsonl as soon
@@ -162,21 +163,22 @@ if [ $do_bench -eq 1 ]; then
         fail "cuBLASLt GEMM throughput (see gemm.err)"
         tail -3 "$out/gemm.err" || true
     fi
-    # config | policy | extra flags for both | label
+    # config | policy | extra flags for both | Mantissa-only flags | label
     cases=(
-        "seed-mlp|float32||float32"
-        "seed-mlp|float32|--tf32|float32+tf32"
-        "seed-mlp|mixed_float16||mixed_float16"
-        "seed-mlp|mixed_bfloat16||mixed_bfloat16"
-        "mlp-small|mixed_float16||mixed_float16"
-        "cnn|mixed_float16||mixed_float16"
+        "seed-mlp|float32|||float32"
+        "seed-mlp|float32|--tf32||float32+tf32"
+        "seed-mlp|mixed_float16|||mixed_float16"
+        "seed-mlp|mixed_bfloat16|||mixed_bfloat16"
+        "mlp-small|mixed_float16|||mixed_float16"
+        "cnn|mixed_float16|||mixed_float16"
+        "mlp-small|mixed_float16||--graph|mixed_float16+graph"
     )
     for rep in $(seq 1 "$reps"); do
         for c in "${cases[@]}"; do
-            IFS='|' read -r config policy extra label <<< "$c"
+            IFS='|' read -r config policy extra ours label <<< "$c"
             tag="$config-$label-$rep"
             # shellcheck disable=SC2086
-            if ! "$cli" bench --config $exp/$config.json --device cuda --policies "$policy" $extra \
+            if ! "$cli" bench --config $exp/$config.json --device cuda --policies "$policy" $extra $ours \
                 --steps 50 --warmup 10 --json > "$out/m-$tag.json" 2> "$out/m-$tag.err"; then
                 fail "mantissa $tag (see m-$tag.err)"
                 tail -3 "$out/m-$tag.err" || true

@@ -122,6 +122,8 @@ int run_bench(const Args& args) {
                       "with --gemm: dtypes (default float32,float16,bfloat16,float64)");
     parser.add_flag("--json", "one JSON object per line instead of a table");
     parser.add_flag("--tf32", "float32 matmuls and convolutions on TF32 tensor cores (CUDA only)");
+    parser.add_flag("--graph", "replay each step as a captured CUDA Graph (CUDA only; compare "
+                               "with a run without it)");
     parser.parse(args);
     if (parser.help_requested()) {
         std::printf("%s", parser.help().c_str());
@@ -133,6 +135,7 @@ int run_bench(const Args& args) {
     }
     Experiment base = experiment_from_options(parser);
     if (parser.has("--tf32")) base.tf32 = true;
+    if (parser.has("--graph")) base.graph = true;
     std::vector<std::string> policies = split_list(parser.value("--policies", base.policy));
     for (const std::string& p : policies) {
         try {
