@@ -54,7 +54,8 @@ fail() {
 }
 # record KIND FILE: the last JSON object of FILE as a results.jsonl line (with the versions).
 record() {
-    python3 bench/gpu_results.py record "$1" "$2" "$results" "$versions" | tee -a "$out/results.jsonl"
+    python3 bench/gpu_results.py record "$1" "$2" "$results" "$versions" \
+        | tee -a "$out/results.jsonl" || fail "recording $1 from $2"
 }
 elapsed() { echo $(($(date +%s) - $1)); }
 
@@ -158,7 +159,7 @@ if [ $do_bench -eq 1 ]; then
     if "$cli" bench --gemm --device cuda --sizes 4096,8192 --dtypes float16,bfloat16,float32 \
         --steps 20 --json > "$out/gemm.jsonl" 2> "$out/gemm.err"; then
         python3 bench/gpu_results.py gemm "$out/gemm.jsonl" "$results" "$versions" \
-            | tee -a "$out/results.jsonl"
+            | tee -a "$out/results.jsonl" || fail "recording the GEMM throughput"
     else
         fail "cuBLASLt GEMM throughput (see gemm.err)"
         tail -3 "$out/gemm.err" || true
