@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "app/cli/args.h"
+#include "app/cli/cli_device.h"
 #include "app/cli/commands.h"
 #include "app/cli/experiment_options.h"
 #include "app/cli/plan_summary.h"
@@ -130,7 +131,7 @@ int run_bench(const Args& args) {
         return 0;
     }
     if (parser.has("--gemm")) {
-        BackendChoice choice = create_backend(parser.value("--device", "auto"));
+        DeviceChoice choice = open_cli_device(parser.value("--device", "auto"));
         return bench_gemm(parser, *choice.backend);
     }
     Experiment base = experiment_from_options(parser);
@@ -148,7 +149,7 @@ int run_bench(const Args& args) {
     const int warmup = static_cast<int>(parser.int_value("--warmup", 3, 0, 1000000));
     const bool json = parser.has("--json");
 
-    BackendChoice choice = create_backend(base.device);
+    DeviceChoice choice = open_cli_device(base.device);
     Backend& backend = *choice.backend;
     const Mnist data = load_mnist(find_data_dir(parser.value("--data")));
     if (!json) {
