@@ -2,7 +2,8 @@
 # The GPU session, in stages that each fit one 10-minute `run` call:
 #   --stage build   configure (the headless preset, or plain cmake where presets are not
 #                   supported) and build mantissa-cli with the CUDA engine
-#   --stage check   mantissa-cli selftest --require-gpu (exit 3: no CUDA device was checked)
+#   --stage check   mantissa-cli selftest --require-gpu (exit 3: no CUDA device was checked),
+#                   then selftest --qualify (the check --device auto relies on)
 #   --stage bench   cuBLASLt GEMM throughput; seed-mlp (float32, TF32, mixed_float16,
 #                   mixed_bfloat16), mlp-small and cnn, each against PyTorch AMP
 #                   (bench/peer_torch.py) in the same call; mlp-small with --graph (CUDA
@@ -150,6 +151,17 @@ if [ $do_check -eq 1 ]; then
     3) fail "selftest --require-gpu: no CUDA device was checked (exit 3; see selftest.txt)" ;;
     *) fail "selftest --require-gpu exited $rc (see selftest.txt)" ;;
     esac
+    # The qualification "auto" relies on (core/device): its verdict, its time (target < 30 s) and
+    # the record it writes, kept with the results.
+    log "stage check: mantissa-cli selftest --qualify"
+    t0=$(date +%s)
+    rc=0
+    MANTISSA_QUALIFICATION_FILE="$out/gpu-qualification.json" \
+        "$cli" selftest --qualify > "$out/qualify.txt" 2>&1 || rc=$?
+    cat "$out/qualify.txt"
+    echo "{\"stage\": \"qualify\", \"rc\": $rc, \"seconds\": $(elapsed "$t0")}" > "$out/qualify.json"
+    record qualify "$out/qualify.json"
+    [ $rc -eq 0 ] || fail "selftest --qualify exited $rc (see qualify.txt)"
 fi
 
 if [ $do_bench -eq 1 ]; then
