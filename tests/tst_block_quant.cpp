@@ -734,6 +734,27 @@ private slots:
         }
     }
 
+    // The span loops give the scalar codec's codes and values, element by element.
+    void spanLoopsMatchScalar_data() { formats_data(); }
+    void spanLoopsMatchScalar() {
+        QFETCH(ElementFormat, format);
+        std::vector<float> src;
+        for (double x : probes(format)) src.push_back(static_cast<float>(x));
+        src.push_back(std::numeric_limits<float>::quiet_NaN());
+        std::vector<std::uint8_t> codes(src.size()), sr(src.size());
+        std::vector<std::uint32_t> random(src.size());
+        for (std::size_t i = 0; i < src.size(); ++i) random[i] = rounding_random(17, i);
+        encode_elements(src.data(), codes.data(), src.size(), format);
+        encode_elements_stochastic(src.data(), random.data(), sr.data(), src.size(), format);
+        std::vector<float> back(src.size());
+        decode_elements(codes.data(), back.data(), codes.size(), format);
+        for (std::size_t i = 0; i < src.size(); ++i) {
+            QCOMPARE(std::uint32_t(codes[i]), encode_element(src[i], format));
+            QCOMPARE(std::uint32_t(sr[i]), encode_element_stochastic(src[i], format, random[i]));
+            QVERIFY(same(back[i], decode_element(codes[i], format)));
+        }
+    }
+
     // Bad input names the field.
     void badInputNamesTheField() {
         auto message = [](auto fn) {

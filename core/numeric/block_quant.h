@@ -9,8 +9,10 @@
 // - ceil: the smallest power of two X with amax / X <= max_elem: nothing clips.
 // - amax (NVFP4 only): s_global = amax_tensor / (448 * 6) as float32; s_block = (amax_block / 6) /
 //   s_global rounded to nearest E4M3; elements are V / (s_block * s_global) rounded to E2M1.
-// Every rounding is of the exact real quotient (the float64 quotient is corrected by exact
-// products where the scale is not a power of two), so results are independent of FPU settings.
+// Every nearest-even rounding is of the exact real quotient (the float64 quotient is corrected by
+// exact products where the scale is not a power of two), so results are independent of FPU
+// settings. Stochastic rounding is exact in expectation for MX (V / X is exact); under NVFP4's
+// non-power-of-two scale it rounds the float64 quotient.
 #pragma once
 
 #include <cstddef>
