@@ -125,6 +125,9 @@ LayerStackEditor::LayerStackEditor(QWidget* parent) : QWidget(parent) {
     QHeaderView* header = m_table->horizontalHeader();
     header->setSectionResizeMode(QHeaderView::ResizeToContents);
     header->setSectionResizeMode(ColSettings, QHeaderView::Interactive);
+    // Settings last on screen: a convolution's editors are wide, and placed in the middle they
+    // pushed dtype, shape and params out of a 1280-pixel window. Logical columns stay the same.
+    header->moveSection(header->visualIndex(ColSettings), ColCount - 1);
     header->setStretchLastSection(true);
     m_table->installEventFilter(this);
     table->on_row_dropped = [this](int from, int to) { move_row(from, to); };
