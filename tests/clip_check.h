@@ -39,11 +39,12 @@ inline QString describe(const QVector<Clip>& clips) {
     return lines.join(QLatin1Char('\n'));
 }
 
-// Adds a Clip when `text` in `font` is wider than `space` (half a pixel of rounding allowed).
+// Adds a Clip when `text` in `font`, plus `padding`, is wider than `space` (half a pixel of
+// rounding allowed).
 inline void check_width(QVector<Clip>& out, const QString& where, const QString& text,
-                        const QFont& font, double space) {
+                        const QFont& font, double space, double padding = 0) {
     if (text.isEmpty()) return;
-    const double needed = QFontMetricsF(font).horizontalAdvance(text);
+    const double needed = QFontMetricsF(font).horizontalAdvance(text) + padding;
     if (needed > space + 0.5) out.append({where, text, needed, space});
 }
 
@@ -77,15 +78,16 @@ inline QVector<Clip> chart_clips(QChart* chart, const QString& name) {
     for (const TitleLine& line : title_lines(chart->title())) {
         QFont font = chart->titleFont();
         if (line.small) font.setPointSizeF(font.pointSizeF() * 0.84);
-        check_width(out, name + QStringLiteral(": title"), line.text, font, title_space);
+        // Qt Charts draws titles in text items with a 4-pixel document margin on either side.
+        check_width(out, name + QStringLiteral(": title"), line.text, font, title_space, 8);
     }
     const QRectF plot = chart->plotArea();
     for (QAbstractAxis* axis : chart->axes()) {
         if (!axis->isVisible() || !axis->isTitleVisible()) continue;
         const bool vertical = axis->orientation() == Qt::Vertical;
-        check_width(out,
-                    name + (vertical ? QStringLiteral(": y title") : QStringLiteral(": x title")),
-                    axis->titleText(), axis->titleFont(), vertical ? plot.height() : plot.width());
+        check_width(
+            out, name + (vertical ? QStringLiteral(": y title") : QStringLiteral(": x title")),
+            axis->titleText(), axis->titleFont(), vertical ? plot.height() : plot.width(), 8);
     }
     if (QGraphicsScene* scene = chart->scene()) {
         for (QGraphicsItem* item : scene->items()) {

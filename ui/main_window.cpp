@@ -209,8 +209,10 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
     if (const QScreen* screen = QGuiApplication::primaryScreen())
         size = size.boundedTo(screen->availableGeometry().size() - QSize(0, 40));
     resize(size);
-    // The charts get three quarters of the height and the bottom tabs the rest.
-    right->setSizes({size.height() * 3 / 4, size.height() / 4});
+    // The charts get what the bottom tabs (a header and three runs) leave, and the editor what
+    // its columns need: on a 1366×768 screen every pixel counts.
+    right->setSizes({size.height(), std::min(size.height() / 6, 140)});
+    main->setSizes({left->minimumSizeHint().width(), size.width()});
 }
 
 void MainWindow::build_lessons(bool gpu) {

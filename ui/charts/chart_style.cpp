@@ -11,6 +11,7 @@
 #include <QLegend>
 #include <QPalette>
 #include <QPen>
+#include <QValueAxis>
 #include <algorithm>
 
 #include "ui/theme.h"
@@ -108,6 +109,56 @@ void apply_chart_fonts(QChart* chart, double scale, const QList<QAbstractAxis*>&
     if (chart->legend()->font() != legend_font) chart->legend()->setFont(legend_font);
     for (QAbstractAxis* axis : chart->axes()) apply_axis_fonts(axis, scale);
     for (QAbstractAxis* axis : extra_axes) apply_axis_fonts(axis, scale);
+}
+
+void fit_axes_to_plot(QChart* chart) {
+    const QRectF plot = chart->plotArea();
+    if (plot.width() < 20 || plot.height() < 20) return;
+    for (QAbstractAxis* axis : chart->axes()) {
+        auto* value = qobject_cast<QValueAxis*>(axis);
+        if (!value || value->tickType() != QValueAxis::TicksFixed) continue;
+        const bool vertical = axis->orientation() == Qt::Vertical;
+        int capacity = 0;
+        if (vertical) {
+            capacity = tick_capacity(plot.height(), vertical_label_pixels(axis->labelsFont()));
+        } else {
+            const QByteArray format = value->labelFormat().toLatin1();
+            QString widest;
+            for (double v : {value->min(), value->max()}) {
+                const QString text = QString::asprintf(format.constData(), v);
+                if (text.size() > widest.size()) widest = text;
+            }
+            capacity = tick_capacity(plot.width(),
+                                     horizontal_label_pixels(axis->labelsFont(), widest + "0"));
+        }
+        const int ticks = std::min(5, capacity);
+        if (value->tickCount() != ticks) value->setTickCount(ticks);
+        if (vertical) continue;
+        // The bottom axis gets at most 30% of the chart's height: the title goes first.
+        const QString title = axis->property("mantissa_title").toString();
+        const double needed = vertical_label_pixels(axis->labelsFont()) +
+                              QFontMetricsF(axis->titleFont()).height() + 12;
+        const QString shown = chart->size().height() * 0.3 >= needed ? title : QString();
+        if (axis->titleText() != shown) axis->setTitleText(shown);
+    }
+}
+
+void keep_axes_fitted(QChart* chart) {
+    auto refit = [chart] {
+        // Queued: the chart is mid-layout when it reports a new plot area.
+        QMetaObject::invokeMethod(
+            chart, [chart] { fit_axes_to_plot(chart); }, Qt::QueuedConnection);
+    };
+    QObject::connect(chart, &QChart::plotAreaChanged, chart, refit);
+    for (QAbstractAxis* axis : chart->axes()) {
+        // The title the axis should show when there is room (the fitting may hide it).
+        QObject::connect(axis, &QAbstractAxis::titleTextChanged, chart, [axis](const QString& t) {
+            if (!t.isEmpty()) axis->setProperty("mantissa_title", t);
+        });
+        axis->setProperty("mantissa_title", axis->titleText());
+        if (auto* value = qobject_cast<QValueAxis*>(axis))
+            QObject::connect(value, &QValueAxis::rangeChanged, chart, refit);
+    }
 }
 
 QStringList title_candidates(const QString& title) {

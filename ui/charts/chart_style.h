@@ -24,6 +24,13 @@ void apply_palette(QAbstractAxis* axis); // an axis not attached to a chart righ
 void apply_chart_fonts(QChart* chart, double scale, const QList<QAbstractAxis*>& extra_axes = {});
 void apply_axis_fonts(QAbstractAxis* axis, double scale);
 
+// For charts that set their own axis ranges with fixed tick counts (the memory chart): keeps
+// every QValueAxis's tick count within what its side of the plot has room for, and drops the
+// bottom axis's title when Qt Charts' 30% of the chart height cannot hold it with the labels.
+// Re-fits whenever the plot area or an axis range changes.
+void keep_axes_fitted(QChart* chart);
+void fit_axes_to_plot(QChart* chart);
+
 // A title with its details dropped from the end, one at a time, at " · " and ", ":
 // "Step time · run #3: 70.2 ms, 1,795 samples/s" → {that, "Step time · run #3: 70.2 ms",
 // "Step time"}. The first is the full title, for the tooltip.

@@ -71,7 +71,8 @@ ChartsPanel::ChartsPanel(RunStore* store, QWidget* parent) : QWidget(parent), m_
     grid->addWidget(m_memory, 2, 0, 1, 2);
     grid->setRowStretch(0, 3);
     grid->setRowStretch(1, 3);
-    grid->setRowStretch(2, 3);
+    grid->setRowStretch(2,
+                        4); // the memory bars need a line per run, the legend and two title lines
 
     m_redraw_timer = new QTimer(this);
     m_redraw_timer->setSingleShot(true);

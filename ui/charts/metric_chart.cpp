@@ -237,10 +237,16 @@ void MetricChart::set_title(const QString& title) {
 }
 
 void MetricChart::fit_title() {
+    if (!m_view->isVisible()) { // not laid out yet: its size says nothing about the screen
+        if (m_chart->title() != m_full_title) m_chart->setTitle(m_full_title);
+        return;
+    }
     const QMargins margins = m_chart->margins();
     double width = m_chart->size().width();
     if (width < 1) width = m_view->width();
-    width -= margins.left() + margins.right();
+    // Qt Charts elides a title wider than the chart less its margins and the text item's own
+    // 4-pixel margins; two pixels spare for rounding.
+    width -= margins.left() + margins.right() + 8 + 2;
     const QString shown = fitted_title(title_candidates(m_full_title), m_chart->titleFont(), width);
     if (m_chart->title() != shown) m_chart->setTitle(shown);
     const QString tip = shown == m_full_title ? QString() : m_full_title;
@@ -258,7 +264,7 @@ void MetricChart::fit_title() {
     for (QAbstractAxis* axis :
          {static_cast<QAbstractAxis*>(m_y_linear), static_cast<QAbstractAxis*>(m_y_log)}) {
         const QString y_title =
-            fitted_title(axis_title_candidates(m_y_title), axis->titleFont(), height);
+            fitted_title(axis_title_candidates(m_y_title), axis->titleFont(), height - 8 - 2);
         if (axis->titleText() != y_title) axis->setTitleText(y_title);
     }
 }
