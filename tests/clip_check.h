@@ -5,6 +5,7 @@
 #pragma once
 
 #include <QAbstractAxis>
+#include <QAbstractButton>
 #include <QAbstractItemModel>
 #include <QChart>
 #include <QFontMetricsF>
@@ -157,6 +158,20 @@ inline QVector<Clip> scroll_clips(QScrollArea* scroll, const QString& name) {
     const double given = scroll->viewport()->width();
     if (needed > given)
         out.append({name + QStringLiteral(": needs horizontal scrolling"), {}, needed, given});
+    return out;
+}
+
+// Every visible button under `root` at least as wide as its size hint (its caption and icon):
+// a layout that squeezes buttons cuts their text.
+inline QVector<Clip> button_clips(QWidget* root, const QString& name) {
+    QVector<Clip> out;
+    for (QAbstractButton* button : root->findChildren<QAbstractButton*>()) {
+        if (!button->isVisible() || button->text().isEmpty()) continue;
+        const int needed = button->sizeHint().width();
+        if (button->width() < needed)
+            out.append({name + QStringLiteral(": button squeezed"), button->text(), double(needed),
+                        double(button->width())});
+    }
     return out;
 }
 

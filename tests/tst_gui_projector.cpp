@@ -7,6 +7,7 @@
 #include <QApplication>
 #include <QChart>
 #include <QChartView>
+#include <QHBoxLayout>
 #include <QLineSeries>
 #include <QScrollArea>
 #include <QSplitter>
@@ -15,6 +16,7 @@
 #include <QTableView>
 #include <QTableWidget>
 #include <QTest>
+#include <QToolButton>
 #include <QValueAxis>
 #include <cmath>
 
@@ -111,6 +113,7 @@ QVector<Clip> main_window_clips(MainWindow& window) {
                                           layers, {2});
     }
     clips += clip_check::outside_clips(window.statusBar(), QStringLiteral("status bar"));
+    clips += clip_check::button_clips(&window, QStringLiteral("main window"));
     return clips;
 }
 
@@ -193,6 +196,21 @@ private slots:
         QVERIFY(QTest::qWaitForWindowExposed(&table));
         const QVector<Clip> header = clip_check::header_clips(table.horizontalHeader(), "t", true);
         QVERIFY2(header.size() >= 3, qPrintable(clip_check::describe(header)));
+
+        QWidget holder; // a parent without a layout: the row gets less than its minimum
+        holder.resize(200, 60);
+        auto* row = new QWidget(&holder);
+        auto* buttons = new QHBoxLayout(row);
+        for (const char* caption : {"+ Dense", "+ Conv2D", "+ MaxPool2D", "+ Activation"}) {
+            auto* b = new QToolButton;
+            b->setText(QString::fromLatin1(caption));
+            buttons->addWidget(b);
+        }
+        row->setGeometry(0, 0, 120, 40);
+        holder.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&holder));
+        QVERIFY2(!clip_check::button_clips(&holder, "row").isEmpty(),
+                 "four tool buttons in 120 pixels reported no squeezed caption");
 
         PlanView view;
         Experiment e;
