@@ -7,14 +7,19 @@
 #include <QApplication>
 #include <QChart>
 #include <QChartView>
+#include <QDateTime>
+#include <QFileInfo>
 #include <QHBoxLayout>
+#include <QIcon>
 #include <QLineSeries>
+#include <QProcess>
 #include <QScrollArea>
 #include <QSplitter>
 #include <QStatusBar>
 #include <QTabWidget>
 #include <QTableView>
 #include <QTableWidget>
+#include <QTemporaryDir>
 #include <QTest>
 #include <QToolButton>
 #include <QValueAxis>
@@ -369,6 +374,51 @@ private slots:
         QCOMPARE(loss->titleFont().pointSizeF(), title_pt);
         QVERIFY(window.float_lab()->isVisible()); // back on the page it was on
         QVERIFY(!(window.windowState() & Qt::WindowFullScreen));
+    }
+
+    // mantissa.sh's install_desktop_entry, run on its own against a temporary HOME: it writes
+    // the entry (Exec = the GUI, quoted) and the icon, rewrites nothing the second time, and
+    // returns 0 even where it cannot write.
+    void desktopEntryInstalls() {
+        QTemporaryDir home;
+        QVERIFY(home.isValid());
+        const QString script = QStringLiteral(
+            "set -eu; ROOT=\"$1\"; "
+            "eval \"$(sed -n '/^install_desktop_entry()/,/^}/p' \"$ROOT/mantissa.sh\")\"; "
+            "install_desktop_entry build/dev/ui/mantissa");
+        auto run = [&](const QString& data_home) {
+            QProcess p;
+            QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+            env.insert("HOME", home.path());
+            env.insert("XDG_DATA_HOME", data_home);
+            p.setProcessEnvironment(env);
+            p.start("bash", {"-c", script, "bash", MANTISSA_SOURCE_DIR});
+            return p.waitForFinished(10000) && p.exitStatus() == QProcess::NormalExit ? p.exitCode()
+                                                                                      : -1;
+        };
+        const QString data = home.path() + "/share";
+        QCOMPARE(run(data), 0);
+        QFile entry(data + "/applications/mantissa.desktop");
+        QVERIFY(entry.open(QIODevice::ReadOnly));
+        const QString text = QString::fromUtf8(entry.readAll());
+        entry.close();
+        QVERIFY2(text.contains(
+                     QStringLiteral("Exec=\"%1/build/dev/ui/mantissa\"").arg(MANTISSA_SOURCE_DIR)),
+                 qPrintable(text));
+        QVERIFY(text.contains("Icon=mantissa"));
+        const QString icon = data + "/icons/hicolor/scalable/apps/mantissa.svg";
+        QVERIFY(QFile::exists(icon));
+        const QDateTime written = QFileInfo(entry).lastModified();
+        QTest::qWait(20);
+        QCOMPARE(run(data), 0);
+        QCOMPARE(QFileInfo(entry).lastModified(), written); // idempotent
+        // A data folder that is a file: nothing can be written, and the launch goes on.
+        QFile blocker(home.path() + "/blocked");
+        QVERIFY(blocker.open(QIODevice::WriteOnly));
+        blocker.close();
+        QCOMPARE(run(home.path() + "/blocked"), 0);
+        // The icon the window and the entry use is a valid SVG in the resources.
+        QVERIFY(!QIcon(":/icons/mantissa.svg").pixmap(64, 64).isNull());
     }
 
     void chartsFollowADarkPalette() {
