@@ -334,6 +334,33 @@ private slots:
         QVERIFY2(clips.isEmpty(), qPrintable(clip_check::describe(clips)));
     }
 
+    // The titles say "validation dashed": the validation series is a dashed line with small
+    // dots on its epochs (large dots hid the dashes), the training line is solid.
+    void validationIsDashed() {
+        RunStore store;
+        add_run(store, "mlp-small", "float32", 600, 1.6);
+        ChartsPanel panel(&store);
+        panel.redraw();
+        for (const char* name : {"loss", "accuracy"}) {
+            QVERIFY(panel.chart(name)->full_title().contains("validation dashed"));
+            int dashed = 0, solid = 0;
+            for (QAbstractSeries* s : panel.qchart(name)->series()) {
+                auto* line = qobject_cast<QLineSeries*>(s);
+                if (!line) continue;
+                if (line->pen().style() == Qt::DashLine) {
+                    ++dashed;
+                    QVERIFY(line->pointsVisible());
+                    QVERIFY2(line->markerSize() <= 6,
+                             qPrintable(QString::number(line->markerSize())));
+                } else {
+                    ++solid;
+                }
+            }
+            QCOMPARE(dashed, 1);
+            QVERIFY(solid >= 1);
+        }
+    }
+
     void presentationModeEnlargesAndRestores() {
         MainWindow window;
         add_run(*window.run_store(), "mlp-small", "float32", 600, 1.6);
