@@ -133,7 +133,7 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
     right->addWidget(bottom);
     right->setStretchFactor(0, 3);
     right->setStretchFactor(1, 1);
-    bottom->setMinimumHeight(100); // a header and three rows; drag the splitter for more
+    bottom->setMinimumHeight(76); // a header and two rows; drag the splitter for more
     right->setChildrenCollapsible(false);
     auto* main = new QSplitter(Qt::Horizontal);
     main->addWidget(left);
