@@ -35,6 +35,8 @@ public:
     // Empty when the stack is valid; else why not ("dense_1: ... add a Flatten layer"), for the
     // Train button's tooltip.
     QString validation_error() const;
+    // The width at which the table shows every column but the (last, wide) settings editors.
+    int columns_width() const;
 
 signals:
     void model_changed();
