@@ -20,6 +20,7 @@ struct RunMetrics {
     std::string device_id, device_name;
     std::size_t device_memory_total = 0;
     MemoryByCategory memory; // the header's bytes per category (plan + data)
+    std::optional<DataParallelInfo> data_parallel; // the header's, for data-parallel runs
     std::vector<StepRecord> steps;
     std::vector<EpochRecord> epochs;
     std::optional<RunSummary> summary;
