@@ -9,8 +9,9 @@ namespace mantissa {
 struct BatchShard {
     std::int64_t offset = 0; // first index into the epoch's permutation
     std::int64_t count = 0;  // rows this rank trains on (0 past the end of a short last batch)
-    // This rank's share of the batch's rows: its mean gradient is weighted by it before the sum,
-    // so the sum over ranks is the mean over the whole batch even when the last batch is short.
+    // This rank's share of the batch's rows (count / global count): its loss gradient is weighted
+    // by it, so the sum over ranks is the mean over the whole batch even when the last batch is
+    // short.
     double weight = 0;
 };
 

@@ -19,36 +19,40 @@ GradientSync::GradientSync(Plan& plan, Communicator& communicator, DType wire)
         throw Error(ErrorKind::Config, "allreduce dtype: expected float32, float64, bfloat16 or "
                                        "float16, got " +
                                            std::string(dtype_name(wire)));
-    std::size_t largest = 0;
     for (const PlanParam& p : m_plan.params) {
         Tensor& grad = m_plan.tensor(p.grad);
         m_grads.push_back(&grad);
         const auto n = static_cast<std::size_t>(grad.numel());
         m_elements += n;
-        largest = std::max(largest, n);
     }
-    m_values.resize(largest);
     m_wire_bytes.resize(m_elements * dtype_size(wire));
 }
 
-void GradientSync::begin_step(double weight, std::int64_t step) {
-    m_weight = weight;
+void GradientSync::begin_step(Backend& backend, double weight, std::int64_t step) {
     m_step = step;
+    Tensor& tensor = m_plan.tensor(m_plan.scalars);
+    StepScalars scalars = backend.read_scalars(tensor);
+    m_true_scale = scalars.loss_scale;
+    scalars.loss_scale = m_true_scale * weight; // exact for a power-of-two rank count
+    backend.write_scalars(scalars, tensor);
 }
 
 void GradientSync::gradients_ready(Backend& backend) {
     const auto start = std::chrono::steady_clock::now();
+    Tensor& scalars_tensor = m_plan.tensor(m_plan.scalars);
+    StepScalars scalars = backend.read_scalars(scalars_tensor);
+    scalars.loss_scale = m_true_scale; // the unscale and the scale update use the true one
+    backend.write_scalars(scalars, scalars_tensor);
+
+    // Each summand is this rank's share of the global mean, so the 16-bit sum stays as large as
+    // one process's gradient: float16 overflows on the wire only where one process would.
     const std::size_t wire_size = dtype_size(m_wire);
-    // Weighting before the cast keeps a 16-bit sum as small as one rank's gradient: with N
-    // ranks the summands are ~1/N of it, so float16 overflows no sooner than one process would.
     std::size_t at = 0;
     for (Tensor* grad : m_grads) {
         const auto n = static_cast<std::size_t>(grad->numel());
         m_raw.resize(grad->bytes());
         backend.download(*grad, m_raw.data());
-        convert_to_double(m_raw.data(), grad->dtype, m_values.data(), n);
-        for (std::size_t i = 0; i < n; ++i) m_values[i] *= m_weight;
-        convert_from_double(m_values.data(), m_wire_bytes.data() + at * wire_size, m_wire, n);
+        convert(m_raw.data(), grad->dtype, m_wire_bytes.data() + at * wire_size, m_wire, n);
         at += n;
     }
     m_comm.allreduce_sum(m_wire_bytes.data(), m_elements, m_wire);

@@ -1,7 +1,8 @@
-// GradientSync: the StepHooks of a data-parallel training step. After the backward pass it turns
-// every rank's mean gradient into the mean over the whole global batch (weight, cast to the
-// allreduce dtype, sum over ranks, cast back); after the finite check it takes the MAX of
-// found_inf over the ranks, so either every rank applies the update or every rank skips it.
+// GradientSync: the StepHooks of a data-parallel training step. Each rank's loss gradient is
+// scaled by loss_scale * (its rows / the global batch's rows), so every row's gradient is exactly
+// what one process would compute for it; after the backward pass the ranks' gradients are summed
+// (cast to the allreduce dtype, sum, cast back), which is the global batch's mean; after the
+// finite check found_inf is MAXed over the ranks, so every rank applies or every rank skips.
 #pragma once
 
 #include <cstdint>
@@ -17,8 +18,12 @@ public:
     // `wire` is the allreduce dtype: float32, float64, bfloat16 or float16.
     GradientSync(Plan& plan, Communicator& communicator, DType wire);
 
-    // Before each step: this rank's share of the batch (BatchShard::weight) and the step number.
-    void begin_step(double weight, std::int64_t step);
+    // Before each step: this rank's share of the batch (BatchShard::weight) goes into the loss
+    // scale the loss gradient reads; gradients_ready() puts the true scale back before the
+    // unscale. Per-row gradients then equal one process's, so a float16 gradient overflows on a
+    // rank exactly when it would in one process (a rank's mean over B/N rows would be N times
+    // larger per row and overflow sooner).
+    void begin_step(Backend& backend, double weight, std::int64_t step);
     // Test hook: after the allreduce of `step`, rank `rank` alone sees an inf gradient, as if its
     // own copy had overflowed; the MAX of found_inf must make every rank skip that step.
     void inject_nonfinite(int rank, std::int64_t step) {
@@ -40,9 +45,8 @@ private:
     std::vector<Tensor*> m_grads;
     std::size_t m_elements = 0;
     std::vector<unsigned char> m_raw;        // one gradient as stored
-    std::vector<double> m_values;            // one gradient, weighted, in float64
     std::vector<unsigned char> m_wire_bytes; // all gradients in the allreduce dtype
-    double m_weight = 1.0;
+    double m_true_scale = 1.0; // the step's loss scale, while the scalars hold the weighted one
     std::int64_t m_step = 0;
     double m_last_ms = 0;
     int m_inject_rank = -1;

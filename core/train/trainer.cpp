@@ -202,7 +202,7 @@ void Trainer::enqueue_step(std::int64_t offset) {
     double weight = 1.0;
     RunContext ctx = training_context(offset, ++m_global_step, &weight);
     if (m_sync) {
-        m_sync->begin_step(weight, m_global_step);
+        m_sync->begin_step(m_backend, weight, m_global_step);
         ctx.hooks = m_sync.get();
     }
     m_plan->train_step(m_backend, ctx);
