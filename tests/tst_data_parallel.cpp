@@ -21,7 +21,6 @@
 
 #include <cmath>
 
-
 namespace {
 
 const QString kMlp = QStringLiteral(MANTISSA_SOURCE_DIR "/resources/experiments/mlp-small.json");
@@ -74,10 +73,11 @@ QString mpirun_path() {
 }
 
 // `mantissa-cli train` on mlp-small for `steps` steps; ranks 0 = one process without mpirun.
-Run train(int ranks, const QString& metrics, const QStringList& extra,
-          const QStringList& env = {}, int steps = 50) {
-    QStringList args = {"train",       "--config",  kMlp,    "--device", "cpu",
-                        "--max-steps", QString::number(steps), "--metrics", metrics, "--quiet"};
+Run train(int ranks, const QString& metrics, const QStringList& extra, const QStringList& env = {},
+          int steps = 50) {
+    QStringList args = {
+        "train",     "--config", kMlp,     "--device", "cpu", "--max-steps", QString::number(steps),
+        "--metrics", metrics,    "--quiet"};
     args += extra;
     if (ranks == 0) return run(kCli, args, env);
     QStringList mpi = {"-np", QString::number(ranks), "--oversubscribe"};
@@ -244,7 +244,8 @@ private slots:
         QVERIFY2(r.err.contains("rank 1 of 2 failed"), qPrintable(r.err));
         QVERIFY2(r.err.contains("MANTISSA_TEST_FAIL_RANK"), qPrintable(r.err));
         const QList<QJsonObject> steps = records(metrics, "step");
-        QVERIFY2(steps.size() >= 9 && steps.size() < 400, qPrintable(QString::number(steps.size())));
+        QVERIFY2(steps.size() >= 9 && steps.size() < 400,
+                 qPrintable(QString::number(steps.size())));
         QCOMPARE(records(metrics, "summary").size(), 0);
     }
 

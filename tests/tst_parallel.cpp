@@ -248,8 +248,7 @@ private slots:
             }
         }
         // Both ranks report the same global numbers.
-        for (std::size_t i = 0; i < one.size(); ++i)
-            QCOMPARE(ranks[0][i].loss, ranks[1][i].loss);
+        for (std::size_t i = 0; i < one.size(); ++i) QCOMPARE(ranks[0][i].loss, ranks[1][i].loss);
     }
 
     void bfloat16WireHalvesTheBytes() {

@@ -172,9 +172,9 @@ int run_train(const Args& args) {
     }
     if (metrics) metrics->write_summary(summary);
     if (!root) // every rank took the same decisions; rank 0 reports and exports them
-        return summary.status == RunStatus::Diverged        ? 1
-               : interrupt.signal_received() != 0 ? 128 + interrupt.signal_received()
-                                                            : 0;
+        return summary.status == RunStatus::Diverged ? 1
+               : interrupt.signal_received() != 0    ? 128 + interrupt.signal_received()
+                                                     : 0;
 
     std::printf("%s (%s): %s · test accuracy %.2f%% · test loss %.4f · median %.2f ms/step · %.0f "
                 "samples/s · "

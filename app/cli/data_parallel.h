@@ -1,5 +1,6 @@
 // `train --data-parallel`: the options, starting MPI, and how the ranks leave together when one
-// of them fails (setup errors: every rank exits cleanly; errors mid-run: MPI_Abort naming the rank).
+// of them fails (setup errors: every rank exits cleanly; errors mid-run: MPI_Abort naming the
+// rank).
 #pragma once
 
 #include <cstdint>

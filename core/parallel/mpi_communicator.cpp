@@ -91,8 +91,7 @@ public:
         MPI_Get_library_version(version, &length);
         std::string text(version, static_cast<std::size_t>(length));
         // "Open MPI v4.1.4, package: Debian OpenMPI, ...": the part before the first comma.
-        if (const auto cut = text.find_first_of(",\n"); cut != std::string::npos)
-            text.resize(cut);
+        if (const auto cut = text.find_first_of(",\n"); cut != std::string::npos) text.resize(cut);
         return "MPI (" + text + ")";
     }
 
@@ -103,10 +102,17 @@ public:
         MPI_Datatype type = MPI_FLOAT;
         MPI_Op op = MPI_SUM;
         switch (dtype) {
-        case DType::Float32: break;
-        case DType::Float64: type = MPI_DOUBLE; break;
-        case DType::BFloat16: type = MPI_UINT16_T, op = m_sum_bf16; break;
-        case DType::Float16: type = MPI_UINT16_T, op = m_sum_f16; break;
+        case DType::Float32:
+            break;
+        case DType::Float64:
+            type = MPI_DOUBLE;
+            break;
+        case DType::BFloat16:
+            type = MPI_UINT16_T, op = m_sum_bf16;
+            break;
+        case DType::Float16:
+            type = MPI_UINT16_T, op = m_sum_f16;
+            break;
         default:
             throw Error(ErrorKind::InvalidArgument, "allreduce_sum: cannot sum " +
                                                         std::string(dtype_name(dtype)) +
@@ -124,8 +130,8 @@ public:
 
     void allgather(std::span<const double> mine, std::span<double> all) override {
         if (all.size() != mine.size() * static_cast<std::size_t>(m_size))
-            throw Error(ErrorKind::InvalidArgument, "allgather: output holds " +
-                                                        std::to_string(all.size()) + " values");
+            throw Error(ErrorKind::InvalidArgument,
+                        "allgather: output holds " + std::to_string(all.size()) + " values");
         check(MPI_Allgather(mine.data(), static_cast<int>(mine.size()), MPI_DOUBLE, all.data(),
                             static_cast<int>(mine.size()), MPI_DOUBLE, m_comm),
               "MPI_Allgather");

@@ -12,8 +12,8 @@ void SingleProcessCommunicator::allreduce_sum(void* data, std::size_t count, DTy
     (void)count;
     if (dtype != DType::Float32 && dtype != DType::Float64 && dtype != DType::BFloat16 &&
         dtype != DType::Float16)
-        throw Error(ErrorKind::InvalidArgument, "allreduce_sum: cannot sum " +
-                                                    std::string(dtype_name(dtype)) + " elements");
+        throw Error(ErrorKind::InvalidArgument,
+                    "allreduce_sum: cannot sum " + std::string(dtype_name(dtype)) + " elements");
 }
 
 void SingleProcessCommunicator::allgather(std::span<const double> mine, std::span<double> all) {

@@ -34,7 +34,7 @@ public:
     void gradients_ready(Backend& backend) override;
     void finite_check_done(Backend& backend) override;
 
-    double last_ms() const { return m_last_ms; }       // the last step's exchange, wall time
+    double last_ms() const { return m_last_ms; } // the last step's exchange, wall time
     std::int64_t bytes_per_step() const { return static_cast<std::int64_t>(m_wire_bytes.size()); }
     DType wire() const { return m_wire; }
 

@@ -75,11 +75,12 @@ RankStats exchange_step_stats(Communicator& comm, const StepScalars& scalars, do
         // The found-inf MAX makes these agree; if they ever do not, the ranks' weights differ
         // from here on and the run must not go on as if it were one model.
         if (v[5] != all[5] || v[6] != all[6])
-            throw Error(ErrorKind::Internal,
-                        "data parallel: at step " + std::to_string(step) + " rank " +
-                            std::to_string(r) + " used loss scale " + std::to_string(v[5]) +
-                            (v[6] != 0 ? " and skipped" : " and applied") + " the update, rank 0 " +
-                            std::to_string(all[5]) + (all[6] != 0 ? " and skipped" : " and applied"));
+            throw Error(ErrorKind::Internal, "data parallel: at step " + std::to_string(step) +
+                                                 " rank " + std::to_string(r) +
+                                                 " used loss scale " + std::to_string(v[5]) +
+                                                 (v[6] != 0 ? " and skipped" : " and applied") +
+                                                 " the update, rank 0 " + std::to_string(all[5]) +
+                                                 (all[6] != 0 ? " and skipped" : " and applied"));
     }
     return out;
 }
@@ -99,8 +100,7 @@ Trainer::Trainer(const Experiment& experiment, const Mnist& data, Backend& backe
                  const DataParallelOptions& parallel)
     : m_experiment(experiment), m_backend(backend) {
     validate_experiment(m_experiment);
-    if (parallel.communicator && parallel.communicator->size() > 1)
-        m_comm = parallel.communicator;
+    if (parallel.communicator && parallel.communicator->size() > 1) m_comm = parallel.communicator;
     m_local_batch = mantissa::local_batch_size(m_experiment.batch_size, ranks());
     const Policy policy = policy_from_name(m_experiment.policy);
     m_model = std::make_unique<Model>(m_experiment.model, policy);
@@ -178,8 +178,7 @@ StepScalars Trainer::step_once(std::int64_t offset) {
     return m_backend.read_scalars(m_plan->tensor(m_plan->scalars));
 }
 
-RunContext Trainer::training_context(std::int64_t offset, std::int64_t step,
-                                     double* weight) const {
+RunContext Trainer::training_context(std::int64_t offset, std::int64_t step, double* weight) const {
     RunContext ctx;
     ctx.training = true;
     ctx.seed = m_experiment.seed;
@@ -192,8 +191,8 @@ RunContext Trainer::training_context(std::int64_t offset, std::int64_t step,
         // every rank's shard would share one mask. Rank 0 keeps the run's own seed.
         ctx.seed += static_cast<std::uint64_t>(m_comm->rank()) * 0x9E3779B97F4A7C15ull;
     }
-    ctx.batch = {&m_data->train_images, &m_data->train_labels, &m_data->train_perm,
-                 shard.offset, shard.count};
+    ctx.batch = {&m_data->train_images, &m_data->train_labels, &m_data->train_perm, shard.offset,
+                 shard.count};
     if (weight) *weight = shard.weight;
     return ctx;
 }
@@ -295,8 +294,8 @@ RunSummary Trainer::run(TrainControl& control, const TrainerCallbacks& callbacks
             if (m_sync) {
                 // Every rank gets every rank's numbers, so all of them compute the same global
                 // loss and take the same divergence decision below.
-                ranks_stats = exchange_step_stats(*m_comm, scalars, step_ms, m_sync->last_ms(),
-                                                  done.step);
+                ranks_stats =
+                    exchange_step_stats(*m_comm, scalars, step_ms, m_sync->last_ms(), done.step);
                 scalars.loss_sum = ranks_stats.loss_sum;
                 scalars.correct = ranks_stats.correct;
                 scalars.examples = ranks_stats.examples;

@@ -100,8 +100,8 @@ private:
     std::unique_ptr<Plan> m_plan;
     std::unique_ptr<DeviceData> m_data;
     std::unique_ptr<GradientHistogramProbe> m_histograms; // made on first use
-    Communicator* m_comm = nullptr;             // set only when there are several ranks
-    std::unique_ptr<GradientSync> m_sync;       // with m_comm
+    Communicator* m_comm = nullptr;                       // set only when there are several ranks
+    std::unique_ptr<GradientSync> m_sync;                 // with m_comm
     std::int64_t m_local_batch = 0;
     std::int64_t m_global_step = 0;
 };
