@@ -262,6 +262,12 @@ private slots:
         QCOMPARE(process.exitCode(), 2);
         const QString err = QString::fromUtf8(process.readAllStandardError());
         QVERIFY2(err.contains("--data-parallel") && err.contains("mpirun"), qPrintable(err));
+        // CUDA ranks are refused before anything starts: their NCCL path is not built.
+        process.start(kCli, args + QStringList{"--device", "cuda"});
+        QVERIFY(process.waitForFinished(60000));
+        QCOMPARE(process.exitCode(), 2);
+        const QString cuda = QString::fromUtf8(process.readAllStandardError());
+        QVERIFY2(cuda.contains("NCCL"), qPrintable(cuda));
     }
 };
 

@@ -46,8 +46,11 @@ int run_train(const Args& args) {
         std::printf("%s", parser.help().c_str());
         return 0;
     }
-    const Experiment experiment = experiment_from_options(parser);
-    ParallelRun parallel = start_data_parallel(parser);
+    Experiment experiment_options = experiment_from_options(parser);
+    ParallelRun parallel = start_data_parallel(parser, experiment_options.device);
+    // The ranks train on the CPU engine: "auto" must not put two of them on one GPU.
+    if (parallel.enabled()) experiment_options.device = "cpu";
+    const Experiment experiment = experiment_options;
     const bool root = parallel.is_root();
     const bool quiet = parser.has("--quiet") || !root;
     // Bad export arguments fail now, not after an hour of training.

@@ -51,7 +51,7 @@ void add_data_parallel_options(ArgParser& parser) {
                       "(default), bfloat16 or float16 (half the bytes), float64");
 }
 
-ParallelRun start_data_parallel(const ArgParser& parser) {
+ParallelRun start_data_parallel(const ArgParser& parser, const std::string& device) {
     ParallelRun run;
     const bool wanted = parser.has("--data-parallel");
     if (!wanted) {
@@ -74,6 +74,9 @@ ParallelRun start_data_parallel(const ArgParser& parser) {
                              name + "'");
         run.options.allreduce_dtype = dtype;
     }
+    if (device.rfind("cuda", 0) == 0)
+        throw UsageError("--data-parallel: runs on the CPU engine (--device cpu); data-parallel "
+                         "CUDA ranks need the NCCL path, which is not built yet");
     if (!mpi_built_in())
         throw UsageError("--data-parallel: this build has no MPI. Install Open MPI (Debian/Ubuntu: "
                          "apt install libopenmpi-dev openmpi-bin, or run ./mantissa.sh), rebuild, "

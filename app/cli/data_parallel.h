@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <exception>
 #include <memory>
+#include <string>
 
 #include "app/cli/args.h"
 #include "core/parallel/communicator.h"
@@ -31,8 +32,9 @@ void add_data_parallel_options(ArgParser& parser);
 
 // Reads the options and, with --data-parallel, starts MPI. UsageError when the build has no MPI,
 // when no launcher (mpirun, srun) started this process, or for a bad --allreduce-dtype.
+// `device` is the experiment's: CUDA devices are refused (the NCCL path is not built yet).
 // Test hook MANTISSA_TEST_INJECT_NONFINITE=R:S: rank R alone sees an inf gradient at step S.
-ParallelRun start_data_parallel(const ArgParser& parser);
+ParallelRun start_data_parallel(const ArgParser& parser, const std::string& device);
 
 // After setup (loading data, compiling the plan): `error` is this rank's exception, or null.
 // Returns normally when every rank is ready. When any rank failed, rank 0's error is rethrown on
