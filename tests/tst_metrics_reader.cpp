@@ -146,6 +146,60 @@ private slots:
         QCOMPARE(run.log.size(), std::size_t(1));
     }
 
+    // A data-parallel run's header object and step fields read back; an ordinary run has
+    // neither in the file (so older readers see the same lines) and reads as one rank.
+    void dataParallelFieldsRoundTrip() {
+        QTemporaryDir dir;
+        const QString path = dir.filePath("metrics.jsonl");
+        {
+            MetricsJsonlWriter writer(path.toStdString());
+            Experiment e;
+            Plan plan;
+            const DataParallelInfo info{2, "bfloat16", "MPI (test)"};
+            writer.write_header(e, DeviceInfo{"cpu", "CPU", false, 1}, plan, {}, &info);
+            StepRecord s = step(1, 1);
+            s.ranks = 2;
+            s.rank_step_ms = {1.5, 2.25};
+            s.rank_skipped = {false, false};
+            s.allreduce_ms = 0.75;
+            s.allreduce_bytes = 236564;
+            writer.write_step(s);
+            writer.write_step(step(2, 1)); // ordinary step: no data-parallel fields
+        }
+        const std::string text = read_file(path.toStdString());
+        const std::string second = text.substr(text.rfind("{\"accuracy\""));
+        QVERIFY(second.find("ranks") == std::string::npos);
+        QVERIFY(second.find("allreduce") == std::string::npos);
+        const RunMetrics run = parse_metrics_jsonl(text, "dp.jsonl");
+        QVERIFY(run.data_parallel.has_value());
+        QCOMPARE(run.data_parallel->ranks, 2);
+        QCOMPARE(run.data_parallel->allreduce_dtype, std::string("bfloat16"));
+        QCOMPARE(run.data_parallel->communicator, std::string("MPI (test)"));
+        QCOMPARE(run.steps[0].ranks, 2);
+        QCOMPARE(run.steps[0].rank_step_ms, std::vector<double>({1.5, 2.25}));
+        QCOMPARE(run.steps[0].rank_skipped, std::vector<bool>({false, false}));
+        QCOMPARE(run.steps[0].allreduce_ms, 0.75);
+        QCOMPARE(run.steps[0].allreduce_bytes, std::int64_t(236564));
+        QCOMPARE(run.steps[1].ranks, 1);
+        QVERIFY(run.steps[1].rank_step_ms.empty());
+        QCOMPARE(run.steps[1].allreduce_bytes, std::int64_t(0));
+        // Files written before data-parallel runs existed: no header object.
+        QTemporaryDir old_dir;
+        write_run(old_dir.filePath("old.jsonl"), true);
+        QVERIFY(!read_metrics_jsonl(old_dir.filePath("old.jsonl").toStdString())
+                     .data_parallel.has_value());
+        // A damaged field names itself.
+        const QString bad = errorOf(
+            [] {
+                parse_metrics_jsonl("{\"type\":\"step\",\"step\":1,\"epoch\":1,\"loss\":1,"
+                                    "\"accuracy\":1,\"step_ms\":1,\"samples_per_s\":1,"
+                                    "\"loss_scale\":1,\"skipped\":false,\"rank_step_ms\":3}\n",
+                                    "x.jsonl");
+            },
+            ErrorKind::Data);
+        QVERIFY2(bad.contains("x.jsonl: line 1: field 'rank_step_ms'"), qPrintable(bad));
+    }
+
     void nonFiniteReadsAsNan() {
         QTemporaryDir dir;
         const QString path = dir.filePath("metrics.jsonl");

@@ -15,6 +15,7 @@
 #include "core/data/synthetic_mnist.h"
 #include "core/error.h"
 #include "core/io/metrics_jsonl.h"
+#include "core/parallel/single_process_communicator.h"
 #include "core/train/trainer.h"
 #include "tests/test_support.h"
 
@@ -40,9 +41,10 @@ Experiment mlp_experiment(const char* policy, std::int64_t max_steps) {
     return e;
 }
 
-std::vector<StepRecord> run_steps(const Experiment& e, RunSummary* summary = nullptr) {
+std::vector<StepRecord> run_steps(const Experiment& e, RunSummary* summary = nullptr,
+                                  const DataParallelOptions& parallel = {}) {
     CpuBackend backend;
-    Trainer trainer(e, mnist(), backend);
+    Trainer trainer(e, mnist(), backend, parallel);
     TrainControl control;
     std::vector<StepRecord> steps;
     TrainerCallbacks callbacks;
@@ -71,6 +73,22 @@ private slots:
         other.seed = 43;
         const auto c = run_steps(other);
         QVERIFY(c.back().loss != a.back().loss);
+    }
+    // A one-rank group changes nothing: no gradient exchange, the same steps bit for bit.
+    void singleProcessCommunicatorChangesNothing() {
+        const auto a = run_steps(mlp_experiment("mixed_float16", 25));
+        SingleProcessCommunicator one;
+        DataParallelOptions parallel;
+        parallel.communicator = &one;
+        parallel.allreduce_dtype = DType::BFloat16; // would round the gradients if it ran
+        const auto b = run_steps(mlp_experiment("mixed_float16", 25), nullptr, parallel);
+        QCOMPARE(b.size(), a.size());
+        for (std::size_t i = 0; i < a.size(); ++i) {
+            QCOMPARE(b[i].loss, a[i].loss); // bit-identical
+            QCOMPARE(b[i].loss_scale, a[i].loss_scale);
+            QCOMPARE(b[i].ranks, 1);
+            QCOMPARE(b[i].allreduce_bytes, std::int64_t(0));
+        }
     }
     void learnsUnderEachPolicy_data() {
         QTest::addColumn<QString>("policy");

@@ -1,14 +1,17 @@
 // `mantissa-cli train`: runs an experiment headless with Keras-like progress, the metrics JSONL
 // of ARCHITECTURE.md and --export of the weights. Exit 0 ok, 1 failed/diverged run, 2 bad input,
 // 128 + the signal's number after a Ctrl-C (130) or SIGTERM (143) stopped it cleanly.
+// With --data-parallel (under mpirun) every rank trains and rank 0 alone prints and writes.
 #include <cmath>
 #include <cstdio>
+#include <exception>
 #include <memory>
 #include <unistd.h>
 
 #include "app/cli/args.h"
 #include "app/cli/cli_device.h"
 #include "app/cli/commands.h"
+#include "app/cli/data_parallel.h"
 #include "app/cli/experiment_options.h"
 #include "app/cli/interrupt.h"
 #include "app/cli/plan_summary.h"
@@ -38,53 +41,86 @@ int run_train(const Args& args) {
     parser.add_flag("--allow-rounding",
                     "with --weights: accept weights stored wider than the policy's variables");
     parser.add_flag("--quiet", "print only the final line");
+    add_data_parallel_options(parser);
     parser.parse(args);
     if (parser.help_requested()) {
         std::printf("%s", parser.help().c_str());
         return 0;
     }
-    const Experiment experiment = experiment_from_options(parser);
-    const bool quiet = parser.has("--quiet");
+    Experiment experiment_options = experiment_from_options(parser);
+    ParallelRun parallel = start_data_parallel(parser, experiment_options.device);
+    // The ranks train on the CPU engine: "auto" must not put two of them on one GPU.
+    if (parallel.enabled()) experiment_options.device = "cpu";
+    const Experiment experiment = experiment_options;
+    const bool root = parallel.is_root();
+    const bool quiet = parser.has("--quiet") || !root;
     // Bad export arguments fail now, not after an hour of training.
     const std::vector<std::string> exports = parser.values("--export");
     check_export_paths(exports, "--export");
     ExportOptions export_options;
     export_options.dtype = export_dtype_option(parser, "--export-dtype");
 
-    DeviceChoice choice = open_cli_device(experiment.device);
-    Backend& backend = *choice.backend;
-    const Mnist data = load_mnist(find_data_dir(parser.value("--data")));
-    Trainer trainer(experiment, data, backend);
-    const Plan& plan = trainer.plan();
-    if (parser.has("--weights")) {
-        const std::string path = parser.value("--weights");
-        SafetensorsFile file;
-        try {
-            file = read_safetensors(path);
-        } catch (const Error& e) {
-            if (e.kind() != ErrorKind::Io) throw;
-            throw UsageError(std::string("--weights: ") + e.what());
-        }
-        LoadWeightsOptions load;
-        load.allow_rounding = parser.has("--allow-rounding");
-        trainer.load_weights(file.weights, path, load);
+    DataParallelInfo parallel_info;
+    if (parallel.enabled()) {
+        parallel_info.ranks = parallel.size();
+        parallel_info.allreduce_dtype = std::string(dtype_name(parallel.options.allreduce_dtype));
+        parallel_info.communicator = parallel.communicator->name();
     }
-
+    // Setup may fail on one rank only (a file missing on one host): the ranks agree on it below
+    // before any of them trains, so none is left waiting in a collective.
+    DeviceChoice choice;
+    std::unique_ptr<Trainer> trainer_owner;
     std::unique_ptr<MetricsJsonlWriter> metrics;
-    if (parser.has("--metrics")) {
-        metrics = std::make_unique<MetricsJsonlWriter>(parser.value("--metrics"));
-        metrics->write_header(experiment, backend.info(), plan, trainer.memory());
+    std::exception_ptr setup_error;
+    try {
+        choice = open_cli_device(experiment.device);
+        const Mnist data = load_mnist(find_data_dir(parser.value("--data")));
+        trainer_owner =
+            std::make_unique<Trainer>(experiment, data, *choice.backend, parallel.options);
+        if (parser.has("--weights")) {
+            const std::string path = parser.value("--weights");
+            SafetensorsFile file;
+            try {
+                file = read_safetensors(path);
+            } catch (const Error& e) {
+                if (e.kind() != ErrorKind::Io) throw;
+                throw UsageError(std::string("--weights: ") + e.what());
+            }
+            LoadWeightsOptions load;
+            load.allow_rounding = parser.has("--allow-rounding");
+            trainer_owner->load_weights(file.weights, path, load);
+        }
+        if (parser.has("--metrics") && root) {
+            metrics = std::make_unique<MetricsJsonlWriter>(parser.value("--metrics"));
+            metrics->write_header(experiment, choice.backend->info(), trainer_owner->plan(),
+                                  trainer_owner->memory(),
+                                  parallel.enabled() ? &parallel_info : nullptr);
+        }
+    } catch (...) {
+        setup_error = std::current_exception();
     }
+    int setup_status = 0;
+    if (setup_failed_somewhere(parallel, setup_error, &setup_status)) return setup_status;
+    Backend& backend = *choice.backend;
+    Trainer& trainer = *trainer_owner;
+    const Plan& plan = trainer.plan();
+
     if (!quiet) {
         std::printf("Mantissa: %s on %s\n", experiment.name.c_str(), backend.info().name.c_str());
         if (!choice.note.empty()) std::printf("note: %s\n", choice.note.c_str());
         std::printf("Policy %s · %s lr %g · batch %lld · loss scaling %s", plan.policy.name.c_str(),
                     optimizer_type_name(plan.optimizer.type), plan.optimizer.learning_rate,
-                    static_cast<long long>(plan.batch_size),
+                    static_cast<long long>(experiment.batch_size),
                     loss_scale_mode_name(plan.loss_scale.mode));
         if (plan.loss_scale.mode != LossScaleMode::None)
             std::printf(" (initial %g)", plan.loss_scale.initial);
         std::printf("\n");
+        if (parallel.enabled())
+            std::printf("Data parallel: %d ranks x %lld examples (global batch %lld) · allreduce "
+                        "%s · %s\n",
+                        parallel.size(), static_cast<long long>(trainer.local_batch_size()),
+                        static_cast<long long>(experiment.batch_size),
+                        parallel_info.allreduce_dtype.c_str(), parallel_info.communicator.c_str());
         print_plan_summary(stdout, plan, trainer.memory());
         std::fflush(stdout);
     }
@@ -94,7 +130,13 @@ int run_train(const Args& args) {
     int current_epoch = 0;
     TrainerCallbacks callbacks;
     callbacks.on_step = [&](const StepRecord& r) {
-        if (metrics) metrics->write_step(r);
+        if (r.step == parallel.fail_step && parallel.rank() == parallel.fail_rank)
+            throw Error(ErrorKind::Device, "test failure injected by MANTISSA_TEST_FAIL_RANK");
+        if (metrics) {
+            metrics->write_step(r);
+            // If another rank dies, mpirun kills this one: what was written must be on disk.
+            if (parallel.enabled()) metrics->flush();
+        }
         if (!quiet && r.epoch != current_epoch) {
             current_epoch = r.epoch;
             std::printf("Epoch %d/%d\n", r.epoch, experiment.epochs);
@@ -122,12 +164,21 @@ int run_train(const Args& args) {
         callbacks.on_histogram = [&](const GradientHistogram& h) { metrics->write_histogram(h); };
     callbacks.on_log = [&](const std::string& line) {
         if (metrics) metrics->write_log(line);
-        std::fprintf(stderr, "%s\n", line.c_str());
+        if (root) std::fprintf(stderr, "%s\n", line.c_str());
     };
     TrainControl control;
     const StopOnInterrupt interrupt(control); // until the exports below are written
-    const RunSummary summary = trainer.run(control, callbacks);
+    RunSummary summary;
+    try {
+        summary = trainer.run(control, callbacks);
+    } catch (...) {
+        fail_all_ranks(parallel, std::current_exception()); // one process: rethrows
+    }
     if (metrics) metrics->write_summary(summary);
+    if (!root) // every rank took the same decisions; rank 0 reports and exports them
+        return summary.status == RunStatus::Diverged ? 1
+               : interrupt.signal_received() != 0    ? 128 + interrupt.signal_received()
+                                                     : 0;
 
     std::printf("%s (%s): %s · test accuracy %.2f%% · test loss %.4f · median %.2f ms/step · %.0f "
                 "samples/s · "

@@ -48,7 +48,8 @@ void MetricsJsonlWriter::write_line(const std::string& line) {
 }
 
 void MetricsJsonlWriter::write_header(const Experiment& experiment, const DeviceInfo& device,
-                                      const Plan& plan, const MemoryByCategory& memory) {
+                                      const Plan& plan, const MemoryByCategory& memory,
+                                      const DataParallelInfo* parallel) {
     json layers = json::array();
     for (const LayerSummary& layer : plan.layers)
         layers.push_back({{"name", layer.name},
@@ -75,6 +76,10 @@ void MetricsJsonlWriter::write_header(const Experiment& experiment, const Device
         {"layers", layers},
         {"lint", lint},
         {"mem", memory_json<json>(memory)}};
+    if (parallel)
+        header["data_parallel"] = {{"ranks", parallel->ranks},
+                                   {"allreduce_dtype", parallel->allreduce_dtype},
+                                   {"communicator", parallel->communicator}};
     write_line(dump_line(header));
     m_out.flush();
 }
@@ -93,6 +98,13 @@ void MetricsJsonlWriter::write_step(const StepRecord& r) {
                  {"mem", memory_json<json>(r.memory)},
                  {"device_mem_used", r.device_mem_used},
                  {"device_mem_total", r.device_mem_total}};
+    if (r.ranks > 1) {
+        line["ranks"] = r.ranks;
+        line["rank_step_ms"] = r.rank_step_ms;
+        line["rank_skipped"] = r.rank_skipped;
+        line["allreduce_ms"] = r.allreduce_ms;
+        line["allreduce_bytes"] = r.allreduce_bytes;
+    }
     write_line(dump_line(line));
 }
 
@@ -153,6 +165,11 @@ void MetricsJsonlWriter::write_histogram(const GradientHistogram& h) {
         {"all",
          {{"activation", counts_json(h.all_activation)}, {"weight", counts_json(h.all_weight)}}}};
     write_line(line.dump());
+}
+
+void MetricsJsonlWriter::flush() {
+    m_out.flush();
+    if (!m_out) throw Error(ErrorKind::Io, "writing metrics to '" + m_path + "' failed");
 }
 
 void MetricsJsonlWriter::write_log(const std::string& message) {

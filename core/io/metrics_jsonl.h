@@ -18,12 +18,17 @@ public:
     // Opens (truncates) `path`; throws Error(Io) naming the path.
     explicit MetricsJsonlWriter(const std::string& path);
 
+    // `parallel` (data-parallel runs) adds {"data_parallel": {ranks, allreduce_dtype,
+    // communicator}}; a reader that does not know it skips it.
     void write_header(const Experiment& experiment, const DeviceInfo& device, const Plan& plan,
-                      const MemoryByCategory& memory);
+                      const MemoryByCategory& memory, const DataParallelInfo* parallel = nullptr);
+    // Data-parallel steps (record.ranks > 1) add ranks, rank_step_ms, rank_skipped, allreduce_ms
+    // and allreduce_bytes; ordinary steps are written exactly as before.
     void write_step(const StepRecord& record);
     void write_epoch(const EpochRecord& record);   // also flushes
     void write_summary(const RunSummary& summary); // also flushes
     void write_log(const std::string& message);
+    void flush(); // data-parallel runs flush every step: a killed job keeps its steps
     // {"type": "histogram", step, loss_scale, min_exponent, layers: [{name, activation, weight}],
     //  all: {activation, weight}}: each list is the kHistogramBins counts of histogram.h.
     void write_histogram(const GradientHistogram& histogram);

@@ -143,6 +143,17 @@ void read_header(const LineReader& r, RunMetrics& out) {
         out.device_memory_total = d.size("memory_total", 0);
     }
     out.memory = r.memory("mem");
+    if (const json* parallel = r.find("data_parallel")) {
+        if (!parallel->is_object()) r.fail("data_parallel", "expected an object");
+        const LineReader p(*parallel, r.where() + ": data_parallel");
+        DataParallelInfo info;
+        const std::int64_t ranks = p.integer("ranks");
+        if (ranks < 1 || ranks > (1 << 24)) p.fail("ranks", "expected a rank count >= 1");
+        info.ranks = static_cast<int>(ranks);
+        info.allreduce_dtype = p.string("allreduce_dtype", std::string());
+        info.communicator = p.string("communicator", std::string());
+        out.data_parallel = info;
+    }
 }
 
 StepRecord read_step(const LineReader& r) {
@@ -159,6 +170,26 @@ StepRecord read_step(const LineReader& r) {
     s.memory = r.memory("mem");
     s.device_mem_used = r.size("device_mem_used", 0);
     s.device_mem_total = r.size("device_mem_total", 0);
+    // Data-parallel fields: absent from ordinary runs and from files written before them.
+    const std::int64_t ranks = r.integer("ranks", 1);
+    if (ranks < 1 || ranks > (1 << 24)) r.fail("ranks", "expected a rank count >= 1");
+    s.ranks = static_cast<int>(ranks);
+    if (const json* ms = r.find("rank_step_ms")) {
+        if (!ms->is_array()) r.fail("rank_step_ms", "expected an array of numbers");
+        for (const json& v : *ms) {
+            if (!v.is_number()) r.fail("rank_step_ms", "expected an array of numbers");
+            s.rank_step_ms.push_back(v.get<double>());
+        }
+    }
+    if (const json* skipped = r.find("rank_skipped")) {
+        if (!skipped->is_array()) r.fail("rank_skipped", "expected an array of true/false");
+        for (const json& v : *skipped) {
+            if (!v.is_boolean()) r.fail("rank_skipped", "expected an array of true/false");
+            s.rank_skipped.push_back(v.get<bool>());
+        }
+    }
+    s.allreduce_ms = r.number("allreduce_ms", 0.0);
+    s.allreduce_bytes = r.integer("allreduce_bytes", 0);
     return s;
 }
 

@@ -19,7 +19,8 @@ struct RunMetrics {
     std::optional<Experiment> config; // from the `run` header (absent when the file has none)
     std::string device_id, device_name;
     std::size_t device_memory_total = 0;
-    MemoryByCategory memory; // the header's bytes per category (plan + data)
+    MemoryByCategory memory;                       // the header's bytes per category (plan + data)
+    std::optional<DataParallelInfo> data_parallel; // the header's, for data-parallel runs
     std::vector<StepRecord> steps;
     std::vector<EpochRecord> epochs;
     std::optional<RunSummary> summary;

@@ -119,6 +119,7 @@ std::unique_ptr<Plan> compile(const Model& model, const CompileOptions& options,
             });
         unscale.inputs = grad_ids;
         unscale.outputs = grad_ids;
+        unscale.checks_finite = true;
         updates.push_back(std::move(unscale));
     }
     const bool gate = scale.mode == LossScaleMode::Dynamic;

@@ -55,7 +55,16 @@ void Plan::initialize(Backend& backend, std::uint64_t seed) {
 }
 
 void Plan::train_step(Backend& backend, const RunContext& context) {
-    for (PlanStep& step : steps) step.run(backend, context);
+    StepHooks* hooks = context.hooks;
+    bool gradients_ready = false;
+    for (PlanStep& step : steps) {
+        if (hooks && !gradients_ready && step.phase == StepPhase::Update) {
+            hooks->gradients_ready(backend); // before unscale: the sum is what gets unscaled
+            gradients_ready = true;
+        }
+        step.run(backend, context);
+        if (hooks && step.checks_finite) hooks->finite_check_done(backend);
+    }
 }
 
 void Plan::forward_backward(Backend& backend, const RunContext& context) {

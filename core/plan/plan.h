@@ -28,11 +28,23 @@ struct BatchSource {
     std::int64_t count = 0;              // valid rows in this batch (<= batch size)
 };
 
+// Called by Plan::train_step between its phases: data-parallel training exchanges gradients and
+// agrees on the skip decision here. Without hooks a step runs exactly as before.
+class StepHooks {
+public:
+    virtual ~StepHooks() = default;
+    // Every gradient is complete; neither the unscale nor any update has run yet.
+    virtual void gradients_ready(Backend& backend) = 0;
+    // unscale+check_finite has set the scalars' found_inf; no update has run yet.
+    virtual void finite_check_done(Backend& backend) = 0;
+};
+
 struct RunContext {
     bool training = true;
     std::uint64_t step = 0; // global step number: seeds dropout masks
     std::uint64_t seed = 0;
     BatchSource batch;
+    StepHooks* hooks = nullptr; // training steps only; nullptr = a plain one-process step
 };
 
 enum class StepPhase { Forward, Backward, Update };
@@ -45,6 +57,7 @@ struct PlanStep {
     double flops = 0;     // floating-point operations per execution
     bool is_cast = false; // a dtype conversion the policy inserted
     bool training_only = false;
+    bool checks_finite = false; // the unscale step that sets found_inf (StepHooks run after it)
     std::function<void(Backend&, const RunContext&)> run;
 };
 

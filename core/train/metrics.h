@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "core/tensor/memory_category.h"
 
@@ -22,6 +23,20 @@ struct StepRecord {
     MemoryByCategory memory; // bytes per category (constant for a compiled plan)
     std::size_t device_mem_used = 0;
     std::size_t device_mem_total = 0;
+    // Data-parallel runs only (ranks > 1; absent from the JSONL of ordinary runs). loss,
+    // accuracy and samples_per_s above are then over the global batch, step_ms the slowest rank's.
+    int ranks = 1;
+    std::vector<double> rank_step_ms; // each rank's wall time for this step, by rank
+    std::vector<bool> rank_skipped;   // each rank's skip decision (they must all agree)
+    double allreduce_ms = 0;          // the slowest rank's gradient exchange (casts + MPI)
+    std::int64_t allreduce_bytes = 0; // gradient bytes each rank put into the allreduce
+};
+
+// How a data-parallel run was spread (the metrics header's "data_parallel" object).
+struct DataParallelInfo {
+    int ranks = 1;
+    std::string allreduce_dtype; // "float32", "bfloat16", "float16"
+    std::string communicator;    // "MPI (Open MPI v4.1.4)"
 };
 
 struct EpochRecord {

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "core/error.h"
+#include "core/parallel/shard.h"
 #include "core/plan/compile.h"
 
 namespace mantissa {
@@ -39,6 +40,51 @@ std::uint64_t splitmix(std::uint64_t& state) {
 // garbage), or when the dynamic scaler skipped this many steps in a row (it cannot recover).
 constexpr std::int64_t kMaxConsecutiveSkips = 100;
 
+// One step's numbers gathered from every rank (data-parallel runs).
+struct RankStats {
+    double loss_sum = 0;
+    std::int64_t correct = 0, examples = 0;
+    double slowest_step_ms = 0, slowest_allreduce_ms = 0;
+    std::vector<double> step_ms;
+    std::vector<bool> skipped;
+};
+
+RankStats exchange_step_stats(Communicator& comm, const StepScalars& scalars, double step_ms,
+                              double allreduce_ms, std::int64_t step) {
+    constexpr std::size_t kFields = 7;
+    const double mine[kFields] = {scalars.loss_sum,
+                                  static_cast<double>(scalars.correct),
+                                  static_cast<double>(scalars.examples),
+                                  step_ms,
+                                  allreduce_ms,
+                                  scalars.scale_used,
+                                  static_cast<double>(scalars.skipped)};
+    const auto ranks = static_cast<std::size_t>(comm.size());
+    std::vector<double> all(ranks * kFields);
+    comm.allgather(mine, all);
+    RankStats out;
+    for (std::size_t r = 0; r < ranks; ++r) {
+        const double* v = &all[r * kFields];
+        out.loss_sum += v[0];
+        out.correct += static_cast<std::int64_t>(v[1]);
+        out.examples += static_cast<std::int64_t>(v[2]);
+        out.step_ms.push_back(v[3]);
+        out.slowest_step_ms = std::max(out.slowest_step_ms, v[3]);
+        out.slowest_allreduce_ms = std::max(out.slowest_allreduce_ms, v[4]);
+        out.skipped.push_back(v[6] != 0);
+        // The found-inf MAX makes these agree; if they ever do not, the ranks' weights differ
+        // from here on and the run must not go on as if it were one model.
+        if (v[5] != all[5] || v[6] != all[6])
+            throw Error(ErrorKind::Internal, "data parallel: at step " + std::to_string(step) +
+                                                 " rank " + std::to_string(r) +
+                                                 " used loss scale " + std::to_string(v[5]) +
+                                                 (v[6] != 0 ? " and skipped" : " and applied") +
+                                                 " the update, rank 0 " + std::to_string(all[5]) +
+                                                 (all[6] != 0 ? " and skipped" : " and applied"));
+    }
+    return out;
+}
+
 } // namespace
 
 // The dataset resident on the device: uint8 images and labels, and an int32 permutation.
@@ -50,14 +96,17 @@ struct Trainer::DeviceData {
     std::size_t bytes = 0;
 };
 
-Trainer::Trainer(const Experiment& experiment, const Mnist& data, Backend& backend)
+Trainer::Trainer(const Experiment& experiment, const Mnist& data, Backend& backend,
+                 const DataParallelOptions& parallel)
     : m_experiment(experiment), m_backend(backend) {
     validate_experiment(m_experiment);
+    if (parallel.communicator && parallel.communicator->size() > 1) m_comm = parallel.communicator;
+    m_local_batch = mantissa::local_batch_size(m_experiment.batch_size, ranks());
     const Policy policy = policy_from_name(m_experiment.policy);
     m_model = std::make_unique<Model>(m_experiment.model, policy);
     CompileOptions options;
     options.policy = policy;
-    options.batch_size = m_experiment.batch_size;
+    options.batch_size = m_local_batch;
     options.optimizer = m_experiment.optimizer;
     options.loss_scale = m_experiment.loss_scale;
     m_backend.set_tf32(m_experiment.tf32);
@@ -66,7 +115,11 @@ Trainer::Trainer(const Experiment& experiment, const Mnist& data, Backend& backe
     m_backend.set_propagate_nan(!policy.is_mixed() && (policy.compute == DType::Float16 ||
                                                        policy.compute == DType::BFloat16));
     m_plan = compile(*m_model, options, m_backend);
-    m_plan->initialize(m_backend, m_experiment.seed);
+    m_plan->initialize(m_backend, m_experiment.seed); // the same weights on every rank
+    if (m_comm) {
+        m_sync = std::make_unique<GradientSync>(*m_plan, *m_comm, parallel.allreduce_dtype);
+        m_sync->inject_nonfinite(parallel.inject_nonfinite_rank, parallel.inject_nonfinite_step);
+    }
     const bool has_dropout =
         std::any_of(m_experiment.model.layers.begin(), m_experiment.model.layers.end(),
                     [](const LayerSpec& l) { return l.type == LayerType::Dropout && l.rate > 0; });
@@ -136,17 +189,38 @@ StepScalars Trainer::step_once(std::int64_t offset) {
     return m_backend.read_scalars(m_plan->tensor(m_plan->scalars));
 }
 
-void Trainer::enqueue_step(std::int64_t offset) {
+RunContext Trainer::training_context(std::int64_t offset, std::int64_t step, double* weight) const {
     RunContext ctx;
     ctx.training = true;
     ctx.seed = m_experiment.seed;
-    ctx.step = static_cast<std::uint64_t>(++m_global_step);
-    ctx.batch = {&m_data->train_images, &m_data->train_labels, &m_data->train_perm, offset,
-                 std::min(m_experiment.batch_size, m_data->train_count - offset)};
+    ctx.step = static_cast<std::uint64_t>(step);
+    const std::int64_t count = std::min(m_experiment.batch_size, m_data->train_count - offset);
+    BatchShard shard{offset, count, 1.0};
+    if (m_comm) {
+        shard = batch_shard(offset, count, m_local_batch, m_comm->rank());
+        // Dropout masks hash (seed, step, element of the local batch): without this, row i of
+        // every rank's shard would share one mask. Rank 0 keeps the run's own seed.
+        ctx.seed += static_cast<std::uint64_t>(m_comm->rank()) * 0x9E3779B97F4A7C15ull;
+    }
+    ctx.batch = {&m_data->train_images, &m_data->train_labels, &m_data->train_perm, shard.offset,
+                 shard.count};
+    if (weight) *weight = shard.weight;
+    return ctx;
+}
+
+void Trainer::enqueue_step(std::int64_t offset) {
+    double weight = 1.0;
+    RunContext ctx = training_context(offset, ++m_global_step, &weight);
+    if (m_sync) {
+        m_sync->begin_step(m_backend, weight, m_global_step);
+        ctx.hooks = m_sync.get();
+    }
     // The first step runs eagerly: it builds the engine's plans (cuBLASLt and cuDNN choices),
     // which a capture must not do. After it, a step is a function of its batch position alone
     // (the permutation and Adam's t live in device memory), so one graph per position replays.
-    if (!m_graph.capture || m_global_step == 1) {
+    // A data-parallel step calls host-side hooks (the allreduce) between its kernels, which a
+    // graph cannot hold: such steps stay eager.
+    if (!m_graph.capture || m_sync || m_global_step == 1) {
         m_plan->train_step(m_backend, ctx);
         return;
     }
@@ -165,13 +239,9 @@ void Trainer::enqueue_step(std::int64_t offset) {
 
 GradientHistogram Trainer::gradient_histogram(std::int64_t offset) {
     if (!m_histograms) m_histograms = std::make_unique<GradientHistogramProbe>(*m_plan, m_backend);
-    // The context step_once() will build next, so the binned gradients are that step's own.
-    RunContext ctx;
-    ctx.training = true;
-    ctx.seed = m_experiment.seed;
-    ctx.step = static_cast<std::uint64_t>(m_global_step + 1);
-    ctx.batch = {&m_data->train_images, &m_data->train_labels, &m_data->train_perm, offset,
-                 std::min(m_experiment.batch_size, m_data->train_count - offset)};
+    // The context step_once() will build next, so the binned gradients are that step's own
+    // (this rank's shard of it in a data-parallel run: the histogram is taken before the sum).
+    const RunContext ctx = training_context(offset, m_global_step + 1, nullptr);
     m_plan->forward_backward(m_backend, ctx);
     // The gradients carry the scale the coming step uses (StepScalars::loss_scale).
     const double scale = m_backend.read_scalars(m_plan->tensor(m_plan->scalars)).loss_scale;
@@ -182,7 +252,8 @@ EvalResult Trainer::evaluate() {
     Tensor& scalars = m_plan->tensor(m_plan->scalars);
     const StepScalars saved = m_backend.read_scalars(scalars);
     m_backend.begin_step(scalars);
-    const std::int64_t batch = m_experiment.batch_size;
+    // Every rank evaluates the whole test set (its weights are every rank's weights).
+    const std::int64_t batch = m_local_batch;
     for (std::int64_t offset = 0; offset < m_data->test_count; offset += batch) {
         RunContext ctx;
         ctx.training = false;
@@ -248,9 +319,19 @@ RunSummary Trainer::run(TrainControl& control, const TrainerCallbacks& callbacks
             const PendingStep done = pending.front();
             pending.pop_front();
             const StepReadout readout = m_backend.read_readout(done.slot);
-            const StepScalars& scalars = readout.scalars;
-            const double step_ms =
-                readout.device_ms >= 0 ? readout.device_ms : ms_since(done.start);
+            StepScalars scalars = readout.scalars;
+            double step_ms = readout.device_ms >= 0 ? readout.device_ms : ms_since(done.start);
+            RankStats ranks_stats;
+            if (m_sync) {
+                // Every rank gets every rank's numbers, so all of them compute the same global
+                // loss and take the same divergence decision below.
+                ranks_stats =
+                    exchange_step_stats(*m_comm, scalars, step_ms, m_sync->last_ms(), done.step);
+                scalars.loss_sum = ranks_stats.loss_sum;
+                scalars.correct = ranks_stats.correct;
+                scalars.examples = ranks_stats.examples;
+                step_ms = ranks_stats.slowest_step_ms;
+            }
 
             StepRecord step;
             step.step = done.step;
@@ -269,6 +350,13 @@ RunSummary Trainer::run(TrainControl& control, const TrainerCallbacks& callbacks
             step.memory = memory;
             step.device_mem_used = m_backend.memory_in_use();
             step.device_mem_total = device.memory_total;
+            if (m_sync) {
+                step.ranks = m_comm->size();
+                step.rank_step_ms = ranks_stats.step_ms;
+                step.rank_skipped = ranks_stats.skipped;
+                step.allreduce_ms = ranks_stats.slowest_allreduce_ms;
+                step.allreduce_bytes = m_sync->bytes_per_step();
+            }
             summary.peak_memory = std::max(summary.peak_memory, step.device_mem_used);
             if (callbacks.on_step) callbacks.on_step(step);
 
@@ -314,9 +402,13 @@ RunSummary Trainer::run(TrainControl& control, const TrainerCallbacks& callbacks
                     std::this_thread::sleep_for(std::chrono::milliseconds(20));
                 control.set_parked(false);
             }
-            if (control.stop_requested() || (max_steps > 0 && m_global_step >= max_steps)) {
+            // Ranks stop together: one rank's Ctrl-C must not leave the others in an allreduce.
+            const bool stop_requested =
+                m_comm ? m_comm->allreduce_max(control.stop_requested() ? 1 : 0) != 0
+                       : control.stop_requested();
+            if (stop_requested || (max_steps > 0 && m_global_step >= max_steps)) {
                 stop = true;
-                if (control.stop_requested()) {
+                if (stop_requested) {
                     summary.status = RunStatus::Stopped;
                     summary.message =
                         "stopped by the user at step " + std::to_string(m_global_step);

@@ -10,9 +10,11 @@
 #include "core/data/mnist.h"
 #include "core/io/model_weights.h"
 #include "core/nn/model.h"
+#include "core/parallel/communicator.h"
 #include "core/plan/plan.h"
 #include "core/train/experiment.h"
 #include "core/train/gradient_histogram.h"
+#include "core/train/gradient_sync.h"
 #include "core/train/graph_mode.h"
 #include "core/train/metrics.h"
 #include "core/train/train_control.h"
@@ -27,6 +29,17 @@ struct TrainerCallbacks {
     std::function<void(const GradientHistogram&)> on_histogram;
 };
 
+// Data-parallel training: every rank builds a Trainer with the same experiment and communicator.
+// Each trains on its shard of every global batch (experiment.batch_size / ranks rows); the
+// gradients are averaged over the ranks before the unscale, and found_inf is agreed by MAX.
+struct DataParallelOptions {
+    Communicator* communicator = nullptr; // nullptr or one rank: an ordinary run
+    DType allreduce_dtype = DType::Float32;
+    // Test hook (GradientSync::inject_nonfinite): rank and step, or -1 / 0 for none.
+    int inject_nonfinite_rank = -1;
+    std::int64_t inject_nonfinite_step = 0;
+};
+
 struct EvalResult {
     double loss = 0;
     double accuracy = 0;
@@ -37,7 +50,10 @@ class Trainer {
 public:
     // Validates the experiment, compiles the plan and puts the dataset on the device.
     // Throws Error(Config / Shape / OutOfMemory) with a message naming the cause.
-    Trainer(const Experiment& experiment, const Mnist& data, Backend& backend);
+    // With `parallel`, also throws Error(Config) naming batch_size when it does not divide by the
+    // ranks.
+    Trainer(const Experiment& experiment, const Mnist& data, Backend& backend,
+            const DataParallelOptions& parallel = {});
     ~Trainer();
 
     const Experiment& experiment() const { return m_experiment; }
@@ -45,6 +61,10 @@ public:
     const Plan& plan() const { return *m_plan; }
     Backend& backend() { return m_backend; }
     std::int64_t steps_per_epoch() const;
+    int ranks() const { return m_comm ? m_comm->size() : 1; }
+    int rank() const { return m_comm ? m_comm->rank() : 0; }
+    // Rows each rank trains on per step (the compiled plan's batch size).
+    std::int64_t local_batch_size() const { return m_local_batch; }
     // Bytes per category including the dataset ("data").
     MemoryByCategory memory() const;
 
@@ -71,6 +91,9 @@ public:
 
 private:
     struct DeviceData;
+    // The training context of global step `step` on the global batch at `offset`: this rank's
+    // shard of it, and its weight in the gradient mean (1 for one process).
+    RunContext training_context(std::int64_t offset, std::int64_t step, double* weight) const;
 
     Experiment m_experiment;
     Backend& m_backend;
@@ -78,6 +101,9 @@ private:
     std::unique_ptr<Plan> m_plan;
     std::unique_ptr<DeviceData> m_data;
     std::unique_ptr<GradientHistogramProbe> m_histograms; // made on first use
+    Communicator* m_comm = nullptr;                       // set only when there are several ranks
+    std::unique_ptr<GradientSync> m_sync;                 // with m_comm
+    std::int64_t m_local_batch = 0;
     std::int64_t m_global_step = 0;
     GraphMode m_graph; // the experiment's graph flag on this engine and model
 };
