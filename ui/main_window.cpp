@@ -42,6 +42,7 @@
 #include "ui/file_drop.h"
 #include "ui/float_lab/float_lab_tab.h"
 #include "ui/layer_stack_editor.h"
+#include "ui/lessons/lesson_focus.h"
 #include "ui/lessons/lesson_library.h"
 #include "ui/lessons/lessons_panel.h"
 #include "ui/plan_view/plan_view.h"
@@ -50,6 +51,7 @@
 #include "ui/run_history.h"
 #include "ui/run_history_menu.h"
 #include "ui/run_store.h"
+#include "ui/table_rows.h"
 #include "ui/training_controller.h"
 #include "ui/weights_evaluator.h"
 #include "ui/weights_loader.h"
@@ -106,6 +108,7 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
     m_runs_view->horizontalHeader()->setStretchLastSection(true);
     m_runs_view->verticalHeader()->hide();
     m_runs_view->setSelectionBehavior(QAbstractItemView::SelectRows);
+    m_runs_view->setMinimumHeight(fit_rows(m_runs_view, 8)); // a three-policy comparison and more
     // ResizeToContents sizes columns at layout time only; runs arrive later (from the history
     // thread, or as they start), so size the columns again for each new one.
     connect(m_store, &QAbstractItemModel::rowsInserted, m_runs_view, [this] {
@@ -159,6 +162,7 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
 
     m_compare = new CompareQueue(m_store, m_controller, this);
     m_runs_menu = new RunHistoryMenu(m_runs_view, m_store, m_history, this);
+    bottom->setCornerWidget(m_runs_menu->make_visibility_buttons(bottom));
     connect(m_runs_menu, &RunHistoryMenu::error, m_banner, &ErrorBanner::show_error);
     connect(m_runs_menu, &RunHistoryMenu::message, this, &MainWindow::log);
     connect(m_history, &RunHistory::problem, this, &MainWindow::log);
@@ -216,7 +220,19 @@ void MainWindow::build_lessons(bool gpu) {
     QAction* toggle = dock->toggleViewAction();
     toggle->setToolTip("Guided lessons: each loads an experiment and explains what to watch");
     findChild<QToolBar*>()->addAction(toggle);
+    // A lesson owns the charts while open: only its runs, on axes fitted to them.
+    m_lesson_focus = new LessonFocus(m_store, this);
+    connect(m_lesson_focus, &LessonFocus::changed, this, [this](bool active) {
+        m_lessons->set_focused(active);
+        m_charts->fit_to_visible();
+    });
+    connect(m_lessons, &LessonsPanel::back_requested, m_lesson_focus, &LessonFocus::leave);
+    connect(dock, &QDockWidget::visibilityChanged, this, [this, dock](bool visible) {
+        if (!visible && dock->isHidden()) m_lesson_focus->leave(); // closed, not just covered
+    });
     connect(m_lessons, &LessonsPanel::lesson_opened, this, [this](const Lesson& lesson) {
+        m_lesson_focus->enter(lesson);
+        m_charts->fit_to_visible();
         set_experiment(lesson.experiments.front().experiment);
         setWindowTitle("Mantissa — lesson: " + QString::fromStdString(lesson.title));
         log("opened lesson " + QString::fromStdString(lesson.id));
@@ -229,6 +245,8 @@ void MainWindow::build_lessons(bool gpu) {
             runs.back().device = m_device->currentData().toString().toStdString();
         }
         m_banner->hide();
+        m_lesson_focus->enter(lesson);
+        m_charts->fit_to_visible();
         set_experiment(runs.front());
         m_compare->start(runs);
         update_actions();
@@ -561,11 +579,11 @@ void MainWindow::train() {
     update_actions();
 }
 
-void MainWindow::compare_policies(const QStringList& policies) {
-    const QStringList chosen = policies.isEmpty() ? ask_policies(this) : policies;
+void MainWindow::compare_policies(const QStringList& policies, int repeats) {
+    const QStringList chosen = policies.isEmpty() ? ask_policies(this, &repeats) : policies;
     if (chosen.isEmpty()) return;
     m_banner->hide();
-    m_compare->start(current_experiment(), chosen);
+    m_compare->start(current_experiment(), chosen, repeats);
     update_actions();
 }
 
