@@ -185,8 +185,10 @@ private slots:
         QTest::addColumn<QString>("label");
         QTest::newRow("mlp-small") << "mlp-small.json"
                                    << "MLP 128-128-10 · batch 128 · rmsprop 0.002 · 3 epochs";
-        QTest::newRow("cnn") << "cnn.json" << "CNN c32-c64-128-10";
-        QTest::newRow("deep-sigmoid") << "deep-sigmoid.json" << "MLP 64×8-10";
+        QTest::newRow("cnn") << "cnn.json"
+                             << "CNN c32-c64-128-10";
+        QTest::newRow("deep-sigmoid") << "deep-sigmoid.json"
+                                      << "MLP 64×8-10";
     }
     void configurationLabel() {
         QFETCH(QString, file);
@@ -212,8 +214,8 @@ private slots:
             run_of(4, big_batch, "mixed_bfloat16", 5.0),
             run_of(5, adam, "mixed_float16", 3.0),
             run_of(6, mlp, "float32", 99.0, "CPU", RunState::Diverged), // not a reference
-            run_of(7, mlp, "float32", 1.0, "GPU"),                       // another device
-            run_of(8, mlp, "float32", 6.0),                              // a repeat of run 1
+            run_of(7, mlp, "float32", 1.0, "GPU"),                      // another device
+            run_of(8, mlp, "float32", 6.0),                             // a repeat of run 1
         };
         QVector<RunFacts> facts;
         for (const RunRecord& r : runs) facts.append(facts_of(r));
@@ -228,9 +230,9 @@ private slots:
         QVERIFY(qAbs(for_mixed.timing.median_ms - 5.0) < 0.02);
         QCOMPARE(ids(float32_baseline(facts, 3)), QList<int>({2}));
         QVERIFY(qAbs(float32_baseline(facts, 3).timing.median_ms - 10.0) < 0.02);
-        QVERIFY(!float32_baseline(facts, 4).found()); // adam: no float32 run of it
+        QVERIFY(!float32_baseline(facts, 4).found());               // adam: no float32 run of it
         QCOMPARE(ids(float32_baseline(facts, 6)), QList<int>({7})); // the GPU's own
-        QCOMPARE(for_mixed.model_bytes, 1000.0);                   // the dataset left out
+        QCOMPARE(for_mixed.model_bytes, 1000.0);                    // the dataset left out
         QCOMPARE(facts[2].model_bytes, 3000.0);                     // weights + master
         QCOMPARE(facts[2].dataset_bytes, 55000000.0);
         QVERIFY(!facts[5].comparable);

@@ -105,10 +105,10 @@ private slots:
         QVERIFY(configs[1] != configs[2]);
         QVERIFY(configs[2].contains("batch 512"));
         QVERIFY(configs[4].contains("adam"));
-        QCOMPARE(table.headerData(ComparisonModel::ColConfiguration, Qt::Horizontal,
-                                  Qt::DisplayRole)
-                     .toString(),
-                 QString("Configuration"));
+        QCOMPARE(
+            table.headerData(ComparisonModel::ColConfiguration, Qt::Horizontal, Qt::DisplayRole)
+                .toString(),
+            QString("Configuration"));
 
         const RunStore& s = store;
         const int a16 = row_of(table, s, "mlp · mixed_bfloat16");
@@ -142,7 +142,7 @@ private slots:
         RunRecord f32 = built_run(a, "float32", 4.0);
         RunRecord other = built_run(a, "float32", 4.0);
         for (int i = 5; i < 40; ++i) {
-            f32.steps[i].step_ms = 3.0 + (i % 4);  // 3..6 ms
+            f32.steps[i].step_ms = 3.0 + (i % 4);   // 3..6 ms
             other.steps[i].step_ms = 4.0 + (i % 4); // 4..7 ms: overlapping
         }
         store.add_stored_run(f32);
@@ -224,8 +224,8 @@ private slots:
                                      "rep · float32 · run 2/2", "rep · mixed_bfloat16 · run 2/2"}));
         // Both float32 runs make the reference: every row has a ratio.
         for (int row = 0; row < 4; ++row)
-            QVERIFY(cell(*window.comparison_model(), row, ComparisonModel::ColSpeedup)
-                        .contains("×"));
+            QVERIFY(
+                cell(*window.comparison_model(), row, ComparisonModel::ColSpeedup).contains("×"));
     }
 };
 

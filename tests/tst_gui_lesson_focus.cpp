@@ -169,7 +169,8 @@ private slots:
             store->add_stored_run(earlier_run(QString("run %1").arg(i + 1)));
         QTableView* view = window.runs_view();
         QTRY_VERIFY(view->isVisible());
-        const int rows_shown = view->viewport()->height() / view->verticalHeader()->defaultSectionSize();
+        const int rows_shown =
+            view->viewport()->height() / view->verticalHeader()->defaultSectionSize();
         QVERIFY2(rows_shown >= 8, qPrintable(QString::number(rows_shown)));
 
         // Right-click menu: "show only these" on a selection of two, then "show all".

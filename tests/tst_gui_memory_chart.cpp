@@ -66,8 +66,7 @@ private slots:
         QVERIFY(!chart.dataset_box()->isChecked());
         QCOMPARE(chart.bar_labels().size(), 2);
         for (double v : chart.values(MemCategory::Data)) QCOMPARE(v, 0.0);
-        auto* series =
-            qobject_cast<QHorizontalStackedBarSeries*>(chart.chart()->series().value(0));
+        auto* series = qobject_cast<QHorizontalStackedBarSeries*>(chart.chart()->series().value(0));
         QVERIFY(series);
         const QList<QLegendMarker*> markers = chart.chart()->legend()->markers(series);
         QVERIFY(!markers[static_cast<int>(MemCategory::Data)]->isVisible());
@@ -83,7 +82,8 @@ private slots:
         QVERIFY(master[0] > 0);
         double mixed_total = 0;
         for (MemCategory c : model_categories()) mixed_total += chart.values(c)[0];
-        QVERIFY2(master[0] / mixed_total > 0.05, qPrintable(QString::number(master[0] / mixed_total)));
+        QVERIFY2(master[0] / mixed_total > 0.05,
+                 qPrintable(QString::number(master[0] / mixed_total)));
         QVERIFY(chart.tooltip(1, MemCategory::Master).contains("no master weights"));
         QVERIFY(!chart.tooltip(0, MemCategory::Master).contains("no master weights"));
         QVERIFY(chart.tooltip(0, MemCategory::Weights).contains("<b>weights</b>"));

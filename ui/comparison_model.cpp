@@ -118,10 +118,10 @@ QString ComparisonModel::label_of(qsizetype index) const {
 
 QVariant ComparisonModel::headerData(int section, Qt::Orientation orientation, int role) const {
     if (orientation != Qt::Horizontal) return {};
-    static const char* names[] = {"Configuration", "Run",          "Policy",    "Device",
-                                  "Test acc.",     "ms/step",      "p25–p75",   "samples/s",
+    static const char* names[] = {"Configuration",  "Run",          "Policy",        "Device",
+                                  "Test acc.",      "ms/step",      "p25–p75",       "samples/s",
                                   "Speedup vs f32", "Model memory", "Memory vs f32", "Dataset",
-                                  "Skipped",       "Time to 97%"};
+                                  "Skipped",        "Time to 97%"};
     static const char* tips[] = {
         "What the runs of a group share: model, batch size, optimizer, epochs or steps. Ratios "
         "compare only within one configuration",
@@ -205,7 +205,8 @@ QVariant ComparisonModel::data(const QModelIndex& index, int role) const {
     case ColSpeedup: {
         if (!f.comparable) return tip ? tr("The run has not finished with timed steps") : dash;
         const Baseline b = baseline();
-        if (!b.found()) return tip ? no_baseline_text() + tr(" on this device") : no_baseline_text();
+        if (!b.found())
+            return tip ? no_baseline_text() + tr(" on this device") : no_baseline_text();
         const double ratio = b.timing.median_ms / f.timing.median_ms;
         const bool noise = within_noise(b.timing, f.timing);
         if (tip) {
@@ -235,7 +236,9 @@ QVariant ComparisonModel::data(const QModelIndex& index, int role) const {
         const Baseline b = baseline();
         if (!b.found() || b.model_bytes <= 0)
             return tip ? no_baseline_text() + tr(" on this device") : no_baseline_text();
-        if (tip) return tr("Model memory (dataset excluded) against float32's %1").arg(mib(b.model_bytes));
+        if (tip)
+            return tr("Model memory (dataset excluded) against float32's %1")
+                .arg(mib(b.model_bytes));
         return QString::number(f.model_bytes / b.model_bytes, 'f', 2) + "×";
     }
     case ColDataset:

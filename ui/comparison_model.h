@@ -54,8 +54,8 @@ private:
     QString label_of(qsizetype index) const;
 
     RunStore* m_store = nullptr;
-    QVector<int> m_rows;       // indices into the store's runs, grouped by configuration
-    QVector<int> m_row_group;  // per row: its configuration's group (0, 1, ...), for the shading
+    QVector<int> m_rows;      // indices into the store's runs, grouped by configuration
+    QVector<int> m_row_group; // per row: its configuration's group (0, 1, ...), for the shading
     mutable QHash<int, RunFacts> m_by_id; // per run id; dropped when the run changes
     mutable QVector<RunFacts> m_facts;    // m_by_id in the store's order
     mutable bool m_facts_fresh = false;

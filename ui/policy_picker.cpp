@@ -5,12 +5,12 @@
 #include <QCheckBox>
 #include <QDialog>
 #include <QDialogButtonBox>
-#include <QLabel>
 #include <QHBoxLayout>
+#include <QLabel>
 #include <QPushButton>
 #include <QSpinBox>
-#include <algorithm>
 #include <QVBoxLayout>
+#include <algorithm>
 
 #include "core/numeric/policy.h"
 

@@ -56,8 +56,7 @@ bool ended_normally(RunState state) {
 
 QString configuration_key(const Experiment& experiment) {
     const QJsonObject all =
-        QJsonDocument::fromJson(QByteArray::fromStdString(experiment_to_json(experiment)))
-            .object();
+        QJsonDocument::fromJson(QByteArray::fromStdString(experiment_to_json(experiment))).object();
     QJsonObject key;
     for (const char* field : kConfigurationFields) {
         const QString name = QString::fromLatin1(field);
@@ -83,8 +82,8 @@ QString configuration_id(const Experiment& experiment) {
 }
 
 QString configuration_label(const Experiment& e) {
-    QString label = (has_conv(e.model) ? QStringLiteral("CNN ") : QStringLiteral("MLP ")) +
-                    widths(e.model);
+    QString label =
+        (has_conv(e.model) ? QStringLiteral("CNN ") : QStringLiteral("MLP ")) + widths(e.model);
     if (e.dataset != "mnist") label += QStringLiteral(" · ") + QString::fromStdString(e.dataset);
     label += QStringLiteral(" · batch %1 · %2 %3")
                  .arg(e.batch_size)

@@ -30,7 +30,8 @@ public:
     void set_confirm(Confirm confirm) { m_confirm = std::move(confirm); }
 
     // The menu for run `id` (the caller owns it), with actions named by objectName
-    // "show_only" (the selected runs, or `id` when it is not among them), "show_all", "rename", "export_csv", "export_json", "export_weights", "load_weights", "evaluate_weights",
+    // "show_only" (the selected runs, or `id` when it is not among them), "show_all", "rename",
+    // "export_csv", "export_json", "export_weights", "load_weights", "evaluate_weights",
     // "open_folder", "delete". The weights actions are disabled, with the reason as tooltip, for a
     // run without a weights file (still training, failed, or trained before runs kept their
     // weights).

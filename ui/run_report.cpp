@@ -1,5 +1,6 @@
 // The run report (see run_report.h): one JSON object per run, with the summary and the figures
-// the comparison table shows. QSaveFile writes a temporary file and renames it, so a report is whole or absent.
+// the comparison table shows. QSaveFile writes a temporary file and renames it, so a report is
+// whole or absent.
 #include "ui/run_report.h"
 
 #include <QJsonArray>

@@ -10,11 +10,11 @@
 namespace mantissa::ui {
 
 struct StepTiming {
-    int steps = 0;          // steps the run recorded
-    int warmup = 0;         // of which skipped as warm-up
-    int timed = 0;          // finite step times after the warm-up (what the figures are over)
-    double median_ms = 0;   // 0 when nothing was timed
-    double p25_ms = 0;      // interquartile range: half of the timed steps lie in [p25, p75]
+    int steps = 0;        // steps the run recorded
+    int warmup = 0;       // of which skipped as warm-up
+    int timed = 0;        // finite step times after the warm-up (what the figures are over)
+    double median_ms = 0; // 0 when nothing was timed
+    double p25_ms = 0;    // interquartile range: half of the timed steps lie in [p25, p75]
     double p75_ms = 0;
     double samples_per_s = 0; // the median of the same steps' samples/s
     bool valid() const { return timed > 0 && median_ms > 0; }

@@ -13,9 +13,8 @@ int fit_rows(QTableView* view, int rows) {
     const int row = view->fontMetrics().height() + 6;
     view->verticalHeader()->setMinimumSectionSize(row);
     view->verticalHeader()->setDefaultSectionSize(row);
-    const int header = view->horizontalHeader()->isHidden()
-                           ? 0
-                           : view->horizontalHeader()->sizeHint().height();
+    const int header =
+        view->horizontalHeader()->isHidden() ? 0 : view->horizontalHeader()->sizeHint().height();
     const int scroll = view->style()->pixelMetric(QStyle::PM_ScrollBarExtent, nullptr, view);
     return rows * row + header + scroll + 2 * view->frameWidth();
 }

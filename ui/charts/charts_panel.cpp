@@ -138,7 +138,8 @@ void ChartsPanel::redraw() {
 }
 
 void ChartsPanel::fit_to_visible() {
-    for (MetricChart* c : {m_loss, m_accuracy, m_step_time, static_cast<MetricChart*>(m_loss_scale)})
+    for (MetricChart* c :
+         {m_loss, m_accuracy, m_step_time, static_cast<MetricChart*>(m_loss_scale)})
         c->reset_zoom();
     redraw();
 }

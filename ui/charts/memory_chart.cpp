@@ -66,10 +66,11 @@ QString memory_tooltip(const QString& run_name, const QString& policy,
         if (c == MemCategory::Master && memory[c] == 0 && policy != QLatin1String("float32"))
             value += QObject::tr(" — no master weights: this policy keeps no float32 copy");
         const QString name = QString::fromLatin1(mem_category_name(c));
-        text += c == hovered
-                    ? QStringLiteral("<tr><td><b>%1</b></td><td align=right><b>%2</b></td></tr>")
-                          .arg(name, value)
-                    : QStringLiteral("<tr><td>%1</td><td align=right>%2</td></tr>").arg(name, value);
+        text +=
+            c == hovered
+                ? QStringLiteral("<tr><td><b>%1</b></td><td align=right><b>%2</b></td></tr>")
+                      .arg(name, value)
+                : QStringLiteral("<tr><td>%1</td><td align=right>%2</td></tr>").arg(name, value);
     }
     text += QObject::tr("<tr><td>model total</td><td align=right>%1</td></tr></table>")
                 .arg(format_bytes(static_cast<double>(model_bytes(memory))));
@@ -98,17 +99,16 @@ MemoryChart::MemoryChart(QWidget* parent) : QWidget(parent) {
         m_series->append(set);
     }
     m_chart->addSeries(m_series);
-    connect(m_series, &QAbstractBarSeries::hovered, this,
-            [this](bool status, int index, QBarSet* set) {
-                if (!status) {
-                    QToolTip::hideText();
-                    return;
-                }
-                const int c = m_series->barSets().indexOf(set);
-                if (c < 0) return;
-                QToolTip::showText(QCursor::pos(), tooltip(index, static_cast<MemCategory>(c)),
-                                   m_view);
-            });
+    connect(
+        m_series, &QAbstractBarSeries::hovered, this, [this](bool status, int index, QBarSet* set) {
+            if (!status) {
+                QToolTip::hideText();
+                return;
+            }
+            const int c = m_series->barSets().indexOf(set);
+            if (c < 0) return;
+            QToolTip::showText(QCursor::pos(), tooltip(index, static_cast<MemCategory>(c)), m_view);
+        });
 
     m_runs_axis = new QBarCategoryAxis;
     style_axis(m_runs_axis, QString());
@@ -194,8 +194,8 @@ void MemoryChart::rebuild() {
     bars += m_runs;
 
     // Rebuilding the bars lays the whole chart out again; during training the bars rarely change.
-    QString signature = QStringLiteral("%1|%2|%3").arg(m_device_used).arg(m_device_total).arg(
-        m_dataset_shown);
+    QString signature =
+        QStringLiteral("%1|%2|%3").arg(m_device_used).arg(m_device_total).arg(m_dataset_shown);
     for (const Bar& bar : bars) {
         signature += QLatin1Char('|') + bar.label;
         for (std::size_t b : bar.memory.bytes) signature += QStringLiteral(",%1").arg(b);
