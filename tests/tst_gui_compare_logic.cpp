@@ -184,7 +184,7 @@ private slots:
         QTest::addColumn<QString>("file");
         QTest::addColumn<QString>("label");
         QTest::newRow("mlp-small") << "mlp-small.json"
-                                   << "MLP 128-128-10 · batch 128 · rmsprop 0.002 · 3 epochs";
+                                   << "MLP 128-128-10 · batch 128 · rmsprop · 3 epochs";
         QTest::newRow("cnn") << "cnn.json"
                              << "CNN c32-c64-128-10";
         QTest::newRow("deep-sigmoid") << "deep-sigmoid.json"

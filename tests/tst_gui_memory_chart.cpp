@@ -76,7 +76,7 @@ private slots:
         // the master segment is a visible share of its bar, not a sliver beside 55 MiB of data.
         // The bars list the latest run first: mixed is bar 0, pure float16 bar 1.
         QVERIFY(chart.bar_labels()[0].contains("mixed_float16"));
-        QVERIFY(chart.bar_labels()[1].contains("float16 (pure)"));
+        QCOMPARE(chart.bar_labels()[1], QString("#1 float16")); // the policy: what the bars compare
         const QList<double> master = chart.values(MemCategory::Master);
         QCOMPARE(master[1], 0.0);
         QVERIFY(master[0] > 0);

@@ -161,6 +161,10 @@ QVariant ComparisonModel::data(const QModelIndex& index, int role) const {
         return int(Qt::AlignRight | Qt::AlignVCenter);
     if (role == Qt::BackgroundRole && m_row_group[index.row()] % 2 == 1)
         return QApplication::palette().brush(QPalette::AlternateBase); // every other group
+    // The configuration is read once per group: the repeats below its first row are faint.
+    if (role == Qt::ForegroundRole && column == ColConfiguration && index.row() > 0 &&
+        m_row_group[index.row() - 1] == m_row_group[index.row()])
+        return QApplication::palette().brush(QPalette::Disabled, QPalette::Text);
     if (role != Qt::DisplayRole && role != Qt::ToolTipRole) return {};
 
     const bool tip = role == Qt::ToolTipRole;
@@ -171,8 +175,10 @@ QVariant ComparisonModel::data(const QModelIndex& index, int role) const {
     switch (column) {
     case ColConfiguration:
         if (tip)
-            return tr("Configuration %1: %2")
-                .arg(configuration_id(run.experiment), configuration_label(run.experiment));
+            return tr("Configuration %1: %2 · learning rate %3 · seed and policy aside, every "
+                      "run of this group trained the same model on the same data")
+                .arg(configuration_id(run.experiment), configuration_label(run.experiment))
+                .arg(run.experiment.optimizer.learning_rate, 0, 'g', 4);
         return label_of(i);
     case ColRun:
         return run.name;

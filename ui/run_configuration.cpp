@@ -85,10 +85,10 @@ QString configuration_label(const Experiment& e) {
     QString label =
         (has_conv(e.model) ? QStringLiteral("CNN ") : QStringLiteral("MLP ")) + widths(e.model);
     if (e.dataset != "mnist") label += QStringLiteral(" · ") + QString::fromStdString(e.dataset);
-    label += QStringLiteral(" · batch %1 · %2 %3")
+    // The learning rate and the rest are in the key and the tooltip: the label stays short.
+    label += QStringLiteral(" · batch %1 · %2")
                  .arg(e.batch_size)
-                 .arg(QString::fromLatin1(optimizer_type_name(e.optimizer.type)))
-                 .arg(e.optimizer.learning_rate, 0, 'g', 4);
+                 .arg(QString::fromLatin1(optimizer_type_name(e.optimizer.type)));
     if (e.max_steps > 0)
         label += QStringLiteral(" · %1 steps").arg(e.max_steps);
     else

@@ -19,8 +19,9 @@ struct RunRecord;
 QString configuration_key(const Experiment& experiment);
 // Four hex digits of the key's SHA-1: a short, stable name for a configuration ("c3f1").
 QString configuration_id(const Experiment& experiment);
-// What a person reads: "MLP 128-128-10 · batch 128 · rmsprop 0.002 · 3 epochs" (runs of layers
-// of one width shorten to "64×8"; a step limit reads "200 steps").
+// What a person reads: "MLP 128-128-10 · batch 128 · rmsprop · 3 epochs" (runs of layers of one
+// width shorten to "64×8"; a step limit reads "200 steps"). Two configurations may read alike
+// (they differ in the learning rate, say): the key tells them apart.
 QString configuration_label(const Experiment& experiment);
 
 // What the comparison needs to know of a run, computed once per change (the key and the timing

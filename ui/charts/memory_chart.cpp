@@ -113,6 +113,9 @@ MemoryChart::MemoryChart(QWidget* parent) : QWidget(parent) {
     m_runs_axis = new QBarCategoryAxis;
     style_axis(m_runs_axis, QString());
     m_runs_axis->setGridLineVisible(false);
+    QFont bar_font = m_runs_axis->labelsFont(); // a bar per run: the labels get less height
+    bar_font.setPointSizeF(9);
+    m_runs_axis->setLabelsFont(bar_font);
     m_chart->addAxis(m_runs_axis, Qt::AlignLeft);
     m_series->attachAxis(m_runs_axis);
     m_bytes_axis = new QValueAxis;
@@ -166,9 +169,10 @@ void MemoryChart::show_runs(const QVector<const RunRecord*>& runs) {
     // The latest run at the top: bars are listed bottom to top.
     for (auto it = runs.rbegin(); it != runs.rend(); ++it) {
         const RunRecord& run = **it;
-        QString name = run.name;
-        if (name.size() > 28) name = name.left(27) + QChar(0x2026);
-        m_runs.append(Bar{run.id, QStringLiteral("#%1 %2").arg(run.id).arg(name), run.name,
+        // "#5 mixed_float16": the policy is what the bars compare; the run's name is in the
+        // tooltip (names are long, and the axis elides what does not fit).
+        const QString policy = QString::fromStdString(run.experiment.policy);
+        m_runs.append(Bar{run.id, QStringLiteral("#%1 %2").arg(run.id).arg(policy), run.name,
                           QString::fromStdString(run.experiment.policy), latest_memory(run)});
         if (it == runs.rbegin() && !run.steps.isEmpty() && run.steps.back().device_mem_total > 0) {
             m_device_total = run.steps.back().device_mem_total;
@@ -245,16 +249,9 @@ void MemoryChart::rebuild() {
     m_bytes_axis->setRange(0, top);
     m_bytes_axis->applyNiceNumbers();
 
-    // Two short lines: a long title would be elided at the width of half a 1280-pixel window.
+    // One short line: the bars need the height. The device's figures are in the tooltip.
     QString title = tr("Memory");
-    if (!m_runs.isEmpty()) {
-        title += tr(" · largest model %1").arg(format_bytes(largest_model));
-        if (m_device_total > 0)
-            title += tr("<br><small>device (run %1): %2 of %3</small>")
-                         .arg(m_device_run)
-                         .arg(format_bytes(static_cast<double>(m_device_used)),
-                              format_bytes(static_cast<double>(m_device_total)));
-    }
+    if (!m_runs.isEmpty()) title += tr(" · largest model %1").arg(format_bytes(largest_model));
     if (m_chart->title() != title) m_chart->setTitle(title);
 }
 
@@ -285,7 +282,12 @@ QString MemoryChart::tooltip(int bar, MemCategory category) const {
         return tr("<b>Resident dataset</b>: %1<br>kept on the device beside the model, the same "
                   "under every policy")
             .arg(format_bytes(static_cast<double>(dataset_bytes(b.memory))));
-    return memory_tooltip(b.name, b.policy, b.memory, category);
+    QString text = memory_tooltip(b.name, b.policy, b.memory, category);
+    if (b.run_id == m_device_run && m_device_total > 0)
+        text += tr("<br>device memory in use: %1 of %2")
+                    .arg(format_bytes(static_cast<double>(m_device_used)),
+                         format_bytes(static_cast<double>(m_device_total)));
+    return text;
 }
 
 } // namespace mantissa::ui
