@@ -132,6 +132,12 @@ private slots:
         QCOMPARE(cell(table, a16, ComparisonModel::ColMemoryRatio), QString("3.00×"));
         QCOMPARE(cell(table, a16, ComparisonModel::ColDataset), QString("52.5 MiB"));
         QVERIFY(cell(table, a16, ComparisonModel::ColModelMemory).endsWith("MiB"));
+
+        // The table follows the charts: a hidden run leaves it, and still serves as reference.
+        store.set_visibility({{store.runs()[0].id, false}});
+        QCOMPARE(table.rowCount(), 4);
+        QCOMPARE(cell(table, 0, ComparisonModel::ColSpeedup), QString("2.00×"));
+        QCOMPARE(cell(table, 0, ComparisonModel::ColPolicy), QString("mixed_bfloat16"));
     }
 
     // Close timings are marked as within the noise rather than read as a speedup.

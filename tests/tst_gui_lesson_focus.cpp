@@ -23,6 +23,7 @@
 #include "ui/charts/loss_scale_chart.h"
 #include "ui/charts/metric_chart.h"
 #include "ui/compare_queue.h"
+#include "ui/comparison_model.h"
 #include "ui/lessons/lesson_focus.h"
 #include "ui/lessons/lessons_panel.h"
 #include "ui/main_window.h"
@@ -139,6 +140,7 @@ private slots:
         const QString title = charts->chart("loss_scale")->chart()->title();
         QVERIFY2(title.contains("no skipped steps"), qPrintable(title));
         QCOMPARE(charts->drawn_points("memory", old1), 0);
+        QCOMPARE(window.comparison_model()->rowCount(), 2); // the table shows the lesson's too
 
         // One click back: the earlier view, the lesson's runs unticked but kept.
         QTest::mouseClick(panel->back_button(), Qt::LeftButton);

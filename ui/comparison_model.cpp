@@ -39,6 +39,8 @@ ComparisonModel::ComparisonModel(RunStore* store, QObject* parent)
         endResetModel();
     };
     connect(store, &RunStore::run_added, this, reset);
+    // The table follows the charts: a lesson's or "show only these" runs, not every run kept.
+    connect(store, &RunStore::visibility_changed, this, reset);
     connect(store, &RunStore::run_removed, this, [this, reset](int id) {
         m_by_id.remove(id);
         reset();
@@ -80,11 +82,17 @@ void ComparisonModel::rebuild_rows() {
     }
     m_rows.clear();
     m_row_group.clear();
-    for (int g = 0; g < groups.size(); ++g)
-        for (int i : groups[g]) {
+    int shown_group = -1; // groups numbered among the shown rows, for the shading
+    for (const QVector<int>& group : groups) {
+        bool any = false;
+        for (int i : group) {
+            if (!m_store->runs()[i].visible) continue; // hidden runs still serve as references
+            if (!any) ++shown_group;
+            any = true;
             m_rows.append(i);
-            m_row_group.append(g);
+            m_row_group.append(shown_group);
         }
+    }
 }
 
 int ComparisonModel::rowCount(const QModelIndex& parent) const {

@@ -1,8 +1,9 @@
-// ComparisonModel: one row per run, grouped by configuration (model, batch, optimizer, epochs:
-// see run_configuration.h), with what a policy comparison needs: policy, device, final test
-// accuracy, median ms/step after warm-up with its spread, samples/s, speedup and model-memory
-// ratio against the float32 run of the same configuration, the resident dataset apart, skipped
-// steps and time to 97% accuracy. Reads RunStore; recomputes on change.
+// ComparisonModel: one row per visible run (the table follows the charts), grouped by
+// configuration (model, batch, optimizer, epochs: see run_configuration.h), with what a policy
+// comparison needs: policy, device, final test accuracy, median ms/step after warm-up with its
+// spread, samples/s, speedup and model-memory ratio against the float32 run of the same
+// configuration, the resident dataset apart, skipped steps and time to 97% accuracy. Reads
+// RunStore; recomputes on change.
 #pragma once
 
 #include <QAbstractTableModel>
