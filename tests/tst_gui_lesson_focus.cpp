@@ -160,6 +160,29 @@ private slots:
         QCOMPARE(visible_ids(*store), QSet<int>({old1, old2}));
     }
 
+    // The history may reopen runs after a lesson opened (a launch with --lesson): they stay out
+    // of the lesson's view unless they are its runs, and come back with the user's view.
+    void runsReopenedDuringALesson() {
+        RunStore store;
+        LessonFocus focus(&store);
+        const int mine = store.add_stored_run(earlier_run("mine"));
+        const Lesson lesson = tiny_lesson();
+        focus.enter(lesson);
+        QVERIFY(visible_ids(store).isEmpty());
+        RunRecord other = earlier_run("reopened");
+        other.reopened = true;
+        const int reopened = store.add_stored_run(other);
+        RunRecord earlier_lesson_run;
+        earlier_lesson_run.experiment = lesson.experiments[1].experiment;
+        earlier_lesson_run.reopened = true;
+        const int lessons_own = store.add_stored_run(earlier_lesson_run);
+        RunRecord started; // a run started in the lesson (not reopened): shown
+        const int fresh = store.add_stored_run(started);
+        QCOMPARE(visible_ids(store), QSet<int>({lessons_own, fresh}));
+        focus.leave();
+        QCOMPARE(visible_ids(store), QSet<int>({mine, reopened, lessons_own}));
+    }
+
     void runsListShowsEightRowsWithShowOnlyAndShowAll() {
         OwnRunsDir runs_dir;
         MainWindow window;

@@ -21,7 +21,9 @@ public:
     explicit LessonFocus(RunStore* store, QObject* parent = nullptr);
 
     // Shows only `lesson`'s runs; the first call remembers the view to come back to (a second
-    // lesson opened meanwhile does not overwrite it). Runs added while focused stay shown.
+    // lesson opened meanwhile does not overwrite it). Runs started while focused stay shown;
+    // runs the history reopens meanwhile (a launch with --lesson) are hidden unless the lesson's.
+    // The app quitting leaves the lesson first, so the run history keeps the user's view.
     void enter(const Lesson& lesson);
     void leave(); // the remembered view again; nothing when not focused
     bool active() const { return m_active; }
@@ -33,6 +35,7 @@ private:
     RunStore* m_store = nullptr;
     bool m_active = false;
     Visibility m_saved; // the view before the first lesson
+    Lesson m_lesson;    // the lesson shown now
 };
 
 } // namespace mantissa::ui
