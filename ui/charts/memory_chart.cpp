@@ -119,8 +119,8 @@ MemoryChart::MemoryChart(QWidget* parent) : QWidget(parent) {
     m_chart->addAxis(m_runs_axis, Qt::AlignLeft);
     m_series->attachAxis(m_runs_axis);
     m_bytes_axis = new QValueAxis;
-    style_axis(m_bytes_axis, tr("MiB"));
-    m_bytes_axis->setLabelFormat("%.3g");
+    style_axis(m_bytes_axis, QString());
+    m_bytes_axis->setLabelFormat("%.3g MiB");
     m_chart->addAxis(m_bytes_axis, Qt::AlignBottom);
     m_series->attachAxis(m_bytes_axis);
 
@@ -244,7 +244,8 @@ void MemoryChart::rebuild() {
         if (static_cast<MemCategory>(c) == MemCategory::Data)
             markers[c]->setVisible(m_dataset_shown);
     m_runs_axis->setCategories(names.isEmpty() ? QStringList{QString()} : names);
-    m_bytes_axis->setTitleText(QString::fromLatin1(unit.name));
+    // The unit in the tick labels, no axis title: the height goes to the bars.
+    m_bytes_axis->setLabelFormat(QStringLiteral("%.3g ") + QString::fromLatin1(unit.name));
     const double top = largest > 0 ? largest / unit.divisor * 1.08 : 1;
     m_bytes_axis->setRange(0, top);
     m_bytes_axis->applyNiceNumbers();
