@@ -4,12 +4,14 @@
 // "show only these" / "show all".
 #include <QAbstractAxis>
 #include <QAction>
+#include <QApplication>
 #include <QChart>
 #include <QDockWidget>
 #include <QHeaderView>
 #include <QItemSelectionModel>
 #include <QMenu>
 #include <QPushButton>
+#include <QSplitter>
 #include <QTableView>
 #include <QTemporaryDir>
 #include <QTest>
@@ -194,9 +196,18 @@ private slots:
             store->add_stored_run(earlier_run(QString("run %1").arg(i + 1)));
         QTableView* view = window.runs_view();
         QTRY_VERIFY(view->isVisible());
+        // Give the charts all the height they can take: the runs list keeps its 8 rows.
+        QSplitter* splitter = nullptr;
+        for (QWidget* w = view; w && !splitter; w = w->parentWidget())
+            if (auto* s = qobject_cast<QSplitter*>(w); s && s->orientation() == Qt::Vertical)
+                splitter = s;
+        QVERIFY(splitter);
+        splitter->setSizes({5000, 1});
+        QApplication::processEvents();
         const int rows_shown =
             view->viewport()->height() / view->verticalHeader()->defaultSectionSize();
         QVERIFY2(rows_shown >= 8, qPrintable(QString::number(rows_shown)));
+        qInfo("runs list: %d rows in %d px", rows_shown, view->viewport()->height());
 
         // Right-click menu: "show only these" on a selection of two, then "show all".
         view->selectionModel()->select(view->model()->index(1, 0),

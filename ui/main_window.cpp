@@ -25,6 +25,7 @@
 #include <QScrollArea>
 #include <QSplitter>
 #include <QStatusBar>
+#include <QTabBar>
 #include <QTabWidget>
 #include <QTableView>
 #include <QToolBar>
@@ -108,7 +109,6 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
     m_runs_view->horizontalHeader()->setStretchLastSection(true);
     m_runs_view->verticalHeader()->hide();
     m_runs_view->setSelectionBehavior(QAbstractItemView::SelectRows);
-    m_runs_view->setMinimumHeight(fit_rows(m_runs_view, 8)); // a three-policy comparison and more
     // ResizeToContents sizes columns at layout time only; runs arrive later (from the history
     // thread, or as they start), so size the columns again for each new one.
     connect(m_store, &QAbstractItemModel::rowsInserted, m_runs_view, [this] {
@@ -135,7 +135,8 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
     right->addWidget(bottom);
     right->setStretchFactor(0, 3);
     right->setStretchFactor(1, 1);
-    bottom->setMinimumHeight(150); // room for a three-policy comparison's rows
+    // 8 rows of runs: a lesson's runs beside a repeated comparison, without scrolling.
+    bottom->setMinimumHeight(fit_rows(m_runs_view, 8) + bottom->tabBar()->sizeHint().height());
     auto* main = new QSplitter(Qt::Horizontal);
     main->addWidget(left);
     main->addWidget(right);
