@@ -126,30 +126,30 @@ QString ComparisonModel::label_of(qsizetype index) const {
 
 QVariant ComparisonModel::headerData(int section, Qt::Orientation orientation, int role) const {
     if (orientation != Qt::Horizontal) return {};
-    static const char* names[] = {"Configuration",  "Run",          "Policy",        "Device",
-                                  "Test acc.",      "ms/step",      "p25–p75",       "samples/s",
-                                  "Speedup vs f32", "Model memory", "Memory vs f32", "Dataset",
-                                  "Skipped",        "Time to 97%"};
+    static const char* names[] = {"Configuration", "Run",     "Policy",    "Speedup vs f32",
+                                  "ms/step",       "p25–p75", "Test acc.", "Model memory",
+                                  "Memory vs f32", "Dataset", "samples/s", "Skipped",
+                                  "Time to 97%",   "Device"};
     static const char* tips[] = {
         "What the runs of a group share: model, batch size, optimizer, epochs or steps. Ratios "
         "compare only within one configuration",
         "The run, in its chart colour",
         "The global dtype policy",
-        "The engine the run used",
-        "Accuracy on the 10,000 test images after the last epoch",
+        "The float32 run's median step time (same configuration, same device) divided by this "
+        "run's; ≈ marks a ratio within the step-to-step noise (the p25–p75 ranges overlap)",
         "Median training step time after warm-up: the first 10% of the steps (at least 5, at "
         "most half) are left out, as they pay for allocation and caches",
         "The spread of the step times after warm-up: half of the steps took between these two "
         "times (interquartile range)",
-        "Training examples per second: the median after warm-up",
-        "The float32 run's median step time (same configuration, same device) divided by this "
-        "run's; ≈ marks a ratio within the step-to-step noise (the p25–p75 ranges overlap)",
-        "The model's own memory: weights, master weights, activations, gradients, optimizer state "
-        "and workspace (the resident dataset is in its own column)",
+        "Accuracy on the 10,000 test images after the last epoch",
+        "The model's own memory: weights, master weights, activations, gradients, optimizer "
+        "state and workspace (the resident dataset is in its own column)",
         "This run's model memory divided by the float32 run's of the same configuration",
         "The dataset kept resident beside the model: the same under every policy",
+        "Training examples per second: the median after warm-up",
         "Steps whose update the dynamic loss scaler skipped (non-finite gradients)",
-        "Training seconds until the test accuracy first reached 97%"};
+        "Training seconds until the test accuracy first reached 97%",
+        "The engine the run used"};
     if (section < 0 || section >= ColumnCount) return {};
     if (role == Qt::DisplayRole) return QString::fromUtf8(names[section]);
     if (role == Qt::ToolTipRole) return QString::fromUtf8(tips[section]);
@@ -165,7 +165,8 @@ QVariant ComparisonModel::data(const QModelIndex& index, int role) const {
     const RunFacts& f = all[i];
     const int column = index.column();
     if (role == Qt::DecorationRole && column == ColRun) return run.color;
-    if (role == Qt::TextAlignmentRole && column >= ColAccuracy)
+    if (role == Qt::TextAlignmentRole && column != ColConfiguration && column != ColRun &&
+        column != ColPolicy && column != ColDevice)
         return int(Qt::AlignRight | Qt::AlignVCenter);
     if (role == Qt::BackgroundRole && m_row_group[index.row()] % 2 == 1)
         return QApplication::palette().brush(QPalette::AlternateBase); // every other group

@@ -25,17 +25,17 @@ public:
         ColConfiguration,
         ColRun,
         ColPolicy,
-        ColDevice,
-        ColAccuracy,
+        ColSpeedup, // the figures a comparison is read for first, before any scrolling
         ColMsPerStep,
         ColSpread,
-        ColSamplesPerS,
-        ColSpeedup,
+        ColAccuracy,
         ColModelMemory,
         ColMemoryRatio,
         ColDataset,
+        ColSamplesPerS,
         ColSkipped,
         ColTimeTo97,
+        ColDevice,
         ColumnCount
     };
 

@@ -121,6 +121,7 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
     comparison_view->setModel(m_comparison);
     comparison_view->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
     comparison_view->verticalHeader()->hide();
+    fit_rows(comparison_view, 8); // compact rows, as in the runs list
     m_log = new QPlainTextEdit;
     m_log->setReadOnly(true);
     m_log->setMaximumBlockCount(5000);
