@@ -222,8 +222,9 @@ private slots:
         QStringList names;
         for (QAction* action : menu->actions())
             if (!action->objectName().isEmpty()) names << action->objectName();
-        QCOMPARE(names, QStringList({"rename", "export_csv", "export_json", "export_weights",
-                                     "load_weights", "evaluate_weights", "open_folder", "delete"}));
+        QCOMPARE(names, QStringList({"show_only", "show_all", "rename", "export_csv", "export_json",
+                                     "export_weights", "load_weights", "evaluate_weights",
+                                     "open_folder", "delete"}));
         for (QAction* action : menu->actions())
             if (action->objectName() == "delete") QVERIFY(action->isEnabled());
 

@@ -25,6 +25,7 @@
 #include <QScrollArea>
 #include <QSplitter>
 #include <QStatusBar>
+#include <QTabBar>
 #include <QTabWidget>
 #include <QTableView>
 #include <QToolBar>
@@ -42,6 +43,7 @@
 #include "ui/file_drop.h"
 #include "ui/float_lab/float_lab_tab.h"
 #include "ui/layer_stack_editor.h"
+#include "ui/lessons/lesson_focus.h"
 #include "ui/lessons/lesson_library.h"
 #include "ui/lessons/lessons_panel.h"
 #include "ui/plan_view/plan_view.h"
@@ -51,6 +53,7 @@
 #include "ui/run_history.h"
 #include "ui/run_history_menu.h"
 #include "ui/run_store.h"
+#include "ui/table_rows.h"
 #include "ui/training_controller.h"
 #include "ui/weights_evaluator.h"
 #include "ui/weights_loader.h"
@@ -119,6 +122,7 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
     comparison_view->setModel(m_comparison);
     comparison_view->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
     comparison_view->verticalHeader()->hide();
+    fit_rows(comparison_view, 8); // compact rows, as in the runs list
     m_log = new QPlainTextEdit;
     m_log->setReadOnly(true);
     m_log->setMaximumBlockCount(5000);
@@ -133,7 +137,8 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
     right->addWidget(bottom);
     right->setStretchFactor(0, 3);
     right->setStretchFactor(1, 1);
-    bottom->setMinimumHeight(76); // a header and two rows; drag the splitter for more
+    // 8 rows of runs: a lesson's runs beside a repeated comparison, without scrolling.
+    bottom->setMinimumHeight(fit_rows(m_runs_view, 8) + bottom->tabBar()->sizeHint().height());
     right->setChildrenCollapsible(false);
     auto* main = new QSplitter(Qt::Horizontal);
     main->addWidget(left);
@@ -168,6 +173,7 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
 
     m_compare = new CompareQueue(m_store, m_controller, this);
     m_runs_menu = new RunHistoryMenu(m_runs_view, m_store, m_history, this);
+    bottom->setCornerWidget(m_runs_menu->make_visibility_buttons(bottom));
     connect(m_runs_menu, &RunHistoryMenu::error, m_banner, &ErrorBanner::show_error);
     connect(m_runs_menu, &RunHistoryMenu::message, this, &MainWindow::log);
     connect(m_history, &RunHistory::problem, this, &MainWindow::log);
@@ -229,7 +235,19 @@ void MainWindow::build_lessons(bool gpu) {
     QAction* toggle = dock->toggleViewAction();
     toggle->setToolTip("Guided lessons: each loads an experiment and explains what to watch");
     findChild<QToolBar*>()->addAction(toggle);
+    // A lesson owns the charts while open: only its runs, on axes fitted to them.
+    m_lesson_focus = new LessonFocus(m_store, this);
+    connect(m_lesson_focus, &LessonFocus::changed, this, [this](bool active) {
+        m_lessons->set_focused(active);
+        m_charts->fit_to_visible();
+    });
+    connect(m_lessons, &LessonsPanel::back_requested, m_lesson_focus, &LessonFocus::leave);
+    connect(dock, &QDockWidget::visibilityChanged, this, [this, dock](bool visible) {
+        if (!visible && dock->isHidden()) m_lesson_focus->leave(); // closed, not just covered
+    });
     connect(m_lessons, &LessonsPanel::lesson_opened, this, [this](const Lesson& lesson) {
+        m_lesson_focus->enter(lesson);
+        m_charts->fit_to_visible();
         set_experiment(lesson.experiments.front().experiment);
         setWindowTitle("Mantissa — lesson: " + QString::fromStdString(lesson.title));
         log("opened lesson " + QString::fromStdString(lesson.id));
@@ -242,6 +260,8 @@ void MainWindow::build_lessons(bool gpu) {
             runs.back().device = m_device->current_id().toStdString();
         }
         m_banner->hide();
+        m_lesson_focus->enter(lesson);
+        m_charts->fit_to_visible();
         set_experiment(runs.front());
         m_compare->start(runs);
         update_actions();
@@ -588,11 +608,11 @@ void MainWindow::train() {
     update_actions();
 }
 
-void MainWindow::compare_policies(const QStringList& policies) {
-    const QStringList chosen = policies.isEmpty() ? ask_policies(this) : policies;
+void MainWindow::compare_policies(const QStringList& policies, int repeats) {
+    const QStringList chosen = policies.isEmpty() ? ask_policies(this, &repeats) : policies;
     if (chosen.isEmpty()) return;
     m_banner->hide();
-    m_compare->start(current_experiment(), chosen);
+    m_compare->start(current_experiment(), chosen, repeats);
     update_actions();
 }
 

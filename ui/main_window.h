@@ -27,6 +27,7 @@ class ExperimentDocument;
 class ExperimentForm;
 class FloatLabTab;
 class LayerStackEditor;
+class LessonFocus;
 class LessonsPanel;
 class PlanView;
 class PresentationMode;
@@ -67,6 +68,8 @@ public:
     ComparisonModel* comparison_model() const { return m_comparison; }
     ChartsPanel* charts() const { return m_charts; }
     LessonsPanel* lessons_panel() const { return m_lessons; }
+    LessonFocus* lesson_focus() const { return m_lesson_focus; }
+    QTableView* runs_view() const { return m_runs_view; }
     RunHistory* run_history() const { return m_history; }
     RunHistoryMenu* runs_menu() const { return m_runs_menu; }
     RecentFiles* recent_files() const { return m_recent; }
@@ -80,7 +83,8 @@ public:
 
 public slots:
     void train();
-    void compare_policies(const QStringList& policies); // empty: ask with a dialog
+    // Empty: ask with a dialog (policies and runs per policy).
+    void compare_policies(const QStringList& policies, int repeats = 1);
     // Test loss and accuracy of a weights file, on a background thread; the result goes to the
     // log and the status line.
     void evaluate_weights(const QString& path);
@@ -114,6 +118,7 @@ private:
     ExperimentForm* m_form = nullptr;
     ChartsPanel* m_charts = nullptr;
     LessonsPanel* m_lessons = nullptr;
+    LessonFocus* m_lesson_focus = nullptr;
     PlanView* m_plan_view = nullptr;
     FloatLabTab* m_float_lab = nullptr;
     ErrorBanner* m_banner = nullptr;

@@ -6,15 +6,19 @@
 #include <QDir>
 #include <QFileDialog>
 #include <QFileInfo>
+#include <QHBoxLayout>
 #include <QInputDialog>
+#include <QItemSelectionModel>
 #include <QMenu>
 #include <QMessageBox>
 #include <QRegularExpression>
 #include <QTableView>
+#include <QToolButton>
 #include <QUrl>
 
 #include "ui/run_history.h"
 #include "ui/run_store.h"
+#include "ui/run_visibility.h"
 #include "ui/weights_files.h"
 
 namespace mantissa::ui {
@@ -44,6 +48,15 @@ QMenu* RunHistoryMenu::menu_for(int id, QWidget* parent) {
     if (!run) return menu;
     const bool active = run->state == RunState::Queued || run->state == RunState::Running ||
                         run->state == RunState::Paused;
+    const QSet<int> these = selected_or(id);
+    QAction* only_these =
+        menu->addAction(these.size() > 1 ? tr("Show Only These %1 Runs").arg(these.size())
+                                         : tr("Show Only This Run"),
+                        this, [this, these] { show_only(these); });
+    only_these->setObjectName(QStringLiteral("show_only"));
+    QAction* all = menu->addAction(tr("Show All Runs"), this, [this] { show_all(); });
+    all->setObjectName(QStringLiteral("show_all"));
+    menu->addSeparator();
     QAction* rename = menu->addAction(tr("Rename…"), this, [this, id] { rename_run(id); });
     rename->setObjectName(QStringLiteral("rename"));
     menu->addSeparator();
@@ -97,6 +110,51 @@ QMenu* RunHistoryMenu::menu_for(int id, QWidget* parent) {
     del->setEnabled(!active);
     if (active) del->setToolTip(tr("Stop the run before deleting it"));
     return menu;
+}
+
+QSet<int> RunHistoryMenu::selected_or(int id) const {
+    QSet<int> ids;
+    for (const QModelIndex& index : m_view->selectionModel()->selectedRows())
+        if (index.row() < m_store->runs().size()) ids.insert(m_store->runs()[index.row()].id);
+    if (id >= 0 && !ids.contains(id)) return {id}; // right-clicked outside the selection
+    return ids;
+}
+
+void RunHistoryMenu::show_only(const QSet<int>& ids) {
+    if (ids.isEmpty()) return; // hiding everything is never what "show only" means
+    m_store->set_visibility(only(m_store->runs(), ids));
+}
+
+void RunHistoryMenu::show_all() {
+    m_store->set_visibility(all_shown(m_store->runs()));
+}
+
+QWidget* RunHistoryMenu::make_visibility_buttons(QWidget* parent) {
+    auto* box = new QWidget(parent);
+    auto* layout = new QHBoxLayout(box);
+    layout->setContentsMargins(0, 0, 2, 0);
+    layout->setSpacing(4);
+    auto* only_button = new QToolButton(box);
+    only_button->setObjectName(QStringLiteral("show_only_button"));
+    only_button->setText(tr("Show only selected"));
+    only_button->setToolTip(tr("Show only the runs selected in the Runs list on the charts "
+                               "(right-click a run for more)"));
+    auto* all_button = new QToolButton(box);
+    all_button->setObjectName(QStringLiteral("show_all_button"));
+    all_button->setText(tr("Show all"));
+    all_button->setToolTip(tr("Show every run on the charts"));
+    layout->addWidget(only_button);
+    layout->addWidget(all_button);
+    auto update = [this, only_button] {
+        only_button->setEnabled(m_view->selectionModel() &&
+                                m_view->selectionModel()->hasSelection());
+    };
+    connect(only_button, &QToolButton::clicked, this, [this] { show_only(selected_or(-1)); });
+    connect(all_button, &QToolButton::clicked, this, &RunHistoryMenu::show_all);
+    connect(m_view->selectionModel(), &QItemSelectionModel::selectionChanged, only_button, update);
+    connect(m_store, &QAbstractItemModel::modelReset, only_button, update);
+    update();
+    return box;
 }
 
 void RunHistoryMenu::rename_run(int id) {

@@ -1,8 +1,9 @@
-// RunHistoryMenu: the runs list's context menu (rename, export metrics as CSV or JSON, open the
-// run's folder, delete with confirmation), acting through RunHistory.
+// RunHistoryMenu: the runs list's context menu (show only these / show all, rename, export metrics
+// as CSV or JSON, open the run's folder, delete with confirmation), acting through RunHistory.
 #pragma once
 
 #include <QObject>
+#include <QSet>
 #include <functional>
 #include <optional>
 
@@ -29,12 +30,20 @@ public:
     void set_confirm(Confirm confirm) { m_confirm = std::move(confirm); }
 
     // The menu for run `id` (the caller owns it), with actions named by objectName
-    // "rename", "export_csv", "export_json", "export_weights", "load_weights", "evaluate_weights",
+    // "show_only" (the selected runs, or `id` when it is not among them), "show_all", "rename",
+    // "export_csv", "export_json", "export_weights", "load_weights", "evaluate_weights",
     // "open_folder", "delete". The weights actions are disabled, with the reason as tooltip, for a
     // run without a weights file (still training, failed, or trained before runs kept their
     // weights).
     QMenu* menu_for(int id, QWidget* parent);
     void delete_run(int id); // asks, then deletes; errors go to `error`
+    // The runs list's selection (run ids); with `id` when it is not selected, `id` alone.
+    QSet<int> selected_or(int id) const;
+    void show_only(const QSet<int>& ids); // ticks exactly these runs
+    void show_all();
+    // "Show only selected" and "Show all" buttons (objectNames "show_only_button",
+    // "show_all_button") for a corner of the runs tab; the caller owns the widget.
+    QWidget* make_visibility_buttons(QWidget* parent);
     // What "Export weights…" does once the dialog has answered: the run's weights.safetensors to
     // `path` (format by extension). Returns whether it worked; errors go to `error`.
     bool export_weights(int id, const QString& path, std::optional<DType> dtype = std::nullopt);

@@ -69,6 +69,18 @@ void RunStore::rename_run(int id, const QString& name) {
     emit run_changed(id);
 }
 
+void RunStore::set_visibility(const QHash<int, bool>& visible) {
+    bool changed = false;
+    for (int row = 0; row < m_runs.size(); ++row) {
+        const auto it = visible.constFind(m_runs[row].id);
+        if (it == visible.constEnd() || m_runs[row].visible == *it) continue;
+        m_runs[row].visible = *it;
+        changed = true;
+        emit dataChanged(index(row, ColName), index(row, ColName), {Qt::CheckStateRole});
+    }
+    if (changed) emit visibility_changed();
+}
+
 RunRecord* RunStore::run(int id) {
     const int row = row_of(id);
     return row < 0 ? nullptr : &m_runs[row];

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <QAbstractTableModel>
+#include <QHash>
 #include <QVector>
 
 #include "ui/run_record.h"
@@ -36,6 +37,9 @@ public:
     void set_state(int id, RunState state, const QString& message = {});
     void set_finished(int id, const RunSummary& summary);
     void rename_run(int id, const QString& name);
+    // Shows and hides many runs at once (ids not listed keep theirs): one visibility_changed, so
+    // the charts redraw once, not once per run.
+    void set_visibility(const QHash<int, bool>& visible);
 
     // QAbstractTableModel: the checkbox of ColName toggles `visible`.
     int rowCount(const QModelIndex& parent = {}) const override;

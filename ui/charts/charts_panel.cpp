@@ -17,6 +17,7 @@
 #include "ui/charts/memory_chart.h"
 #include "ui/charts/metric_chart.h"
 #include "ui/run_store.h"
+#include "ui/run_visibility.h"
 
 namespace mantissa::ui {
 
@@ -99,10 +100,8 @@ void ChartsPanel::schedule_redraw() {
 
 void ChartsPanel::redraw() {
     m_redraw_timer->stop();
-    QVector<const RunRecord*> runs;
-    if (m_store)
-        for (const RunRecord& run : m_store->runs())
-            if (run.visible) runs.append(&run);
+    const QVector<const RunRecord*> runs =
+        m_store ? visible_runs(m_store->runs()) : QVector<const RunRecord*>{};
 
     QSet<int> shown;
     for (const RunRecord* run : runs) shown.insert(run->id);
@@ -139,6 +138,13 @@ void ChartsPanel::redraw() {
     m_step_time->set_title(step_title);
     m_loss_scale->show_runs(runs, m_lines);
     m_memory->show_runs(runs);
+}
+
+void ChartsPanel::fit_to_visible() {
+    for (MetricChart* c :
+         {m_loss, m_accuracy, m_step_time, static_cast<MetricChart*>(m_loss_scale)})
+        c->reset_zoom();
+    redraw();
 }
 
 void ChartsPanel::add_histograms(int run_id, const QVector<GradientHistogram>& histograms) {

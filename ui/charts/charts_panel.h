@@ -32,6 +32,8 @@ public:
     int drawn_points(const QString& chart, int run_id) const;
     // Redraws every chart from the store now (the store's signals schedule this every 40 ms).
     void redraw();
+    // Forgets every chart's zoom, so the axes fit the visible runs again (a lesson opened).
+    void fit_to_visible();
     MetricChart* chart(const QString& name) const; // "loss", "accuracy", "step_time", "loss_scale"
     // The histogram is fed here but shown where the window puts it (its own tab): it needs the
     // height the training curves need too. Without a new parent it is deleted with the panel.

@@ -29,9 +29,13 @@ void LossScaleChart::show_runs(const QVector<const RunRecord*>& runs, RunLineCac
                                points.skipped, ChartLine::Style::Markers, false, version});
         m_skipped += points.skipped.size();
     }
+    // The scale now: the latest visible run that has trained (a queued one has no scale yet).
     QString now;
-    if (!runs.isEmpty() && !runs.back()->steps.isEmpty())
-        now = QStringLiteral(" %1").arg(runs.back()->steps.back().loss_scale, 0, 'g', 10);
+    for (auto it = runs.rbegin(); it != runs.rend(); ++it)
+        if (!(*it)->steps.isEmpty()) {
+            now = QStringLiteral(" %1").arg((*it)->steps.back().loss_scale, 0, 'g', 10);
+            break;
+        }
     set_title(m_skipped == 0
                   ? tr("Loss scale%1 · no skipped steps").arg(now)
                   : tr("Loss scale%1 · %2 skipped steps")

@@ -1,5 +1,6 @@
-// MemoryChart: where the bytes go — one stacked bar per visible run (categories of the compiled
-// plan, latest step), with the device's total and used memory in the title for scale.
+// MemoryChart: where the bytes go — one stacked bar per visible run (the model's categories of
+// the compiled plan, latest step), the dataset's bar on request, the device's total and used
+// memory in the title for scale.
 #include "ui/charts/memory_chart.h"
 
 #include <QApplication>
@@ -7,8 +8,12 @@
 #include <QBarSet>
 #include <QChart>
 #include <QChartView>
+#include <QCheckBox>
+#include <QCursor>
 #include <QHorizontalStackedBarSeries>
 #include <QLegend>
+#include <QLegendMarker>
+#include <QToolTip>
 #include <QVBoxLayout>
 #include <QValueAxis>
 #include <algorithm>
@@ -16,6 +21,7 @@
 #include <cmath>
 
 #include "ui/charts/chart_style.h"
+#include "ui/model_memory.h"
 #include "ui/run_record.h"
 
 namespace mantissa::ui {
@@ -38,23 +44,45 @@ Unit unit_for(double bytes) {
 }
 
 QString format_bytes(double bytes) {
+    if (bytes <= 0) return QStringLiteral("0");
     const Unit u = unit_for(bytes);
     return QStringLiteral("%1 %2")
         .arg(bytes / u.divisor, 0, 'f', bytes / u.divisor < 10 ? 2 : 1)
         .arg(QLatin1String(u.name));
 }
 
-// The run's latest memory by category: the last step's, else the compiled plan's.
-MemoryByCategory memory_of(const RunRecord& run) {
-    if (!run.steps.isEmpty() && run.steps.back().memory.total() > 0) return run.steps.back().memory;
-    return run.memory;
+// The bytes a bar draws: a run's model categories, or the dataset's bar's data alone.
+std::size_t drawn_bytes(const MemoryByCategory& memory, bool dataset_bar) {
+    return dataset_bar ? dataset_bytes(memory) : model_bytes(memory);
 }
 
 } // namespace
 
+QString memory_tooltip(const QString& run_name, const QString& policy,
+                       const MemoryByCategory& memory, MemCategory hovered) {
+    QString text = QStringLiteral("<b>%1</b> (%2)<table>").arg(run_name.toHtmlEscaped(), policy);
+    for (MemCategory c : model_categories()) {
+        QString value = format_bytes(static_cast<double>(memory[c]));
+        if (c == MemCategory::Master && memory[c] == 0 && policy != QLatin1String("float32"))
+            value += QObject::tr(" — no master weights: this policy keeps no float32 copy");
+        const QString name = QString::fromLatin1(mem_category_name(c));
+        text +=
+            c == hovered
+                ? QStringLiteral("<tr><td><b>%1</b></td><td align=right><b>%2</b></td></tr>")
+                      .arg(name, value)
+                : QStringLiteral("<tr><td>%1</td><td align=right>%2</td></tr>").arg(name, value);
+    }
+    text += QObject::tr("<tr><td>model total</td><td align=right>%1</td></tr></table>")
+                .arg(format_bytes(static_cast<double>(model_bytes(memory))));
+    if (dataset_bytes(memory) > 0)
+        text += QObject::tr("resident dataset beside it: %1")
+                    .arg(format_bytes(static_cast<double>(dataset_bytes(memory))));
+    return text;
+}
+
 MemoryChart::MemoryChart(QWidget* parent) : QWidget(parent) {
     m_chart = new QChart;
-    style_chart(m_chart, tr("Device memory"));
+    style_chart(m_chart, tr("Memory"));
     m_chart->legend()->show(); // the categories need names; the runs are named on the axis
     m_chart->legend()->setAlignment(Qt::AlignBottom);
     QFont legend_font = m_chart->legend()->font();
@@ -71,15 +99,28 @@ MemoryChart::MemoryChart(QWidget* parent) : QWidget(parent) {
         m_series->append(set);
     }
     m_chart->addSeries(m_series);
+    connect(
+        m_series, &QAbstractBarSeries::hovered, this, [this](bool status, int index, QBarSet* set) {
+            if (!status) {
+                QToolTip::hideText();
+                return;
+            }
+            const int c = m_series->barSets().indexOf(set);
+            if (c < 0) return;
+            QToolTip::showText(QCursor::pos(), tooltip(index, static_cast<MemCategory>(c)), m_view);
+        });
 
     m_runs_axis = new QBarCategoryAxis;
     style_axis(m_runs_axis, QString());
     m_runs_axis->setGridLineVisible(false);
+    QFont bar_font = m_runs_axis->labelsFont(); // a bar per run: the labels get less height
+    bar_font.setPointSizeF(9);
+    m_runs_axis->setLabelsFont(bar_font);
     m_chart->addAxis(m_runs_axis, Qt::AlignLeft);
     m_series->attachAxis(m_runs_axis);
     m_bytes_axis = new QValueAxis;
-    style_axis(m_bytes_axis, tr("MiB"));
-    m_bytes_axis->setLabelFormat("%.3g");
+    style_axis(m_bytes_axis, QString());
+    m_bytes_axis->setLabelFormat("%.3g MiB");
     m_chart->addAxis(m_bytes_axis, Qt::AlignBottom);
     m_series->attachAxis(m_bytes_axis);
 
@@ -90,6 +131,21 @@ MemoryChart::MemoryChart(QWidget* parent) : QWidget(parent) {
     auto* layout = new QVBoxLayout(this);
     layout->setContentsMargins(0, 0, 0, 0);
     layout->addWidget(m_view);
+
+    // Over the chart's top-right corner: it costs the charts no height.
+    m_dataset_box = new QCheckBox(tr("Show dataset"), m_view);
+    m_dataset_box->setObjectName(QStringLiteral("show_dataset"));
+    m_dataset_box->setToolTip(tr("Add a bar for the dataset kept resident beside the model (the "
+                                 "same under every policy, so it is left out by default)"));
+    m_dataset_box->setAutoFillBackground(false);
+    connect(m_dataset_box, &QCheckBox::toggled, this, &MemoryChart::set_dataset_shown);
+    rebuild();
+}
+
+void MemoryChart::resizeEvent(QResizeEvent* event) {
+    QWidget::resizeEvent(event);
+    m_dataset_box->adjustSize();
+    m_dataset_box->move(m_view->width() - m_dataset_box->width() - 8, 4);
 }
 
 void MemoryChart::changeEvent(QEvent* event) {
@@ -100,69 +156,140 @@ void MemoryChart::changeEvent(QEvent* event) {
         set->setBorderColor(QApplication::palette().color(QPalette::Base));
 }
 
+void MemoryChart::set_dataset_shown(bool shown) {
+    if (m_dataset_box->isChecked() != shown) m_dataset_box->setChecked(shown); // comes back here
+    if (m_dataset_shown == shown) return;
+    m_dataset_shown = shown;
+    rebuild();
+}
+
 void MemoryChart::show_runs(const QVector<const RunRecord*>& runs) {
-    m_run_ids.clear();
-    m_nonzero_categories.clear();
-    QVector<MemoryByCategory> memories;
-    QStringList names;
-    double largest = 0;
-    std::size_t device_total = 0, device_used = 0;
+    m_runs.clear();
+    m_device_total = m_device_used = 0;
+    m_device_run = 0;
     // The latest run at the top: bars are listed bottom to top.
     for (auto it = runs.rbegin(); it != runs.rend(); ++it) {
         const RunRecord& run = **it;
-        const MemoryByCategory memory = memory_of(run);
-        m_run_ids.append(run.id);
-        memories.append(memory);
-        int nonzero = 0;
-        for (std::size_t b : memory.bytes) nonzero += b > 0 ? 1 : 0;
-        m_nonzero_categories.append(nonzero);
-        QString name = run.name;
-        if (name.size() > 28) name = name.left(27) + QChar(0x2026);
-        names.append(QStringLiteral("#%1 %2").arg(run.id).arg(name));
-        largest = std::max(largest, static_cast<double>(memory.total()));
-        if (!run.steps.isEmpty() && run.steps.back().device_mem_total > 0 && it == runs.rbegin()) {
-            device_total = run.steps.back().device_mem_total;
-            device_used = run.steps.back().device_mem_used;
+        // "#5 mixed_float16": the policy is what the bars compare; the run's name is in the
+        // tooltip (names are long, and the axis elides what does not fit).
+        const QString policy = QString::fromStdString(run.experiment.policy);
+        m_runs.append(Bar{run.id, QStringLiteral("#%1 %2").arg(run.id).arg(policy), run.name,
+                          QString::fromStdString(run.experiment.policy), latest_memory(run)});
+        if (it == runs.rbegin() && !run.steps.isEmpty() && run.steps.back().device_mem_total > 0) {
+            m_device_total = run.steps.back().device_mem_total;
+            m_device_used = run.steps.back().device_mem_used;
+            m_device_run = run.id;
         }
     }
+    rebuild();
+}
+
+void MemoryChart::rebuild() {
+    QVector<Bar> bars;
+    if (m_dataset_shown) {
+        // One bar for the dataset: it is the same whatever the policy (the largest if not).
+        Bar data;
+        data.label = tr("resident dataset");
+        data.name = tr("Resident dataset");
+        for (const Bar& run : m_runs)
+            if (dataset_bytes(run.memory) > dataset_bytes(data.memory))
+                data.memory[MemCategory::Data] = dataset_bytes(run.memory);
+        if (dataset_bytes(data.memory) > 0) bars.append(data);
+    }
+    bars += m_runs;
+
     // Rebuilding the bars lays the whole chart out again; during training the bars rarely change.
     QString signature =
-        names.join(QLatin1Char('|')) + QStringLiteral("|%1|%2").arg(device_used).arg(device_total);
-    for (const MemoryByCategory& m : memories)
-        for (std::size_t b : m.bytes) signature += QStringLiteral("|%1").arg(b);
+        QStringLiteral("%1|%2|%3").arg(m_device_used).arg(m_device_total).arg(m_dataset_shown);
+    for (const Bar& bar : bars) {
+        signature += QLatin1Char('|') + bar.label;
+        for (std::size_t b : bar.memory.bytes) signature += QStringLiteral(",%1").arg(b);
+    }
     if (signature == m_last_signature) return;
     m_last_signature = signature;
+    m_bars = bars;
 
+    double largest = 0, largest_model = 0;
+    m_nonzero_categories.clear();
+    QStringList names;
+    for (const Bar& bar : bars) {
+        const bool dataset_bar = bar.run_id == 0;
+        largest = std::max(largest, static_cast<double>(drawn_bytes(bar.memory, dataset_bar)));
+        if (!dataset_bar)
+            largest_model = std::max(largest_model, static_cast<double>(model_bytes(bar.memory)));
+        int nonzero = 0;
+        if (dataset_bar)
+            nonzero = dataset_bytes(bar.memory) > 0 ? 1 : 0;
+        else
+            for (MemCategory c : model_categories()) nonzero += bar.memory[c] > 0 ? 1 : 0;
+        m_nonzero_categories.append(nonzero);
+        names.append(bar.label);
+    }
     const Unit unit = unit_for(std::max(largest, 1.0));
     const QList<QBarSet*> sets = m_series->barSets();
     for (std::size_t c = 0; c < kMemCategoryCount; ++c) {
+        const bool data = static_cast<MemCategory>(c) == MemCategory::Data;
         QList<qreal> values;
-        for (const MemoryByCategory& m : memories) values.append(m.bytes[c] / unit.divisor);
-        sets[static_cast<int>(c)]->remove(0, sets[static_cast<int>(c)]->count());
-        sets[static_cast<int>(c)]->append(values);
+        for (const Bar& bar : bars) {
+            // Runs' bars hold the model; the dataset's bar holds the data.
+            const bool dataset_bar = bar.run_id == 0;
+            values.append(data == dataset_bar ? bar.memory.bytes[c] / unit.divisor : 0.0);
+        }
+        QBarSet* set = sets[static_cast<int>(c)];
+        set->remove(0, set->count());
+        set->append(values);
     }
+    // The legend names the dataset only when its bar is there.
+    const QList<QLegendMarker*> markers = m_chart->legend()->markers(m_series);
+    for (int c = 0; c < markers.size(); ++c)
+        if (static_cast<MemCategory>(c) == MemCategory::Data)
+            markers[c]->setVisible(m_dataset_shown);
     m_runs_axis->setCategories(names.isEmpty() ? QStringList{QString()} : names);
-    m_bytes_axis->setTitleText(QString::fromLatin1(unit.name));
+    // The unit in the tick labels, no axis title: the height goes to the bars.
+    m_bytes_axis->setLabelFormat(QStringLiteral("%.3g ") + QString::fromLatin1(unit.name));
     const double top = largest > 0 ? largest / unit.divisor * 1.08 : 1;
     m_bytes_axis->setRange(0, top);
     m_bytes_axis->applyNiceNumbers();
 
-    // Two short lines: a long title would be elided at the width of half a 1280-pixel window.
+    // One short line: the bars need the height. The device's figures are in the tooltip.
     QString title = tr("Memory");
-    if (!runs.isEmpty()) {
-        title += tr(" · largest run %1").arg(format_bytes(largest));
-        if (device_total > 0)
-            title += tr("<br><small>device (run %1): %2 of %3</small>")
-                         .arg(runs.back()->id)
-                         .arg(format_bytes(static_cast<double>(device_used)),
-                              format_bytes(static_cast<double>(device_total)));
-    }
+    if (!m_runs.isEmpty()) title += tr(" · largest model %1").arg(format_bytes(largest_model));
     if (m_chart->title() != title) m_chart->setTitle(title);
 }
 
 int MemoryChart::drawn_points(int run_id) const {
-    const qsizetype i = m_run_ids.indexOf(run_id);
-    return i < 0 ? 0 : m_nonzero_categories[i];
+    for (int i = 0; i < m_bars.size(); ++i)
+        if (m_bars[i].run_id == run_id && run_id != 0) return m_nonzero_categories[i];
+    return 0;
+}
+
+QStringList MemoryChart::bar_labels() const {
+    QStringList out;
+    for (const Bar& bar : m_bars) out << bar.label;
+    return out;
+}
+
+QList<double> MemoryChart::values(MemCategory category) const {
+    QList<double> out;
+    const QBarSet* set = m_series->barSets().value(static_cast<int>(category));
+    if (!set) return out;
+    for (int i = 0; i < set->count(); ++i) out << set->at(i);
+    return out;
+}
+
+QString MemoryChart::tooltip(int bar, MemCategory category) const {
+    if (bar < 0 || bar >= m_bars.size()) return {};
+    const Bar& b = m_bars[bar];
+    if (b.run_id == 0)
+        return tr("<b>Resident dataset</b>: %1<br>kept on the device beside the model, the same "
+                  "under every policy")
+            .arg(format_bytes(static_cast<double>(dataset_bytes(b.memory))));
+    QString text = memory_tooltip(b.name, b.policy, b.memory, category);
+    if (b.run_id == m_device_run && m_device_total > 0)
+        text += tr("<br>device memory in use: %1 of %2")
+                    .arg(format_bytes(static_cast<double>(m_device_used)),
+                         format_bytes(static_cast<double>(m_device_total)));
+    return text;
 }
 
 } // namespace mantissa::ui

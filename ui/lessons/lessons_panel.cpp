@@ -2,6 +2,7 @@
 // their policy and loss scaling, and the points to look at) and enables its Run button.
 #include "ui/lessons/lessons_panel.h"
 
+#include <QHBoxLayout>
 #include <QLabel>
 #include <QListWidget>
 #include <QPushButton>
@@ -53,12 +54,21 @@ LessonsPanel::LessonsPanel(QWidget* parent) : QWidget(parent) {
     m_run->setObjectName("lesson_run");
     m_run->setEnabled(false);
 
+    m_back = new QPushButton(tr("Back to my runs"));
+    m_back->setObjectName("lesson_back");
+    m_back->setToolTip(tr("The charts show only this lesson's runs; this brings back the runs "
+                          "they showed before the lesson (closing the Lessons panel does too)"));
+    m_back->hide();
+
     auto* layout = new QVBoxLayout(this);
     layout->setContentsMargins(4, 4, 4, 4);
     layout->addWidget(m_list);
     layout->addWidget(m_errors);
     layout->addWidget(m_text, 1);
-    layout->addWidget(m_run);
+    auto* buttons = new QHBoxLayout;
+    buttons->addWidget(m_run, 1);
+    buttons->addWidget(m_back);
+    layout->addLayout(buttons);
 
     connect(m_list, &QListWidget::currentRowChanged, this, [this](int row) {
         if (row >= 0 && row != m_current) open_lesson(row);
@@ -66,6 +76,11 @@ LessonsPanel::LessonsPanel(QWidget* parent) : QWidget(parent) {
     connect(m_run, &QPushButton::clicked, this, [this] {
         if (const Lesson* lesson = current_lesson()) emit run_requested(*lesson);
     });
+    connect(m_back, &QPushButton::clicked, this, &LessonsPanel::back_requested);
+}
+
+void LessonsPanel::set_focused(bool focused) {
+    m_back->setVisible(focused);
 }
 
 void LessonsPanel::set_lessons(const QVector<Lesson>& lessons, const QStringList& errors) {
@@ -81,8 +96,9 @@ void LessonsPanel::set_lessons(const QVector<Lesson>& lessons, const QStringList
     m_errors->setText(errors.join('\n'));
     m_errors->setVisible(!errors.isEmpty());
     m_text->setHtml(tr("<p>Pick a lesson. Opening one loads its experiment into the model and "
-                       "settings; <b>Run this lesson</b> trains its runs one after the other and "
-                       "the charts overlay them.</p>"));
+                       "settings, and the charts show only the lesson's runs; <b>Run this "
+                       "lesson</b> trains them one after the other. <b>Back to my runs</b> (or "
+                       "closing this panel) brings back the runs shown before.</p>"));
     m_run->setEnabled(false);
 }
 

@@ -26,6 +26,8 @@ public:
     void set_gpu_available(bool available);
     // Running state from the trainer: the Run button is disabled while a run is active.
     void set_busy(bool busy);
+    // Whether the charts show only the lesson's runs (LessonFocus): shows "Back to my runs".
+    void set_focused(bool focused);
 
     int lesson_count() const { return m_lessons.size(); }
     const QVector<Lesson>& lessons() const { return m_lessons; }
@@ -33,11 +35,13 @@ public:
     const Lesson* current_lesson() const;
     QString shown_text() const; // the lesson text as plain text, for tests
     QPushButton* run_button() const { return m_run; }
+    QPushButton* back_button() const { return m_back; }
     QListWidget* list() const { return m_list; }
 
 signals:
     void lesson_opened(const mantissa::Lesson& lesson);
     void run_requested(const mantissa::Lesson& lesson);
+    void back_requested(); // the charts' view from before the lesson, please
 
 private:
     void show_current();
@@ -50,6 +54,7 @@ private:
     QTextBrowser* m_text = nullptr;
     QLabel* m_errors = nullptr;
     QPushButton* m_run = nullptr;
+    QPushButton* m_back = nullptr;
 };
 
 } // namespace mantissa::ui
