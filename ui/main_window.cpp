@@ -36,11 +36,13 @@
 #include "ui/charts/charts_panel.h"
 #include "ui/compare_queue.h"
 #include "ui/comparison_model.h"
+#include "ui/dialog_folder.h"
 #include "ui/error_banner.h"
 #include "ui/experiment_document.h"
 #include "ui/experiment_form.h"
 #include "ui/file_drop.h"
 #include "ui/float_lab/float_lab_tab.h"
+#include "ui/help_menu.h"
 #include "ui/layer_stack_editor.h"
 #include "ui/lessons/lesson_library.h"
 #include "ui/lessons/lessons_panel.h"
@@ -194,6 +196,11 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
     const bool gpu = m_device->currentData().toString().startsWith("cuda");
     load_experiment_file(gpu ? ":/experiments/seed-mlp.json" : ":/experiments/mlp-small.json");
     build_lessons(gpu);
+    QStringList lesson_titles;
+    for (const Lesson& lesson : m_lessons->lessons())
+        lesson_titles << QString::fromStdString(lesson.title);
+    add_help_menu(this, lesson_titles,
+                  [this](int number) { open_lesson(QString::number(number)); });
     // 1500×950, or the screen's available area when that is smaller (a laptop, a projector at
     // 1280×800): the status bar and the bottom tabs must stay on screen.
     QSize size(1500, 950);
@@ -217,11 +224,12 @@ void MainWindow::build_lessons(bool gpu) {
     toggle->setToolTip("Guided lessons: each loads an experiment and explains what to watch");
     findChild<QToolBar*>()->addAction(toggle);
     connect(m_lessons, &LessonsPanel::lesson_opened, this, [this](const Lesson& lesson) {
-        set_experiment(lesson.experiments.front().experiment);
-        setWindowTitle("Mantissa — lesson: " + QString::fromStdString(lesson.title));
-        log("opened lesson " + QString::fromStdString(lesson.id));
+        if (adopt_lesson(lesson)) log("opened lesson " + QString::fromStdString(lesson.id));
     });
     connect(m_lessons, &LessonsPanel::run_requested, this, [this](const Lesson& lesson) {
+        if (QString::fromStdString(current_experiment().name) != lesson_document_name(lesson) &&
+            !adopt_lesson(lesson))
+            return;
         // Each run on the device picked in the toolbar, one after the other.
         QVector<Experiment> runs;
         for (const LessonExperiment& run : lesson.experiments) {
@@ -229,13 +237,33 @@ void MainWindow::build_lessons(bool gpu) {
             runs.back().device = m_device->currentData().toString().toStdString();
         }
         m_banner->hide();
-        set_experiment(runs.front());
         m_compare->start(runs);
         update_actions();
     });
 }
 
 MainWindow::~MainWindow() = default;
+
+QString MainWindow::lesson_document_name(const Lesson& lesson) const {
+    int number = 0;
+    for (int i = 0; i < m_lessons->lesson_count(); ++i)
+        if (m_lessons->lessons()[i].id == lesson.id) number = i + 1;
+    return QString("Lesson %1 — %2")
+        .arg(number)
+        .arg(QString::fromStdString(lesson.experiments.front().label));
+}
+
+bool MainWindow::adopt_lesson(const Lesson& lesson) {
+    // A lesson is a new document with no file: the file open before it is never a Save target.
+    if (!m_document->maybe_save([this] { return save(); })) return false;
+    Experiment e = lesson.experiments.front().experiment;
+    e.name = lesson_document_name(lesson).toStdString();
+    set_experiment(e);
+    m_document->set_clean(current_experiment(), QString());
+    m_banner->hide();
+    update_title();
+    return true;
+}
 
 void MainWindow::build_toolbar() {
     QToolBar* bar = addToolBar("Main");
@@ -246,8 +274,9 @@ void MainWindow::build_toolbar() {
     m_open->setToolTip("Open an experiment file (Ctrl+O); or drop one onto the window");
     connect(m_open, &QAction::triggered, this, [this] {
         if (!m_document->maybe_save([this] { return save(); })) return;
-        const QString path =
-            QFileDialog::getOpenFileName(this, "Open experiment", {}, "Experiments (*.json)");
+        const QString path = QFileDialog::getOpenFileName(this, "Open experiment", dialog_folder(),
+                                                          "Experiments (*.json)");
+        remember_dialog_folder(path);
         if (!path.isEmpty()) load_experiment_file(path);
     });
     m_save = bar->addAction(style()->standardIcon(QStyle::SP_DialogSaveButton), "Save");
@@ -295,7 +324,12 @@ void MainWindow::build_file_menu() {
     QMenu* file = menuBar()->addMenu("&File");
     QAction* new_action = file->addAction("&New Experiment", this, [this] {
         if (!m_document->maybe_save([this] { return save(); })) return;
-        load_experiment_file(":/experiments/mlp-small.json");
+        // mlp-small's model and settings as an untitled document with no file.
+        if (!load_experiment_file(":/experiments/mlp-small.json")) return;
+        m_base.name = "untitled";
+        m_form->set_experiment(m_base);
+        m_document->set_clean(current_experiment(), QString());
+        update_title();
     });
     new_action->setShortcut(QKeySequence::New);
     file->addAction(m_open);
@@ -317,6 +351,7 @@ void MainWindow::build_file_menu() {
     QAction* runs_dir = file->addAction("Runs &Folder…", this, [this] {
         const QString dir =
             QFileDialog::getExistingDirectory(this, "Folder for the run history", m_history->dir());
+        remember_dialog_folder(dir);
         if (dir.isEmpty()) return;
         m_history->set_dir(dir);
         log("Run history: now in " + dir);
@@ -329,8 +364,9 @@ void MainWindow::build_file_menu() {
     load_weights->setToolTip("Open a .safetensors file: its experiment goes into the editor and "
                              "the next run starts from its weights");
     file->addAction("&Evaluate Weights…", this, [this] {
-        const QString path = QFileDialog::getOpenFileName(this, "Evaluate weights", QString(),
+        const QString path = QFileDialog::getOpenFileName(this, "Evaluate weights", dialog_folder(),
                                                           "safetensors (*.safetensors)");
+        remember_dialog_folder(path);
         if (!path.isEmpty()) evaluate_weights(path);
     });
     file->addSeparator();
@@ -429,11 +465,10 @@ void MainWindow::wire_training() {
         m_status->setText(
             m_store->run(id)->name + ": " + run_status_name(summary.status) +
             QString(" · test accuracy %1%").arg(100.0 * summary.val_accuracy, 0, 'f', 2));
+        // The message already holds the advice for this run's policy and scaling: once.
         if (summary.status == RunStatus::Diverged)
-            m_banner->show_error(
-                QString::fromStdString(summary.message),
-                "The run is kept in the runs list. Lower the learning rate, enable "
-                "loss scaling, or use a mixed policy.");
+            m_banner->show_error(QString::fromStdString(summary.message),
+                                 "The run is kept in the runs list.");
         update_actions();
     });
     connect(c, &TrainingController::run_failed, this, [this](int id, const QString& message) {
@@ -482,8 +517,9 @@ bool MainWindow::load_experiment_file(const QString& path) {
     }
     // Built-in presets (":/...") open as untitled: Save asks where to write.
     const bool builtin = path.startsWith(':');
-    m_document->set_clean(current_experiment(), builtin ? QString() : path);
+    m_document->set_clean(current_experiment(), path);
     if (!builtin) m_recent->add(path);
+    m_banner->hide(); // an error from an earlier open no longer applies
     update_title();
     log("loaded " + path);
     return true;
@@ -495,18 +531,15 @@ void MainWindow::open_file(const QString& path) {
 }
 
 bool MainWindow::save() {
-    return save_as(m_document->path());
+    // Only a file the user opened or saved is written without asking; anything else (New, a
+    // preset, a lesson) asks for a new file.
+    const QString path = m_document->save_target();
+    return !path.isEmpty() && save_as(path);
 }
 
 bool MainWindow::save_as(const QString& target) {
-    QString path = target;
-    if (path.isEmpty()) {
-        path = QFileDialog::getSaveFileName(this, "Save experiment",
-                                            QString::fromStdString(m_base.name) + ".json",
-                                            "Experiments (*.json)");
-        if (path.isEmpty()) return false;
-        if (!path.endsWith(".json", Qt::CaseInsensitive)) path += ".json";
-    }
+    const QString path = target.isEmpty() ? m_document->ask_save_path() : target;
+    if (path.isEmpty()) return false;
     const Experiment e = current_experiment();
     try {
         save_experiment(e, path.toStdString());
@@ -522,7 +555,9 @@ bool MainWindow::save_as(const QString& target) {
 }
 
 void MainWindow::document_edited() {
-    if (m_document) m_document->update(current_experiment());
+    if (!m_document) return;
+    m_document->update(current_experiment());
+    update_title(); // the name is editable
 }
 
 void MainWindow::update_title() {
@@ -530,7 +565,8 @@ void MainWindow::update_title() {
                              ? QString()
                              : " (" + QFileInfo(m_document->path()).fileName() + ")";
     // "[*]" is where Qt draws the modified marker ("*") while isWindowModified().
-    setWindowTitle("Mantissa — " + QString::fromStdString(m_base.name) + file + "[*]");
+    setWindowTitle("Mantissa — " + QString::fromStdString(current_experiment().name) + file +
+                   "[*]");
     setWindowModified(m_document->is_modified());
 }
 
@@ -562,10 +598,17 @@ void MainWindow::train() {
 }
 
 void MainWindow::compare_policies(const QStringList& policies) {
-    const QStringList chosen = policies.isEmpty() ? ask_policies(this) : policies;
+    Experiment e = current_experiment();
+    QStringList chosen = policies;
+    if (chosen.isEmpty()) { // the dialog also sets how long each run trains
+        const CompareChoice choice = ask_comparison(this, e.epochs, e.max_steps);
+        chosen = choice.policies;
+        e.epochs = choice.epochs;
+        e.max_steps = choice.max_steps;
+    }
     if (chosen.isEmpty()) return;
     m_banner->hide();
-    m_compare->start(current_experiment(), chosen);
+    m_compare->start(e, chosen);
     update_actions();
 }
 

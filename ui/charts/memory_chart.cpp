@@ -84,6 +84,7 @@ MemoryChart::MemoryChart(QWidget* parent) : QWidget(parent) {
     m_series->attachAxis(m_bytes_axis);
 
     m_view = new QChartView(m_chart, this);
+    m_view->setViewportUpdateMode(QGraphicsView::FullViewportUpdate); // no stale bar fragments
     m_view->setRenderHint(QPainter::Antialiasing);
     m_view->setMinimumSize(320, 170);
     auto* layout = new QVBoxLayout(this);
