@@ -59,8 +59,8 @@ private slots:
         QFETCH(int, mode);
         const Policy p = policy_from_name(policy.toStdString());
         const auto m = static_cast<LossScaleMode>(mode);
-        const QString advice = QString::fromStdString(
-            divergence_advice(experiment(policy.toStdString(), m)));
+        const QString advice =
+            QString::fromStdString(divergence_advice(experiment(policy.toStdString(), m)));
         const bool f16 = p.compute == DType::Float16;
         // Auto means dynamic for float16 compute and none otherwise.
         const bool dynamic = f16 && (m == LossScaleMode::Dynamic || m == LossScaleMode::Auto);

@@ -364,8 +364,8 @@ private slots:
             << "02-pure-float16-fails" << 2
             << R"(mixed_float16 reaches a test accuracy of (\d+(?:\.\d+)?)%)" << true;
         QTest::newRow("lesson 2: mixed_float16's test loss")
-            << "02-pure-float16-fails" << 2
-            << R"(mixed_float16 reaches .*\(test loss (\d+\.\d+)\))" << false;
+            << "02-pure-float16-fails" << 2 << R"(mixed_float16 reaches .*\(test loss (\d+\.\d+)\))"
+            << false;
         QTest::newRow("lesson 3: float32's test loss")
             << "03-loss-scaling" << 3 << R"((\d+\.\d+) for float32)" << false;
         QTest::newRow("lesson 3: dynamic scaling's test loss")
@@ -396,10 +396,10 @@ private slots:
             ::run(l.id, static_cast<std::size_t>(run), 0, -1, /*full_test_set=*/true).summary;
         const double measured = accuracy ? 100.0 * s.val_accuracy : s.val_loss;
         qInfo("%s: the text says %g, measured %.4f", QTest::currentDataTag(), text_value, measured);
-        QVERIFY2(two_figures(measured) == two_figures(text_value),
-                 qPrintable(QString("the text says %1, measured %2")
-                                .arg(text_value)
-                                .arg(measured, 0, 'f', 4)));
+        QVERIFY2(
+            two_figures(measured) == two_figures(text_value),
+            qPrintable(
+                QString("the text says %1, measured %2").arg(text_value).arg(measured, 0, 'f', 4)));
     }
 
     void lesson6_float16SoftmaxBreaksTheLoss() {

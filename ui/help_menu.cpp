@@ -40,8 +40,8 @@ void show_text(QWidget* parent, const QString& title, const QString& html, const
 
 QString gpu_history_text() {
     return QObject::tr(
-        "Mantissa has two engines. The CPU engine emulates float16 and bfloat16 bit for bit; "
-        "every figure in the lessons was measured with it, and the test suite checks them.\n"
+        "Mantissa has two engines. The CPU engine emulates float16 and bfloat16 bit for bit; the "
+        "lessons' measurements were made with it, and the test suite re-measures them.\n"
         "The CUDA engine (cuBLAS, cuDNN and Mantissa's own kernels) is built when the CUDA "
         "toolkit is found, and its error handling is tested without a GPU, but it has not yet "
         "trained on a GPU in Mantissa's own testing: the app quotes no GPU figure of its own "
@@ -54,7 +54,8 @@ QStringList keyboard_shortcuts(const QMainWindow* window) {
     std::map<QString, QString> by_key; // one line per key sequence, sorted
     for (const QAction* action : window->findChildren<QAction*>()) {
         const QKeySequence key = action->shortcut();
-        if (key.isEmpty()) continue;
+        // Widget-local keys (the layer editor's undo / redo) are described in the lines below.
+        if (key.isEmpty() || action->shortcutContext() == Qt::WidgetWithChildrenShortcut) continue;
         QString text = action->text();
         text.remove(QLatin1Char('&'));
         if (text.isEmpty()) continue;

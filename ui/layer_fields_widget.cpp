@@ -43,15 +43,13 @@ LayerFieldsWidget::LayerFieldsWidget(const LayerSpec& spec, QWidget* parent)
     row->setSpacing(4);
     switch (m_spec.type) {
     case LayerType::Dense:
-        // As large as a spin box goes: the experiment reader accepts any positive count, and the
-        // box must show the model's own number, never a clamped one.
-        add_spin("units", tr("units"), tr("Number of outputs (neurons) of the layer."), 1,
-                 std::numeric_limits<int>::max(), m_spec.units, &m_spec.units);
+        add_spin("units", tr("units"), tr("Number of outputs (neurons) of the layer."), 1, 65536,
+                 m_spec.units, &m_spec.units);
         add_activation_combo();
         break;
     case LayerType::Conv2D: {
-        add_spin("filters", tr("filters"), tr("Number of filters, i.e. output channels."), 1,
-                 std::numeric_limits<int>::max(), m_spec.filters, &m_spec.filters);
+        add_spin("filters", tr("filters"), tr("Number of filters, i.e. output channels."), 1, 4096,
+                 m_spec.filters, &m_spec.filters);
         add_size("kernel", tr("kernel"), tr("Size of the filter window in pixels."), 1, 15,
                  m_spec.kernel);
         // A stride of 0 (the default) means 1 for a convolution: the spin box shows 1.
@@ -120,9 +118,12 @@ void LayerFieldsWidget::add_spin(const QString& name, const QString& label, cons
     auto* text = new QLabel(label, this);
     text->setToolTip(tip);
     layout()->addWidget(text);
+    // The experiment reader accepts any positive count: a larger value from a file widens the
+    // range (the usual range keeps the column narrow), so the box never shows a clamped number
+    // that is not what trains.
+    if (value > max && value <= std::numeric_limits<int>::max()) max = static_cast<int>(value);
     if (value > max) {
-        // Beyond what a spin box holds (a file's 5,000,000,000 units): show the real number
-        // rather than a clamped one that is not what trains.
+        // Beyond what a spin box holds (5,000,000,000 units): the real number, as text.
         auto* shown =
             new QLabel(QLocale(QLocale::English).toString(static_cast<qlonglong>(value)), this);
         shown->setObjectName(name);

@@ -74,8 +74,7 @@ std::string divergence_advice(const Experiment& e) {
     tries.push_back("a lower learning rate (now " + number(e.optimizer.learning_rate) + ")");
 
     std::string out = used;
-    if (!low_compute)
-        out += " In " + e.policy + " the precision is not the cause.";
+    if (!low_compute) out += " In " + e.policy + " the precision is not the cause.";
     return out + " Try " + join_or(tries) + ".";
 }
 
