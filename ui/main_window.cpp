@@ -258,9 +258,9 @@ bool MainWindow::adopt_lesson(const Lesson& lesson) {
     if (!m_document->maybe_save([this] { return save(); })) return false;
     Experiment e = lesson.experiments.front().experiment;
     e.name = lesson_document_name(lesson).toStdString();
+    m_banner->hide(); // before set_experiment, which may report its own problem
     set_experiment(e);
     m_document->set_clean(current_experiment(), QString());
-    m_banner->hide();
     update_title();
     return true;
 }
@@ -508,18 +508,20 @@ bool MainWindow::load_experiment_file(const QString& path) {
         if (!QFileInfo::exists(path)) m_recent->remove(path);
         return false;
     }
+    Experiment experiment;
     try {
-        set_experiment(experiment_from_json(file.readAll().toStdString(),
-                                            QFileInfo(path).fileName().toStdString()));
+        experiment = experiment_from_json(file.readAll().toStdString(),
+                                          QFileInfo(path).fileName().toStdString());
     } catch (const Error& e) {
         m_banner->show_error("This experiment file cannot be used.", e.what());
         return false;
     }
+    m_banner->hide(); // an error from an earlier open no longer applies
+    set_experiment(experiment);
     // Built-in presets (":/...") open as untitled: Save asks where to write.
     const bool builtin = path.startsWith(':');
     m_document->set_clean(current_experiment(), path);
     if (!builtin) m_recent->add(path);
-    m_banner->hide(); // an error from an earlier open no longer applies
     update_title();
     log("loaded " + path);
     return true;
