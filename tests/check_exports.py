@@ -2,8 +2,11 @@
 """Independent readers for Mantissa's weight exports, run by tst_export.
 
 Reads NPZ with numpy.load, safetensors with its own parser (the header JSON and raw bytes), and
-ONNX with python3-onnx: the checker must accept the model, and a small NumPy evaluator of the ops
-Mantissa emits must reproduce Mantissa's test accuracy on the 10,000 MNIST test images.
+ONNX with python3-onnx: the checker must accept the model, every Dense must be a Gemm with
+transB = 1 and an (out, in) kernel (PyTorch's layout, the one OpenCV loads), and a small NumPy
+evaluator of the ops Mantissa emits must reproduce Mantissa's test accuracy on the 10,000 MNIST
+test images. The real runtimes (onnxruntime, OpenCV DNN) run in the onnx_runtime_node and
+onnx_opencv tests.
 Usage: check_exports.py SPEC.json   (SPEC written by tst_export; see main()). Exit 0 when all pass.
 """
 import json
@@ -214,6 +217,26 @@ def read_idx(path):
     return np.frombuffer(raw[4 + 4 * len(dims):], dtype=np.uint8).reshape(dims)
 
 
+def check_dense_layout(path, model, dtype, tensors):
+    """Every Dense is a Gemm with transB = 1 and its kernel stored (out, in) under the weight's
+    name, as PyTorch's exporter writes it: OpenCV's importer accepts no other layout."""
+    inits = {t.name: t for t in model.graph.initializer}
+    gemms = [n for n in model.graph.node if n.op_type == "Gemm"]
+    check(len(gemms) > 0, f"{path}: the Dense layers are Gemm nodes")
+    for node in gemms:
+        a = attrs(node)
+        name = node.input[1]
+        if name not in inits or name not in tensors:
+            check(False, f"{path}: {node.name}'s B input {name} is a named weight")
+            continue
+        got = numpy_helper.to_array(inits[name])
+        want = expected_array(tensors[name], "F16" if dtype == "float16" else "F32").T
+        check(a.get("transA", 0) == 0 and a.get("transB", 0) == 1 and got.shape == want.shape
+              and np.array_equal(got, want),
+              f"{path}: {node.name}: transB = 1, {name} stored (out, in) {list(got.shape)} "
+              f"(transB {a.get('transB', 0)}, want {list(want.shape)})")
+
+
 def check_onnx(entry, spec):
     path = entry["path"]
     model = onnx.load(path)
@@ -231,6 +254,7 @@ def check_onnx(entry, spec):
     want_elem = onnx.TensorProto.FLOAT16 if entry["dtype"] == "float16" else onnx.TensorProto.FLOAT
     check(all(t.data_type == want_elem for t in model.graph.initializer
               if t.data_type != onnx.TensorProto.INT64), f"{path}: weights are {entry['dtype']}")
+    check_dense_layout(path, model, entry["dtype"], spec["tensors"])
 
     images = read_idx(spec["mnist"] + "/t10k-images-idx3-ubyte")
     labels = read_idx(spec["mnist"] + "/t10k-labels-idx1-ubyte")

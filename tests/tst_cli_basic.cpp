@@ -1,9 +1,11 @@
-// Runs the real mantissa-cli binary: the float lab (`cast`), `policies`, help and exit statuses.
-// These are the commands a learner types first, so their output and errors are a contract.
+// Runs the real mantissa-cli binary: the float lab (`cast`), `policies`, help and exit statuses,
+// and selftest's contract with scripts (--list, --require-gpu). These are the commands a learner
+// types first, so their output and errors are a contract.
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QTest>
 
+#include "core/backend/factory/backend_factory.h"
 #include "tests/cli_runner.h"
 
 using mantissa::test::CliRun;
@@ -37,6 +39,8 @@ private slots:
     void help_data();
     void help();
     void version();
+    void selftestListsTheOpTable();
+    void selftestRequireGpuExits3WithTheReason();
 };
 
 void TestCliBasic::castSquareOverflowsFloat16() {
@@ -169,6 +173,7 @@ void TestCliBasic::help_data() {
     QTest::newRow("cast") << QStringList{"cast", "--help"} << "--square";
     QTest::newRow("cast with values") << QStringList{"cast", "1", "--help"} << "--dtype";
     QTest::newRow("policies") << QStringList{"policies", "--help"} << "--json";
+    QTest::newRow("selftest") << QStringList{"selftest", "--help"} << "--require-gpu";
 }
 
 void TestCliBasic::help() {
@@ -184,6 +189,33 @@ void TestCliBasic::version() {
     const CliRun r = run_cli({"--version"});
     QCOMPARE(r.status, 0);
     QVERIFY(r.out.startsWith("mantissa-cli "));
+}
+
+// One case a line, every op at every dtype (core/check/op_cases.h).
+void TestCliBasic::selftestListsTheOpTable() {
+    const CliRun r = run_cli({"selftest", "--list"});
+    QCOMPARE(r.status, 0);
+    const QStringList lines = r.out.split('\n', Qt::SkipEmptyParts);
+    QVERIFY2(lines.size() >= 60, qPrintable(QString::number(lines.size())));
+    for (const QString& line : lines)
+        QVERIFY2(line.endsWith(" float64") || line.endsWith(" float32") ||
+                     line.endsWith(" float16") || line.endsWith(" bfloat16"),
+                 qPrintable(line));
+    QVERIFY(lines.contains("conv2d bwd-filter 4x10x10x3 k3 s1 p0 f8 bfloat16"));
+}
+
+// A GPU script must not pass where no GPU opened: exit 3, and the reason on stderr, before any
+// CPU training (so this is quick).
+void TestCliBasic::selftestRequireGpuExits3WithTheReason() {
+    for (const mantissa::DeviceInfo& device : mantissa::available_devices())
+        if (device.is_gpu) QSKIP("a CUDA device is present: --require-gpu would run the checks");
+    const CliRun r = run_cli({"selftest", "--require-gpu"});
+    QCOMPARE(r.status, 3);
+    QVERIFY2(r.err.contains("no CUDA device was checked: "), qPrintable(r.err));
+    // The reason: no CUDA engine in this build, no device, or the driver/runtime's own words.
+    const QString reason = r.err.section("no CUDA device was checked: ", 1).trimmed();
+    QVERIFY2(reason.contains("CUDA"), qPrintable(reason));
+    QVERIFY2(r.out.isEmpty(), qPrintable(r.out));
 }
 
 QTEST_GUILESS_MAIN(TestCliBasic)

@@ -3,7 +3,10 @@
 #include <QtTest>
 
 #include <string>
+#include <vector>
 
+#include "core/backend/cuda/conv_algo.h"
+#include "core/backend/cuda/conv_filter_taps.h"
 #include "core/backend/cuda/conv_key.h"
 #include "core/backend/cuda/gemm_key.h"
 #include "core/backend/factory/backend_factory.h"
@@ -15,6 +18,7 @@ using namespace mantissa::cuda;
 Q_DECLARE_METATYPE(mantissa::DType)
 Q_DECLARE_METATYPE(mantissa::Activation)
 Q_DECLARE_METATYPE(mantissa::cuda::LtEpilogue)
+Q_DECLARE_METATYPE(mantissa::cuda::ConvMath)
 
 namespace {
 
@@ -30,7 +34,19 @@ GemmKey key(DType ab, DType c, bool bias, Activation act, bool pre, std::int64_t
     k.epilogue = act;
     k.has_pre = pre;
     k.pre_dtype = c;
+    k.propagate_nan = false; // the fusing case; the NaN-propagating one is tested on its own
     return k;
+}
+
+ConvAlgoPerf perf(int algo, ConvMath math, bool deterministic = true, std::size_t memory = 1024,
+                  bool ok = true) {
+    ConvAlgoPerf p;
+    p.algo = algo;
+    p.status_ok = ok;
+    p.memory = memory;
+    p.deterministic = deterministic;
+    p.math = math;
+    return p;
 }
 
 bool has_gpu() {
@@ -108,6 +124,244 @@ private slots:
         QVERIFY(f.kernel_epilogue);
         QVERIFY(f.acc_in_workspace); // a 16-bit C: the float32 product waits in the workspace
         QCOMPARE(f.acc_bytes, std::size_t(128 * 64 * 4));
+    }
+
+    // cuBLASLt's RELU is max(x, 0) (cublasLt.h), which may turn NaN into 0: where NaN must
+    // propagate (the default, and pure 16-bit policies) ReLU runs in the kernel epilogue.
+    void relu_not_fused_when_nan_must_propagate() {
+        GemmKey k = key(DType::Float16, DType::Float16, true, Activation::Relu, false);
+        QCOMPARE(gemm_fusion(k).lt_epilogue, LtEpilogue::ReluBias); // NaN may become 0: fused
+        k.propagate_nan = true;
+        const GemmFusion f = gemm_fusion(k);
+        QCOMPARE(f.lt_epilogue, LtEpilogue::Default);
+        QVERIFY(f.kernel_epilogue);
+        QVERIFY(f.acc_in_workspace); // relu(acc + bias) rounded once, as the CPU does
+        // GELU and plain bias are unaffected.
+        k.epilogue = Activation::Gelu;
+        QCOMPARE(gemm_fusion(k).lt_epilogue, LtEpilogue::GeluBias);
+        k.epilogue = Activation::Linear;
+        QCOMPARE(gemm_fusion(k).lt_epilogue, LtEpilogue::Bias);
+        // The flag is part of the plan's identity, and gemm_key defaults to propagating NaN.
+        GemmKey other = k;
+        other.propagate_nan = false;
+        QVERIFY(!(other == k));
+        QVERIFY(GemmKeyHash{}(other) != GemmKeyHash{}(k));
+        Tensor x{"x", DType::Float16, {4, 8}}, w{"w", DType::Float16, {8, 2}};
+        Tensor y{"y", DType::Float16, {4, 2}};
+        GemmArgs args;
+        args.a = &x;
+        args.b = &w;
+        args.c = &y;
+        QVERIFY(gemm_key(args, false).propagate_nan);
+        QVERIFY(!gemm_key(args, false, false).propagate_nan);
+    }
+
+    // The workspace is sized from the fusion decision alone and reserves the accumulator the
+    // retry without cuBLASLt's epilogue needs, so a fused plan that has no algorithm still fits.
+    void workspace_reserves_the_fallback_accumulator() {
+        const std::size_t scratch = std::size_t{8} << 20;
+        const GemmKey fused = key(DType::Float16, DType::Float16, true, Activation::Relu, false);
+        QCOMPARE(gemm_fusion(fused).acc_bytes, std::size_t(0));
+        QCOMPARE(gemm_workspace_need(fused, scratch), std::size_t(128 * 64 * 4) + scratch);
+        // A plain float32 product never needs an accumulator, fused or not.
+        const GemmKey plain = key(DType::Float32, DType::Float32, false, Activation::Linear, false);
+        QCOMPARE(gemm_workspace_need(plain, scratch), scratch);
+        // A kernel epilogue through the accumulator: its own size.
+        const GemmKey tanh = key(DType::Float16, DType::Float16, true, Activation::Tanh, false);
+        QCOMPARE(gemm_workspace_need(tanh, 0), std::size_t(128 * 64 * 4));
+    }
+
+    // No algorithm for an impossible size is OutOfMemory's message, naming the size and what to
+    // do; a size that fits is not (that stays a device error).
+    void impossible_size_is_out_of_memory() {
+        GemmKey k = key(DType::Float32, DType::Float32, true, Activation::Relu, false);
+        k.m = 1000000;
+        k.k = 784;
+        k.n = 65536;
+        const std::size_t h100 = std::size_t{80} << 30;
+        const auto message = gemm_too_large(k, h100, "cuda:0");
+        QVERIFY(message.has_value());
+        QVERIFY2(message->find("(1000000 x 784) · (784 x 65536) float32 -> float32") !=
+                     std::string::npos,
+                 message->c_str());
+        QVERIFY2(message->find("cuda:0") != std::string::npos, message->c_str());
+        QVERIFY2(message->find("Reduce the batch size") != std::string::npos, message->c_str());
+        QVERIFY2(message->find("81920 MiB") != std::string::npos, message->c_str());
+        k.m = 8192;
+        k.k = 784;
+        k.n = 4096;
+        QVERIFY(!gemm_too_large(k, h100, "cuda:0").has_value());
+    }
+
+    // What last_choice() reports for a GEMM.
+    void choice_text() {
+        const GemmKey fused = key(DType::Float16, DType::Float16, true, Activation::Relu, false);
+        QCOMPARE(QString::fromStdString(gemm_choice_text(fused, gemm_fusion(fused), 23)),
+                 QString("cublasLt epilogue RELU_BIAS algo 23"));
+        GemmKey retry = fused;
+        retry.allow_lt_epilogue = false;
+        QCOMPARE(QString::fromStdString(gemm_choice_text(retry, gemm_fusion(retry), 7)),
+                 QString("cublasLt epilogue DEFAULT algo 7 + kernel epilogue relu+bias "
+                         "(accumulator in workspace) (fused algorithm unavailable)"));
+        const GemmKey sig = key(DType::Float32, DType::Float32, false, Activation::Sigmoid, false);
+        QCOMPARE(QString::fromStdString(gemm_choice_text(sig, gemm_fusion(sig), 1)),
+                 QString("cublasLt epilogue DEFAULT algo 1 + kernel epilogue sigmoid"));
+    }
+
+    // Strict float32 convolutions take FMA math only (CUDNN_DEFAULT_MATH may use TF32 on
+    // Ampere+); nothing float32 takes ALLOW_CONVERSION (float32 data converted to float16).
+    void conv_math_rules_data() {
+        QTest::addColumn<DType>("dtype");
+        QTest::addColumn<bool>("tf32");
+        QTest::addColumn<ConvMath>("math");
+        QTest::addColumn<bool>("allowed");
+        const auto F32 = DType::Float32, F16 = DType::Float16, BF16 = DType::BFloat16;
+        using M = ConvMath;
+        QTest::newRow("fp32 strict: FMA") << F32 << false << M::Fma << true;
+        QTest::newRow("fp32 strict: DEFAULT (TF32 on Ampere+)")
+            << F32 << false << M::Default << false;
+        QTest::newRow("fp32 strict: TENSOR_OP") << F32 << false << M::TensorOp << false;
+        QTest::newRow("fp32 strict: ALLOW_CONVERSION")
+            << F32 << false << M::TensorOpAllowConversion << false;
+        QTest::newRow("fp32 tf32: TENSOR_OP") << F32 << true << M::TensorOp << true;
+        QTest::newRow("fp32 tf32: DEFAULT") << F32 << true << M::Default << true;
+        QTest::newRow("fp32 tf32: FMA") << F32 << true << M::Fma << true;
+        QTest::newRow("fp32 tf32: ALLOW_CONVERSION")
+            << F32 << true << M::TensorOpAllowConversion << false;
+        QTest::newRow("fp16: TENSOR_OP") << F16 << false << M::TensorOp << true;
+        QTest::newRow("fp16: ALLOW_CONVERSION")
+            << F16 << false << M::TensorOpAllowConversion << true;
+        QTest::newRow("bf16: TENSOR_OP") << BF16 << false << M::TensorOp << true;
+        QTest::newRow("bf16: ALLOW_CONVERSION")
+            << BF16 << false << M::TensorOpAllowConversion << false;
+        QTest::newRow("fp64: never cuDNN") << DType::Float64 << false << M::Fma << false;
+    }
+    void conv_math_rules() {
+        QFETCH(DType, dtype);
+        QFETCH(bool, tf32);
+        QFETCH(ConvMath, math);
+        QFETCH(bool, allowed);
+        QCOMPARE(conv_math_allowed(math, dtype, tf32), allowed);
+    }
+
+    // Each pass keeps, in the heuristic's order, what may run: its fallback list.
+    void conv_fallback_order() {
+        const std::size_t limit = 64 << 20;
+        const std::vector<ConvAlgoPerf> answer = {
+            perf(1, ConvMath::TensorOp),                        // TF32 tensor cores
+            perf(0, ConvMath::Fma, true, 1024, false),          // status not SUCCESS
+            perf(6, ConvMath::Fma, true, std::size_t{1} << 30), // over the workspace limit
+            perf(2, ConvMath::Fma, false),                      // non-deterministic
+            perf(0, ConvMath::Fma, true, 4096),
+            perf(1, ConvMath::Fma, true, 512),
+        };
+        // Strict float32 forward: FMA entries that ran, non-deterministic ones included.
+        auto fwd = usable_conv_algos(answer, ConvPass::Forward, DType::Float32, false, limit);
+        QCOMPARE(fwd.size(), std::size_t(3));
+        QCOMPARE(fwd[0].algo, 2);
+        QCOMPARE(fwd[1].algo, 0);
+        QCOMPARE(fwd[2].algo, 1);
+        // Backward passes: deterministic only.
+        auto filter =
+            usable_conv_algos(answer, ConvPass::BackwardFilter, DType::Float32, false, limit);
+        QCOMPARE(filter.size(), std::size_t(2));
+        QCOMPARE(filter[0].algo, 0);
+        QCOMPARE(filter[1].algo, 1);
+        // The workspace covers every algorithm a failure may fall to.
+        QCOMPARE(conv_algos_workspace(filter), std::size_t(4096));
+        // With TF32 the tensor-core entry comes first.
+        auto tf32 = usable_conv_algos(answer, ConvPass::BackwardData, DType::Float32, true, limit);
+        QCOMPARE(tf32.front().math, ConvMath::TensorOp);
+        // Nothing usable: the pass runs the direct kernel (an empty list), the others do not
+        // care.
+        QVERIFY(usable_conv_algos({perf(0, ConvMath::TensorOp)}, ConvPass::Forward, DType::Float32,
+                                  false, limit)
+                    .empty());
+    }
+
+    // NOT_SUPPORTED (3xxx) and EXECUTION_FAILED (5xxx) move on; other statuses are errors.
+    void conv_statuses_that_try_next() {
+        QVERIFY(conv_status_tries_next(3000));  // CUDNN_STATUS_NOT_SUPPORTED
+        QVERIFY(conv_status_tries_next(3002));  // CUDNN_STATUS_NOT_SUPPORTED_SHAPE
+        QVERIFY(conv_status_tries_next(5000));  // CUDNN_STATUS_EXECUTION_FAILED
+        QVERIFY(conv_status_tries_next(5003));  // CUDNN_STATUS_EXECUTION_FAILED_CUDART
+        QVERIFY(!conv_status_tries_next(0));    // SUCCESS
+        QVERIFY(!conv_status_tries_next(2000)); // BAD_PARAM
+        QVERIFY(!conv_status_tries_next(4000)); // INTERNAL_ERROR
+    }
+
+    void conv_choice_names() {
+        const ConvAlgoPerf precomp = perf(1, ConvMath::TensorOp);
+        QCOMPARE(QString::fromStdString(conv_choice_text(ConvPass::Forward, &precomp)),
+                 QString("cudnn fwd algo IMPLICIT_PRECOMP_GEMM (TENSOR_OP_MATH)"));
+        const ConvAlgoPerf tiling = perf(6, ConvMath::Fma);
+        QCOMPARE(QString::fromStdString(conv_choice_text(ConvPass::BackwardFilter, &tiling)),
+                 QString("cudnn bwd-filter algo FFT_TILING (FMA_MATH)"));
+        QCOMPARE(QString::fromStdString(conv_choice_text(ConvPass::BackwardData, nullptr)),
+                 QString("direct kernel bwd-data"));
+        QCOMPARE(QString(conv_algo_name(ConvPass::BackwardData, 9)), QString("?"));
+    }
+
+    // The direct backward-filter kernel's taps, summed in its order (strided per thread, then a
+    // halving tree), give the plain definition's dw. Small integers keep every sum exact, so
+    // only the index arithmetic can make them differ.
+    void direct_filter_taps_match_the_definition_data() {
+        QTest::addColumn<qint64>("stride");
+        QTest::addColumn<qint64>("pad");
+        QTest::addColumn<qint64>("kernel");
+        QTest::newRow("valid 3x3") << 1ll << 0ll << 3ll;
+        QTest::newRow("same 3x3") << 1ll << 1ll << 3ll;
+        QTest::newRow("stride 2, pad 1, 4x4") << 2ll << 1ll << 4ll;
+    }
+    void direct_filter_taps_match_the_definition() {
+        QFETCH(qint64, stride);
+        QFETCH(qint64, pad);
+        QFETCH(qint64, kernel);
+        Conv2dArgs g;
+        g.batch = 3;
+        g.in_h = 7;
+        g.in_w = 6;
+        g.in_c = 2;
+        g.out_c = 3;
+        g.kernel_h = g.kernel_w = kernel;
+        g.stride_h = g.stride_w = stride;
+        g.pad_top = g.pad_left = pad;
+        g.out_h = (g.in_h + 2 * pad - kernel) / stride + 1;
+        g.out_w = (g.in_w + 2 * pad - kernel) / stride + 1;
+        std::vector<double> x(std::size_t(g.batch * g.in_h * g.in_w * g.in_c));
+        std::vector<double> dy(std::size_t(g.batch * g.out_h * g.out_w * g.out_c));
+        for (std::size_t i = 0; i < x.size(); ++i) x[i] = double(int(i * 7 % 11) - 5);
+        for (std::size_t i = 0; i < dy.size(); ++i) dy[i] = double(int(i * 5 % 9) - 4);
+        const std::int64_t weights = g.kernel_h * g.kernel_w * g.in_c * g.out_c;
+        const std::int64_t positions = g.batch * g.out_h * g.out_w;
+        for (std::int64_t e = 0; e < weights; ++e) {
+            // As the kernel: per-thread strided partial sums, then the halving tree.
+            const FilterWeight w = filter_weight(g, e);
+            std::vector<double> partial(kFilterThreads, 0.0);
+            for (int t = 0; t < kFilterThreads; ++t)
+                for (std::int64_t p = t; p < positions; p += kFilterThreads) {
+                    const FilterTap tap = filter_tap(g, w, p);
+                    if (tap.inside)
+                        partial[t] += x[std::size_t(tap.x_index)] * dy[std::size_t(tap.dy_index)];
+                }
+            for (int half = kFilterThreads / 2; half > 0; half /= 2)
+                for (int t = 0; t < half; ++t) partial[t] += partial[t + half];
+            // The definition, HWIO: dw[kh][kw][ic][oc] = sum x[n][ih][iw][ic] * dy[n][oh][ow][oc].
+            const std::int64_t oc = e % g.out_c, ic = e / g.out_c % g.in_c;
+            const std::int64_t kw = e / (g.out_c * g.in_c) % g.kernel_w;
+            const std::int64_t kh = e / (g.out_c * g.in_c * g.kernel_w);
+            double expected = 0;
+            for (std::int64_t n = 0; n < g.batch; ++n)
+                for (std::int64_t oh = 0; oh < g.out_h; ++oh)
+                    for (std::int64_t ow = 0; ow < g.out_w; ++ow) {
+                        const std::int64_t ih = oh * stride + kh - pad, iw = ow * stride + kw - pad;
+                        if (ih < 0 || ih >= g.in_h || iw < 0 || iw >= g.in_w) continue;
+                        expected +=
+                            x[std::size_t(((n * g.in_h + ih) * g.in_w + iw) * g.in_c + ic)] *
+                            dy[std::size_t(((n * g.out_h + oh) * g.out_w + ow) * g.out_c + oc)];
+                    }
+            QCOMPARE(partial[0], expected);
+        }
     }
 
     void key_identity() {

@@ -8,11 +8,13 @@
 #include <QFileInfo>
 #include <QLabel>
 #include <QMenu>
+#include <QRegularExpression>
 #include <QSettings>
 #include <QSignalSpy>
 #include <QStatusBar>
 #include <QTemporaryDir>
 #include <QTest>
+#include <QTextDocumentFragment>
 #include <cmath>
 #include <memory>
 
@@ -186,6 +188,30 @@ private slots:
         // ONNX has no stored dtype of its own: float32 or float16 only.
         QCOMPARE(weights_dtype_choices(WeightsFormat::Onnx).size(), qsizetype(2));
         QCOMPARE(weights_dtype_choices(WeightsFormat::Npz).front().dtype, std::nullopt);
+    }
+
+    // The ONNX step of the dialog names the runtimes the file is tested with and shows the Python
+    // that runs it in each, line for line as the README has it.
+    void onnxNoteShowsTheRuntimesAndTheirCode() {
+        QVERIFY(weights_format_note(WeightsFormat::Safetensors).isEmpty());
+        QVERIFY(weights_format_note(WeightsFormat::Npz).isEmpty());
+        const QString note = weights_format_note(WeightsFormat::Onnx);
+        QVERIFY2(note.contains("onnxruntime 1.30") && note.contains("OpenCV 4.6"),
+                 qPrintable(note));
+        QFile file(QStringLiteral(MANTISSA_SOURCE_DIR "/README.md"));
+        QVERIFY(file.open(QIODevice::ReadOnly));
+        const QString readme = QString::fromUtf8(file.readAll());
+        const QRegularExpression pre(QStringLiteral("<pre>(.*?)</pre>"),
+                                     QRegularExpression::DotMatchesEverythingOption);
+        QStringList blocks;
+        for (const QRegularExpressionMatch& m : pre.globalMatch(note))
+            blocks << QTextDocumentFragment::fromHtml(m.captured(0)).toPlainText().trimmed();
+        QCOMPARE(blocks.size(), qsizetype(2));
+        QVERIFY(blocks[0].contains("onnxruntime") && blocks[1].contains("cv2.dnn"));
+        for (const QString& block : blocks) {
+            QCOMPARE(block.split('\n').size(), qsizetype(5));
+            QVERIFY2(readme.contains("```python\n" + block + "\n```"), qPrintable(block));
+        }
     }
 
     void runWithoutWeightsHasTheActionsDisabled() {

@@ -16,6 +16,7 @@
 #include "core/numeric/half.h"
 #include "core/numeric/policy.h"
 #include "core/optim/loss_scale.h"
+#include "core/optim/loss_scale_rule.h"
 
 using namespace mantissa;
 
@@ -263,6 +264,24 @@ private slots:
         QCOMPARE(scalars.values.good_steps, state.good_steps);
         QCOMPARE(scalars.values.iterations, std::int64_t(5000));
         QCOMPARE(scalars.values.skipped_total, std::int64_t(1));
+    }
+
+    // Growth stops below float32's largest value (2^127 * 2 = 2^128 is not a float32), on the CPU
+    // engine too; the host/device rule (loss_scale_rule.h) is what next_loss_scale() returns.
+    void growthStopsAtFloat32Max() {
+        const LossScaleConfig config = dynamic(std::ldexp(1.0, 126), 1);
+        LossScaleState state{config.initial, 0};
+        state = next_loss_scale(state, false, config).next;
+        QCOMPARE(state, (LossScaleState{std::ldexp(1.0, 127), 0}));
+        state = next_loss_scale(state, false, config).next;
+        QCOMPARE(state, (LossScaleState{std::ldexp(1.0, 127), 0}));
+        CpuBackend backend;
+        HostScalars scalars;
+        scalars.values.loss_scale = std::ldexp(1.0, 127);
+        backend.finish_step(config, scalars.tensor);
+        COMPARE_EXACT(scalars.values.loss_scale, std::ldexp(1.0, 127));
+        const DynamicScaleStep rule = dynamic_scale_step(3.0, 4, true, 2.0, 2.0, 10);
+        QVERIFY(rule.skipped && rule.scale == 2.0 && rule.good_steps == 0); // max(1.5, min 2)
     }
 
     // PyTorch's GradScaler has no floor: 17 back-offs from 2^16 reach 0.5.

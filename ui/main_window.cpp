@@ -30,12 +30,12 @@
 #include <QToolBar>
 #include <QVBoxLayout>
 
-#include "core/backend/factory/backend_factory.h"
 #include "core/error.h"
 #include "ui/charts/chart_export_dialog.h"
 #include "ui/charts/charts_panel.h"
 #include "ui/compare_queue.h"
 #include "ui/comparison_model.h"
+#include "ui/device_menu.h"
 #include "ui/dialog_folder.h"
 #include "ui/error_banner.h"
 #include "ui/experiment_document.h"
@@ -193,7 +193,7 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
     m_history->load_async(); // parsed off the GUI thread: big runs take seconds
 
     // First launch: a ready experiment; one click on Train shows curves within seconds.
-    const bool gpu = m_device->currentData().toString().startsWith("cuda");
+    const bool gpu = m_device->gpu_selected();
     load_experiment_file(gpu ? ":/experiments/seed-mlp.json" : ":/experiments/mlp-small.json");
     build_lessons(gpu);
     QStringList lesson_titles;
@@ -234,7 +234,7 @@ void MainWindow::build_lessons(bool gpu) {
         QVector<Experiment> runs;
         for (const LessonExperiment& run : lesson.experiments) {
             runs.append(run.experiment);
-            runs.back().device = m_device->currentData().toString().toStdString();
+            runs.back().device = m_device->current_id().toStdString();
         }
         m_banner->hide();
         m_compare->start(runs);
@@ -285,16 +285,19 @@ void MainWindow::build_toolbar() {
     connect(m_save, &QAction::triggered, this, [this] { save(); });
     bar->addSeparator();
     bar->addWidget(new QLabel(" Device: "));
-    m_device = new QComboBox;
-    m_device->setToolTip("Where to train: the CPU engine emulates 16-bit floats bit for bit; a GPU "
-                         "runs them natively");
-    for (const DeviceInfo& device : available_devices())
-        m_device->addItem(QString::fromStdString(device.name), QString::fromStdString(device.id));
-    m_device->setCurrentIndex(m_device->count() > 1 ? 1 : 0);
-    connect(m_device, &QComboBox::currentIndexChanged, this, [this] {
-        m_form->set_cuda_options_enabled(m_device->currentData().toString().startsWith("cuda"));
+    m_device = new DeviceMenu;
+    connect(m_device, &DeviceMenu::device_changed, this, [this] {
+        m_form->set_cuda_options_enabled(m_device->gpu_selected());
         document_edited();
     });
+    connect(m_device, &DeviceMenu::check_progress, this,
+            [this](const QString& message) { m_status->setText(message); });
+    connect(m_device, &DeviceMenu::check_finished, this,
+            [this](bool passed, const QString& message) {
+                log(message);
+                m_status->setText(message);
+                if (!passed) m_banner->show_error("The CUDA engine failed its check.", message);
+            });
     bar->addWidget(m_device);
     bar->addSeparator();
     m_train = bar->addAction(style()->standardIcon(QStyle::SP_MediaPlay), "Train");
@@ -447,6 +450,13 @@ void MainWindow::wire_training() {
                         .arg(last.loss_scale)
                         .arg(std::max(0.0, eta_s), 0, 'f', 0));
             });
+    connect(c, &TrainingController::device_notice, this,
+            [this](int, const QString& text, bool warning) {
+                if (warning)
+                    m_banner->show_error("About the engine this run uses:", text);
+                else
+                    m_status->setText(text);
+            });
     // Validation and saving send no steps: without this the status line looks frozen on the CPU,
     // where a CNN's pass over the test set takes seconds.
     connect(c, &TrainingController::phase_changed, this, [this](int id, RunPhase phase) {
@@ -485,7 +495,7 @@ void MainWindow::wire_training() {
 Experiment MainWindow::current_experiment() const {
     Experiment e = m_form->apply_to(m_base);
     e.model = m_editor->model();
-    e.device = m_device->currentData().toString().toStdString();
+    e.device = m_device->current_id().toStdString();
     return e;
 }
 
@@ -494,9 +504,10 @@ void MainWindow::set_experiment(const Experiment& experiment) {
     m_form->set_experiment(experiment);
     m_editor->set_context(QString::fromStdString(experiment.policy), experiment.loss_scale);
     m_editor->set_model(experiment.model);
-    for (int i = 0; i < m_device->count(); ++i)
-        if (m_device->itemData(i).toString().toStdString() == experiment.device)
-            m_device->setCurrentIndex(i);
+    const QString device_problem =
+        m_device->select_for_experiment(QString::fromStdString(experiment.device));
+    if (!device_problem.isEmpty())
+        m_banner->show_error("This experiment's device is not available here.", device_problem);
     update_actions();
     refresh_plan();
 }

@@ -20,6 +20,7 @@ class QTableView;
 namespace mantissa::ui {
 
 class ChartsPanel;
+class DeviceMenu;
 class CompareQueue;
 class ComparisonModel;
 class ErrorBanner;
@@ -121,7 +122,7 @@ private:
     ErrorBanner* m_banner = nullptr;
     QPlainTextEdit* m_log = nullptr;
     QTableView* m_runs_view = nullptr;
-    QComboBox* m_device = nullptr;
+    DeviceMenu* m_device = nullptr;
     QProgressBar* m_progress = nullptr;
     QLabel* m_status = nullptr;
     QAction* m_train = nullptr;

@@ -12,8 +12,8 @@
 #include <mutex>
 #include <utility>
 
-#include "core/backend/factory/backend_factory.h"
 #include "core/data/mnist.h"
+#include "core/device/device_selection.h"
 #include "core/error.h"
 #include "core/io/metrics_jsonl.h"
 #include "core/io/weights_export.h"
@@ -28,10 +28,11 @@ constexpr int kDrainIntervalMs = 40;
 
 // Something that happened on the worker, in order; steps and epochs travel in their own vectors.
 struct PendingEvent {
-    enum class Kind { Started, Log, Finished, Failed };
+    enum class Kind { Started, Log, DeviceNotice, Finished, Failed };
     Kind kind = Kind::Log;
     int run_id = -1;
-    QString text; // Started: the device name; Log: the line; Failed: the message
+    QString text;         // Started: the device name; Log: the line; Failed: the message
+    bool warning = false; // DeviceNotice: for the banner (else the status line)
     MemoryByCategory memory;
     qint64 steps_per_epoch = 0;
     RunSummary summary;
@@ -89,6 +90,14 @@ struct PendingMetrics {
         event.kind = PendingEvent::Kind::Log;
         event.run_id = run_id;
         event.text = line;
+        push(std::move(event));
+    }
+    void device_notice(int run_id, const QString& text, bool warning) {
+        PendingEvent event;
+        event.kind = PendingEvent::Kind::DeviceNotice;
+        event.run_id = run_id;
+        event.text = text;
+        event.warning = warning;
         push(std::move(event));
     }
 };
@@ -156,10 +165,20 @@ void TrainingWorker::run(const Experiment& experiment, int run_id,
         }
         control->enter_phase(RunPhase::Preparing); // the engine and the plan's compilation
         // Declared before the Trainer so the Trainer (which references it) is destroyed first.
-        BackendChoice choice = create_backend(experiment.device);
+        // "auto" may check an unchecked GPU first (seconds): its progress goes to the status
+        // line; a fallback to the CPU and any warning go to the banner.
+        DeviceOpenOptions device_options;
+        device_options.progress = [&pending, run_id](const QualificationProgress& p) {
+            pending.device_notice(run_id, QString::fromStdString(p.message), false);
+        };
+        DeviceChoice choice = open_device(experiment.device, device_options);
         if (!choice.note.empty())
             pending.log(run_id,
                         QStringLiteral("note: %1").arg(QString::fromStdString(choice.note)));
+        if (choice.fell_back)
+            pending.device_notice(run_id, QString::fromStdString(choice.note), true);
+        for (const std::string& warning : choice.warnings)
+            pending.device_notice(run_id, QString::fromStdString(warning), true);
         Trainer trainer(experiment, *m_data, *choice.backend);
         if (initial) {
             // Rounding is allowed so weights trained under a mixed policy can continue under pure
@@ -386,6 +405,9 @@ void TrainingController::drain() {
             break;
         case PendingEvent::Kind::Log:
             emit log_line(event.text);
+            break;
+        case PendingEvent::Kind::DeviceNotice:
+            emit device_notice(event.run_id, event.text, event.warning);
             break;
         case PendingEvent::Kind::Finished:
         case PendingEvent::Kind::Failed:

@@ -80,6 +80,9 @@ signals:
     // Any error (bad stack, missing data, out of memory): a readable message; the app stays usable.
     void run_failed(int run_id, const QString& message);
     void log_line(const QString& line);
+    // The engine's choice: a GPU check's progress (warning false: for the status line), or a
+    // fallback to the CPU / an unchecked GPU used by name (warning true: for the banner).
+    void device_notice(int run_id, const QString& text, bool warning);
     void state_changed(); // running / paused changed
     // The running run moved to another phase (sampled at each drain, so brief phases may be
     // missed): the status line says "validating" or "saving the weights".

@@ -6,8 +6,8 @@
 #include <QThread>
 #include <exception>
 
-#include "core/backend/factory/backend_factory.h"
 #include "core/data/mnist.h"
+#include "core/device/device_selection.h"
 #include "core/io/safetensors.h"
 #include "core/train/trainer.h"
 
@@ -33,7 +33,7 @@ bool WeightsEvaluator::evaluate(const QString& path, const QString& device) {
             if (!*data) *data = std::make_unique<Mnist>(load_mnist(find_data_dir("")));
             Experiment experiment = model.experiment;
             experiment.device = device.toStdString();
-            BackendChoice choice = create_backend(experiment.device);
+            DeviceChoice choice = open_device(experiment.device);
             Trainer trainer(experiment, **data, *choice.backend);
             trainer.load_weights(model.weights, path.toStdString());
             const EvalResult result = trainer.evaluate();

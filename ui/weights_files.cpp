@@ -47,6 +47,29 @@ QVector<WeightsDTypeChoice> weights_dtype_choices(WeightsFormat format) {
     return choices;
 }
 
+QString weights_format_note(WeightsFormat format) {
+    if (format != WeightsFormat::Onnx) return {};
+    const auto code = [](const char* text) {
+        return QStringLiteral("<pre>%1</pre>").arg(QString::fromUtf8(text).toHtmlEscaped());
+    };
+    return QObject::tr("<p>Tested with onnxruntime 1.30 (float32 and float16) and OpenCV 4.6 DNN "
+                       "(float32; OpenCV reads float16 ONNX from 4.7 on). Input: float32 (N, 1, "
+                       "28, 28), pixels / 255; output: probabilities (N, 10). Below, images "
+                       "holds uint8 digits (N, 28, 28).</p>"
+                       "<p>Python with onnxruntime:</p>") +
+           code("import numpy as np, onnxruntime as ort\n"
+                "session = ort.InferenceSession(\"model.onnx\")\n"
+                "x = images.reshape(-1, 1, 28, 28).astype(np.float32) / 255\n"
+                "probabilities = session.run(None, {\"input\": x})[0]\n"
+                "digits = probabilities.argmax(axis=1)") +
+           QObject::tr("<p>Python with OpenCV:</p>") +
+           code("import numpy as np, cv2\n"
+                "net = cv2.dnn.readNetFromONNX(\"model.onnx\")\n"
+                "net.setInput(images.reshape(-1, 1, 28, 28).astype(np.float32) / 255)\n"
+                "probabilities = net.forward()\n"
+                "digits = probabilities.argmax(axis=1)");
+}
+
 QString export_weights_file(const QString& source, const QString& destination,
                             std::optional<DType> dtype) {
     try {
@@ -79,11 +102,13 @@ bool ask_weights_destination(QWidget* parent, const QString& suggested_base, QSt
     const QVector<WeightsDTypeChoice> choices = weights_dtype_choices(format);
     QStringList labels;
     for (const WeightsDTypeChoice& choice : choices) labels << choice.label;
+    QString question =
+        QObject::tr("Write the %1 file in:").arg(QString::fromLatin1(weights_format_name(format)));
+    if (const QString note = weights_format_note(format); !note.isEmpty())
+        question = QStringLiteral("<p>%1</p>%2").arg(question.toHtmlEscaped(), note);
     bool ok = false;
-    const QString label = QInputDialog::getItem(
-        parent, QObject::tr("Export weights"),
-        QObject::tr("Write the %1 file in:").arg(QString::fromLatin1(weights_format_name(format))),
-        labels, 0, false, &ok);
+    const QString label = QInputDialog::getItem(parent, QObject::tr("Export weights"), question,
+                                                labels, 0, false, &ok);
     if (!ok) return false;
     dtype = choices[static_cast<int>(labels.indexOf(label))].dtype;
     return true;

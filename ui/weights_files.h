@@ -27,6 +27,11 @@ WeightsFormat weights_format_for_filter(const QString& filter);
 // has no "stored" dtype of its own).
 QVector<WeightsDTypeChoice> weights_dtype_choices(WeightsFormat format);
 
+// What the dialog's dtype step says under its question (rich text): for ONNX, the runtimes the
+// file is tested with (ctest onnx_runtime_node, onnx_opencv) and the five lines of Python that run
+// it in each, as in the README; empty for the other formats.
+QString weights_format_note(WeightsFormat format);
+
 // Reads the weights file `source` (load_trained_model) and exports it to `destination`, the
 // format chosen by its extension. Returns empty on success, else a message naming the file and
 // what to do.

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "app/cli/args.h"
+#include "app/cli/cli_device.h"
 #include "app/cli/commands.h"
 #include "app/cli/experiment_options.h"
 #include "app/cli/plan_summary.h"
@@ -122,17 +123,20 @@ int run_bench(const Args& args) {
                       "with --gemm: dtypes (default float32,float16,bfloat16,float64)");
     parser.add_flag("--json", "one JSON object per line instead of a table");
     parser.add_flag("--tf32", "float32 matmuls and convolutions on TF32 tensor cores (CUDA only)");
+    parser.add_flag("--graph", "replay each step as a captured CUDA Graph (CUDA only; compare "
+                               "with a run without it)");
     parser.parse(args);
     if (parser.help_requested()) {
         std::printf("%s", parser.help().c_str());
         return 0;
     }
     if (parser.has("--gemm")) {
-        BackendChoice choice = create_backend(parser.value("--device", "auto"));
+        DeviceChoice choice = open_cli_device(parser.value("--device", "auto"));
         return bench_gemm(parser, *choice.backend);
     }
     Experiment base = experiment_from_options(parser);
     if (parser.has("--tf32")) base.tf32 = true;
+    if (parser.has("--graph")) base.graph = true;
     std::vector<std::string> policies = split_list(parser.value("--policies", base.policy));
     for (const std::string& p : policies) {
         try {
@@ -145,7 +149,7 @@ int run_bench(const Args& args) {
     const int warmup = static_cast<int>(parser.int_value("--warmup", 3, 0, 1000000));
     const bool json = parser.has("--json");
 
-    BackendChoice choice = create_backend(base.device);
+    DeviceChoice choice = open_cli_device(base.device);
     Backend& backend = *choice.backend;
     const Mnist data = load_mnist(find_data_dir(parser.value("--data")));
     if (!json) {
@@ -162,7 +166,10 @@ int run_bench(const Args& args) {
         Experiment e = base;
         e.policy = policy;
         Trainer trainer(e, data, backend);
-        const std::int64_t per_epoch = trainer.steps_per_epoch();
+        // Full batches only, as bench/peer_torch.py times them (a padded short batch costs a full
+        // step here but less in PyTorch; neither side times it).
+        const std::int64_t full = std::max<std::int64_t>(1, data.train.count / e.batch_size);
+        const std::int64_t per_epoch = std::min(trainer.steps_per_epoch(), full);
         std::int64_t next = 0;
         auto offset = [&] { return (next++ % per_epoch) * e.batch_size; };
         for (int i = 0; i < warmup; ++i) trainer.step_once(offset());

@@ -4,6 +4,7 @@
 #include <cstdio>
 
 #include "app/cli/args.h"
+#include "app/cli/cli_device.h"
 #include "app/cli/commands.h"
 #include "app/cli/weights_input.h"
 #include "core/backend/factory/backend_factory.h"
@@ -29,7 +30,7 @@ int run_eval(const Args& args) {
     const TrainedModel model = read_weights_input(parser);
     const std::string weights_path = parser.value("--weights");
 
-    BackendChoice choice = create_backend(model.experiment.device);
+    DeviceChoice choice = open_cli_device(model.experiment.device);
     const Mnist data = load_mnist(find_data_dir(parser.value("--data")));
     Trainer trainer(model.experiment, data, *choice.backend);
     LoadWeightsOptions options;

@@ -1,5 +1,5 @@
 // `mantissa-cli train`: runs an experiment headless with Keras-like progress, the metrics JSONL
-// of DESIGN.md and --export of the weights. Exit 0 success, 1 failed/diverged run, 2 bad input,
+// of ARCHITECTURE.md and --export of the weights. Exit 0 ok, 1 failed/diverged run, 2 bad input,
 // 128 + the signal's number after a Ctrl-C (130) or SIGTERM (143) stopped it cleanly.
 #include <cmath>
 #include <cstdio>
@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "app/cli/args.h"
+#include "app/cli/cli_device.h"
 #include "app/cli/commands.h"
 #include "app/cli/experiment_options.h"
 #include "app/cli/interrupt.h"
@@ -50,7 +51,7 @@ int run_train(const Args& args) {
     ExportOptions export_options;
     export_options.dtype = export_dtype_option(parser, "--export-dtype");
 
-    BackendChoice choice = create_backend(experiment.device);
+    DeviceChoice choice = open_cli_device(experiment.device);
     Backend& backend = *choice.backend;
     const Mnist data = load_mnist(find_data_dir(parser.value("--data")));
     Trainer trainer(experiment, data, backend);

@@ -169,6 +169,37 @@ public:
 
     // TF32 for float32 matmuls and convolutions (tensor cores); the CPU engine stays strict.
     virtual void set_tf32(bool enabled) { (void)enabled; }
+    // Whether a NaN must come out of every op as the CPU engine's arithmetic leaves it (on by
+    // default). Off lets the CUDA engine fuse cuBLASLt's ReLU, which may turn NaN into 0; the
+    // Trainer keeps it on for pure 16-bit policies. The CPU engine always propagates NaN.
+    virtual void set_propagate_nan(bool enabled) { (void)enabled; }
+    // What the latest GEMM or convolution ran, for the self-test's table, e.g. "cublasLt
+    // epilogue RELU_BIAS algo 23" or "cudnn fwd algo IMPLICIT_PRECOMP_GEMM"; empty when the
+    // engine has only one way (the CPU engine).
+    virtual std::string last_choice() const { return {}; }
+    // --- CUDA Graphs (the experiment's `graph` flag) ---
+    // An engine that captures records the ops enqueued between begin_graph_capture() and
+    // end_graph_capture() under (owner, key) without running them; replay_graph() launches them
+    // (false: nothing recorded under that key). Graphs hold the owner's tensor addresses: the
+    // owner drops them before its memory goes. Engines without graphs: false and no-ops.
+    virtual bool captures_graphs() const { return false; }
+    virtual void begin_graph_capture() {}
+    virtual void end_graph_capture(const void* owner, std::uint64_t key) {
+        (void)owner;
+        (void)key;
+    }
+    virtual void abort_graph_capture() noexcept {} // after an op threw during the capture
+    virtual bool replay_graph(const void* owner, std::uint64_t key) {
+        (void)owner;
+        (void)key;
+        return false;
+    }
+    virtual void drop_graphs(const void* owner) noexcept { (void)owner; }
+    // Why this engine ignores the graph flag, said once at the start of a run that sets it.
+    virtual std::string graph_capture_note() const {
+        return "graph: the CPU engine has no CUDA Graphs; the experiment's graph flag has no "
+               "effect here";
+    }
 };
 
 } // namespace mantissa

@@ -1,5 +1,5 @@
 // Metrics JSONL writer: a `run` header, `step` and `epoch` records, and a `summary`, one JSON
-// object per line (DESIGN.md "Interfaces"). Flushed every epoch so a cut-short run stays readable.
+// object per line (see ARCHITECTURE.md). Flushed every epoch so a cut-short run stays readable.
 #pragma once
 
 #include <fstream>

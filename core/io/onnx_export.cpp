@@ -162,6 +162,22 @@ WeightTensor hwio_to_oihw(const WeightTensor& w) {
     return out;
 }
 
+// (in, out) (Keras) -> (out, in): the Dense kernel as PyTorch stores it and its exporter writes
+// it, Gemm with transB = 1. OpenCV's importer (4.6, Debian 12) reads every Gemm as a fully
+// connected layer with (out, in) weights and rejects the (in, out) layout with transB = 0.
+WeightTensor in_out_to_out_in(const WeightTensor& w) {
+    const std::int64_t in = w.shape[0], out_features = w.shape[1];
+    const std::size_t size = dtype_size(w.dtype);
+    WeightTensor out = w;
+    out.shape = {out_features, in};
+    for (std::int64_t i = 0; i < in; ++i)
+        for (std::int64_t o = 0; o < out_features; ++o)
+            std::memcpy(out.data.data() + static_cast<std::size_t>(o * in + i) * size,
+                        w.data.data() + static_cast<std::size_t>(i * out_features + o) * size,
+                        size);
+    return out;
+}
+
 } // namespace
 
 bool onnx_export_available() {
@@ -269,9 +285,12 @@ void write_onnx(const TrainedModel& trained, const std::string& path, DType dtyp
                 throw Error(ErrorKind::Config,
                             "ONNX export: layer '" + name + "' (Dense) needs a flat input");
             const std::string w =
-                g.weight(name + ".kernel", *weight_of(name, "kernel", {shape[0], s.units}));
+                g.weight(name + ".kernel",
+                         in_out_to_out_in(*weight_of(name, "kernel", {shape[0], s.units})));
             const std::string b = g.weight(name + ".bias", *weight_of(name, "bias", {s.units}));
-            x = activation(g, act, name, g.op("Gemm", name, {x, w, b}), false);
+            const std::string y = g.value(name + "/Gemm");
+            GraphBuilder::integer(g.node("Gemm", y, {x, w, b}, y), "transB", 1);
+            x = activation(g, act, name, y, false);
             break;
         }
         case LayerType::Conv2D: {

@@ -1,6 +1,7 @@
 // Loss-scale presets, names, validation and the dynamic-scale state machine.
 // next_loss_scale() is the single definition the CPU engine, the CUDA port and the tests follow.
 #include "core/optim/loss_scale.h"
+#include "core/optim/loss_scale_rule.h"
 
 #include <algorithm>
 #include <array>
@@ -93,21 +94,12 @@ LossScaleStep next_loss_scale(const LossScaleState& state, bool found_nonfinite,
     case LossScaleMode::Dynamic:
         break;
     }
-    if (found_nonfinite) {
-        step.skipped = true;
-        step.next.scale = std::max(state.scale / config.factor, config.min);
-        step.next.good_steps = 0;
-        return step;
-    }
-    // >= rather than ==: a counter restored from an older config with a longer interval still
-    // grows at the next finite step instead of never.
-    if (state.good_steps + 1 >= config.growth_interval) {
-        const double grown = state.scale * config.factor;
-        if (grown <= kFloat32Max) step.next.scale = grown; // else keep the scale (Keras)
-        step.next.good_steps = 0;
-    } else {
-        step.next.good_steps = state.good_steps + 1;
-    }
+    const DynamicScaleStep next =
+        dynamic_scale_step(state.scale, state.good_steps, found_nonfinite, config.factor,
+                           config.min, config.growth_interval);
+    step.skipped = next.skipped;
+    step.next.scale = next.scale;
+    step.next.good_steps = next.good_steps;
     return step;
 }
 

@@ -1,5 +1,5 @@
 // Value-type metrics records emitted by the Trainer: one per step, one per epoch, one per run.
-// They match the metrics JSONL of DESIGN.md field for field, so the UI and the files agree.
+// They match the metrics JSONL of ARCHITECTURE.md field for field, so the UI and the files agree.
 #pragma once
 
 #include <cstdint>

@@ -62,8 +62,17 @@ Trainer::Trainer(const Experiment& experiment, const Mnist& data, Backend& backe
     options.optimizer = m_experiment.optimizer;
     options.loss_scale = m_experiment.loss_scale;
     m_backend.set_tf32(m_experiment.tf32);
+    // Pure 16-bit policies overflow to inf/NaN often, in their weights too: NaN must show as on
+    // the CPU, never be turned into 0 by a fused cuBLASLt ReLU.
+    m_backend.set_propagate_nan(!policy.is_mixed() && (policy.compute == DType::Float16 ||
+                                                       policy.compute == DType::BFloat16));
     m_plan = compile(*m_model, options, m_backend);
     m_plan->initialize(m_backend, m_experiment.seed);
+    const bool has_dropout =
+        std::any_of(m_experiment.model.layers.begin(), m_experiment.model.layers.end(),
+                    [](const LayerSpec& l) { return l.type == LayerType::Dropout && l.rate > 0; });
+    m_graph = graph_mode(m_experiment.graph, m_backend.captures_graphs(),
+                         m_backend.graph_capture_note(), has_dropout);
 
     // Put the dataset on the device once; batches are gathered and normalised there.
     m_data = std::make_unique<DeviceData>();
@@ -109,7 +118,9 @@ Trainer::Trainer(const Experiment& experiment, const Mnist& data, Backend& backe
     m_backend.upload(identity.data(), d.test_perm);
 }
 
-Trainer::~Trainer() = default;
+Trainer::~Trainer() {
+    m_backend.drop_graphs(this); // they hold this plan's addresses
+}
 
 std::int64_t Trainer::steps_per_epoch() const {
     return (m_data->train_count + m_experiment.batch_size - 1) / m_experiment.batch_size;
@@ -133,7 +144,24 @@ void Trainer::enqueue_step(std::int64_t offset) {
     ctx.step = static_cast<std::uint64_t>(++m_global_step);
     ctx.batch = {&m_data->train_images, &m_data->train_labels, &m_data->train_perm, offset,
                  std::min(m_experiment.batch_size, m_data->train_count - offset)};
-    m_plan->train_step(m_backend, ctx);
+    // The first step runs eagerly: it builds the engine's plans (cuBLASLt and cuDNN choices),
+    // which a capture must not do. After it, a step is a function of its batch position alone
+    // (the permutation and Adam's t live in device memory), so one graph per position replays.
+    if (!m_graph.capture || m_global_step == 1) {
+        m_plan->train_step(m_backend, ctx);
+        return;
+    }
+    const auto key = static_cast<std::uint64_t>(offset);
+    if (m_backend.replay_graph(this, key)) return;
+    m_backend.begin_graph_capture();
+    try {
+        m_plan->train_step(m_backend, ctx);
+    } catch (...) {
+        m_backend.abort_graph_capture();
+        throw;
+    }
+    m_backend.end_graph_capture(this, key);
+    m_backend.replay_graph(this, key); // the capture recorded the step without running it
 }
 
 GradientHistogram Trainer::gradient_histogram(std::int64_t offset) {
@@ -182,6 +210,7 @@ RunSummary Trainer::run(TrainControl& control, const TrainerCallbacks& callbacks
     };
     RunSummary summary;
     summary.val_loss = summary.val_accuracy = std::nan("");
+    if (!m_graph.note.empty()) log(m_graph.note); // what the graph flag does on this engine
     const std::int64_t batch = m_experiment.batch_size;
     const std::int64_t per_epoch = steps_per_epoch();
     const std::int64_t max_steps = m_experiment.max_steps;

@@ -13,6 +13,7 @@
 #include "core/plan/plan.h"
 #include "core/train/experiment.h"
 #include "core/train/gradient_histogram.h"
+#include "core/train/graph_mode.h"
 #include "core/train/metrics.h"
 #include "core/train/train_control.h"
 
@@ -78,6 +79,7 @@ private:
     std::unique_ptr<DeviceData> m_data;
     std::unique_ptr<GradientHistogramProbe> m_histograms; // made on first use
     std::int64_t m_global_step = 0;
+    GraphMode m_graph; // the experiment's graph flag on this engine and model
 };
 
 } // namespace mantissa

@@ -54,16 +54,16 @@ void backward_elementwise(Activation act, const T* x, const T* y, const T* dy, T
         for (std::int64_t i = 0; i < n; ++i) dx[i] = dy[i];
         return;
     case Activation::Relu:
-        for (std::int64_t i = 0; i < n; ++i) dx[i] = y[i] > T(0) ? dy[i] : T(0);
+        for (std::int64_t i = 0; i < n; ++i) dx[i] = activation_math::relu_backward(y[i], dy[i]);
         return;
     case Activation::Gelu:
         cpu::gelu_backward_array(x, dy, dx, n);
         return;
     case Activation::Tanh:
-        for (std::int64_t i = 0; i < n; ++i) dx[i] = dy[i] * (T(1) - y[i] * y[i]);
+        for (std::int64_t i = 0; i < n; ++i) dx[i] = activation_math::tanh_backward(y[i], dy[i]);
         return;
     case Activation::Sigmoid:
-        for (std::int64_t i = 0; i < n; ++i) dx[i] = dy[i] * (y[i] * (T(1) - y[i]));
+        for (std::int64_t i = 0; i < n; ++i) dx[i] = activation_math::sigmoid_backward(y[i], dy[i]);
         return;
     case Activation::Softmax:
         break;

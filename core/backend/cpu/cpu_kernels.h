@@ -13,6 +13,7 @@
 #include "core/backend/cpu/eigen.h"
 
 #include "core/backend/activation.h"
+#include "core/backend/activation_math.h"
 #include "core/error.h"
 #include "core/numeric/convert.h"
 #include "core/numeric/dtype.h"
@@ -110,19 +111,10 @@ inline constexpr T kGeluC = T(0.7978845608028654); // sqrt(2 / pi)
 template <class T>
 inline constexpr T kGeluK = T(0.044715);
 
-template <class T>
-inline T gelu(T x) {
-    return T(0.5) * x * (T(1) + std::tanh(kGeluC<T> * (x + kGeluK<T> * x * x * x)));
-}
-
-// d gelu / dx of the tanh approximation.
-template <class T>
-inline T gelu_grad(T x) {
-    const T x2 = x * x;
-    const T t = std::tanh(kGeluC<T> * (x + kGeluK<T> * x2 * x));
-    return T(0.5) * (T(1) + t) +
-           T(0.5) * x * (T(1) - t * t) * kGeluC<T> * (T(1) + T(3) * kGeluK<T> * x2);
-}
+// The scalar formulas are the ones the CUDA kernels use (core/backend/activation_math.h).
+using activation_math::gelu;
+using activation_math::gelu_grad;
+using activation_math::sigmoid;
 
 // y = tanh(x) over an array (x and y may alias). float uses Eigen's vectorised rational
 // approximation (within a few ulp of libm, 10-20x faster than scalar tanhf); double uses libm,
@@ -171,14 +163,6 @@ inline void gelu_backward_array(const T* x, const T* dy, T* dx, std::int64_t n) 
     }
 }
 
-// Written so that neither branch overflows exp().
-template <class T>
-inline T sigmoid(T x) {
-    if (x >= T(0)) return T(1) / (T(1) + std::exp(-x));
-    const T e = std::exp(x);
-    return e / (T(1) + e);
-}
-
 // y = softmax(x) over one row; x and y may alias.
 template <class T>
 inline void softmax_row(const T* x, T* y, std::int64_t n) {
@@ -206,7 +190,7 @@ inline void activation_elementwise(Activation act, const T* x, T* y, std::int64_
     case Activation::Relu:
         // x < 0 ? 0 : x keeps NaN as NaN (as PyTorch does), so a poisoned activation still
         // reaches the finite-gradient check instead of being silently zeroed.
-        for (std::int64_t i = 0; i < n; ++i) y[i] = x[i] < T(0) ? T(0) : x[i];
+        for (std::int64_t i = 0; i < n; ++i) y[i] = activation_math::relu(x[i]);
         return;
     case Activation::Gelu:
         gelu_array(x, y, n);

@@ -45,21 +45,17 @@ __global__ void backward_kernel(Activation act, DevTensor x, DevTensor y, DevTen
         T out = g;
         switch (act) {
         case Activation::Relu:
-            out = load<T>(y.data, y.dtype, i) > T(0) ? g : T(0);
+            out = activation_math::relu_backward(load<T>(y.data, y.dtype, i), g);
             break;
         case Activation::Gelu:
             out = g * gelu_grad(load<T>(x.data, x.dtype, i));
             break;
-        case Activation::Tanh: {
-            const T v = load<T>(y.data, y.dtype, i);
-            out = g * (T(1) - v * v);
+        case Activation::Tanh:
+            out = activation_math::tanh_backward(load<T>(y.data, y.dtype, i), g);
             break;
-        }
-        case Activation::Sigmoid: {
-            const T v = load<T>(y.data, y.dtype, i);
-            out = g * (v * (T(1) - v));
+        case Activation::Sigmoid:
+            out = activation_math::sigmoid_backward(load<T>(y.data, y.dtype, i), g);
             break;
-        }
         default:
             break;
         }

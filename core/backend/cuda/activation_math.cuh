@@ -1,30 +1,27 @@
-// Device activation math, written as cpu_kernels.h writes it (same formulas, same operation
-// order; the library compiles with --fmad=false so no product is fused into an add).
+// Device activation math: the formulas of core/backend/activation_math.h, the header the CPU
+// engine calls too, so both engines compute the same operations in the same order (the library
+// compiles with --fmad=false, the CPU engine with -ffp-contract=off: no product is fused into an
+// add on either side). Tested on the CPU through that header (tests/ops, tst_cpu_ops).
 #pragma once
 
 #include "core/backend/activation.h"
+#include "core/backend/activation_math.h"
 
 namespace mantissa::cuda {
 
 template <class T>
 __device__ inline T gelu(T x) {
-    const T c = T(0.7978845608028654), k = T(0.044715);
-    return T(0.5) * x * (T(1) + tanh(c * (x + k * x * x * x)));
+    return activation_math::gelu(x);
 }
 
 template <class T>
 __device__ inline T gelu_grad(T x) {
-    const T c = T(0.7978845608028654), k = T(0.044715);
-    const T x2 = x * x;
-    const T t = tanh(c * (x + k * x2 * x));
-    return T(0.5) * (T(1) + t) + T(0.5) * x * (T(1) - t * t) * c * (T(1) + T(3) * k * x2);
+    return activation_math::gelu_grad(x);
 }
 
 template <class T>
 __device__ inline T sigmoid(T x) {
-    if (x >= T(0)) return T(1) / (T(1) + exp(-x));
-    const T e = exp(x);
-    return e / (T(1) + e);
+    return activation_math::sigmoid(x);
 }
 
 // Elementwise activations (softmax is row-wise and handled by its own kernels).
@@ -32,7 +29,7 @@ template <class T>
 __device__ inline T activate(Activation act, T x) {
     switch (act) {
     case Activation::Relu:
-        return x < T(0) ? T(0) : x; // keeps NaN, as the CPU engine
+        return activation_math::relu(x); // keeps NaN, as the CPU engine
     case Activation::Gelu:
         return gelu(x);
     case Activation::Tanh:

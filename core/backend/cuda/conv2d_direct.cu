@@ -1,7 +1,9 @@
-// Direct convolution kernels: one thread per output element of each pass (y, dx, dw), each a
-// plain sum in a fixed order, so results are deterministic. Simple rather than fast.
+// Direct convolution kernels: one thread per output element of y and dx, one block per weight of
+// dw (a fixed-order reduction over batch·h·w); every sum runs in an order fixed by the shape, so
+// results are deterministic. Simple rather than fast.
 #include "core/backend/cuda/activation_math.cuh"
 #include "core/backend/cuda/conv2d_direct.cuh"
+#include "core/backend/cuda/conv_filter_taps.h"
 #include "core/backend/cuda/cuda_check.h"
 #include "core/backend/cuda/dtype_access.cuh"
 
@@ -70,31 +72,32 @@ __global__ void backward_data_kernel(ConvGeom g, ConvIo io) {
     }
 }
 
+// One block per weight; its threads split the batch·h·w positions (thread t takes t, t + 256,
+// ...; the index arithmetic is conv_filter_taps.h's, tested on the host), then add their partial
+// sums in a fixed halving tree. The order depends only on the shape, never on scheduling, so
+// the result is the same on every run (the old one-thread-per-weight loop left most of the GPU
+// idle: a 3x3x1x32 filter is 288 threads).
 template <class T>
 __global__ void backward_filter_kernel(ConvGeom g, ConvIo io) {
+    __shared__ T partial[kFilterThreads];
     const i64 count = g.kernel_h * g.kernel_w * g.in_c * g.out_c;
-    for (i64 e = blockIdx.x * i64(blockDim.x) + threadIdx.x; e < count;
-         e += i64(gridDim.x) * blockDim.x) {
-        const i64 oc = e % g.out_c;
-        i64 rest = e / g.out_c;
-        const i64 ic = rest % g.in_c;
-        rest /= g.in_c;
-        const i64 kw = rest % g.kernel_w, kh = rest / g.kernel_w;
+    const i64 positions = g.batch * g.out_h * g.out_w;
+    for (i64 e = blockIdx.x; e < count; e += gridDim.x) {
+        const FilterWeight w = filter_weight(g, e);
         T acc = T(0);
-        for (i64 n = 0; n < g.batch; ++n)
-            for (i64 oh = 0; oh < g.out_h; ++oh) {
-                const i64 ih = oh * g.stride_h + kh - g.pad_top;
-                if (ih < 0 || ih >= g.in_h) continue;
-                for (i64 ow = 0; ow < g.out_w; ++ow) {
-                    const i64 iw = ow * g.stride_w + kw - g.pad_left;
-                    if (iw < 0 || iw >= g.in_w) continue;
-                    acc +=
-                        load<T>(io.a, io.a_dtype, ((n * g.in_h + ih) * g.in_w + iw) * g.in_c + ic) *
-                        load<T>(io.b, io.b_dtype,
-                                ((n * g.out_h + oh) * g.out_w + ow) * g.out_c + oc);
-                }
-            }
-        store<T>(io.out, io.out_dtype, e, acc);
+        for (i64 p = threadIdx.x; p < positions; p += kFilterThreads) {
+            const FilterTap t = filter_tap(g, w, p);
+            if (!t.inside) continue;
+            acc += load<T>(io.a, io.a_dtype, t.x_index) * load<T>(io.b, io.b_dtype, t.dy_index);
+        }
+        partial[threadIdx.x] = acc;
+        __syncthreads();
+        for (int half = kFilterThreads / 2; half > 0; half /= 2) {
+            if (threadIdx.x < half) partial[threadIdx.x] += partial[threadIdx.x + half];
+            __syncthreads();
+        }
+        if (threadIdx.x == 0) store<T>(io.out, io.out_dtype, e, partial[0]);
+        __syncthreads(); // partial[] is refilled for the next weight
     }
 }
 
@@ -124,10 +127,11 @@ void launch_conv2d_direct_backward_filter(const ConvGeom& g, const ConvIo& io,
                                           cudaStream_t stream) {
     const i64 count = g.kernel_h * g.kernel_w * g.in_c * g.out_c;
     if (count <= 0) return;
+    const unsigned blocks = static_cast<unsigned>(count < 65535 * 8 ? count : 65535 * 8);
     if (io.f64)
-        backward_filter_kernel<double><<<blocks_for(count, 64), 64, 0, stream>>>(g, io);
+        backward_filter_kernel<double><<<blocks, kFilterThreads, 0, stream>>>(g, io);
     else
-        backward_filter_kernel<float><<<blocks_for(count, 64), 64, 0, stream>>>(g, io);
+        backward_filter_kernel<float><<<blocks, kFilterThreads, 0, stream>>>(g, io);
     MANTISSA_CUDA_LAUNCH_CHECK();
 }
 

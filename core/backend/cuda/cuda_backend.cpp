@@ -4,6 +4,7 @@
 #include "core/backend/cuda/cuda_backend.h"
 
 #include <cstring>
+#include <memory>
 #include <string>
 
 #include "core/backend/cuda/cast.cuh"
@@ -30,6 +31,10 @@ void free_device(void* ptr, void* context) {
     alloc->counter->fetch_sub(alloc->bytes);
     delete alloc;
 }
+
+struct DeviceFree { // for a block not yet handed to a Buffer
+    void operator()(void* ptr) const noexcept { cudaFree(ptr); }
+};
 
 std::string describe(const Tensor& t) {
     return "'" + t.name + "' " + std::string(dtype_name(t.dtype)) + shape_str(t.shape);
@@ -79,6 +84,8 @@ void CudaBackend::Impl::open() {
 // Never throws: every release is attempted, errors ignored (the process may be tearing down).
 void CudaBackend::Impl::release() noexcept {
     if (stream) cudaStreamSynchronize(stream);
+    for (auto& [key, exec] : graphs) cudaGraphExecDestroy(exec);
+    graphs.clear();
     gemms.clear();
     convs.clear();
     for (int i = 0; i < kReadoutSlots; ++i) {
@@ -118,10 +125,14 @@ Buffer CudaBackend::allocate(std::size_t bytes) {
         throw Error(ErrorKind::OutOfMemory, cuda::out_of_memory_message(bytes, m_impl->info.id));
     }
     MANTISSA_CUDA_CHECK(status);
+    // Owned here until the Buffer takes it: a throwing memset (or new) must not leak the block.
+    std::unique_ptr<void, DeviceFree> owned(ptr);
     // Zeroed, as the CPU engine's memory is, so never-written tensors read as 0 on every run.
     MANTISSA_CUDA_CHECK(cudaMemsetAsync(ptr, 0, bytes, m_impl->stream));
+    auto accounting = std::make_unique<Allocation>(Allocation{&m_impl->in_use, bytes});
     m_impl->in_use.fetch_add(bytes);
-    return Buffer(ptr, bytes, &free_device, new Allocation{&m_impl->in_use, bytes});
+    owned.release();
+    return Buffer(ptr, bytes, &free_device, accounting.release());
 }
 
 std::size_t CudaBackend::memory_in_use() const {
@@ -151,6 +162,62 @@ void CudaBackend::synchronize() {
 
 void CudaBackend::set_tf32(bool enabled) {
     m_impl->tf32 = enabled;
+}
+
+void CudaBackend::set_propagate_nan(bool enabled) {
+    m_impl->propagate_nan = enabled;
+}
+
+std::string CudaBackend::last_choice() const {
+    return m_impl->last_choice;
+}
+
+bool CudaBackend::captures_graphs() const {
+    return true;
+}
+
+// Thread-local capture: another thread's CUDA calls (a second backend, the GUI's device query)
+// neither join this graph nor invalidate it.
+void CudaBackend::begin_graph_capture() {
+    MANTISSA_CUDA_CHECK(cudaStreamBeginCapture(m_impl->stream, cudaStreamCaptureModeThreadLocal));
+}
+
+void CudaBackend::end_graph_capture(const void* owner, std::uint64_t key) {
+    cudaGraph_t graph = nullptr;
+    MANTISSA_CUDA_CHECK(cudaStreamEndCapture(m_impl->stream, &graph));
+    cudaGraphExec_t exec = nullptr;
+    const cudaError_t status = cudaGraphInstantiate(&exec, graph, 0);
+    cudaGraphDestroy(graph); // the executable graph keeps what it needs
+    MANTISSA_CUDA_CHECK(status);
+    cudaGraphExec_t& slot = m_impl->graphs[{owner, key}];
+    if (slot) cudaGraphExecDestroy(slot);
+    slot = exec;
+}
+
+void CudaBackend::abort_graph_capture() noexcept {
+    cudaGraph_t graph = nullptr;
+    if (cudaStreamEndCapture(m_impl->stream, &graph) == cudaSuccess && graph)
+        cudaGraphDestroy(graph);
+    cudaGetLastError(); // an invalidated capture leaves its error behind
+}
+
+bool CudaBackend::replay_graph(const void* owner, std::uint64_t key) {
+    const auto it = m_impl->graphs.find({owner, key});
+    if (it == m_impl->graphs.end()) return false;
+    MANTISSA_CUDA_CHECK(cudaGraphLaunch(it->second, m_impl->stream));
+    return true;
+}
+
+void CudaBackend::drop_graphs(const void* owner) noexcept {
+    if (m_impl->stream) cudaStreamSynchronize(m_impl->stream); // no replay still reads them
+    for (auto it = m_impl->graphs.begin(); it != m_impl->graphs.end();) {
+        if (it->first.first != owner) {
+            ++it;
+            continue;
+        }
+        cudaGraphExecDestroy(it->second);
+        it = m_impl->graphs.erase(it);
+    }
 }
 
 void CudaBackend::fill(Tensor& dst, double value) {

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <memory>
+#include <string>
 
 #include "core/backend/backend.h"
 
@@ -74,6 +75,14 @@ public:
     void enqueue_readout(const Tensor& scalars, int slot) override;
     StepReadout read_readout(int slot) override;
     void set_tf32(bool enabled) override;
+    void set_propagate_nan(bool enabled) override;
+    std::string last_choice() const override;
+    bool captures_graphs() const override;
+    void begin_graph_capture() override;
+    void end_graph_capture(const void* owner, std::uint64_t key) override;
+    void abort_graph_capture() noexcept override;
+    bool replay_graph(const void* owner, std::uint64_t key) override;
+    void drop_graphs(const void* owner) noexcept override;
 
     struct Impl; // CUDA state: stream, handles, caches, pinned ring
                  // (core/backend/cuda/cuda_state.h)

@@ -1,8 +1,10 @@
 // Convolution on cuDNN (legacy v9 API, NHWC, algorithms chosen once per shape by cuDNN's
-// heuristics), with Keras's HWIO filters transposed to cuDNN's KRSC in the workspace; float64
-// and paddings cuDNN cannot express run the direct kernels (conv2d_direct.cu) instead.
+// heuristics), with Keras's HWIO filters transposed to cuDNN's KRSC in the workspace; float64,
+// paddings cuDNN cannot express, and a pass whose every algorithm cuDNN refused run the direct
+// kernels (conv2d_direct.cu) instead. The rules (math types, fallback order) are conv_algo.cpp's.
 #include <algorithm>
 #include <string>
+#include <vector>
 
 #include "core/backend/cuda/bias_grad.cuh"
 #include "core/backend/cuda/conv2d_direct.cuh"
@@ -50,27 +52,78 @@ cuda::ConvGeom geom(const Conv2dArgs& a) {
             a.kernel_h, a.kernel_w, a.stride_h, a.stride_w, a.pad_top, a.pad_left};
 }
 
-// Math modes: strict float32 must not use TF32 tensor cores (FMA only); 16-bit and TF32 may.
-bool math_allowed(cudnnMathType_t math, bool strict_fp32) {
-    return !strict_fp32 || math == CUDNN_FMA_MATH || math == CUDNN_DEFAULT_MATH;
-}
+using cuda::ConvAlgoPerf;
+using cuda::ConvMath;
+using cuda::ConvPass;
+using cuda::ConvPassPlan;
 
-cudnnConvolutionDescriptor_t make_conv_desc(const Conv2dArgs& g, DType dtype, bool strict_fp32) {
+// conv_algo.h mirrors cuDNN's enums without its headers; these keep the two in step.
+static_assert(int(CUDNN_DEFAULT_MATH) == int(ConvMath::Default) &&
+              int(CUDNN_TENSOR_OP_MATH) == int(ConvMath::TensorOp) &&
+              int(CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION) ==
+                  int(ConvMath::TensorOpAllowConversion) &&
+              int(CUDNN_FMA_MATH) == int(ConvMath::Fma));
+static_assert(CUDNN_CONVOLUTION_FWD_ALGO_COUNT == 8 && CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT == 6 &&
+              CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT == 7 &&
+              CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM == 1 &&
+              CUDNN_CONVOLUTION_BWD_FILTER_ALGO_FFT_TILING == 6);
+static_assert(CUDNN_STATUS_NOT_SUPPORTED == 3000 && CUDNN_STATUS_EXECUTION_FAILED == 5000);
+
+// Owns a convolution descriptor until the plan takes it, so a failing setter does not leak it.
+struct ConvDescGuard {
     cudnnConvolutionDescriptor_t desc = nullptr;
-    MANTISSA_CUDNN_CHECK(cudnnCreateConvolutionDescriptor(&desc));
+    ConvDescGuard() = default;
+    ConvDescGuard(const ConvDescGuard&) = delete;
+    ConvDescGuard& operator=(const ConvDescGuard&) = delete;
+    ~ConvDescGuard() {
+        if (desc) cudnnDestroyConvolutionDescriptor(desc);
+    }
+    cudnnConvolutionDescriptor_t release() {
+        cudnnConvolutionDescriptor_t out = desc;
+        desc = nullptr;
+        return out;
+    }
+};
+
+cudnnConvolutionDescriptor_t make_conv_desc(const Conv2dArgs& g, bool strict_fp32) {
+    ConvDescGuard guard;
+    MANTISSA_CUDNN_CHECK(cudnnCreateConvolutionDescriptor(&guard.desc));
     // Keras convolutions are cross-correlations; 16-bit data accumulates in float32.
     MANTISSA_CUDNN_CHECK(cudnnSetConvolution2dDescriptor(
-        desc, static_cast<int>(g.pad_top), static_cast<int>(g.pad_left),
+        guard.desc, static_cast<int>(g.pad_top), static_cast<int>(g.pad_left),
         static_cast<int>(g.stride_h), static_cast<int>(g.stride_w), 1, 1, CUDNN_CROSS_CORRELATION,
         CUDNN_DATA_FLOAT));
-    (void)dtype;
-    MANTISSA_CUDNN_CHECK(
-        cudnnSetConvolutionMathType(desc, strict_fp32 ? CUDNN_FMA_MATH : CUDNN_TENSOR_OP_MATH));
-    return desc;
+    // The heuristic answers for the math type set here: FMA only for strict float32 (PyTorch's
+    // v7 path sets the same and then asserts ASSERT_CORRECT_PRECISION: FMA for float32 without
+    // TF32), so conv_math_allowed() keeps the FMA answers.
+    MANTISSA_CUDNN_CHECK(cudnnSetConvolutionMathType(
+        guard.desc, strict_fp32 ? CUDNN_FMA_MATH : CUDNN_TENSOR_OP_MATH));
+    return guard.release();
 }
 
-// Fills the plan's cuDNN part; false when cuDNN offers no usable algorithm (direct kernels then).
-bool build_cudnn(cudnnHandle_t dnn, const Conv2dArgs& g, DType dtype, bool tf32, ConvPlan& p) {
+// cudnnConvolution*AlgoPerf_t (cudnn_cnn.h: algo, status, time, memory, determinism, mathType)
+// as conv_algo.h's CUDA-free entry.
+template <class Perf>
+std::vector<ConvAlgoPerf> to_perf(const Perf* perf, int found) {
+    std::vector<ConvAlgoPerf> out;
+    for (int i = 0; i < found; ++i)
+        out.push_back({static_cast<int>(perf[i].algo), perf[i].status == CUDNN_STATUS_SUCCESS,
+                       perf[i].memory, perf[i].determinism == CUDNN_DETERMINISTIC,
+                       static_cast<ConvMath>(perf[i].mathType)});
+    return out;
+}
+
+// The pass's descriptor gets the math type of the algorithm it runs next.
+void apply_math(ConvPassPlan& pass) {
+    if (const ConvAlgoPerf* algo = pass.current())
+        MANTISSA_CUDNN_CHECK(
+            cudnnSetConvolutionMathType(pass.desc, static_cast<cudnnMathType_t>(algo->math)));
+}
+
+// Fills the plan's cuDNN part: each pass keeps the heuristic's algorithms it may run; a pass
+// with none (or a shape cuDNN's descriptors refuse) runs the direct kernel, the others stay on
+// cuDNN.
+void build_cudnn(cudnnHandle_t dnn, const Conv2dArgs& g, DType dtype, bool tf32, ConvPlan& p) {
     const bool strict = dtype == DType::Float32 && !tf32;
     const cudnnDataType_t type = cudnn_type(dtype);
     MANTISSA_CUDNN_CHECK(cudnnCreateTensorDescriptor(&p.x));
@@ -82,55 +135,73 @@ bool build_cudnn(cudnnHandle_t dnn, const Conv2dArgs& g, DType dtype, bool tf32,
                                    int(g.out_h), int(g.out_w)) != CUDNN_STATUS_SUCCESS ||
         cudnnSetFilter4dDescriptor(p.w, type, CUDNN_TENSOR_NHWC, int(g.out_c), int(g.in_c),
                                    int(g.kernel_h), int(g.kernel_w)) != CUDNN_STATUS_SUCCESS)
-        return false;
-    p.fwd = make_conv_desc(g, dtype, strict);
-    p.bwd_data = make_conv_desc(g, dtype, strict);
-    p.bwd_filter = make_conv_desc(g, dtype, strict);
+        return;
+    p.fwd.desc = make_conv_desc(g, strict);
+    p.bwd_data.desc = make_conv_desc(g, strict);
+    p.bwd_filter.desc = make_conv_desc(g, strict);
 
-    constexpr int kAsk = 8;
-    int found = 0;
-    bool ok_fwd = false, ok_data = false, ok_filter = false;
-    cudnnConvolutionFwdAlgoPerf_t fwd[kAsk];
-    if (cudnnGetConvolutionForwardAlgorithm_v7(dnn, p.x, p.w, p.fwd, p.y, kAsk, &found, fwd) ==
-        CUDNN_STATUS_SUCCESS)
-        for (int i = 0; i < found && !ok_fwd; ++i)
-            if (fwd[i].status == CUDNN_STATUS_SUCCESS && fwd[i].memory <= kCudnnWorkspaceLimit &&
-                math_allowed(fwd[i].mathType, strict)) {
-                ok_fwd = true;
-                p.fwd_algo = fwd[i].algo;
-                p.cudnn_workspace = std::max(p.cudnn_workspace, fwd[i].memory);
-                MANTISSA_CUDNN_CHECK(cudnnSetConvolutionMathType(p.fwd, fwd[i].mathType));
-            }
-    // Backward passes: deterministic algorithms only, so a seed gives the same run twice.
-    cudnnConvolutionBwdDataAlgoPerf_t data[kAsk];
-    if (cudnnGetConvolutionBackwardDataAlgorithm_v7(dnn, p.w, p.y, p.bwd_data, p.x, kAsk, &found,
-                                                    data) == CUDNN_STATUS_SUCCESS)
-        for (int i = 0; i < found && !ok_data; ++i)
-            if (data[i].status == CUDNN_STATUS_SUCCESS &&
-                data[i].determinism == CUDNN_DETERMINISTIC &&
-                data[i].memory <= kCudnnWorkspaceLimit && math_allowed(data[i].mathType, strict)) {
-                ok_data = true;
-                p.bwd_data_algo = data[i].algo;
-                p.cudnn_workspace = std::max(p.cudnn_workspace, data[i].memory);
-                MANTISSA_CUDNN_CHECK(cudnnSetConvolutionMathType(p.bwd_data, data[i].mathType));
-            }
-    cudnnConvolutionBwdFilterAlgoPerf_t filter[kAsk];
-    if (cudnnGetConvolutionBackwardFilterAlgorithm_v7(dnn, p.x, p.y, p.bwd_filter, p.w, kAsk,
-                                                      &found, filter) == CUDNN_STATUS_SUCCESS)
-        for (int i = 0; i < found && !ok_filter; ++i)
-            if (filter[i].status == CUDNN_STATUS_SUCCESS &&
-                filter[i].determinism == CUDNN_DETERMINISTIC &&
-                filter[i].memory <= kCudnnWorkspaceLimit &&
-                math_allowed(filter[i].mathType, strict)) {
-                ok_filter = true;
-                p.bwd_filter_algo = filter[i].algo;
-                p.cudnn_workspace = std::max(p.cudnn_workspace, filter[i].memory);
-                MANTISSA_CUDNN_CHECK(cudnnSetConvolutionMathType(p.bwd_filter, filter[i].mathType));
-            }
-    p.cudnn_workspace = align256(p.cudnn_workspace);
-    p.filter_bytes = align256(static_cast<std::size_t>(g.kernel_h * g.kernel_w * g.in_c * g.out_c) *
-                              dtype_size(dtype));
-    return ok_fwd && ok_data && ok_filter;
+    // As many answers as cuDNN may give (an algorithm may come once per math type); the enum's
+    // size when the count cannot be read.
+    const auto capacity = [](cudnnStatus_t status, int count, int fallback) {
+        return status == CUDNN_STATUS_SUCCESS && count > 0 ? count : fallback;
+    };
+    int found = 0, max_count = 0;
+    cudnnStatus_t counted = cudnnGetConvolutionForwardAlgorithmMaxCount(dnn, &max_count);
+    std::vector<cudnnConvolutionFwdAlgoPerf_t> fwd(
+        capacity(counted, max_count, CUDNN_CONVOLUTION_FWD_ALGO_COUNT));
+    if (cudnnGetConvolutionForwardAlgorithm_v7(dnn, p.x, p.w, p.fwd.desc, p.y, int(fwd.size()),
+                                               &found, fwd.data()) == CUDNN_STATUS_SUCCESS)
+        p.fwd.algos = cuda::usable_conv_algos(to_perf(fwd.data(), found), ConvPass::Forward, dtype,
+                                              tf32, kCudnnWorkspaceLimit);
+    found = max_count = 0;
+    counted = cudnnGetConvolutionBackwardDataAlgorithmMaxCount(dnn, &max_count);
+    std::vector<cudnnConvolutionBwdDataAlgoPerf_t> data(
+        capacity(counted, max_count, CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT));
+    if (cudnnGetConvolutionBackwardDataAlgorithm_v7(dnn, p.w, p.y, p.bwd_data.desc, p.x,
+                                                    int(data.size()), &found,
+                                                    data.data()) == CUDNN_STATUS_SUCCESS)
+        p.bwd_data.algos = cuda::usable_conv_algos(
+            to_perf(data.data(), found), ConvPass::BackwardData, dtype, tf32, kCudnnWorkspaceLimit);
+    found = max_count = 0;
+    counted = cudnnGetConvolutionBackwardFilterAlgorithmMaxCount(dnn, &max_count);
+    std::vector<cudnnConvolutionBwdFilterAlgoPerf_t> filter(
+        capacity(counted, max_count, CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT));
+    if (cudnnGetConvolutionBackwardFilterAlgorithm_v7(dnn, p.x, p.y, p.bwd_filter.desc, p.w,
+                                                      int(filter.size()), &found,
+                                                      filter.data()) == CUDNN_STATUS_SUCCESS)
+        p.bwd_filter.algos =
+            cuda::usable_conv_algos(to_perf(filter.data(), found), ConvPass::BackwardFilter, dtype,
+                                    tf32, kCudnnWorkspaceLimit);
+    for (ConvPassPlan* pass : {&p.fwd, &p.bwd_data, &p.bwd_filter}) {
+        apply_math(*pass);
+        // Room for whichever algorithm of the list a failure falls to.
+        p.cudnn_workspace = std::max(p.cudnn_workspace, cuda::conv_algos_workspace(pass->algos));
+    }
+    if (p.any_cudnn())
+        p.filter_bytes =
+            align256(static_cast<std::size_t>(g.kernel_h * g.kernel_w * g.in_c * g.out_c) *
+                     dtype_size(dtype));
+}
+
+// Runs a pass on cuDNN, moving down its list when an algorithm is refused at execution
+// (NOT_SUPPORTED / EXECUTION_FAILED); false when the list is used up (the caller then runs the
+// direct kernel, and so does every later call of this plan). `call(algo)` returns cuDNN's status.
+template <class Call>
+bool run_cudnn(ConvPassPlan& pass, ConvPass which, std::string& choice, const char* what,
+               Call&& call) {
+    while (const ConvAlgoPerf* algo = pass.current()) {
+        const cudnnStatus_t status = call(algo->algo);
+        if (status == CUDNN_STATUS_SUCCESS) {
+            choice = cuda::conv_choice_text(which, algo);
+            return true;
+        }
+        if (!cuda::conv_status_tries_next(static_cast<int>(status)))
+            cuda::throw_cudnn_error(status, what, __FILE__, __LINE__);
+        cudaGetLastError(); // a refused launch leaves no error behind for the next call
+        ++pass.next;
+        apply_math(pass);
+    }
+    return false;
 }
 
 void check_dtype(DType dtype, const Conv2dArgs& g) {
@@ -167,9 +238,8 @@ ConvPlan::~ConvPlan() {
     if (x) cudnnDestroyTensorDescriptor(x);
     if (y) cudnnDestroyTensorDescriptor(y);
     if (w) cudnnDestroyFilterDescriptor(w);
-    if (fwd) cudnnDestroyConvolutionDescriptor(fwd);
-    if (bwd_data) cudnnDestroyConvolutionDescriptor(bwd_data);
-    if (bwd_filter) cudnnDestroyConvolutionDescriptor(bwd_filter);
+    for (ConvPassPlan* pass : {&fwd, &bwd_data, &bwd_filter})
+        if (pass->desc) cudnnDestroyConvolutionDescriptor(pass->desc);
 }
 
 } // namespace cuda
@@ -178,10 +248,10 @@ ConvPlan& CudaBackend::Impl::conv_plan(const Conv2dArgs& args, DType dtype) {
     check_dtype(dtype, args);
     const cuda::ConvKey key = cuda::conv_key(args, dtype, tf32);
     if (auto it = convs.find(key); it != convs.end()) return *it->second;
-    auto plan = std::make_unique<ConvPlan>();
+    auto plan = std::make_unique<ConvPlan>(); // owns every descriptor, also when a call throws
     if (dtype != DType::Float64 && cuda::cudnn_padding_fits(args))
-        plan->use_cudnn = build_cudnn(dnn, args, dtype, key.tf32, *plan);
-    if (!plan->use_cudnn) plan->cudnn_workspace = plan->filter_bytes = 0;
+        build_cudnn(dnn, args, dtype, key.tf32, *plan);
+    if (!plan->any_cudnn()) plan->cudnn_workspace = plan->filter_bytes = 0;
     ConvPlan& out = *plan;
     convs.emplace(key, std::move(plan));
     return out;
@@ -201,99 +271,118 @@ void CudaBackend::conv2d_forward(const Conv2dArgs& args, const Tensor& x, const 
                     geometry_text(args) +
                         ": softmax is not a convolution epilogue; use linear, relu, gelu, tanh "
                         "or sigmoid");
-    const ConvPlan& p = s.conv_plan(args, x.dtype);
+    ConvPlan& p = s.conv_plan(args, x.dtype);
     const bool f64 = x.dtype == DType::Float64 || y.dtype == DType::Float64;
-    if (!p.use_cudnn || w.dtype != x.dtype || y.dtype != x.dtype) {
-        cuda::ConvIo io{x.data, x.dtype, w.data, w.dtype};
-        if (bias) {
-            io.bias = bias->data;
-            io.bias_dtype = bias->dtype;
+    if (p.fwd.current() && w.dtype == x.dtype && y.dtype == x.dtype) {
+        const Scratch scratch = carve(p, workspace, args);
+        cuda::launch_transpose(w.data, args.kernel_h * args.kernel_w * args.in_c, args.out_c,
+                               scratch.filter, dtype_size(w.dtype), s.stream); // HWIO -> KRSC
+        const float one = 1.0f, zero = 0.0f;
+        const bool ran = run_cudnn(p.fwd, ConvPass::Forward, s.last_choice,
+                                   "cudnnConvolutionForward", [&](int algo) {
+                                       return cudnnConvolutionForward(
+                                           s.dnn, &one, p.x, x.data, p.w, scratch.filter,
+                                           p.fwd.desc, static_cast<cudnnConvolutionFwdAlgo_t>(algo),
+                                           scratch.cudnn, scratch.cudnn_bytes, &zero, p.y, y.data);
+                                   });
+        if (ran) {
+            if (!bias && !pre_activation && epilogue == Activation::Linear) return;
+            // Bias and activation over (batch*h*w, out_c) in place (cuDNN rounded y once).
+            cuda::EpilogueArgs e;
+            e.acc = y.data;
+            e.acc_dtype = y.dtype;
+            e.rows = args.batch * args.out_h * args.out_w;
+            e.cols = args.out_c;
+            if (bias) {
+                e.bias = bias->data;
+                e.bias_dtype = bias->dtype;
+            }
+            e.act = epilogue;
+            if (pre_activation) {
+                e.pre = pre_activation->data;
+                e.pre_dtype = pre_activation->dtype;
+            }
+            e.out = y.data;
+            e.out_dtype = y.dtype;
+            e.f64 = f64;
+            cuda::launch_gemm_epilogue(e, s.stream);
+            return;
         }
-        io.act = epilogue;
-        if (pre_activation) {
-            io.pre = pre_activation->data;
-            io.pre_dtype = pre_activation->dtype;
-        }
-        io.out = y.data;
-        io.out_dtype = y.dtype;
-        io.f64 = f64;
-        cuda::launch_conv2d_direct_forward(geom(args), io, s.stream);
-        return;
     }
-    const Scratch scratch = carve(p, workspace, args);
-    cuda::launch_transpose(w.data, args.kernel_h * args.kernel_w * args.in_c, args.out_c,
-                           scratch.filter, dtype_size(w.dtype), s.stream); // HWIO -> KRSC
-    const float one = 1.0f, zero = 0.0f;
-    MANTISSA_CUDNN_CHECK(cudnnConvolutionForward(s.dnn, &one, p.x, x.data, p.w, scratch.filter,
-                                                 p.fwd, p.fwd_algo, scratch.cudnn,
-                                                 scratch.cudnn_bytes, &zero, p.y, y.data));
-    if (!bias && !pre_activation && epilogue == Activation::Linear) return;
-    // Bias and activation over (batch*h*w, out_c) in place (y is already rounded once by cuDNN).
-    cuda::EpilogueArgs e;
-    e.acc = y.data;
-    e.acc_dtype = y.dtype;
-    e.rows = args.batch * args.out_h * args.out_w;
-    e.cols = args.out_c;
+    cuda::ConvIo io{x.data, x.dtype, w.data, w.dtype};
     if (bias) {
-        e.bias = bias->data;
-        e.bias_dtype = bias->dtype;
+        io.bias = bias->data;
+        io.bias_dtype = bias->dtype;
     }
-    e.act = epilogue;
+    io.act = epilogue;
     if (pre_activation) {
-        e.pre = pre_activation->data;
-        e.pre_dtype = pre_activation->dtype;
+        io.pre = pre_activation->data;
+        io.pre_dtype = pre_activation->dtype;
     }
-    e.out = y.data;
-    e.out_dtype = y.dtype;
-    e.f64 = f64;
-    cuda::launch_gemm_epilogue(e, s.stream);
+    io.out = y.data;
+    io.out_dtype = y.dtype;
+    io.f64 = f64;
+    cuda::launch_conv2d_direct_forward(geom(args), io, s.stream);
+    s.last_choice = cuda::conv_choice_text(ConvPass::Forward, nullptr);
 }
 
 void CudaBackend::conv2d_backward_data(const Conv2dArgs& args, const Tensor& dy, const Tensor& w,
                                        Tensor& dx, Workspace workspace) {
     Impl& s = *m_impl;
-    const ConvPlan& p = s.conv_plan(args, dy.dtype);
-    if (!p.use_cudnn || w.dtype != dy.dtype || dx.dtype != dy.dtype) {
-        cuda::ConvIo io{dy.data, dy.dtype, w.data, w.dtype};
-        io.out = dx.data;
-        io.out_dtype = dx.dtype;
-        io.f64 = dy.dtype == DType::Float64 || dx.dtype == DType::Float64;
-        cuda::launch_conv2d_direct_backward_data(geom(args), io, s.stream);
-        return;
+    ConvPlan& p = s.conv_plan(args, dy.dtype);
+    if (p.bwd_data.current() && w.dtype == dy.dtype && dx.dtype == dy.dtype) {
+        const Scratch scratch = carve(p, workspace, args);
+        cuda::launch_transpose(w.data, args.kernel_h * args.kernel_w * args.in_c, args.out_c,
+                               scratch.filter, dtype_size(w.dtype), s.stream);
+        const float one = 1.0f, zero = 0.0f;
+        if (run_cudnn(p.bwd_data, ConvPass::BackwardData, s.last_choice,
+                      "cudnnConvolutionBackwardData", [&](int algo) {
+                          return cudnnConvolutionBackwardData(
+                              s.dnn, &one, p.w, scratch.filter, p.y, dy.data, p.bwd_data.desc,
+                              static_cast<cudnnConvolutionBwdDataAlgo_t>(algo), scratch.cudnn,
+                              scratch.cudnn_bytes, &zero, p.x, dx.data);
+                      }))
+            return;
     }
-    const Scratch scratch = carve(p, workspace, args);
-    cuda::launch_transpose(w.data, args.kernel_h * args.kernel_w * args.in_c, args.out_c,
-                           scratch.filter, dtype_size(w.dtype), s.stream);
-    const float one = 1.0f, zero = 0.0f;
-    MANTISSA_CUDNN_CHECK(cudnnConvolutionBackwardData(
-        s.dnn, &one, p.w, scratch.filter, p.y, dy.data, p.bwd_data, p.bwd_data_algo, scratch.cudnn,
-        scratch.cudnn_bytes, &zero, p.x, dx.data));
+    cuda::ConvIo io{dy.data, dy.dtype, w.data, w.dtype};
+    io.out = dx.data;
+    io.out_dtype = dx.dtype;
+    io.f64 = dy.dtype == DType::Float64 || dx.dtype == DType::Float64;
+    cuda::launch_conv2d_direct_backward_data(geom(args), io, s.stream);
+    s.last_choice = cuda::conv_choice_text(ConvPass::BackwardData, nullptr);
 }
 
 void CudaBackend::conv2d_backward_filter(const Conv2dArgs& args, const Tensor& x, const Tensor& dy,
                                          Tensor& dw, Tensor* dbias, Workspace workspace) {
     Impl& s = *m_impl;
-    const ConvPlan& p = s.conv_plan(args, x.dtype);
+    ConvPlan& p = s.conv_plan(args, x.dtype);
     if (dbias) {
         const bool f64 = dy.dtype == DType::Float64 || dbias->dtype == DType::Float64;
         cuda::launch_bias_grad(dy.data, dy.dtype, args.batch * args.out_h * args.out_w, args.out_c,
                                dbias->data, dbias->dtype, f64, s.stream);
     }
-    if (!p.use_cudnn || dy.dtype != x.dtype || dw.dtype != x.dtype) {
-        cuda::ConvIo io{x.data, x.dtype, dy.data, dy.dtype};
-        io.out = dw.data;
-        io.out_dtype = dw.dtype;
-        io.f64 = x.dtype == DType::Float64 || dw.dtype == DType::Float64;
-        cuda::launch_conv2d_direct_backward_filter(geom(args), io, s.stream);
-        return;
+    if (p.bwd_filter.current() && dy.dtype == x.dtype && dw.dtype == x.dtype) {
+        const Scratch scratch = carve(p, workspace, args);
+        const float one = 1.0f, zero = 0.0f;
+        if (run_cudnn(p.bwd_filter, ConvPass::BackwardFilter, s.last_choice,
+                      "cudnnConvolutionBackwardFilter", [&](int algo) {
+                          return cudnnConvolutionBackwardFilter(
+                              s.dnn, &one, p.x, x.data, p.y, dy.data, p.bwd_filter.desc,
+                              static_cast<cudnnConvolutionBwdFilterAlgo_t>(algo), scratch.cudnn,
+                              scratch.cudnn_bytes, &zero, p.w, scratch.filter);
+                      })) {
+            cuda::launch_transpose(scratch.filter, args.out_c,
+                                   args.kernel_h * args.kernel_w * args.in_c, dw.data,
+                                   dtype_size(dw.dtype), s.stream); // KRSC -> HWIO
+            return;
+        }
     }
-    const Scratch scratch = carve(p, workspace, args);
-    const float one = 1.0f, zero = 0.0f;
-    MANTISSA_CUDNN_CHECK(cudnnConvolutionBackwardFilter(
-        s.dnn, &one, p.x, x.data, p.y, dy.data, p.bwd_filter, p.bwd_filter_algo, scratch.cudnn,
-        scratch.cudnn_bytes, &zero, p.w, scratch.filter));
-    cuda::launch_transpose(scratch.filter, args.out_c, args.kernel_h * args.kernel_w * args.in_c,
-                           dw.data, dtype_size(dw.dtype), s.stream); // KRSC -> HWIO
+    cuda::ConvIo io{x.data, x.dtype, dy.data, dy.dtype};
+    io.out = dw.data;
+    io.out_dtype = dw.dtype;
+    io.f64 = x.dtype == DType::Float64 || dw.dtype == DType::Float64;
+    cuda::launch_conv2d_direct_backward_filter(geom(args), io, s.stream);
+    s.last_choice = cuda::conv_choice_text(ConvPass::BackwardFilter, nullptr);
 }
 
 } // namespace mantissa

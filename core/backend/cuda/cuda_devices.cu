@@ -2,12 +2,20 @@
 // cudaGetDeviceCount fails cleanly without a driver; that is a normal CPU-only machine.
 #include "core/backend/cuda/cuda_devices.h"
 
+#include <cublasLt.h>
 #include <cuda_runtime.h>
+#include <cudnn.h>
 
 namespace mantissa {
 
 CudaDeviceList cuda_devices() {
     CudaDeviceList list;
+    // Versions first: they are what a cached qualification is checked against, and the runtime's
+    // own version and the libraries' are known even when no driver is there to ask.
+    cudaRuntimeGetVersion(&list.runtime_version);
+    if (cudaDriverGetVersion(&list.driver_version) != cudaSuccess) list.driver_version = 0;
+    list.cublaslt_version = cublasLtGetVersion();
+    list.cudnn_version = cudnnGetVersion();
     int count = 0;
     cudaError_t status = cudaGetDeviceCount(&count);
     if (status != cudaSuccess) {

@@ -18,6 +18,9 @@ struct CudaDevice {
 struct CudaDeviceList {
     std::vector<CudaDevice> devices;
     std::string reason; // why the list is empty ("no CUDA driver", "no CUDA-capable device", ...)
+    // The versions a qualification result is tied to (0 where the call failed).
+    int driver_version = 0, runtime_version = 0;
+    std::size_t cublaslt_version = 0, cudnn_version = 0;
 };
 
 CudaDeviceList cuda_devices();

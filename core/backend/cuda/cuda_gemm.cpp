@@ -115,7 +115,10 @@ void check_args(const GemmArgs& args) {
 }
 
 // Creates descriptors and asks the heuristic; false when it has no algorithm for this plan.
-bool build_plan(cublasLtHandle_t lt, const GemmKey& key, GemmPlan& p) {
+// Runs at the first gemm() of a key, with that call's pointers: cublasLt.h says the heuristic
+// "depend[s] on [BIAS_POINTER's / EPILOGUE_AUX_POINTER's] value to determine expected pointer
+// alignment", so they are set before it asks (later calls use arena tensors, 256-byte aligned).
+bool build_plan(cublasLtHandle_t lt, const GemmKey& key, const GemmArgs& args, GemmPlan& p) {
     p.fusion = cuda::gemm_fusion(key);
     const bool f64 = p.fusion.compute == DType::Float64;
     const cublasComputeType_t compute =
@@ -136,6 +139,9 @@ bool build_plan(cublasLtHandle_t lt, const GemmKey& key, GemmPlan& p) {
         const cudaDataType_t bias_type = cuda_type(key.bias_dtype);
         MANTISSA_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(
             p.desc, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, &bias_type, sizeof bias_type));
+        const void* bias = args.bias->data;
+        MANTISSA_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(
+            p.desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof bias));
     }
     if (has_aux(p.fusion.lt_epilogue)) {
         const std::int64_t ld = key.n;
@@ -144,6 +150,9 @@ bool build_plan(cublasLtHandle_t lt, const GemmKey& key, GemmPlan& p) {
         const cudaDataType_t aux_type = cuda_type(key.pre_dtype);
         MANTISSA_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(
             p.desc, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_DATA_TYPE, &aux_type, sizeof aux_type));
+        void* aux = args.pre_activation->data;
+        MANTISSA_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(
+            p.desc, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_POINTER, &aux, sizeof aux));
     }
     // Row-major X (r, c) is column-major (c, r) with leading dimension c.
     const cudaDataType_t ab = cuda_type(key.ab_dtype);
@@ -173,6 +182,12 @@ bool build_plan(cublasLtHandle_t lt, const GemmKey& key, GemmPlan& p) {
     MANTISSA_CUBLAS_CHECK(status);
     p.algo = result.algo;
     p.lt_workspace = result.workspaceSize;
+    // The algorithm's id, for last_choice() (cublasLt.h: CUBLASLT_ALGO_CONFIG_ID, int32_t).
+    std::int32_t id = -1;
+    std::size_t written = 0;
+    if (cublasLtMatmulAlgoConfigGetAttribute(&p.algo, CUBLASLT_ALGO_CONFIG_ID, &id, sizeof id,
+                                             &written) == CUBLAS_STATUS_SUCCESS)
+        p.algo_id = id;
     return true;
 }
 
@@ -191,30 +206,40 @@ GemmPlan::~GemmPlan() {
 
 GemmPlan& CudaBackend::Impl::gemm_plan(const GemmArgs& args) {
     check_args(args);
-    GemmKey key = cuda::gemm_key(args, tf32);
+    GemmKey key = cuda::gemm_key(args, tf32, propagate_nan);
     if (auto it = gemms.find(key); it != gemms.end()) return *it->second;
     auto plan = std::make_unique<GemmPlan>();
-    if (!build_plan(lt, key, *plan)) {
-        // No fused algorithm: the same product without cuBLASLt's epilogue, then the kernel.
+    if (!build_plan(lt, key, args, *plan)) {
+        // No fused algorithm: the same product without cuBLASLt's epilogue, then the kernel
+        // (gemm_workspace_need() reserved its accumulator).
         GemmKey plain = key;
         plain.allow_lt_epilogue = false;
         plan = std::make_unique<GemmPlan>();
-        if (!build_plan(lt, plain, *plan))
-            throw Error(ErrorKind::Device,
-                        "cuBLASLt has no algorithm for gemm (" + std::to_string(key.m) + " x " +
-                            std::to_string(key.k) + ") · (" + std::to_string(key.k) + " x " +
-                            std::to_string(key.n) + ") in " +
-                            std::string(dtype_name(key.ab_dtype)) + " -> " +
-                            std::string(dtype_name(key.c_dtype)));
+        if (!build_plan(lt, plain, args, *plan)) {
+            // An impossible size is the user's to fix (OutOfMemory says what to reduce); a
+            // possible one is the engine's problem.
+            if (auto too_large = cuda::gemm_too_large(key, info.memory_total, info.id))
+                throw Error(ErrorKind::OutOfMemory, *too_large);
+            throw Error(ErrorKind::Device, "cuBLASLt has no algorithm for gemm " +
+                                               cuda::gemm_size_text(key) + " on " + info.name +
+                                               "; use the CPU engine (--device cpu)");
+        }
+        plan->fell_back = true;
+        plan->choice = cuda::gemm_choice_text(plain, plan->fusion, plan->algo_id);
+    } else {
+        plan->choice = cuda::gemm_choice_text(key, plan->fusion, plan->algo_id);
     }
     GemmPlan& out = *plan;
     gemms.emplace(key, std::move(plan));
     return out;
 }
 
+// From the fusion decision alone: compiling a model asks cuBLASLt nothing, so an impossible
+// size fails at the arena's allocation as OutOfMemory, not in the heuristic.
 std::size_t CudaBackend::gemm_workspace_bytes(const GemmArgs& args) const {
-    const GemmPlan& plan = m_impl->gemm_plan(args);
-    return plan.fusion.acc_bytes + kLtWorkspace;
+    check_args(args);
+    return cuda::gemm_workspace_need(cuda::gemm_key(args, m_impl->tf32, m_impl->propagate_nan),
+                                     kLtWorkspace);
 }
 
 void CudaBackend::gemm(const GemmArgs& args) {
@@ -225,9 +250,10 @@ void CudaBackend::gemm(const GemmArgs& args) {
     const std::int64_t m = c.rows(), n = c.cols();
     if (args.workspace.bytes < f.acc_bytes + plan.lt_workspace ||
         (f.acc_bytes + plan.lt_workspace > 0 && !args.workspace.data))
-        fail("gemm: needs " + std::to_string(f.acc_bytes + kLtWorkspace) +
+        fail("gemm: needs " + std::to_string(f.acc_bytes + plan.lt_workspace) +
              " workspace bytes, got " + std::to_string(args.workspace.bytes) +
              " (size it with gemm_workspace_bytes)");
+    s.last_choice = plan.choice;
     auto* ws = static_cast<unsigned char*>(args.workspace.data);
     void* acc = f.acc_in_workspace ? ws : c.data; // what cuBLASLt writes
     void* lt_ws = ws ? ws + f.acc_bytes : nullptr;

@@ -4,13 +4,19 @@
 
 #include <atomic>
 #include <cstddef>
+#include <cstdint>
+#include <map>
 #include <memory>
+#include <string>
 #include <unordered_map>
+#include <utility>
+#include <vector>
 
 #include <cublasLt.h>
 #include <cuda_runtime.h>
 #include <cudnn.h>
 
+#include "core/backend/cuda/conv_algo.h"
 #include "core/backend/cuda/conv_key.h"
 #include "core/backend/cuda/cuda_backend.h"
 #include "core/backend/cuda/gemm_key.h"
@@ -26,23 +32,34 @@ struct GemmPlan {
     cublasLtMatrixLayout_t a = nullptr, b = nullptr, d = nullptr; // cuBLASLt's A (our B), B, D
     cublasLtMatmulAlgo_t algo{};
     std::size_t lt_workspace = 0; // what the chosen algorithm needs
+    int algo_id = -1;             // CUBLASLT_ALGO_CONFIG_ID, for last_choice()
+    bool fell_back = false;       // the fused epilogue had no algorithm: the plain retry
+    std::string choice;           // gemm_choice_text(), what last_choice() reports
     GemmPlan() = default;
     GemmPlan(const GemmPlan&) = delete;
     GemmPlan& operator=(const GemmPlan&) = delete;
     ~GemmPlan();
 };
 
-// One cached cuDNN plan for a convolution shape and dtype (or the direct kernels' marker).
+// One pass of a convolution (fwd, bwd data or bwd filter): its descriptor and the algorithms it
+// may run, in the heuristic's order. `next` moves on when one fails at execution
+// (conv_status_tries_next); past the end, the pass runs the direct kernel for good.
+struct ConvPassPlan {
+    cudnnConvolutionDescriptor_t desc = nullptr;
+    std::vector<ConvAlgoPerf> algos;
+    std::size_t next = 0;
+    const ConvAlgoPerf* current() const { return next < algos.size() ? &algos[next] : nullptr; }
+};
+
+// One cached cuDNN plan for a convolution shape and dtype. Each pass falls back on its own: a
+// forward pass on cuDNN may pair with a backward-filter pass on the direct kernel.
 struct ConvPlan {
-    bool use_cudnn = false;
     cudnnTensorDescriptor_t x = nullptr, y = nullptr;
     cudnnFilterDescriptor_t w = nullptr;
-    cudnnConvolutionDescriptor_t fwd = nullptr, bwd_data = nullptr, bwd_filter = nullptr;
-    cudnnConvolutionFwdAlgo_t fwd_algo{};
-    cudnnConvolutionBwdDataAlgo_t bwd_data_algo{};
-    cudnnConvolutionBwdFilterAlgo_t bwd_filter_algo{};
-    std::size_t cudnn_workspace = 0; // the largest of the three algorithms' needs
+    ConvPassPlan fwd, bwd_data, bwd_filter;
+    std::size_t cudnn_workspace = 0; // the largest need of any algorithm any pass may fall to
     std::size_t filter_bytes = 0;    // one KRSC copy of the filter (256-byte aligned)
+    bool any_cudnn() const { return fwd.current() || bwd_data.current() || bwd_filter.current(); }
     ConvPlan() = default;
     ConvPlan(const ConvPlan&) = delete;
     ConvPlan& operator=(const ConvPlan&) = delete;
@@ -58,6 +75,8 @@ struct CudaBackend::Impl {
     cublasLtHandle_t lt = nullptr;
     cudnnHandle_t dnn = nullptr;
     bool tf32 = false;
+    bool propagate_nan = true; // see Backend::set_propagate_nan
+    std::string last_choice;   // the algorithm / epilogue of the latest GEMM or convolution
     std::atomic<std::size_t> in_use{0};
 
     // The readout ring: pinned host slots, an event after each copy and one at each step start.
@@ -68,6 +87,8 @@ struct CudaBackend::Impl {
 
     std::unordered_map<cuda::GemmKey, std::unique_ptr<cuda::GemmPlan>, cuda::GemmKeyHash> gemms;
     std::unordered_map<cuda::ConvKey, std::unique_ptr<cuda::ConvPlan>, cuda::ConvKeyHash> convs;
+    // Captured training steps (the graph flag), by (owner, key): see Backend::end_graph_capture.
+    std::map<std::pair<const void*, std::uint64_t>, cudaGraphExec_t> graphs;
 
     explicit Impl(int device_index);
     ~Impl();

@@ -2,6 +2,7 @@
 // Kept free of CUDA headers so the decision is tested where no GPU or toolkit exists.
 #include "core/backend/cuda/gemm_key.h"
 
+#include <algorithm>
 #include <functional>
 
 namespace mantissa::cuda {
@@ -27,14 +28,15 @@ std::size_t GemmKeyHash::operator()(const GemmKey& key) const {
     mix(seed, static_cast<std::size_t>(key.transpose_a) | (std::size_t(key.transpose_b) << 1) |
                   (std::size_t(key.has_bias) << 2) | (std::size_t(key.has_pre) << 3) |
                   (std::size_t(key.accumulate) << 4) | (std::size_t(key.tf32) << 5) |
-                  (std::size_t(key.allow_lt_epilogue) << 6));
+                  (std::size_t(key.allow_lt_epilogue) << 6) |
+                  (std::size_t(key.propagate_nan) << 7));
     mix(seed, static_cast<std::size_t>(key.ab_dtype) | (std::size_t(key.c_dtype) << 8) |
                   (std::size_t(key.bias_dtype) << 16) | (std::size_t(key.pre_dtype) << 24) |
                   (std::size_t(key.epilogue) << 32));
     return seed;
 }
 
-GemmKey gemm_key(const GemmArgs& args, bool tf32) {
+GemmKey gemm_key(const GemmArgs& args, bool tf32, bool propagate_nan) {
     GemmKey key;
     const Tensor& a = *args.a;
     const Tensor& b = *args.b;
@@ -52,6 +54,7 @@ GemmKey gemm_key(const GemmArgs& args, bool tf32) {
     if (args.pre_activation) key.pre_dtype = args.pre_activation->dtype;
     key.accumulate = args.accumulate;
     key.tf32 = tf32 && a.dtype == DType::Float32;
+    key.propagate_nan = propagate_nan;
     return key;
 }
 
@@ -68,8 +71,13 @@ GemmFusion gemm_fusion(const GemmKey& key) {
     const bool needs_epilogue = key.has_bias || key.has_pre || key.epilogue != Activation::Linear;
     // The bias cuBLASLt adds must have C's type (the float32 accumulator holds it exactly).
     const bool bias_ok = !key.has_bias || key.bias_dtype == key.c_dtype;
-    const bool fusable_act = key.epilogue == Activation::Linear ||
-                             key.epilogue == Activation::Relu || key.epilogue == Activation::Gelu;
+    // cublasLt.h documents CUBLASLT_EPILOGUE_RELU as "x:=max(x, 0)": a max() may return 0 for a
+    // NaN where the CPU engine's x < 0 ? 0 : x keeps it. Where NaN must propagate (pure 16-bit
+    // policies, where overflow to inf/NaN is common and no loss scaling skips the step, and the
+    // parity checks) ReLU runs in gemm_epilogue.cu instead.
+    const bool relu_ok = key.epilogue == Activation::Relu && !key.propagate_nan;
+    const bool fusable_act =
+        key.epilogue == Activation::Linear || relu_ok || key.epilogue == Activation::Gelu;
     // GELU's aux output (its input after the bias) needs C's dtype and a leading dimension
     // divisible by 8; no other epilogue stores the pre-activation.
     const bool pre_ok = !key.has_pre || (key.epilogue == Activation::Gelu &&
@@ -109,6 +117,70 @@ GemmFusion gemm_fusion(const GemmKey& key) {
         f.acc_bytes = (bytes + 255) / 256 * 256;
     }
     return f;
+}
+
+const char* lt_epilogue_enum_name(LtEpilogue epilogue) {
+    switch (epilogue) {
+    case LtEpilogue::Default:
+        return "DEFAULT";
+    case LtEpilogue::Bias:
+        return "BIAS";
+    case LtEpilogue::Relu:
+        return "RELU";
+    case LtEpilogue::ReluBias:
+        return "RELU_BIAS";
+    case LtEpilogue::Gelu:
+        return "GELU";
+    case LtEpilogue::GeluBias:
+        return "GELU_BIAS";
+    case LtEpilogue::GeluAux:
+        return "GELU_AUX";
+    case LtEpilogue::GeluAuxBias:
+        return "GELU_AUX_BIAS";
+    }
+    return "?";
+}
+
+std::size_t gemm_workspace_need(const GemmKey& key, std::size_t lt_scratch) {
+    GemmKey plain = key;
+    plain.allow_lt_epilogue = false;
+    return std::max(gemm_fusion(key).acc_bytes, gemm_fusion(plain).acc_bytes) + lt_scratch;
+}
+
+std::string gemm_size_text(const GemmKey& key) {
+    return "(" + std::to_string(key.m) + " x " + std::to_string(key.k) + ") · (" +
+           std::to_string(key.k) + " x " + std::to_string(key.n) + ") " +
+           std::string(dtype_name(key.ab_dtype)) + " -> " + std::string(dtype_name(key.c_dtype));
+}
+
+std::optional<std::string> gemm_too_large(const GemmKey& key, std::size_t device_bytes,
+                                          const std::string& device) {
+    // In double: a size that is impossible may overflow 64-bit products of its dimensions.
+    const double m = double(key.m), n = double(key.n), k = double(key.k);
+    GemmKey plain = key;
+    plain.allow_lt_epilogue = false;
+    const double bytes = (m * k + k * n) * double(dtype_size(key.ab_dtype)) +
+                         m * n * double(dtype_size(key.c_dtype)) +
+                         double(gemm_fusion(plain).acc_bytes);
+    if (bytes <= double(device_bytes)) return std::nullopt;
+    const auto mib = [](double b) { return std::to_string(static_cast<long long>(b / 1048576.0)); };
+    return "gemm " + gemm_size_text(key) + " needs " + mib(bytes) +
+           " MiB for its operands alone, more than the " + mib(double(device_bytes)) + " MiB of " +
+           device +
+           "; cuBLASLt has no algorithm for it. Reduce the batch size or the layer's width";
+}
+
+std::string gemm_choice_text(const GemmKey& key, const GemmFusion& fusion, int algo_id) {
+    std::string text = "cublasLt epilogue " +
+                       std::string(lt_epilogue_enum_name(fusion.lt_epilogue)) + " algo " +
+                       std::to_string(algo_id);
+    if (fusion.kernel_epilogue) {
+        text += std::string(" + kernel epilogue ") + activation_name(key.epilogue);
+        if (key.has_bias) text += "+bias";
+        if (fusion.acc_in_workspace) text += " (accumulator in workspace)";
+    }
+    if (!key.allow_lt_epilogue) text += " (fused algorithm unavailable)";
+    return text;
 }
 
 const char* lt_epilogue_name(LtEpilogue epilogue) {

@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include "core/backend/backend.h"
@@ -23,6 +24,8 @@ struct GemmKey {
     bool accumulate = false;
     bool tf32 = false;
     bool allow_lt_epilogue = true; // false: the retry after cuBLASLt found no fused algorithm
+    // NaN must reach C as the CPU engine's ReLU (x < 0 ? 0 : x) leaves it: no cuBLASLt RELU.
+    bool propagate_nan = true;
 
     bool operator==(const GemmKey&) const = default;
 };
@@ -32,7 +35,7 @@ struct GemmKeyHash {
 };
 
 // Builds the key of a call (shapes as the CPU engine reads them; validation is the caller's).
-GemmKey gemm_key(const GemmArgs& args, bool tf32);
+GemmKey gemm_key(const GemmArgs& args, bool tf32, bool propagate_nan = true);
 
 // cuBLASLt epilogues this engine uses.
 enum class LtEpilogue { Default, Bias, Relu, ReluBias, Gelu, GeluBias, GeluAux, GeluAuxBias };
@@ -53,5 +56,27 @@ GemmFusion gemm_fusion(const GemmKey& key);
 
 // "relu+bias", "gelu_aux+bias", ...: for error messages and the self-test's table.
 const char* lt_epilogue_name(LtEpilogue epilogue);
+// cuBLASLt's own spelling without the prefix: "RELU_BIAS", "GELU_AUX_BIAS", "DEFAULT".
+const char* lt_epilogue_enum_name(LtEpilogue epilogue);
+
+// The workspace a GEMM needs before its plan exists: the accumulator of the fused decision or of
+// the retry without cuBLASLt's epilogue, whichever is larger, plus cuBLASLt's scratch. Sized
+// from gemm_fusion() alone, so compiling a model asks cuBLASLt nothing and a later fallback
+// still fits.
+std::size_t gemm_workspace_need(const GemmKey& key, std::size_t lt_scratch);
+
+// When cuBLASLt's heuristic found no algorithm: the OutOfMemory message when the operands (A, B,
+// C and the accumulator) cannot all fit in `device_bytes` of device memory, naming the GEMM's size
+// and what to reduce; nullopt when the size is possible (a real "no algorithm" device error).
+std::optional<std::string> gemm_too_large(const GemmKey& key, std::size_t device_bytes,
+                                          const std::string& device);
+
+// "m x k · k x n float16 -> float16": the GEMM's size for messages.
+std::string gemm_size_text(const GemmKey& key);
+
+// What ran, for Backend::last_choice(): "cublasLt epilogue RELU_BIAS algo 23", with
+// " + kernel epilogue relu (accumulator in workspace)" where gemm_epilogue.cu finishes it and
+// " (fused algorithm unavailable)" after the retry without cuBLASLt's epilogue.
+std::string gemm_choice_text(const GemmKey& key, const GemmFusion& fusion, int algo_id);
 
 } // namespace mantissa::cuda

@@ -1,10 +1,10 @@
 // Step-control kernels. unscale mirrors cpu_step_control.cpp: g * float(1 / scale) (double for
 // float64), rounded to the gradient's dtype, and the finite test on the stored value.
-#include <cfloat>
 
 #include "core/backend/cuda/cuda_check.h"
 #include "core/backend/cuda/dtype_access.cuh"
 #include "core/backend/cuda/step_control.cuh"
+#include "core/optim/loss_scale_rule.h"
 
 namespace mantissa::cuda {
 
@@ -47,19 +47,12 @@ __global__ void finish_kernel(DeviceLossScale c, StepScalars* s) {
     double scale = s->loss_scale;
     std::int64_t good = s->good_steps;
     bool skipped = false;
-    if (c.dynamic) {
-        if (found) {
-            skipped = true;
-            const double backed_off = scale / c.factor;
-            scale = backed_off > c.min ? backed_off : c.min; // std::max(scale / factor, min)
-            good = 0;
-        } else if (good + 1 >= c.growth_interval) {
-            const double grown = scale * c.factor;
-            if (grown <= static_cast<double>(FLT_MAX)) scale = grown;
-            good = 0;
-        } else {
-            good = good + 1;
-        }
+    if (c.dynamic) { // the CPU engine's rule, from the same header (core/optim/loss_scale_rule.h)
+        const DynamicScaleStep next =
+            dynamic_scale_step(scale, good, found, c.factor, c.min, c.growth_interval);
+        scale = next.scale;
+        good = next.good_steps;
+        skipped = next.skipped;
     }
     s->scale_used = s->loss_scale;
     s->skipped = skipped ? 1 : 0;

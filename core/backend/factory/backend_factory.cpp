@@ -1,15 +1,16 @@
 // Engine selection: parses the device string and creates the CPU or CUDA backend.
-// "auto" takes the first CUDA device when this build has the CUDA engine and a GPU is usable.
+// "auto" at this level always means the CPU engine: trusting a GPU needs its qualification record,
+// which core/device/device_selection.h consults (the CLI and the app go through it).
 #include "core/backend/factory/backend_factory.h"
 
 #include <charconv>
 
 #include "core/backend/cpu/cpu_backend.h"
+#include "core/backend/factory/gpu_fingerprint.h"
 #include "core/error.h"
 
 #ifdef MANTISSA_HAVE_CUDA
 #include "core/backend/cuda/cuda_backend.h"
-#include "core/backend/cuda/cuda_devices.h"
 #endif
 
 namespace mantissa {
@@ -19,15 +20,10 @@ namespace {
 // The CUDA devices this build can see, or the reason there are none.
 std::vector<DeviceInfo> gpu_devices(std::string& reason) {
     std::vector<DeviceInfo> out;
-#ifdef MANTISSA_HAVE_CUDA
-    CudaDeviceList list = cuda_devices();
+    GpuList list = list_gpus();
     reason = list.reason;
-    for (const CudaDevice& device : list.devices)
-        out.push_back(
-            {"cuda:" + std::to_string(device.index), device.name, true, device.memory_total});
-#else
-    reason = "this build has no CUDA engine (configured without nvcc)";
-#endif
+    for (const GpuFingerprint& gpu : list.gpus)
+        out.push_back({gpu.device_id, gpu.name, true, gpu.memory_total});
     return out;
 }
 
@@ -78,17 +74,11 @@ BackendChoice create_backend(const std::string& device) {
         throw Error(ErrorKind::Device, "this build has no CUDA engine; use --device cpu");
 #endif
     }
-#ifdef MANTISSA_HAVE_CUDA
-    if (!gpus.empty()) {
-        try {
-            choice.backend = std::make_unique<CudaBackend>(0);
-            return choice;
-        } catch (const Error& err) { // a GPU that cannot be opened: say why, train on the CPU
-            reason = gpus.front().name + " could not be used: " + err.what();
-            gpus.clear();
-        }
-    }
-#endif
+    // "auto" here never opens a GPU: only a qualified one may be used without being asked for by
+    // name, and qualification lives above this layer (core/device/device_selection.h).
+    if (!gpus.empty())
+        reason = "the CUDA engine has not been qualified on " + gpus.front().name +
+                 " in this call; open_device() qualifies it";
     choice.backend = std::make_unique<CpuBackend>();
     choice.note = "no usable GPU (" + reason + "); using the CPU engine";
     return choice;

@@ -1,0 +1,501 @@
+// The op-case table. Each case builds its inputs from seeded host values, so both engines see the
+// same bits; backward inputs come from the host too, so a case measures one op's error, not the
+// previous op's difference as well.
+#include "core/check/op_cases.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "core/backend/histogram.h"
+#include "core/error.h"
+#include "core/numeric/convert.h"
+
+namespace mantissa {
+
+// --- CaseContext ---
+
+CaseContext::CaseContext(Backend& reference, Backend& candidate)
+    : m_engines{&reference, &candidate} {}
+
+CaseContext::~CaseContext() = default;
+
+Twin& CaseContext::make(const std::string& name, DType dtype, Shape shape,
+                        const std::vector<double>& values) {
+    auto t = std::make_unique<Twin>();
+    std::vector<unsigned char> host;
+    for (int side = 0; side < 2; ++side) {
+        Tensor& tensor = t->tensor[side];
+        tensor.name = name;
+        tensor.dtype = dtype;
+        tensor.shape = shape;
+        // Room for a StepScalars too, so a scalars tensor is just a UInt8 twin.
+        t->buffer[side] = engine(side).allocate(std::max<std::size_t>(tensor.bytes(), 8));
+        tensor.data = t->buffer[side].data();
+        if (side == 0) {
+            std::vector<double> v(static_cast<std::size_t>(tensor.numel()), 0.0);
+            for (std::size_t i = 0; i < v.size() && !values.empty(); ++i)
+                v[i] = values[i % values.size()];
+            host.resize(tensor.bytes());
+            convert_from_double(v.data(), host.data(), dtype, v.size());
+        }
+        engine(side).upload(host.data(), tensor);
+    }
+    m_twins.push_back(std::move(t));
+    return *m_twins.back();
+}
+
+Workspace CaseContext::workspace(int side, std::size_t bytes) {
+    if (bytes == 0) return {};
+    m_scratch.push_back(engine(side).allocate(bytes));
+    return {m_scratch.back().data(), bytes};
+}
+
+void CaseContext::both(const std::function<void(Backend&, int)>& op) {
+    for (int side = 0; side < 2; ++side) op(engine(side), side);
+}
+
+// --- values ---
+
+namespace {
+
+std::vector<double> random_values(std::size_t n, std::uint64_t seed, double scale) {
+    std::vector<double> out(n);
+    for (std::size_t i = 0; i < n; ++i) {
+        seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+        out[i] = scale * (static_cast<double>(seed >> 11) * 0x1.0p-53 * 2.0 - 1.0);
+    }
+    return out;
+}
+
+// Second moments (RMSprop's and Adam's v) must be >= 0, or the update takes sqrt of a negative.
+std::vector<double> positive(std::vector<double> values) {
+    for (double& v : values) v = std::fabs(v);
+    return values;
+}
+
+// Random values with signed zeros and NaNs mixed in (the length is coprime with typical rows).
+std::vector<double> with_specials(std::vector<double> values) {
+    const double nan = std::numeric_limits<double>::quiet_NaN();
+    const double specials[] = {0.0, -0.0, nan, -0.0, 0.0};
+    for (std::size_t i = 0; i < values.size(); i += 7) values[i] = specials[(i / 7) % 5];
+    return values;
+}
+
+// Small integers: many equal values in a pooling window (ties), and +0 beside -0.
+std::vector<double> tie_values(std::size_t n, std::uint64_t seed) {
+    std::vector<double> out = random_values(n, seed, 1.0);
+    for (double& v : out) v = v < -0.5 ? -1.0 : v < 0.0 ? -0.0 : v < 0.5 ? 0.0 : 1.0;
+    return out;
+}
+
+std::string dims(std::initializer_list<std::int64_t> sizes) {
+    std::string out;
+    for (std::int64_t s : sizes) out += (out.empty() ? "" : "x") + std::to_string(s);
+    return out;
+}
+
+const DType kDTypes[] = {DType::Float64, DType::Float32, DType::Float16, DType::BFloat16};
+
+using Body = std::function<std::vector<Twin*>(CaseContext&)>;
+
+struct Table {
+    std::vector<OpCase> cases;
+    void add(std::string name, DType dt, std::string geometry, double tol, double f64_tol,
+             Body body) {
+        cases.push_back({std::move(name), dt, std::move(geometry), tol, f64_tol, std::move(body)});
+    }
+    // The usual rule: the dtype's tolerance both against an engine and the float64 reference.
+    void add(std::string name, DType dt, std::string geometry, Body body) {
+        const double tol = dtype_tolerance(dt);
+        add(std::move(name), dt, std::move(geometry), tol, tol, std::move(body));
+    }
+};
+
+void add_cast_and_fill(Table& t, DType dt) {
+    // float16 overflows at 65504, float32 subnormals below 1.2e-38; NaN, inf and -0 stay.
+    std::vector<double> src = with_specials(random_values(1000, 4, 100.0));
+    src[1] = 70000.0;
+    src[2] = -1e-6;
+    src[3] = 1e-40;
+    src[5] = std::numeric_limits<double>::infinity();
+    t.add("cast float32->dtype", dt, "1000 (inf, NaN, -0, overflow, subnormal)",
+          [dt, src](CaseContext& c) {
+              Twin& s = c.make("src", DType::Float32, {1000}, src);
+              Twin& d = c.make("dst", dt, {1000});
+              c.both([&](Backend& be, int i) { be.cast(s.on(i), d.on(i)); });
+              return std::vector<Twin*>{&d};
+          });
+    t.add("cast dtype->float32", dt, "999 (NaN, -0)", 0.0, 0.0, [dt](CaseContext& c) {
+        Twin& s = c.make("src", dt, {999}, with_specials(random_values(999, 16, 30.0)));
+        Twin& d = c.make("dst", DType::Float32, {999});
+        c.both([&](Backend& be, int i) { be.cast(s.on(i), d.on(i)); });
+        return std::vector<Twin*>{&d};
+    });
+    t.add("fill", dt, "37x11", 0.0, 0.0, [dt](CaseContext& c) {
+        Twin& y = c.make("y", dt, {37, 11});
+        c.both([&](Backend& be, int i) { be.fill(y.on(i), 0.1); });
+        return std::vector<Twin*>{&y};
+    });
+}
+
+// C (m, n) = epilogue(op(A) op(B) + bias) on both sides, each with the workspace it asks for.
+void run_gemm(CaseContext& c, GemmArgs g, Twin& a, Twin& b, Twin& out, Twin* bias, Twin* pre) {
+    c.both([&](Backend& be, int i) {
+        g.a = &a.on(i);
+        g.b = &b.on(i);
+        g.c = &out.on(i);
+        g.bias = bias ? &bias->on(i) : nullptr;
+        g.pre_activation = pre ? &pre->on(i) : nullptr;
+        g.workspace = Workspace{};
+        g.workspace = c.workspace(i, be.gemm_workspace_bytes(g));
+        be.gemm(g);
+    });
+}
+
+void add_gemm(Table& t, DType dt) {
+    struct Geometry {
+        std::int64_t m, k, n;
+    };
+    const Geometry shapes[] = {{64, 96, 40}, {33, 17, 9}};
+    for (const Geometry& s : shapes) {
+        const bool main = s.m == 64;
+        for (Activation act : {Activation::Linear, Activation::Relu, Activation::Gelu,
+                               Activation::Tanh, Activation::Sigmoid}) {
+            if (!main && act != Activation::Linear && act != Activation::Relu) continue;
+            t.add(std::string("gemm+bias+") + activation_name(act), dt, dims({s.m, s.k, s.n}),
+                  [dt, s, act](CaseContext& c) {
+                      Twin& x = c.make("x", dt, {s.m, s.k}, random_values(s.m * s.k, 1, 1.0));
+                      Twin& w = c.make("w", dt, {s.k, s.n}, random_values(s.k * s.n, 2, 0.2));
+                      Twin& b = c.make("bias", dt, {s.n}, random_values(s.n, 3, 0.5));
+                      Twin& y = c.make("y", dt, {s.m, s.n});
+                      const bool gelu = act == Activation::Gelu;
+                      Twin* pre = gelu ? &c.make("pre", dt, {s.m, s.n}) : nullptr;
+                      GemmArgs g;
+                      g.epilogue = act;
+                      run_gemm(c, g, x, w, y, &b, pre);
+                      std::vector<Twin*> outs{&y};
+                      if (pre) outs.push_back(pre);
+                      return outs;
+                  });
+        }
+        t.add("gemm dW = x^T dy", dt, dims({s.m, s.k, s.n}), [dt, s](CaseContext& c) {
+            Twin& x = c.make("x", dt, {s.m, s.k}, random_values(s.m * s.k, 1, 1.0));
+            Twin& dy = c.make("dy", dt, {s.m, s.n}, random_values(s.m * s.n, 14, 1.0));
+            Twin& dw = c.make("dw", dt, {s.k, s.n});
+            GemmArgs g;
+            g.transpose_a = true;
+            run_gemm(c, g, x, dy, dw, nullptr, nullptr);
+            return std::vector<Twin*>{&dw};
+        });
+        t.add("gemm dX = dy W^T", dt, dims({s.m, s.k, s.n}), [dt, s](CaseContext& c) {
+            Twin& dy = c.make("dy", dt, {s.m, s.n}, random_values(s.m * s.n, 14, 1.0));
+            Twin& w = c.make("w", dt, {s.k, s.n}, random_values(s.k * s.n, 2, 0.2));
+            Twin& dx = c.make("dx", dt, {s.m, s.k});
+            GemmArgs g;
+            g.transpose_b = true;
+            run_gemm(c, g, dy, w, dx, nullptr, nullptr);
+            return std::vector<Twin*>{&dx};
+        });
+    }
+    // A NaN in x makes its row of x·W NaN before the ReLU: it must stay NaN (x < 0 ? 0 : x), as
+    // it does unfused (cuBLASLt's RELU epilogue may map it to 0).
+    t.add("gemm+bias+relu", dt, "16x24x8 (NaN, -0 in x)", [dt](CaseContext& c) {
+        Twin& x = c.make("x", dt, {16, 24}, with_specials(random_values(16 * 24, 21, 1.0)));
+        Twin& w = c.make("w", dt, {24, 8}, random_values(24 * 8, 22, 0.3));
+        Twin& b = c.make("bias", dt, {8}, random_values(8, 23, 0.5));
+        Twin& y = c.make("y", dt, {16, 8});
+        GemmArgs g;
+        g.epilogue = Activation::Relu;
+        run_gemm(c, g, x, w, y, &b, nullptr);
+        return std::vector<Twin*>{&y};
+    });
+    for (std::int64_t rows : {64, 13}) {
+        const std::int64_t cols = rows == 64 ? 40 : 7;
+        t.add("bias_grad", dt, dims({rows, cols}), [dt, rows, cols](CaseContext& c) {
+            Twin& dy = c.make("dy", dt, {rows, cols}, random_values(rows * cols, 14, 1.0));
+            Twin& db = c.make("db", dt, {cols});
+            c.both([&](Backend& be, int i) { be.bias_grad(dy.on(i), db.on(i)); });
+            return std::vector<Twin*>{&db};
+        });
+    }
+}
+
+void add_activations(Table& t, DType dt) {
+    for (Activation act : {Activation::Relu, Activation::Gelu, Activation::Tanh,
+                           Activation::Sigmoid, Activation::Softmax}) {
+        for (bool specials : {false, true}) {
+            if (specials && act == Activation::Softmax) continue; // a NaN fills its whole row
+            const std::int64_t m = specials ? 9 : 64, k = specials ? 31 : 96;
+            const std::string name = std::string("activation ") + activation_name(act) + " fwd+bwd";
+            const std::string geometry = dims({m, k}) + (specials ? " (NaN, -0)" : "");
+            t.add(name, dt, geometry, [dt, act, m, k, specials](CaseContext& c) {
+                std::vector<double> xv = random_values(m * k, 1, 3.0);
+                if (specials) xv = with_specials(xv);
+                Twin& x = c.make("x", dt, {m, k}, xv);
+                Twin& dy = c.make("dy", dt, {m, k}, random_values(m * k, 14, 1.0));
+                Twin& y = c.make("y", dt, {m, k});
+                Twin& dx = c.make("dx", dt, {m, k});
+                c.both([&](Backend& be, int i) {
+                    be.activation_forward(act, x.on(i), y.on(i));
+                    be.activation_backward(act, x.on(i), y.on(i), dy.on(i), dx.on(i));
+                });
+                return std::vector<Twin*>{&y, &dx};
+            });
+        }
+    }
+}
+
+void add_softmax_xent(Table& t, DType dt) {
+    struct Geometry {
+        std::int64_t rows, classes, valid;
+    };
+    for (Geometry s : {Geometry{64, 10, 61}, Geometry{5, 3, 5}}) {
+        const std::string geometry =
+            dims({s.rows, s.classes}) + " valid " + std::to_string(s.valid);
+        t.add("softmax_cross_entropy", dt, geometry, [dt, s](CaseContext& c) {
+            Twin& logits = c.make("logits", dt, {s.rows, s.classes},
+                                  random_values(s.rows * s.classes, 5, 4.0));
+            std::vector<double> label_values(static_cast<std::size_t>(s.rows));
+            for (std::int64_t r = 0; r < s.rows; ++r)
+                label_values[r] = static_cast<double>(r % s.classes);
+            Twin& labels = c.make("labels", DType::Int32, {s.rows}, label_values);
+            Twin& probs = c.make("probs", dt, {s.rows, s.classes});
+            Twin& dlogits = c.make("dlogits", dt, {s.rows, s.classes});
+            Twin& scalars = c.make("scalars", DType::UInt8, {sizeof(StepScalars)});
+            StepScalars initial;
+            initial.loss_scale = 1024.0;
+            StepScalars after[2];
+            c.both([&](Backend& be, int i) {
+                be.write_scalars(initial, scalars.on(i));
+                be.begin_step(scalars.on(i));
+                SoftmaxXentArgs a;
+                a.logits = &logits.on(i);
+                a.labels = &labels.on(i);
+                a.valid_rows = s.valid;
+                a.probs = &probs.on(i);
+                a.dlogits = &dlogits.on(i);
+                a.scalars = &scalars.on(i);
+                be.softmax_cross_entropy(a);
+                after[i] = be.read_scalars(scalars.on(i));
+            });
+            if (after[0].correct != after[1].correct || after[0].examples != after[1].examples ||
+                !(std::fabs(after[0].loss_sum - after[1].loss_sum) <=
+                  1e-3 * std::fabs(after[0].loss_sum) + 1e-6))
+                throw Error(ErrorKind::Internal, "loss sum / correct / examples differ");
+            return std::vector<Twin*>{&probs, &dlogits};
+        });
+    }
+}
+
+void add_maxpool(Table& t, DType dt) {
+    struct Geometry {
+        std::int64_t batch, h, w, channels;
+        bool ties;
+    };
+    for (Geometry s :
+         {Geometry{4, 6, 6, 8, false}, Geometry{3, 7, 7, 1, false}, Geometry{2, 8, 8, 3, true}}) {
+        Pool2dArgs p;
+        p.batch = s.batch;
+        p.in_h = s.h;
+        p.in_w = s.w;
+        p.channels = s.channels;
+        p.out_h = s.h / 2; // "valid": a 7-wide row leaves its last column out
+        p.out_w = s.w / 2;
+        const std::string geometry =
+            dims({s.batch, s.h, s.w, s.channels}) + " p2 s2" + (s.ties ? " (ties, +-0)" : "");
+        t.add("maxpool fwd+bwd", dt, geometry, 0.0, 0.0, [dt, s, p](CaseContext& c) {
+            const std::int64_t in_n = s.batch * s.h * s.w * s.channels;
+            const std::int64_t out_n = s.batch * p.out_h * p.out_w * s.channels;
+            Twin& x = c.make("x", dt, {s.batch, s.h, s.w, s.channels},
+                             s.ties ? tie_values(in_n, 6) : random_values(in_n, 6, 1.0));
+            Twin& y = c.make("y", dt, {s.batch, p.out_h, p.out_w, s.channels});
+            Twin& arg = c.make("argmax", DType::Int32, {s.batch, p.out_h, p.out_w, s.channels});
+            Twin& dy = c.make("dy", dt, {s.batch, p.out_h, p.out_w, s.channels},
+                              random_values(out_n, 15, 1.0));
+            Twin& dx = c.make("dx", dt, {s.batch, s.h, s.w, s.channels});
+            c.both([&](Backend& be, int i) {
+                be.maxpool_forward(p, x.on(i), y.on(i), arg.on(i));
+                be.maxpool_backward(p, dy.on(i), arg.on(i), dx.on(i));
+            });
+            return std::vector<Twin*>{&y, &arg, &dx};
+        });
+    }
+}
+
+void add_conv2d(Table& t, DType dt) {
+    struct Geometry {
+        std::int64_t batch, size, in_c, out_c, kernel, stride, pad;
+    };
+    // 10x10x3 "valid"; C = 1 with stride 2 and padding 1; 5x5 "same" with an odd filter count.
+    for (Geometry s : {Geometry{4, 10, 3, 8, 3, 1, 0}, Geometry{2, 9, 1, 4, 3, 2, 1},
+                       Geometry{3, 7, 3, 5, 5, 1, 2}}) {
+        Conv2dArgs a;
+        a.batch = s.batch;
+        a.in_h = a.in_w = s.size;
+        a.in_c = s.in_c;
+        a.out_c = s.out_c;
+        a.kernel_h = a.kernel_w = s.kernel;
+        a.stride_h = a.stride_w = s.stride;
+        a.pad_top = a.pad_left = s.pad;
+        a.out_h = a.out_w = (s.size + 2 * s.pad - s.kernel) / s.stride + 1;
+        const std::string geometry = dims({s.batch, s.size, s.size, s.in_c}) + " k" +
+                                     std::to_string(s.kernel) + " s" + std::to_string(s.stride) +
+                                     " p" + std::to_string(s.pad) + " f" + std::to_string(s.out_c);
+        const Shape x_shape{s.batch, s.size, s.size, s.in_c};
+        const Shape w_shape{s.kernel, s.kernel, s.in_c, s.out_c};
+        const Shape y_shape{s.batch, a.out_h, a.out_w, s.out_c};
+        const std::int64_t x_n = shape_numel(x_shape), w_n = shape_numel(w_shape),
+                           y_n = shape_numel(y_shape);
+        // Sums of up to k*k*C (forward) or batch*out_h*out_w (filter) terms in another order.
+        const double tol = dtype_tolerance(dt) * 4;
+        auto ws = [a, dt](CaseContext& c, int i) {
+            return c.workspace(i, c.engine(i).conv2d_workspace_bytes(a, dt));
+        };
+        t.add("conv2d fwd+bias+relu", dt, geometry, tol, tol, [=](CaseContext& c) {
+            Twin& x = c.make("x", dt, x_shape, random_values(x_n, 7, 1.0));
+            Twin& w = c.make("w", dt, w_shape, random_values(w_n, 8, 0.3));
+            Twin& b = c.make("b", dt, {s.out_c}, random_values(s.out_c, 9, 0.2));
+            Twin& y = c.make("y", dt, y_shape);
+            Twin& pre = c.make("pre", dt, y_shape);
+            c.both([&](Backend& be, int i) {
+                be.conv2d_forward(a, x.on(i), w.on(i), &b.on(i), Activation::Relu, y.on(i),
+                                  &pre.on(i), ws(c, i));
+            });
+            return std::vector<Twin*>{&y, &pre};
+        });
+        t.add("conv2d bwd-data", dt, geometry, tol, tol, [=](CaseContext& c) {
+            Twin& dy = c.make("dy", dt, y_shape, random_values(y_n, 15, 1.0));
+            Twin& w = c.make("w", dt, w_shape, random_values(w_n, 8, 0.3));
+            Twin& dx = c.make("dx", dt, x_shape);
+            c.both([&](Backend& be, int i) {
+                be.conv2d_backward_data(a, dy.on(i), w.on(i), dx.on(i), ws(c, i));
+            });
+            return std::vector<Twin*>{&dx};
+        });
+        t.add("conv2d bwd-filter", dt, geometry, tol, tol, [=](CaseContext& c) {
+            Twin& x = c.make("x", dt, x_shape, random_values(x_n, 7, 1.0));
+            Twin& dy = c.make("dy", dt, y_shape, random_values(y_n, 15, 1.0));
+            Twin& dw = c.make("dw", dt, w_shape);
+            Twin& db = c.make("db", dt, {s.out_c});
+            c.both([&](Backend& be, int i) {
+                be.conv2d_backward_filter(a, x.on(i), dy.on(i), dw.on(i), &db.on(i), ws(c, i));
+            });
+            return std::vector<Twin*>{&dw, &db};
+        });
+    }
+}
+
+void add_dropout_and_histogram(Table& t, DType dt) {
+    t.add("dropout fwd+bwd (same mask)", dt, "64x96 rate 0.3", [dt](CaseContext& c) {
+        Twin& x = c.make("x", dt, {64, 96}, random_values(64 * 96, 1, 1.0));
+        Twin& y = c.make("y", dt, {64, 96});
+        Twin& mask = c.make("mask", DType::UInt8, {64, 96});
+        Twin& dx = c.make("dx", dt, {64, 96});
+        c.both([&](Backend& be, int i) {
+            be.dropout_forward(0.3, 77, x.on(i), y.on(i), mask.on(i));
+            be.dropout_backward(0.3, y.on(i), mask.on(i), dx.on(i));
+        });
+        return std::vector<Twin*>{&mask, &y, &dx};
+    });
+    t.add("exponent_histogram", dt, "64x96 (NaN, -0)", 0.0, 0.0, [dt](CaseContext& c) {
+        Twin& x = c.make("x", dt, {64, 96}, with_specials(random_values(64 * 96, 1, 1e3)));
+        Twin& counts = c.make("counts", DType::Int32, {kHistogramBins});
+        c.both([&](Backend& be, int i) { be.exponent_histogram(x.on(i), counts.on(i)); });
+        return std::vector<Twin*>{&counts};
+    });
+}
+
+// unscale + one optimizer update + finish_step, as a training step ends. `overflow` puts an inf
+// in the gradient: the update is skipped and the loss scale halves.
+Body step_end_body(DType dt, OptimizerType type, bool overflow) {
+    return [dt, type, overflow](CaseContext& c) {
+        const std::int64_t m = 64, k = 96;
+        OptimizerConfig config = optimizer_defaults(type);
+        if (type == OptimizerType::SGD) config.momentum = 0.9;
+        std::vector<double> g = random_values(m * k, 11, 50.0);
+        if (overflow) g[100] = std::numeric_limits<double>::infinity();
+        Twin& param = c.make("param", dt, {m, k}, random_values(m * k, 10, 1.0));
+        Twin& grad = c.make("grad", dt, {m, k}, g);
+        Twin* slots[3] = {&c.make("slot0", dt, {m, k}, positive(random_values(m * k, 12, 0.01))),
+                          &c.make("slot1", dt, {m, k}, positive(random_values(m * k, 13, 0.01))),
+                          &c.make("slot2", dt, {m, k})};
+        Twin& scalars = c.make("scalars", DType::UInt8, {sizeof(StepScalars)});
+        StepScalars initial;
+        initial.loss_scale = 1024.0;
+        initial.iterations = 2; // Adam's bias correction at t = 3
+        StepScalars after[2];
+        const auto slot_count = static_cast<std::size_t>(optimizer_slot_count(config));
+        c.both([&](Backend& be, int i) {
+            Tensor& sc = scalars.on(i);
+            Tensor* grads[] = {&grad.on(i)};
+            Tensor* slot_tensors[] = {&slots[0]->on(i), &slots[1]->on(i), &slots[2]->on(i)};
+            be.write_scalars(initial, sc);
+            be.begin_step(sc);
+            be.unscale_and_check_finite(grads, sc);
+            be.optimizer_update(config, param.on(i), grad.on(i),
+                                std::span<Tensor* const>(slot_tensors, slot_count), sc, true);
+            be.finish_step(keras_loss_scale(), sc);
+            after[i] = be.read_scalars(sc);
+        });
+        const StepScalars &a = after[0], &b = after[1];
+        if (a.loss_scale != b.loss_scale || a.iterations != b.iterations ||
+            a.skipped != b.skipped || a.found_inf != b.found_inf)
+            throw Error(ErrorKind::Internal, "step scalars differ after finish_step");
+        if (overflow && !a.found_inf) throw Error(ErrorKind::Internal, "the inf was not found");
+        std::vector<Twin*> outs{&param, slots[0], slots[1]};
+        if (!overflow) outs.push_back(&grad); // an unscaled inf: NaN/inf positions still compared
+        return outs;
+    };
+}
+
+void add_step_end(Table& t, DType dt) {
+    // Against another engine the update is the same rounded arithmetic (update_rules.h), so only
+    // a float32 reassociation is allowed; against float64 the dtype's own rounding.
+    const double same = dt == DType::Float64 ? 1e-12 : 1e-6;
+    for (OptimizerType type :
+         {OptimizerType::SGD, OptimizerType::RMSprop, OptimizerType::Adam, OptimizerType::AdamW})
+        t.add(std::string("unscale+") + optimizer_type_name(type) + "+finish_step", dt, "64x96",
+              same, dtype_tolerance(dt), step_end_body(dt, type, false));
+    t.add(std::string("unscale+") + optimizer_type_name(OptimizerType::Adam) + "+finish_step", dt,
+          "64x96 (inf: skipped)", same, dtype_tolerance(dt),
+          step_end_body(dt, OptimizerType::Adam, true));
+}
+
+} // namespace
+
+double dtype_tolerance(DType dtype) {
+    switch (dtype) {
+    case DType::Float64:
+        return 1e-9;
+    case DType::Float32:
+        return 2e-4;
+    case DType::Float16:
+        return 1e-2;
+    case DType::BFloat16:
+        return 5e-2;
+    default:
+        return 0.0; // integers and masks: exact
+    }
+}
+
+std::vector<OpCase> op_cases() {
+    Table t;
+    for (DType dt : kDTypes) {
+        add_cast_and_fill(t, dt);
+        add_gemm(t, dt);
+        add_activations(t, dt);
+        add_softmax_xent(t, dt);
+        add_maxpool(t, dt);
+        add_conv2d(t, dt);
+        add_dropout_and_histogram(t, dt);
+        add_step_end(t, dt);
+    }
+    return std::move(t.cases);
+}
+
+std::string describe(const OpCase& c) {
+    return c.name + " " + c.geometry + " " + std::string(dtype_name(c.dtype));
+}
+
+} // namespace mantissa

@@ -1,0 +1,53 @@
+// Parity of two engines: one op case (op_cases.h) run on both, or a short training run on both
+// with the loss compared step by step. The reference is the CPU engine (or its float64 form,
+// float64_reference.h); the candidate is the engine under test (CUDA, or the CPU engine itself).
+#pragma once
+
+#include <string>
+
+#include "core/backend/backend.h"
+#include "core/check/op_cases.h"
+#include "core/data/mnist.h"
+#include "core/nn/layer_spec.h"
+
+namespace mantissa {
+
+struct CaseResult {
+    std::string name; // the op and its geometry, without the dtype
+    DType dtype = DType::Float32;
+    double error = 0;     // the largest relative error over the case's outputs
+    double tolerance = 0; // the rule that applied (float64_tolerance against Float64Reference)
+    std::string choice;   // candidate.last_choice() after the case, may be ""
+    std::string failure;  // an exception's text
+    bool ok() const { return failure.empty() && error <= tolerance; }
+};
+
+// Runs `op_case` on both engines and compares its outputs. Never throws for the case's own
+// errors: they land in `failure`.
+CaseResult run_case(const OpCase& op_case, Backend& reference, Backend& candidate);
+
+// The largest |candidate - reference| / (|reference| + floor) over a tensor, floor being a tenth
+// of the reference's largest finite magnitude (an allclose-style atol); NaN and inf must sit at
+// the same places (inf with the same sign), else the error is infinite.
+double max_error(Backend& reference, const Tensor& ref, Backend& candidate, const Tensor& cand);
+
+// A short training run on both engines (an mlp-small-like model), loss compared step by step.
+struct TrainingParity {
+    std::string policy;
+    int steps = 0;
+    double max_loss_rel_error = 0;
+    double tolerance = 0;
+    std::string failure;
+    bool ok() const { return failure.empty() && max_loss_rel_error <= tolerance; }
+};
+TrainingParity training_parity(Backend& reference, Backend& candidate, const Mnist& data,
+                               const std::string& policy, int steps);
+
+// The model training_parity trains: Flatten, Dense 32 relu, Dense 10, softmax. The softmax runs
+// in float32 (as Keras keeps it under mixed policies) except under float64, whose tight tolerance
+// would otherwise measure two float32 math libraries instead of the engines.
+ModelSpec parity_model(const std::string& policy);
+// The loss tolerance of training_parity under a policy.
+double training_tolerance(const std::string& policy);
+
+} // namespace mantissa

@@ -1,0 +1,25 @@
+// The graph flag's decision and message (see graph_mode.h).
+#include "core/train/graph_mode.h"
+
+namespace mantissa {
+
+GraphMode graph_mode(bool flag, bool engine_captures, const std::string& engine_note,
+                     bool has_dropout) {
+    GraphMode mode;
+    if (!flag) return mode;
+    if (!engine_captures) {
+        mode.note = engine_note;
+        return mode;
+    }
+    if (has_dropout) {
+        mode.note = "graph: the model has dropout, whose masks change every step; the experiment's "
+                    "graph flag has no effect (steps are enqueued eagerly)";
+        return mode;
+    }
+    mode.capture = true;
+    mode.note = "graph: each training step is captured once per batch position (CUDA Graphs) and "
+                "replayed; the first step runs eagerly";
+    return mode;
+}
+
+} // namespace mantissa

@@ -1,0 +1,190 @@
+// The op-case table (core/check) on the CPU, without Qt: every case against the float64
+// reference and against a second CPU engine (every error exactly 0), the checker catching a
+// broken engine, and the training-step parity (float64 measured in float64 throughout).
+#include <cmath>
+#include <cstdio>
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "core/backend/cpu/cpu_backend.h"
+#include "core/check/float64_reference.h"
+#include "core/check/op_cases.h"
+#include "core/check/parity.h"
+#include "core/data/synthetic_mnist.h"
+#include "core/error.h"
+#include "core/numeric/convert.h"
+#include "tests/ops/check.h"
+#include "tests/ops/forwarding_backend.h"
+
+using namespace mantissa;
+using mantissa::test::ForwardingBackend;
+
+namespace {
+
+std::string line(const CaseResult& r) {
+    char buf[512];
+    std::snprintf(buf, sizeof buf, "%s %s: error %.3g, tolerance %.3g%s%s", r.name.c_str(),
+                  std::string(dtype_name(r.dtype)).c_str(), r.error, r.tolerance,
+                  r.failure.empty() ? "" : ", ", r.failure.c_str());
+    return buf;
+}
+
+// Every op at every dtype, several geometries each, and one line per case.
+void table_is_complete() {
+    const std::vector<OpCase> cases = op_cases();
+    CHECK(cases.size() >= 60);
+    std::set<std::string> lines;
+    std::map<std::string, std::set<DType>> dtypes_of;
+    for (const OpCase& c : cases) {
+        const std::string d = describe(c);
+        CHECK_MSG(lines.insert(d).second, ("duplicate case: " + d).c_str());
+        CHECK_MSG(d.find('\n') == std::string::npos, d.c_str());
+        CHECK_MSG(static_cast<bool>(c.body), d.c_str());
+        dtypes_of[c.name + " " + c.geometry].insert(c.dtype);
+    }
+    for (const auto& [name, dtypes] : dtypes_of)
+        CHECK_MSG(dtypes.size() == 4, ("not at every dtype: " + name).c_str());
+    std::set<std::string> ops;
+    for (const OpCase& c : cases) ops.insert(c.name);
+    for (const char* op : {"conv2d fwd+bias+relu", "conv2d bwd-data", "conv2d bwd-filter",
+                           "maxpool fwd+bwd", "softmax_cross_entropy", "gemm dW = x^T dy",
+                           "unscale+adam+finish_step", "cast float32->dtype"})
+        CHECK_MSG(ops.count(op) == 1, op);
+    const OpCase* conv = nullptr;
+    for (const OpCase& c : cases)
+        if (c.name == "conv2d bwd-filter" && c.dtype == DType::BFloat16) conv = conv ? conv : &c;
+    CHECK(conv && describe(*conv) == "conv2d bwd-filter 4x10x10x3 k3 s1 p0 f8 bfloat16");
+}
+
+void cpu_against_float64_reference() {
+    Float64Reference reference;
+    CpuBackend cpu;
+    int checked = 0;
+    for (const OpCase& c : op_cases()) {
+        const CaseResult r = run_case(c, reference, cpu);
+        CHECK_MSG(r.ok(), line(r).c_str());
+        CHECK_MSG(r.tolerance == c.float64_tolerance, line(r).c_str());
+        ++checked;
+    }
+    CHECK(reference.memory_in_use() == 0 && cpu.memory_in_use() == 0);
+    std::printf("cpu vs float64 reference: %d cases\n", checked);
+}
+
+// The same engine twice: the checker itself adds no error.
+void cpu_self_parity() {
+    CpuBackend a, b;
+    for (const OpCase& c : op_cases()) {
+        const CaseResult r = run_case(c, a, b);
+        CHECK_MSG(r.failure.empty() && r.error == 0.0, line(r).c_str());
+        CHECK_MSG(r.tolerance == c.tolerance, line(r).c_str());
+    }
+}
+
+// A candidate whose bias gradient is 25% off, and one whose dropout throws: both are caught, and
+// only in their own cases.
+class BrokenEngine final : public ForwardingBackend {
+public:
+    using ForwardingBackend::ForwardingBackend;
+    void bias_grad(const Tensor& dy, Tensor& db) override {
+        m_inner.bias_grad(dy, db);
+        std::vector<double> v(static_cast<std::size_t>(db.numel()));
+        std::vector<unsigned char> bytes(db.bytes());
+        m_inner.download(db, bytes.data());
+        convert_to_double(bytes.data(), db.dtype, v.data(), v.size());
+        for (double& x : v) x *= 1.25;
+        convert_from_double(v.data(), bytes.data(), db.dtype, v.size());
+        m_inner.upload(bytes.data(), db);
+    }
+    void dropout_forward(double, std::uint64_t, const Tensor&, Tensor&, Tensor&) override {
+        throw Error(ErrorKind::Device, "no dropout kernel for this dtype");
+    }
+    std::string last_choice() const override { return "algo 7"; }
+};
+
+void checker_catches_a_broken_engine() {
+    CpuBackend reference, inner;
+    BrokenEngine broken(inner);
+    int bias_fails = 0, dropout_fails = 0, other_fails = 0;
+    for (const OpCase& c : op_cases()) {
+        const CaseResult r = run_case(c, reference, broken);
+        CHECK(r.choice == "algo 7");
+        if (c.name == "bias_grad") {
+            bias_fails += r.ok() ? 0 : 1;
+            CHECK_MSG(r.failure.empty() && r.error > 5e-3, line(r).c_str());
+        } else if (c.name.rfind("dropout", 0) == 0) {
+            dropout_fails += r.ok() ? 0 : 1;
+            CHECK_MSG(r.failure.find("no dropout kernel") != std::string::npos, line(r).c_str());
+        } else {
+            other_fails += r.ok() ? 0 : 1;
+        }
+    }
+    CHECK(bias_fails == 8);    // 2 geometries x 4 dtypes
+    CHECK(dropout_fails == 4); // 4 dtypes
+    CHECK(other_fails == 0);
+    CHECK(reference.memory_in_use() == 0 && inner.memory_in_use() == 0);
+}
+
+// An engine whose float32 math library differs from glibc's by about an ulp (as CUDA's expf and
+// logf do): the float32 loss moves by ~2e-7.
+class OtherFloat32Math final : public ForwardingBackend {
+public:
+    using ForwardingBackend::ForwardingBackend;
+    void softmax_cross_entropy(const SoftmaxXentArgs& args) override {
+        const StepScalars before = m_inner.read_scalars(*args.scalars);
+        m_inner.softmax_cross_entropy(args);
+        if (args.logits->dtype != DType::Float32) return;
+        StepScalars after = m_inner.read_scalars(*args.scalars);
+        after.loss_sum = before.loss_sum + (after.loss_sum - before.loss_sum) * (1.0 + 0x1.0p-22);
+        m_inner.write_scalars(after, *args.scalars);
+    }
+};
+
+// Issue 17 §1.1: under float64 the parity model has no float32 layer, so the 1e-9 tolerance
+// measures the engines, not two float32 math libraries.
+void training_parity_float64_is_float64() {
+    const ModelSpec spec = parity_model("float64");
+    for (const LayerSpec& layer : spec.layers)
+        CHECK_MSG(!layer.dtype.has_value(), "a layer of the float64 parity model has a dtype");
+    bool softmax32 = false;
+    for (const LayerSpec& layer : parity_model("mixed_float16").layers)
+        softmax32 = softmax32 || (layer.dtype && *layer.dtype == "float32");
+    CHECK(softmax32); // mixed policies keep Keras's float32 softmax
+
+    const Mnist data = synthetic_mnist(512, 256);
+    CpuBackend reference, inner;
+    OtherFloat32Math other(inner);
+    const TrainingParity f64 = training_parity(reference, other, data, "float64", 3);
+    CHECK_MSG(f64.ok(), f64.failure.c_str());
+    CHECK(f64.steps == 3 && f64.tolerance == 1e-9 && f64.max_loss_rel_error == 0.0);
+    const TrainingParity f32 = training_parity(reference, other, data, "float32", 3);
+    CHECK(f32.ok() && f32.max_loss_rel_error > 0.0); // the fake engine is really different
+
+    CpuBackend a, b;
+    for (const char* policy : {"float64", "float32", "mixed_float16", "mixed_bfloat16"}) {
+        const TrainingParity r = training_parity(a, b, data, policy, 3);
+        CHECK_MSG(r.failure.empty() && r.steps == 3 && r.max_loss_rel_error == 0.0, policy);
+    }
+}
+
+} // namespace
+
+int main(int argc, char** argv) {
+    const std::string only = argc > 1 ? argv[1] : "";
+    auto run = [&](const char* name, void (*fn)()) {
+        if (!only.empty() && only != name) return;
+        try {
+            fn();
+        } catch (const std::exception& err) {
+            std::fprintf(stderr, "%s threw: %s\n", name, err.what());
+            ++mantissa::test::check_failures();
+        }
+    };
+    run("table_is_complete", table_is_complete);
+    run("cpu_against_float64_reference", cpu_against_float64_reference);
+    run("cpu_self_parity", cpu_self_parity);
+    run("checker_catches_a_broken_engine", checker_catches_a_broken_engine);
+    run("training_parity_float64_is_float64", training_parity_float64_is_float64);
+    return mantissa::test::test_exit_code("ops_parity");
+}
