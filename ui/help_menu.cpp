@@ -39,15 +39,18 @@ void show_text(QWidget* parent, const QString& title, const QString& html, const
 } // namespace
 
 QString gpu_history_text() {
+    // Keep in step with README.md, "The GPU: what has run, and what protects you".
     return QObject::tr(
         "Mantissa has two engines. The CPU engine emulates float16 and bfloat16 bit for bit; the "
         "lessons' measurements were made with it, and the test suite re-measures them.\n"
         "The CUDA engine (cuBLAS, cuDNN and Mantissa's own kernels) is built when the CUDA "
-        "toolkit is found, and its error handling is tested without a GPU, but it has not yet "
-        "trained on a GPU in Mantissa's own testing: the app quotes no GPU figure of its own "
-        "(lesson 5 cites the Keras guide's).\n"
-        "On a machine with a GPU, `mantissa-cli selftest` trains every policy on both engines and "
-        "compares each operation with the CPU's; run it before trusting GPU timings.");
+        "toolkit is found, but it has not yet run on a GPU in Mantissa's own testing. What can "
+        "be checked without one is: the kernels' per-element arithmetic, the error mapping, and "
+        "every op against a float64 reference on the CPU engine. The app quotes no GPU figure of "
+        "its own (lesson 5 cites the Keras guide's).\n"
+        "Before the app trusts a GPU, the CUDA engine checks itself on it against the CPU engine "
+        "(Check now, beside the Device box, or `mantissa-cli selftest --qualify`); the Device box "
+        "shows each engine's verdict.");
 }
 
 QStringList keyboard_shortcuts(const QMainWindow* window) {
