@@ -253,6 +253,31 @@ cli_path() {
     echo "$cli"
 }
 
+# Puts mantissa.desktop and the icon where desktops look (~/.local/share/applications and
+# ~/.local/share/icons), so Mantissa shows up in the application menu with its icon. Rewrites a
+# file only when it differs (idempotent) and never fails the launch: every step may give up.
+install_desktop_entry() {
+    local gui="$1" data="${XDG_DATA_HOME:-${HOME:-}/.local/share}"
+    [ -n "${XDG_DATA_HOME:-}" ] || [ -n "${HOME:-}" ] || return 0
+    local apps="$data/applications" icons="$data/icons/hicolor/scalable/apps"
+    mkdir -p "$apps" "$icons" 2>/dev/null || return 0
+    local exec_path="$ROOT/$gui" entry
+    case "$gui" in /*) exec_path="$gui" ;; esac
+    # The desktop entry spec: a quoted path, with \ " ` $ escaped inside the quotes and % doubled.
+    exec_path="$(printf '%s' "$exec_path" | sed -e 's/\\/\\\\\\\\/g' -e 's/["`$]/\\&/g' -e 's/%/%%/g')"
+    local template
+    template="$(cat "$ROOT/resources/mantissa.desktop" 2>/dev/null)" || return 0
+    entry="${template//@EXEC@/"\"$exec_path\""}"
+    if [ "$(cat "$apps/mantissa.desktop" 2>/dev/null)" != "$entry" ]; then
+        printf '%s\n' "$entry" >"$apps/mantissa.desktop.tmp" 2>/dev/null &&
+            mv -f "$apps/mantissa.desktop.tmp" "$apps/mantissa.desktop" 2>/dev/null || return 0
+    fi
+    if ! cmp -s "$ROOT/resources/icons/mantissa.svg" "$icons/mantissa.svg"; then
+        cp -f "$ROOT/resources/icons/mantissa.svg" "$icons/mantissa.svg" 2>/dev/null || return 0
+    fi
+    return 0
+}
+
 launch() {
     local gui=""
     local candidate
@@ -264,6 +289,7 @@ launch() {
     done
     if [ -n "$gui" ]; then
         if [ -n "${DISPLAY:-}" ] || [ -n "${WAYLAND_DISPLAY:-}" ]; then
+            install_desktop_entry "$gui" || true
             say "Launching $gui"
             exec "$gui" "$@"
         fi

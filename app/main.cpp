@@ -2,6 +2,7 @@
 // else lives in ui/ (widgets) and core/ (the engine).
 #include <QApplication>
 #include <QCommandLineParser>
+#include <QIcon>
 #include <QTimer>
 #include <cstdio>
 
@@ -19,6 +20,9 @@ int main(int argc, char** argv) {
     QApplication::setApplicationName("Mantissa");
     QApplication::setOrganizationName("Mantissa");
     QApplication::setApplicationVersion(MANTISSA_VERSION);
+    // The icon the desktop shows (mantissa.sh installs the same SVG and mantissa.desktop).
+    QApplication::setWindowIcon(QIcon(QStringLiteral(":/icons/mantissa.svg")));
+    QGuiApplication::setDesktopFileName(QStringLiteral("mantissa"));
 
     QCommandLineParser parser;
     parser.setApplicationDescription(

@@ -9,6 +9,7 @@
 #include "core/numeric/float_format.h"
 #include "ui/float_lab/arithmetic_table.h"
 #include "ui/float_lab/bits_widget.h"
+#include "ui/float_lab/element_table.h"
 #include "ui/float_lab/float_lab_tab.h"
 #include "ui/float_lab/format_table.h"
 #include "ui/float_lab/log_slider.h"
@@ -32,6 +33,27 @@ class TestGuiFloatLab : public QObject {
     Q_OBJECT
 
 private slots:
+    // The element formats (float6, float4, e8m0) follow x: 100 saturates float4_e2m1 at 6 and
+    // float6_e3m2 at 28, e8m0 rounds it to 128; 0 has no e8m0 code and clamps to 2^-127.
+    void elementFormatsFollowX() {
+        FloatLabTab tab;
+        type_x(tab, "100");
+        ElementTable* e = tab.elements();
+        QVERIFY(e);
+        QCOMPARE(e->text(ElementFormat::Float4E2M1, "stored"), QString("6"));
+        QCOMPARE(e->text(ElementFormat::Float4E2M1, "bits"), QString("0|11|1"));
+        QVERIFY(e->text(ElementFormat::Float4E2M1, "class").startsWith("saturated"));
+        QCOMPARE(e->text(ElementFormat::Float6E3M2, "stored"), QString("28"));
+        QCOMPARE(e->text(ElementFormat::Float6E2M3, "hex"), QString("0x1F"));
+        QCOMPARE(e->text(ElementFormat::E8M0, "stored"), QString("128"));
+        QCOMPARE(e->text(ElementFormat::E8M0, "hex"), QString("0x86"));
+        type_x(tab, "1.5");
+        QCOMPARE(e->text(ElementFormat::Float4E2M1, "error"), QString("0 (exact)"));
+        type_x(tab, "0");
+        QVERIFY(e->text(ElementFormat::E8M0, "class").startsWith("clamped"));
+        QCOMPARE(e->inspection(ElementFormat::E8M0).code, 0u);
+    }
+
     void typing256ShowsFloat16SquareOverflow() {
         FloatLabTab tab;
         type_x(tab, "256");

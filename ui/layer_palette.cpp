@@ -2,7 +2,7 @@
 // Buttons are named "add_<Type>" so tests and shortcuts can find them.
 #include "ui/layer_palette.h"
 
-#include <QHBoxLayout>
+#include <QGridLayout>
 #include <QLabel>
 #include <QToolButton>
 
@@ -59,10 +59,13 @@ LayerSpec default_layer(LayerType type) {
 }
 
 LayerPalette::LayerPalette(QWidget* parent) : QWidget(parent) {
-    auto* row = new QHBoxLayout(this);
+    // Two rows of three: one row of six was squeezed (and its captions cut) in a panel narrow
+    // enough to leave the charts room on a 1280-pixel screen.
+    auto* row = new QGridLayout(this);
     row->setContentsMargins(0, 0, 0, 0);
     auto* label = new QLabel(tr("Add layer:"), this);
-    row->addWidget(label);
+    row->addWidget(label, 0, 0);
+    int index = 0;
     const LayerType types[] = {LayerType::Dense,   LayerType::Conv2D,  LayerType::MaxPool2D,
                                LayerType::Flatten, LayerType::Dropout, LayerType::Activation};
     for (LayerType type : types) {
@@ -73,9 +76,11 @@ LayerPalette::LayerPalette(QWidget* parent) : QWidget(parent) {
         button->setToolTip(layer_type_description(type) + tr(" Added after the selected layer."));
         button->setToolButtonStyle(Qt::ToolButtonTextOnly);
         connect(button, &QToolButton::clicked, this, [this, type] { emit add_requested(type); });
-        row->addWidget(button);
+        button->setSizePolicy(QSizePolicy::Minimum, QSizePolicy::Fixed); // never below its text
+        row->addWidget(button, index / 3, 1 + index % 3);
+        ++index;
     }
-    row->addStretch(1);
+    row->setColumnStretch(4, 1);
 }
 
 } // namespace mantissa::ui

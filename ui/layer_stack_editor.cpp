@@ -176,6 +176,9 @@ LayerStackEditor::LayerStackEditor(QWidget* parent) : QWidget(parent) {
     QHeaderView* header = m_table->horizontalHeader();
     header->setSectionResizeMode(QHeaderView::ResizeToContents);
     header->setSectionResizeMode(ColSettings, QHeaderView::Interactive);
+    // Settings last on screen: a convolution's editors are wide, and placed in the middle they
+    // pushed dtype, shape and params out of a 1280-pixel window. Logical columns stay the same.
+    header->moveSection(header->visualIndex(ColSettings), ColCount - 1);
     header->setStretchLastSection(true);
     m_table->installEventFilter(this);
     table->on_row_dropped = [this](int from, int to) { move_row(from, to); };
@@ -247,6 +250,18 @@ LayerStackEditor::LayerStackEditor(QWidget* parent) : QWidget(parent) {
     outer->addWidget(m_lint, 1);
 
     rebuild_table(-1);
+}
+
+int LayerStackEditor::columns_width() const {
+    const QHeaderView* header = m_table->horizontalHeader();
+    int width = 0;
+    for (int c = 0; c < ColCount; ++c)
+        if (c != ColSettings) width += header->sectionSize(c);
+    // The settings column's header, the frame, a vertical scroll bar and the layout's margins.
+    width += header->fontMetrics().horizontalAdvance(tr("Settings")) + 24 +
+             2 * m_table->frameWidth() + style()->pixelMetric(QStyle::PM_ScrollBarExtent) +
+             2 * layout()->contentsMargins().left();
+    return width;
 }
 
 void LayerStackEditor::set_model(const ModelSpec& model) {
@@ -456,7 +471,8 @@ void LayerStackEditor::refresh_analysis(bool notify) {
         const LayerType type = m_spec.layers[static_cast<std::size_t>(row)].type;
         QString type_text = QString::fromLatin1(layer_type_name(type));
         if (entry && !entry->name.empty())
-            type_text += QStringLiteral("  ") + QString::fromStdString(entry->name);
+            // Two lines (type, then name): one line made the column wider than half the panel.
+            type_text += QLatin1Char('\n') + QString::fromStdString(entry->name);
 
         QTableWidgetItem* index = m_table->item(row, ColIndex);
         index->setText(QString::number(row + 1));
@@ -519,6 +535,11 @@ void LayerStackEditor::refresh_analysis(bool notify) {
         auto* item = new QListWidgetItem(tr("No hints for this stack and policy."), m_lint);
         item->setFlags(Qt::NoItemFlags);
     }
+    // Never narrower than the computed columns need: a splitter or a small screen must not push
+    // dtype, shape and params out of view (the settings editors may scroll).
+    for (int c = 0; c < ColCount; ++c)
+        if (c != ColSettings) m_table->resizeColumnToContents(c);
+    setMinimumWidth(columns_width());
     if (notify) emit model_changed();
 }
 

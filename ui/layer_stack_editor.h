@@ -42,6 +42,8 @@ public:
     // Bytes of memory the weights may take before the stack is called too large to train
     // (default: this machine's physical memory; 0: no limit).
     void set_memory_limit(qint64 bytes);
+    // The width at which the table shows every column but the (last, wide) settings editors.
+    int columns_width() const;
 
 signals:
     void model_changed();

@@ -48,6 +48,7 @@
 #include "ui/lessons/lessons_panel.h"
 #include "ui/plan_view/plan_view.h"
 #include "ui/policy_picker.h"
+#include "ui/presentation_mode.h"
 #include "ui/recent_files.h"
 #include "ui/run_history.h"
 #include "ui/run_history_menu.h"
@@ -80,7 +81,7 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
     auto* left = new QTabWidget;
     left->addTab(m_editor, "Model");
     left->addTab(form_scroll, "Settings");
-    left->setMinimumWidth(430);
+    left->setMinimumWidth(400);
 
     m_charts = new ChartsPanel(m_store);
     m_banner = new ErrorBanner;
@@ -134,11 +135,13 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
     right->addWidget(bottom);
     right->setStretchFactor(0, 3);
     right->setStretchFactor(1, 1);
-    bottom->setMinimumHeight(150); // room for a three-policy comparison's rows
+    bottom->setMinimumHeight(76); // a header and two rows; drag the splitter for more
+    right->setChildrenCollapsible(false);
     auto* main = new QSplitter(Qt::Horizontal);
     main->addWidget(left);
     main->addWidget(right);
     main->setStretchFactor(1, 1);
+    main->setChildrenCollapsible(false);
     // The Float Lab gets the whole window: it is shown to a class, not beside the charts.
     m_float_lab = new FloatLabTab;
     auto* top = new QTabWidget;
@@ -149,6 +152,12 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
     top->setTabToolTip(1, "A value in float32, float16, bfloat16 and float8: bits, rounding, "
                           "range and arithmetic");
     setCentralWidget(top);
+    m_presentation = new PresentationMode({this,
+                                           {{centre_tabs, m_charts}, {top, main}},
+                                           {left, bottom, m_banner},
+                                           {main, right},
+                                           m_charts},
+                                          this);
 
     m_progress = new QProgressBar;
     m_progress->setMaximumWidth(260);
@@ -207,6 +216,10 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
     if (const QScreen* screen = QGuiApplication::primaryScreen())
         size = size.boundedTo(screen->availableGeometry().size() - QSize(0, 40));
     resize(size);
+    // The charts get what the bottom tabs (a header and three runs) leave, and the editor what
+    // its columns need: on a 1366×768 screen every pixel counts.
+    right->setSizes({size.height(), std::min(size.height() / 6, 140)});
+    main->setSizes({left->minimumSizeHint().width(), size.width()});
 }
 
 void MainWindow::build_lessons(bool gpu) {
@@ -375,6 +388,9 @@ void MainWindow::build_file_menu() {
     file->addSeparator();
     QAction* quit = file->addAction("&Quit", this, &QWidget::close);
     quit->setShortcut(QKeySequence::Quit);
+    QMenu* view = menuBar()->addMenu("&View");
+    view->addAction(m_presentation->action());
+    addAction(m_presentation->action()); // F11 works with the menu bar hidden in full screen
 }
 
 void MainWindow::evaluate_weights(const QString& path) {

@@ -30,6 +30,7 @@ class FloatLabTab;
 class LayerStackEditor;
 class LessonsPanel;
 class PlanView;
+class PresentationMode;
 class RecentFiles;
 class RunHistory;
 class RunHistoryMenu;
@@ -76,6 +77,7 @@ public:
     FloatLabTab* float_lab() const { return m_float_lab; }
     WeightsLoader* weights_loader() const { return m_weights; }
     WeightsEvaluator* weights_evaluator() const { return m_evaluator; }
+    PresentationMode* presentation() const { return m_presentation; }
 
 public slots:
     void train();
@@ -138,6 +140,7 @@ private:
     ExperimentDocument* m_document = nullptr;
     WeightsLoader* m_weights = nullptr;
     WeightsEvaluator* m_evaluator = nullptr;
+    PresentationMode* m_presentation = nullptr;
 };
 
 } // namespace mantissa::ui

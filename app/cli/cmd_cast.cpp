@@ -1,5 +1,7 @@
 // `mantissa-cli cast`, the float lab: each input, read as float64, is rounded once to each dtype,
 // showing stored value, bits, hex, relative error and what happened (overflow, underflow, ...).
+// Besides the dtypes it knows the block-quantisation element formats (float6, float4, e8m0), which
+// saturate instead of overflowing (core/numeric/element_inspect).
 #include <algorithm>
 #include <cerrno>
 #include <cinttypes>
@@ -13,6 +15,7 @@
 #include "app/cli/commands.h"
 #include "core/error.h"
 #include "core/numeric/dtype.h"
+#include "core/numeric/element_inspect.h"
 #include "core/numeric/float_format.h"
 #include "core/numeric/float_inspect.h"
 
@@ -36,8 +39,22 @@ Input parse_value(const std::string& text) {
     return {text, value}; // 1e400 reads as inf and 1e-400 as 0: float64's own rounding
 }
 
-std::vector<DType> parse_dtypes(const std::vector<std::string>& lists) {
-    std::vector<DType> dtypes;
+// A dtype, or an element format that is not a dtype (float6_e3m2, float6_e2m3, float4_e2m1, e8m0;
+// the float8 names stay the dtypes, with their IEEE overflow).
+struct Target {
+    bool element = false;
+    DType dtype = DType::Float32;
+    ElementFormat format = ElementFormat::Float4E2M1;
+    std::string name() const {
+        return std::string(element ? element_format_name(format) : dtype_name(dtype));
+    }
+};
+
+const ElementFormat kElementOnly[] = {ElementFormat::Float6E3M2, ElementFormat::Float6E2M3,
+                                      ElementFormat::Float4E2M1, ElementFormat::E8M0};
+
+std::vector<Target> parse_dtypes(const std::vector<std::string>& lists) {
+    std::vector<Target> dtypes;
     for (const std::string& list : lists) {
         std::size_t start = 0;
         while (start <= list.size()) {
@@ -45,23 +62,32 @@ std::vector<DType> parse_dtypes(const std::vector<std::string>& lists) {
             const std::string name = list.substr(start, comma - start);
             start = comma + 1;
             if (name == "all") {
-                for (DType d : floating_dtypes()) dtypes.push_back(d);
+                for (DType d : floating_dtypes()) dtypes.push_back({false, d, {}});
+                for (ElementFormat f : kElementOnly) dtypes.push_back({true, {}, f});
+                continue;
+            }
+            ElementFormat format{};
+            if (try_element_format_from_name(name, format) && format != ElementFormat::Float8E4M3 &&
+                format != ElementFormat::Float8E5M2) {
+                dtypes.push_back({true, {}, format});
                 continue;
             }
             DType dtype;
             try {
                 dtype = dtype_from_name(name);
             } catch (const Error& e) {
-                throw UsageError("--dtype: " + std::string(e.what()));
+                throw UsageError("--dtype: " + std::string(e.what()) +
+                                 "; element formats: float6_e3m2, float6_e2m3, float4_e2m1, e8m0");
             }
             if (!is_floating(dtype))
                 throw UsageError("--dtype: '" + name + "' is not a floating-point dtype");
-            dtypes.push_back(dtype);
+            dtypes.push_back({false, dtype, {}});
         }
     }
     if (dtypes.empty())
-        dtypes = {DType::Float32, DType::Float16, DType::BFloat16, DType::Float8E4M3,
-                  DType::Float8E5M2};
+        for (DType d : {DType::Float32, DType::Float16, DType::BFloat16, DType::Float8E4M3,
+                        DType::Float8E5M2})
+            dtypes.push_back({false, d, {}});
     return dtypes;
 }
 
@@ -124,12 +150,26 @@ void print_table(const std::vector<std::vector<std::string>>& rows) {
     }
 }
 
-void print_human(const Input& in, const std::vector<DType>& dtypes, bool square) {
+// x rounded to the element format, squared exactly (a few bits each) and rounded again.
+ElementInspection element_square(double x, ElementFormat f) {
+    const double r = decode_element(encode_element(x, f), f);
+    return inspect_element(r * r, f);
+}
+
+void print_human(const Input& in, const std::vector<Target>& dtypes, bool square) {
     std::printf("%s  (float64 %s, %s)\n", in.text.c_str(), number(in.value, 17).c_str(),
                 hex_string(encode_bits(in.value, DType::Float64), DType::Float64).c_str());
     std::vector<std::vector<std::string>> rows = {
         {"dtype", "stored value", "sign|exponent|mantissa", "hex", "rel. error", "class"}};
-    for (DType d : dtypes) {
+    for (const Target& t : dtypes) {
+        if (t.element) {
+            const ElementInspection c = inspect_element(in.value, t.format);
+            rows.push_back({t.name(), number(c.stored, 9), element_bit_string(c.code, t.format),
+                            element_hex_string(c.code, t.format), number(c.rel_error, 3),
+                            element_outcome_label(c.outcome)});
+            continue;
+        }
+        const DType d = t.dtype;
         const FloatInspection c = inspect_value(in.value, d);
         rows.push_back({std::string(dtype_name(d)), number(c.stored, digits_for(d)),
                         bit_string(c.bits, d), hex_string(c.bits, d), number(c.rel_error, 3),
@@ -140,7 +180,14 @@ void print_human(const Input& in, const std::vector<DType>& dtypes, bool square)
         std::printf(
             "\n  x² computed in each dtype (x rounded to it, multiplied, rounded again):\n");
         std::vector<std::vector<std::string>> sq = {{"dtype", "x²", "hex", "class"}};
-        for (DType d : dtypes) {
+        for (const Target& t : dtypes) {
+            if (t.element) {
+                const ElementInspection c = element_square(in.value, t.format);
+                sq.push_back({t.name(), number(c.stored, 9), element_hex_string(c.code, t.format),
+                              element_outcome_label(c.outcome)});
+                continue;
+            }
+            const DType d = t.dtype;
             const FloatInspection c = compute_in(ArithOp::Square, in.value, 0, d).result;
             sq.push_back({std::string(dtype_name(d)), number(c.stored, digits_for(d)),
                           hex_string(c.bits, d), cast_outcome_label(c.outcome)});
@@ -149,8 +196,26 @@ void print_human(const Input& in, const std::vector<DType>& dtypes, bool square)
     }
 }
 
-void print_json(const Input& in, const std::vector<DType>& dtypes, bool square) {
-    for (DType d : dtypes) {
+void print_json(const Input& in, const std::vector<Target>& dtypes, bool square) {
+    for (const Target& t : dtypes) {
+        if (t.element) {
+            const ElementInspection c = inspect_element(in.value, t.format);
+            std::string line =
+                "{\"input\":" + json_number(in.value) + ",\"text\":" + json_string(in.text) +
+                ",\"dtype\":\"" + t.name() + "\",\"value\":" + json_number(c.stored) +
+                ",\"hex\":\"" + element_hex_string(c.code, t.format) + "\",\"bits\":\"" +
+                element_bit_string(c.code, t.format) + "\",\"class\":\"" +
+                element_outcome_name(c.outcome) + "\",\"rel_error\":" + json_number(c.rel_error);
+            if (square) {
+                const ElementInspection s = element_square(in.value, t.format);
+                line += ",\"square\":" + json_number(s.stored) + ",\"square_hex\":\"" +
+                        element_hex_string(s.code, t.format) + "\",\"square_class\":\"" +
+                        element_outcome_name(s.outcome) + "\"";
+            }
+            std::printf("%s}\n", line.c_str());
+            continue;
+        }
+        const DType d = t.dtype;
         const FloatInspection c = inspect_value(in.value, d);
         std::string line =
             "{\"input\":" + json_number(in.value) + ",\"text\":" + json_string(in.text) +
@@ -176,15 +241,21 @@ int run_cast(const Args& args) {
                 "to even) to each dtype. Shows the stored value, its bits as\n"
                 "sign|exponent|mantissa, the hex pattern, the relative error and the class:\n"
                 "normal, subnormal, zero, inf, nan, overflow→inf, overflow→nan (float8_e4m3\n"
-                "has no infinity) or underflow→0.\n\n"
+                "has no infinity) or underflow→0. The block-quantisation element formats\n"
+                "float6_e3m2, float6_e2m3, float4_e2m1 (no inf/NaN: saturate to ±max) and\n"
+                "e8m0 (powers of two 2^-127..2^127, no zero, no sign) are listed by name.\n\n"
                 "Examples:\n"
                 "  mantissa-cli cast 256 --square     # 256² overflows float16\n"
                 "  mantissa-cli cast 1e-5 --square    # 1e-5² underflows float16\n"
-                "  mantissa-cli cast 0.1 -3.5 --dtype float16,bfloat16 --json");
+                "  mantissa-cli cast 0.1 -3.5 --dtype float16,bfloat16 --json\n"
+                "  mantissa-cli cast 5 100 --dtype float4_e2m1,float6_e3m2,e8m0");
     parser.add_positional("VALUES", "numbers: 0.1, -3.5, 1e-5, 0x1p-24 (hex), inf, -inf, nan",
                           true);
-    parser.add_option("--dtype", "LIST",
-                      "comma-separated dtypes or 'all' (default: all but float64)", true);
+    parser.add_option(
+        "--dtype", "LIST",
+        "comma-separated dtypes or element formats, or 'all' (default: float32, float16, "
+        "bfloat16 and the float8s)",
+        true);
     parser.add_flag("--square", "also show x² computed in each dtype (round, multiply, round)");
     parser.add_flag("--json", "one JSON object per line per (value, dtype); classes as "
                               "overflow_to_inf, underflow_to_zero, ...");
@@ -193,7 +264,7 @@ int run_cast(const Args& args) {
         std::printf("%s", parser.help().c_str());
         return 0;
     }
-    const std::vector<DType> dtypes = parse_dtypes(parser.values("--dtype"));
+    const std::vector<Target> dtypes = parse_dtypes(parser.values("--dtype"));
     std::vector<Input> inputs;
     for (const std::string& text : parser.positionals()) inputs.push_back(parse_value(text));
 

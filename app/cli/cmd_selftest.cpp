@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <functional>
 #include <memory>
 #include <vector>
@@ -90,10 +91,63 @@ int run_training_parity(Backend& reference, Backend& candidate, const Mnist& dat
     return failures;
 }
 
+// CUDA Graph replay against eager steps on the same engine (issue 17 §4): the same experiment,
+// seed and batches, once with the `graph` flag and once without, over two epochs so every batch
+// position is captured and then replayed. Every step's loss, scale and skip must be identical:
+// a replay runs the very kernels the capture recorded.
+int check_graph_replay(Backend& engine, const Mnist& data) {
+    int failures = 0;
+    // The count of differing steps comes right after the policy, as the error does in the other
+    // tables (tst_cuda_selftest reads that column).
+    std::printf("\n%-36s %-15s %12s %10s  %s\n", "graph replay vs eager (2 epochs)", "policy",
+                "steps differ", "of steps", "result");
+    for (const char* policy : {"float32", "mixed_float16"}) {
+        Experiment eager;
+        eager.name = "selftest-graph";
+        eager.model = mlp_spec();
+        eager.policy = policy;
+        eager.optimizer = optimizer_defaults(OptimizerType::Adam);
+        eager.batch_size = 64;
+        eager.epochs = 2;
+        eager.device = engine.info().id;
+        Experiment graph = eager;
+        graph.graph = true;
+        std::string verdict = "ok";
+        std::vector<StepRecord> steps[2];
+        int differ = 0;
+        try {
+            for (int side = 0; side < 2; ++side) {
+                Trainer trainer(side ? graph : eager, data, engine);
+                TrainControl control;
+                TrainerCallbacks callbacks;
+                callbacks.on_step = [&steps, side](const StepRecord& r) {
+                    steps[side].push_back(r);
+                };
+                trainer.run(control, callbacks);
+            }
+            if (steps[0].size() != steps[1].size()) verdict = "FAIL: the step counts differ";
+            for (std::size_t i = 0; i < std::min(steps[0].size(), steps[1].size()); ++i) {
+                const StepRecord &a = steps[0][i], &b = steps[1][i];
+                // Bitwise, NaN included: a replay must not differ in any way.
+                if (std::memcmp(&a.loss, &b.loss, sizeof a.loss) != 0 ||
+                    a.loss_scale != b.loss_scale || a.skipped != b.skipped)
+                    ++differ;
+            }
+            if (differ && verdict == "ok") verdict = "FAIL: replayed steps differ from eager ones";
+        } catch (const std::exception& err) {
+            verdict = std::string("FAIL: ") + err.what();
+        }
+        failures += verdict == "ok" ? 0 : 1;
+        std::printf("%-36s %-15s %12d %10zu  %s\n", "mlp, Adam", policy, differ, steps[0].size(),
+                    verdict.c_str());
+    }
+    return failures;
+}
+
 int check_gpu(Backend& gpu, const Mnist& data) {
     BackendChoice cpu = create_backend("cpu");
     return run_op_table(*cpu.backend, gpu, "op (cuda vs cpu)", false) +
-           run_training_parity(*cpu.backend, gpu, data, false);
+           run_training_parity(*cpu.backend, gpu, data, false) + check_graph_replay(gpu, data);
 }
 
 // Out of memory, then on as normal: an allocation beyond the device and a run whose batch cannot
@@ -225,7 +279,8 @@ int run_selftest(const Args& args) {
         BackendChoice reference = create_backend("cpu"), other = create_backend("cpu");
         const int failures =
             run_op_table(*reference.backend, *other.backend, "op (cpu vs cpu)", true) +
-            run_training_parity(*reference.backend, *other.backend, data, true);
+            run_training_parity(*reference.backend, *other.backend, data, true) +
+            check_graph_replay(*other.backend, data);
         std::printf("%s: %d failure(s)\n", failures ? "FAILED" : "passed", failures);
         return failures ? 1 : 0;
     }

@@ -32,6 +32,8 @@ const Command kCommands[] = {
     {"bench", mantissa::cli::run_bench, "measure ms/step and samples/s per dtype policy"},
     {"cast", mantissa::cli::run_cast,
      "the float lab: a value's nearest neighbour, bits and error in each dtype"},
+    {"quantize", mantissa::cli::run_quantize,
+     "block-scaled encoding (MXFP8/6/4, NVFP4): scales, codes, clipping per block"},
     {"policies", mantissa::cli::run_policies, "list the dtype policies and what they mean"},
     {"selftest", mantissa::cli::run_selftest, "check the engines (CPU always, CUDA when present)"},
 };

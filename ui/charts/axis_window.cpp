@@ -15,7 +15,9 @@ double nice_interval(double range, int ticks) {
     return 10 * magnitude;
 }
 
-AxisWindow linear_window(double y_min, double y_max, double floor, double ceiling) {
+namespace {
+
+AxisWindow window_with_ticks(double y_min, double y_max, double floor, double ceiling, int ticks) {
     if (!(y_min <= y_max) || !std::isfinite(y_min) || !std::isfinite(y_max)) {
         y_min = 0;
         y_max = 1;
@@ -31,14 +33,36 @@ AxisWindow linear_window(double y_min, double y_max, double floor, double ceilin
     const double upper = std::max(ceiling, y_max);
     const double lo = std::max(y_min - pad, lower), hi = std::min(y_max + pad, upper);
     AxisWindow w;
-    w.step = nice_interval(hi - lo, 5);
+    w.step = nice_interval(hi - lo, ticks);
     w.lo = std::max(std::floor(lo / w.step) * w.step, lower);
     w.hi = std::min(std::ceil(hi / w.step) * w.step, upper);
     // Last line of defence: a window Qt could not label in a dozen ticks becomes the default.
-    const double ticks = (w.hi - w.lo) / w.step;
-    if (!(w.hi > w.lo) || !(ticks >= 0.99 && ticks <= 12.01) || !std::isfinite(w.step))
+    const double count = (w.hi - w.lo) / w.step;
+    if (!(w.hi > w.lo) || !(count >= 0.99 && count <= 12.01) || !std::isfinite(w.step))
         return AxisWindow{};
     return w;
+}
+
+} // namespace
+
+AxisWindow linear_window(double y_min, double y_max, double floor, double ceiling, int max_labels) {
+    // Five ticks when there is room; fewer, coarser ones on a short axis.
+    AxisWindow w;
+    for (int ticks = 5; ticks >= 1; --ticks) {
+        w = window_with_ticks(y_min, y_max, floor, ceiling, ticks);
+        if ((w.hi - w.lo) / w.step + 1 <= max_labels + 0.01) return w;
+    }
+    return w;
+}
+
+double fitted_interval(double lo, double hi, int max_labels, double min_step) {
+    double step = std::max(min_step, nice_interval(hi - lo, 5));
+    for (int ticks = 5; ticks >= 1; --ticks) {
+        step = std::max(min_step, nice_interval(hi - lo, ticks));
+        const double labels = std::ceil(hi / step) - std::floor(lo / step) + 1;
+        if (labels <= max_labels) return step;
+    }
+    return step;
 }
 
 } // namespace mantissa::ui

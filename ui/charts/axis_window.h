@@ -16,6 +16,13 @@ struct AxisWindow {
 // none). Data that is constant, or nearly so relative to its size (a step time of 249.665 ms
 // and its smoothed twin 1e-13 ms away), gets a window of about ±5% of the value: a tick step
 // finer than the value's own precision would never advance when Qt Charts adds it.
-AxisWindow linear_window(double y_min, double y_max, double floor, double ceiling);
+// With `max_labels`, the tick step grows until the window has at most that many tick labels
+// (a short chart has room for two or three; Qt Charts elides labels that do not fit to "...").
+AxisWindow linear_window(double y_min, double y_max, double floor, double ceiling,
+                         int max_labels = 13);
+
+// The tick step for an x range of `range` with at most `max_labels` labels once both ends are
+// rounded out to whole steps (never below `min_step`).
+double fitted_interval(double lo, double hi, int max_labels, double min_step);
 
 } // namespace mantissa::ui

@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "ui/charts/chart_style.h"
 #include "ui/charts/gradient_histogram_chart.h"
 #include "ui/charts/loss_scale_chart.h"
 #include "ui/charts/memory_chart.h"
@@ -50,9 +51,10 @@ double median_of_tail(const QVector<StepRecord>& steps, double StepRecord::*fiel
 } // namespace
 
 ChartsPanel::ChartsPanel(RunStore* store, QWidget* parent) : QWidget(parent), m_store(store) {
-    m_loss = new MetricChart(tr("Loss · train (line), validation (dashed)"), tr("loss"), this);
-    m_accuracy = new MetricChart(tr("Accuracy · train (line), validation (dashed)"),
-                                 tr("accuracy (%)"), this);
+    // Titles shed their details from the end when the chart is narrow: the line key first.
+    m_loss = new MetricChart(tr("Loss · validation dashed, train solid"), tr("loss"), this);
+    m_accuracy =
+        new MetricChart(tr("Accuracy · validation dashed, train solid"), tr("accuracy (%)"), this);
     m_accuracy->set_y_limits(0, 100);
     m_step_time = new MetricChart(tr("Step time"), tr("ms per step"), this);
     m_loss_scale = new LossScaleChart(this);
@@ -69,7 +71,8 @@ ChartsPanel::ChartsPanel(RunStore* store, QWidget* parent) : QWidget(parent), m_
     grid->addWidget(m_memory, 2, 0, 1, 2);
     grid->setRowStretch(0, 3);
     grid->setRowStretch(1, 3);
-    grid->setRowStretch(2, 3);
+    grid->setRowStretch(2,
+                        4); // the memory bars need a line per run, the legend and two title lines
 
     m_redraw_timer = new QTimer(this);
     m_redraw_timer->setSingleShot(true);
@@ -143,6 +146,15 @@ void ChartsPanel::add_histograms(int run_id, const QVector<GradientHistogram>& h
     m_histogram->add_histograms(run_id, run ? run->name : QStringLiteral("run %1").arg(run_id),
                                 run ? run->color : palette().color(QPalette::Highlight),
                                 histograms);
+}
+
+void ChartsPanel::set_presentation(bool on) {
+    m_presentation = on;
+    const double font_scale = on ? 1.4 : 1.0, line_scale = on ? 1.75 : 1.0;
+    for (MetricChart* c :
+         {m_loss, m_accuracy, m_step_time, static_cast<MetricChart*>(m_loss_scale)})
+        c->set_presentation_scale(font_scale, line_scale);
+    apply_chart_fonts(m_memory->chart(), font_scale);
 }
 
 MetricChart* ChartsPanel::chart(const QString& name) const {

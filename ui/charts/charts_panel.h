@@ -39,6 +39,9 @@ public:
     // A run's new gradient histograms (TrainingController::histograms_arrived).
     void add_histograms(int run_id, const QVector<GradientHistogram>& histograms);
     QChart* qchart(const QString& name) const; // as chart(), plus "memory": for export
+    // Presentation mode: larger fonts and thicker lines on every chart.
+    void set_presentation(bool on);
+    bool presentation() const { return m_presentation; }
 
 private:
     void schedule_redraw();
@@ -52,6 +55,7 @@ private:
     QPointer<GradientHistogramChart> m_histogram;
     QTimer* m_redraw_timer = nullptr;
     RunLineCache m_lines; // the points of every shown run, extended as runs grow
+    bool m_presentation = false;
 };
 
 } // namespace mantissa::ui

@@ -83,6 +83,7 @@ MemoryChart::MemoryChart(QWidget* parent) : QWidget(parent) {
     m_chart->addAxis(m_bytes_axis, Qt::AlignBottom);
     m_series->attachAxis(m_bytes_axis);
 
+    keep_axes_fitted(m_chart); // no "..." ticks on a short or narrow chart
     m_view = new QChartView(m_chart, this);
     m_view->setViewportUpdateMode(QGraphicsView::FullViewportUpdate); // no stale bar fragments
     m_view->setRenderHint(QPainter::Antialiasing);

@@ -6,6 +6,7 @@
 #include <QChartView>
 #include <QCheckBox>
 #include <QCursor>
+#include <QFontMetricsF>
 #include <QHBoxLayout>
 #include <QKeyEvent>
 #include <QLabel>
@@ -154,6 +155,7 @@ MetricChart::MetricChart(const QString& title, const QString& y_title, QWidget* 
     : QWidget(parent) {
     m_chart = new QChart;
     style_chart(m_chart, title);
+    m_full_title = title;
 
     m_x = new QValueAxis;
     style_axis(m_x, tr("step"));
@@ -165,6 +167,7 @@ MetricChart::MetricChart(const QString& title, const QString& y_title, QWidget* 
     m_chart->addAxis(m_x, Qt::AlignBottom);
 
     m_y_linear = new QValueAxis(this);
+    m_y_title = y_title;
     style_axis(m_y_linear, y_title);
     m_y_linear->setLabelFormat("%.3g");
     m_y_linear->setTickType(QValueAxis::TicksDynamic);
@@ -178,7 +181,9 @@ MetricChart::MetricChart(const QString& title, const QString& y_title, QWidget* 
     attach_y_axis(m_y_linear);
 
     m_view = new MetricChartView(m_chart, this);
-    m_view->setMinimumSize(320, 170);
+    // Small enough for a 1280×720 window with four charts; the axes then show fewer ticks
+    // (tick_capacity) rather than labels elided to "...".
+    m_view->setMinimumSize(240, 130);
 
     m_rescale_timer = new QTimer(this);
     m_rescale_timer->setSingleShot(true);
@@ -230,7 +235,56 @@ MetricChart::MetricChart(const QString& title, const QString& y_title, QWidget* 
 MetricChart::~MetricChart() = default;
 
 void MetricChart::set_title(const QString& title) {
-    if (m_chart->title() != title) m_chart->setTitle(title);
+    m_full_title = title;
+    fit_title();
+}
+
+void MetricChart::fit_title() {
+    if (!m_view->isVisible()) { // not laid out yet: its size says nothing about the screen
+        if (m_chart->title() != m_full_title) m_chart->setTitle(m_full_title);
+        return;
+    }
+    const QMargins margins = m_chart->margins();
+    double width = m_chart->size().width();
+    if (width < 1) width = m_view->width();
+    // Qt Charts elides a title wider than the chart less its margins and the text item's own
+    // 4-pixel margins; two pixels spare for rounding.
+    width -= margins.left() + margins.right() + 8 + 2;
+    const QString shown = fitted_title(title_candidates(m_full_title), m_chart->titleFont(), width);
+    if (m_chart->title() != shown) m_chart->setTitle(shown);
+    const QString tip = shown == m_full_title ? QString() : m_full_title;
+    if (m_view->toolTip() != tip) m_view->setToolTip(tip);
+    // Qt Charts gives the x axis at most 30% of the chart's height and elides what does not
+    // fit: a short chart keeps its tick labels and drops the self-evident title "step".
+    const double chart_height = m_chart->size().height();
+    const double x_needed =
+        vertical_label_pixels(m_x->labelsFont()) + QFontMetricsF(m_x->titleFont()).height() + 12;
+    const QString x_title = chart_height * 0.3 >= x_needed ? tr("step") : QString();
+    if (chart_height >= 1 && m_x->titleText() != x_title) m_x->setTitleText(x_title);
+    // The y title runs along the plot's height: on a short plot, its short form ("%", "ms").
+    const double height = m_chart->plotArea().height();
+    if (height < 20) return;
+    for (QAbstractAxis* axis :
+         {static_cast<QAbstractAxis*>(m_y_linear), static_cast<QAbstractAxis*>(m_y_log)}) {
+        const QString y_title =
+            fitted_title(axis_title_candidates(m_y_title), axis->titleFont(), height - 8 - 2);
+        if (axis->titleText() != y_title) axis->setTitleText(y_title);
+    }
+}
+
+void MetricChart::set_presentation_scale(double font_scale, double line_scale) {
+    if (font_scale == m_font_scale && line_scale == m_line_scale) return;
+    m_font_scale = font_scale;
+    m_line_scale = line_scale;
+    apply_chart_fonts(m_chart, font_scale, {m_y_linear, m_y_log});
+    for (Drawn& d : m_drawn) {
+        if (d.raw && d.line.style != ChartLine::Style::Markers)
+            d.raw->setPen(line_pen(d.line, d.smoothed != nullptr && m_smoothing > 0, false));
+        if (d.smoothed) d.smoothed->setPen(line_pen(d.line, false, true));
+    }
+    m_last_range_request.fill(std::nan("")); // tick capacities change with the font
+    fit_title();
+    redraw();
 }
 
 void MetricChart::set_smoothing_enabled(bool enabled) {
@@ -279,6 +333,20 @@ void MetricChart::reset_zoom() {
     redraw();
 }
 
+QPen MetricChart::line_pen(const ChartLine& line, bool faint, bool smoothed_curve) const {
+    QPen pen(line.color);
+    pen.setWidthF((smoothed_curve ? 2.5 : 2.0) * m_line_scale);
+    pen.setCosmetic(true);
+    if (line.style == ChartLine::Style::LineWithMarkers) pen.setStyle(Qt::DashLine);
+    if (faint) {
+        QColor c = line.color;
+        c.setAlpha(kFaintAlpha);
+        pen.setColor(c);
+        pen.setWidthF(1.2 * m_line_scale);
+    }
+    return pen;
+}
+
 QString MetricChart::key(int run_id, const QString& role) {
     return QString::number(run_id) + QLatin1Char('/') + role;
 }
@@ -294,21 +362,13 @@ QXYSeries* MetricChart::make_series(const ChartLine& line, bool faint, bool smoo
         series = scatter;
     } else {
         series = new QLineSeries;
-        QPen pen(line.color);
-        pen.setWidthF(smoothed_curve ? 2.5 : 2.0);
-        pen.setCosmetic(true);
         if (line.style == ChartLine::Style::LineWithMarkers) {
-            pen.setStyle(Qt::DashLine);
+            // Validation: a dashed line, as the titles say, with small dots on the epochs (large
+            // ones hid the dashes between them).
             series->setPointsVisible(true);
-            series->setMarkerSize(8);
+            series->setMarkerSize(4 * m_line_scale);
         }
-        if (faint) {
-            QColor c = line.color;
-            c.setAlpha(kFaintAlpha);
-            pen.setColor(c);
-            pen.setWidthF(1.2);
-        }
-        series->setPen(pen);
+        series->setPen(line_pen(line, faint, smoothed_curve));
     }
     series->setName(line.name);
     m_setting_range = true; // attaching may touch the axes: not the user's zoom
@@ -473,11 +533,7 @@ void MetricChart::redraw() {
                 smoothing ? prepare(d.smooth_points, d, smooth_buckets) : QVector<QPointF>{};
             if (smooth != d.smooth_drawn)
                 pending.append({d.smoothed, &d.smooth_drawn, std::move(smooth)});
-            QPen pen = d.raw->pen();
-            QColor c = d.line.color;
-            c.setAlpha(smoothing ? kFaintAlpha : 255);
-            pen.setColor(c);
-            pen.setWidthF(smoothing ? 1.2 : 2.0);
+            const QPen pen = line_pen(d.line, smoothing, false);
             if (pen != d.raw->pen()) d.raw->setPen(pen);
         }
         d.prepared_version = d.line.version;
@@ -485,6 +541,7 @@ void MetricChart::redraw() {
         include(d);
     }
     if (!zoomed) update_axes(x_min, x_max, y_min, y_max);
+    fit_title();
     for (Pending& p : pending) {
         p.series->replace(p.points);
         *p.drawn = std::move(p.points);
@@ -494,7 +551,12 @@ void MetricChart::redraw() {
 void MetricChart::update_axes(double x_min, double x_max, double y_min, double y_max) {
     // Axis ranges snap to whole tick intervals, so while a run grows they change only now and
     // then, and a redraw is mostly the replace() of the growing run's series.
-    const std::array<double, 5> request = {x_min, x_max, y_min, y_max, m_log_y ? 1.0 : 0.0};
+    // As many tick labels as the plot has room for: Qt Charts elides a label that gets less
+    // than its height (y) or width (x) to "...".
+    const int y_labels = y_label_capacity();
+    const int x_labels = x_label_capacity(x_max);
+    const std::array<double, 7> request = {
+        x_min, x_max, y_min, y_max, m_log_y ? 1.0 : 0.0, double(y_labels), double(x_labels)};
     if (request == m_last_range_request) return;
     m_last_range_request = request;
 
@@ -505,7 +567,7 @@ void MetricChart::update_axes(double x_min, double x_max, double y_min, double y
     }
     if (x_min > 0 && x_min <= 0.02 * x_max) x_min = 0; // start at step 0, not step 1
     if (x_max - x_min < 1) x_max = x_min + 1;
-    const double interval = std::max(1.0, nice_interval(x_max - x_min, 5));
+    const double interval = fitted_interval(x_min, x_max, x_labels, 1.0);
     const double x_lo = std::floor(x_min / interval) * interval;
     const double x_hi = std::ceil(x_max / interval) * interval;
     if (m_x->min() != x_lo || m_x->max() != x_hi || m_x->tickInterval() != interval) {
@@ -521,14 +583,15 @@ void MetricChart::update_axes(double x_min, double x_max, double y_min, double y
         double e_lo = std::floor(std::log(y_min) / std::log(base));
         double e_hi = std::ceil(std::log(y_max) / std::log(base));
         if (e_hi <= e_lo) e_hi = e_lo + 1;
-        const double k = std::max(1.0, std::ceil((e_hi - e_lo) / 10));
+        const double k =
+            std::max(1.0, std::ceil((e_hi - e_lo) / std::max(1, std::min(10, y_labels - 1))));
         e_lo = std::floor(e_lo / k) * k;
         e_hi = std::ceil(e_hi / k) * k;
         if (m_y_log->base() != std::pow(base, k)) m_y_log->setBase(std::pow(base, k));
         if (m_y_log->min() != std::pow(base, e_lo) || m_y_log->max() != std::pow(base, e_hi))
             m_y_log->setRange(std::pow(base, e_lo), std::pow(base, e_hi));
     } else {
-        const AxisWindow w = linear_window(y_min, y_max, m_y_floor, m_y_ceiling);
+        const AxisWindow w = linear_window(y_min, y_max, m_y_floor, m_y_ceiling, y_labels);
         if (m_y_linear->min() != w.lo || m_y_linear->max() != w.hi ||
             m_y_linear->tickInterval() != w.step) {
             // As on x: the interval grows first, so no intermediate state has thousands of ticks.
@@ -540,18 +603,34 @@ void MetricChart::update_axes(double x_min, double x_max, double y_min, double y
     m_setting_range = false;
 }
 
+int MetricChart::y_label_capacity() const {
+    const QAbstractAxis* axis = m_log_y ? static_cast<QAbstractAxis*>(m_y_log) : m_y_linear;
+    const double height = m_chart->plotArea().height();
+    return tick_capacity(height >= 20 ? height : m_view->height() - 90,
+                         vertical_label_pixels(axis->labelsFont()));
+}
+
+int MetricChart::x_label_capacity(double x_max) const {
+    const double width = m_chart->plotArea().width();
+    // The widest label is about as wide as the largest step number.
+    const QString widest = QString::number(static_cast<qint64>(std::max(10.0, x_max * 1.2)));
+    return tick_capacity(width >= 20 ? width : m_view->width() - 80,
+                         horizontal_label_pixels(m_x->labelsFont(), widest));
+}
+
 void MetricChart::on_user_range_change() {
     if (m_setting_range) return;
     m_zoomed = true;
     m_last_range_request.fill(std::nan(""));
     // Keep about five readable ticks in the new window (a fixed interval could mean thousands).
     if (m_x->max() > m_x->min())
-        m_x->setTickInterval(std::max(1.0, nice_interval(m_x->max() - m_x->min(), 5)));
+        m_x->setTickInterval(
+            fitted_interval(m_x->min(), m_x->max(), x_label_capacity(m_x->max()), 1.0));
     // On y the step also stays above the values' own precision, however far the user zooms in.
     if (!m_log_y && m_y_linear->max() > m_y_linear->min()) {
         const double lo = m_y_linear->min(), hi = m_y_linear->max();
-        m_y_linear->setTickInterval(
-            std::max(nice_interval(hi - lo, 5), 1e-9 * std::max(std::abs(lo), std::abs(hi))));
+        m_y_linear->setTickInterval(std::max(fitted_interval(lo, hi, y_label_capacity(), 0.0),
+                                             1e-9 * std::max(std::abs(lo), std::abs(hi))));
     }
     m_rescale_timer->start(); // re-decimate for the new window
 }

@@ -4,6 +4,7 @@
 
 #include <QColor>
 #include <QHash>
+#include <QPen>
 #include <QPointF>
 #include <QString>
 #include <QVector>
@@ -49,7 +50,12 @@ public:
     explicit MetricChart(const QString& title, const QString& y_title, QWidget* parent = nullptr);
     ~MetricChart() override;
 
+    // The title as wide as the chart allows: details after " · " or ", " are dropped from the
+    // end while it does not fit, and the whole title is the chart's tooltip then.
     void set_title(const QString& title);
+    QString full_title() const { return m_full_title; }
+    // Presentation mode: fonts `font_scale` and lines `line_scale` times their normal size.
+    void set_presentation_scale(double font_scale, double line_scale);
     void set_lines(QVector<ChartLine> lines); // replaces every line and redraws
     // Autoscaling never pads past these (accuracy: 0 and 100); data outside still shows.
     void set_y_limits(double floor, double ceiling);
@@ -85,6 +91,10 @@ private:
     };
 
     void redraw();
+    void fit_title();
+    QPen line_pen(const ChartLine& line, bool faint, bool smoothed_curve) const;
+    int y_label_capacity() const; // tick labels the y axis has room for
+    int x_label_capacity(double x_max) const;
     void update_axes(double x_min, double x_max, double y_min, double y_max); // data ranges
     void schedule_redraw();
     void on_user_range_change();
@@ -111,9 +121,12 @@ private:
     double m_y_ceiling = std::numeric_limits<double>::infinity();
     bool m_smoothing_enabled = true;
     bool m_log_y = false;
-    std::array<double, 5> m_last_range_request{}; // data x/y range and log-y the axes were set for
-    bool m_zoomed = false;                        // the user zoomed or panned: keep the axis ranges
-    bool m_setting_range = false;                 // our own setRange calls, not the user's
+    QString m_full_title, m_y_title;
+    double m_font_scale = 1.0, m_line_scale = 1.0;
+    // The data x/y range, log-y and the label capacities the axes were set for.
+    std::array<double, 7> m_last_range_request{};
+    bool m_zoomed = false;        // the user zoomed or panned: keep the axis ranges
+    bool m_setting_range = false; // our own setRange calls, not the user's
 };
 
 } // namespace mantissa::ui

@@ -17,6 +17,7 @@
 
 #include "core/numeric/float_format.h"
 #include "ui/float_lab/arithmetic_table.h"
+#include "ui/float_lab/element_table.h"
 #include "ui/float_lab/format_table.h"
 #include "ui/float_lab/lab_style.h"
 #include "ui/float_lab/log_slider.h"
@@ -149,6 +150,7 @@ FloatLabTab::FloatLabTab(QWidget* parent) : QWidget(parent) {
         }
         show_error({});
         m_formats->set_pattern(dtype, bits);
+        m_elements->set_value(m_x);
         m_slider->set_magnitude(m_x);
         m_ladder->set_value(m_x);
         m_arithmetic->set_inputs(m_x, m_y);
@@ -171,6 +173,13 @@ FloatLabTab::FloatLabTab(QWidget* parent) : QWidget(parent) {
     auto* formats_layout = new QVBoxLayout(formats_box);
     formats_layout->addWidget(m_formats);
 
+    m_elements = new ElementTable(this);
+    auto* elements_box = new QGroupBox(
+        QStringLiteral("x in the block-quantisation element formats (they saturate; e8m0 is a "
+                       "power-of-two scale)"));
+    auto* elements_layout = new QVBoxLayout(elements_box);
+    elements_layout->addWidget(m_elements);
+
     auto* content = new QWidget;
     auto* layout = new QVBoxLayout(content);
     layout->setSpacing(10);
@@ -178,6 +187,7 @@ FloatLabTab::FloatLabTab(QWidget* parent) : QWidget(parent) {
     layout->addLayout(example_row);
     layout->addWidget(m_error);
     layout->addWidget(formats_box);
+    layout->addWidget(elements_box);
     layout->addLayout(bottom, 1); // the ladder and the table share the height that is left
     auto* scroll = new QScrollArea;
     scroll->setWidget(content);
@@ -196,6 +206,7 @@ FloatLabTab::FloatLabTab(QWidget* parent) : QWidget(parent) {
         m_x_edit->setText(lab::exact_text(v));
         show_error({});
         m_formats->set_value(m_x);
+        m_elements->set_value(m_x);
         m_ladder->set_value(m_x);
         m_arithmetic->set_inputs(m_x, m_y);
     });
@@ -254,6 +265,7 @@ void FloatLabTab::on_y_text(const QString& text) {
 
 void FloatLabTab::show_x() {
     m_formats->set_value(m_x);
+    m_elements->set_value(m_x);
     m_slider->set_magnitude(m_x);
     m_ladder->set_value(m_x);
     m_arithmetic->set_inputs(m_x, m_y);

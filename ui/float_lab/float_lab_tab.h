@@ -12,6 +12,7 @@ class QPushButton;
 namespace mantissa::ui {
 
 class ArithmeticTable;
+class ElementTable;
 class FormatTable;
 class LogSlider;
 class RangeLadder;
@@ -32,6 +33,7 @@ public:
     QLineEdit* y_edit() const { return m_y_edit; }
     LogSlider* slider() const { return m_slider; }
     FormatTable* formats() const { return m_formats; }
+    ElementTable* elements() const { return m_elements; }
     RangeLadder* ladder() const { return m_ladder; }
     ArithmeticTable* arithmetic() const { return m_arithmetic; }
     QLabel* input_error() const { return m_error; }
@@ -50,6 +52,7 @@ private:
     LogSlider* m_slider = nullptr;
     QLabel* m_error = nullptr;
     FormatTable* m_formats = nullptr;
+    ElementTable* m_elements = nullptr;
     RangeLadder* m_ladder = nullptr;
     ArithmeticTable* m_arithmetic = nullptr;
     QList<QPushButton*> m_examples;

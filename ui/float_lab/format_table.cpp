@@ -34,7 +34,7 @@ QString hex_text(std::uint64_t bits, DType dtype) {
 FormatTable::FormatTable(QWidget* parent) : QWidget(parent) {
     m_grid = new QGridLayout(this);
     m_grid->setContentsMargins(0, 0, 0, 0);
-    m_grid->setHorizontalSpacing(22);
+    m_grid->setHorizontalSpacing(14);
     m_grid->setVerticalSpacing(14);
     const QFont big = lab::scaled_font(font(), 1.35);
     const QFont header_font = lab::scaled_font(font(), 1.0, true);

@@ -7,6 +7,7 @@
 #include <QLabel>
 #include <QScrollArea>
 #include <QSplitter>
+#include <QStyle>
 #include <QTableView>
 #include <QVBoxLayout>
 #include <array>
@@ -48,10 +49,12 @@ PlanView::PlanView(QWidget* parent) : QWidget(parent) {
 
     m_diagram = new PlanDiagram;
     auto* diagram_scroll = new QScrollArea;
+    m_diagram_scroll = diagram_scroll;
     diagram_scroll->setWidget(m_diagram);
     diagram_scroll->setWidgetResizable(true);
     diagram_scroll->setFrameShape(QFrame::NoFrame);
-    diagram_scroll->setMinimumWidth(m_diagram->minimumSizeHint().width() + 24);
+    diagram_scroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+    fit_diagram_width();
 
     m_model = new PlanStepsModel(this);
     m_table = new QTableView;
@@ -67,6 +70,7 @@ PlanView::PlanView(QWidget* parent) : QWidget(parent) {
     auto* split = new QSplitter(Qt::Horizontal);
     split->addWidget(diagram_scroll);
     split->addWidget(m_table);
+    split->setChildrenCollapsible(false);
     split->setStretchFactor(0, 1);
     split->setStretchFactor(1, 2);
     split->setSizes({m_diagram->minimumSizeHint().width() + 30, 900});
@@ -158,6 +162,14 @@ void PlanView::show_digest() {
     m_lint->setVisible(!lint.isEmpty());
     m_model->set_steps(d.steps);
     m_diagram->set_digest(d);
+    fit_diagram_width();
+}
+
+void PlanView::fit_diagram_width() {
+    // The diagram's boxes are as wide as their longest label needs; the scroll area never
+    // gives them less (the step table beside it takes what is left).
+    const int scrollbar = style()->pixelMetric(QStyle::PM_ScrollBarExtent);
+    m_diagram_scroll->setMinimumWidth(m_diagram->minimumSizeHint().width() + scrollbar + 4);
 }
 
 } // namespace mantissa::ui

@@ -9,6 +9,7 @@
 #include "ui/plan_view/plan_digest.h"
 
 class QLabel;
+class QScrollArea;
 class QTableView;
 
 namespace mantissa::ui {
@@ -36,6 +37,7 @@ public:
 private:
     void show_digest();
     void show_error(const QString& message);
+    void fit_diagram_width();
 
     bool m_has_plan = false;
     PlanDigest m_digest;
@@ -45,6 +47,7 @@ private:
     QLabel* m_error = nullptr;
     QWidget* m_body = nullptr;
     PlanDiagram* m_diagram = nullptr;
+    QScrollArea* m_diagram_scroll = nullptr;
     PlanStepsModel* m_model = nullptr;
     QTableView* m_table = nullptr;
 };

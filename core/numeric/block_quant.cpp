@@ -1,0 +1,350 @@
+// Block-scaled quantisation: one kernel over a strided tile (a 1D block is a 1 x n tile) that
+// finds the block's amax, its scale, and encodes, decodes and counts each element in place.
+#include "core/numeric/block_quant.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <string>
+
+#include "core/error.h"
+
+namespace mantissa {
+
+namespace {
+
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+const BlockFormatSpec kSpecs[] = {
+    {BlockFormat::MxFp8E4M3, "mxfp8_e4m3", ElementFormat::Float8E4M3, ElementFormat::E8M0, 32,
+     ScaleRule::Floor, false, 8.25},
+    {BlockFormat::MxFp8E5M2, "mxfp8_e5m2", ElementFormat::Float8E5M2, ElementFormat::E8M0, 32,
+     ScaleRule::Floor, false, 8.25},
+    {BlockFormat::MxFp6E3M2, "mxfp6_e3m2", ElementFormat::Float6E3M2, ElementFormat::E8M0, 32,
+     ScaleRule::Floor, false, 6.25},
+    {BlockFormat::MxFp6E2M3, "mxfp6_e2m3", ElementFormat::Float6E2M3, ElementFormat::E8M0, 32,
+     ScaleRule::Floor, false, 6.25},
+    {BlockFormat::MxFp4, "mxfp4", ElementFormat::Float4E2M1, ElementFormat::E8M0, 32,
+     ScaleRule::Floor, false, 4.25},
+    {BlockFormat::NvFp4, "nvfp4", ElementFormat::Float4E2M1, ElementFormat::Float8E4M3, 16,
+     ScaleRule::Amax, true, 4.5},
+};
+
+bool is_power_of_two(long long v) {
+    return v > 0 && (v & (v - 1)) == 0;
+}
+
+// The code nearest (ties to even, saturating) to the exact real a / d, for d > 0 whose
+// significand is short enough that (midpoint * d) is exact in float64 (at most 53 - 5 bits):
+// the float64 quotient is within an ulp, so at most one step corrects it, decided by exact
+// products against the midpoints of the neighbouring codes.
+std::uint32_t nearest_code_of_quotient(double a, double d, ElementFormat format) {
+    const std::uint32_t sign_bit = 1u << (element_spec(format).width - 1);
+    const std::uint32_t max_mag = element_detail::layout(format).max_mag;
+    const std::uint32_t c = encode_element(a / d, format);
+    const std::uint32_t sign = c & sign_bit;
+    std::uint32_t mag = c & (sign_bit - 1);
+    const double A = std::fabs(a);
+    for (int step = 0; step < 2; ++step) {
+        const double v = decode_element(mag, format);
+        if (mag > 0) {
+            const double p = (v + decode_element(mag - 1, format)) / 2 * d;
+            if (A < p || (A == p && (mag & 1))) {
+                --mag;
+                continue;
+            }
+        }
+        if (mag < max_mag) {
+            const double p = (v + decode_element(mag + 1, format)) / 2 * d;
+            if (A > p || (A == p && (mag & 1))) {
+                ++mag;
+                continue;
+            }
+        }
+        break;
+    }
+    return sign | mag;
+}
+
+struct TileCounts {
+    BlockScale scale;
+    int clipped = 0, zeros = 0;
+};
+
+// Quantises the rows x cols tile at `in` (row stride `ld`): codes (optional) and decoded values
+// (may alias `in`) at the same positions. `index0` is the flat index of the tile's first element
+// and `ld` the flat stride, so stochastic rounding draws the same random value for an element
+// whatever the blocking.
+template <typename T>
+TileCounts quantize_tile(const T* in, std::size_t ld, std::size_t rows, std::size_t cols,
+                         const ResolvedBlockQuant& q, float global_scale, std::size_t index0,
+                         std::uint8_t* codes, T* out) {
+    const ElementFormat elem = q.spec.element;
+    const double max_elem = element_spec(elem).max_finite;
+    double amax = 0;
+    bool nan = false;
+    for (std::size_t r = 0; r < rows; ++r)
+        for (std::size_t c = 0; c < cols; ++c) {
+            const double v = std::fabs(static_cast<double>(in[r * ld + c]));
+            nan = nan || std::isnan(v);
+            amax = std::max(amax, v);
+        }
+    if (nan) amax = kNaN;
+
+    TileCounts t;
+    double eff; // the whole scale an element code is multiplied by
+    if (q.spec.tensor_scale) {
+        t.scale = nvfp4_block_scale(amax, global_scale);
+        eff = t.scale.value * static_cast<double>(global_scale); // 4 x 24 bits: exact
+    } else {
+        t.scale = mx_block_scale(amax, elem, q.rule);
+        eff = t.scale.value;
+    }
+    for (std::size_t r = 0; r < rows; ++r)
+        for (std::size_t c = 0; c < cols; ++c) {
+            const std::size_t at = r * ld + c;
+            const double v = static_cast<double>(in[at]);
+            std::uint32_t code = 0;
+            double decoded;
+            if (std::isnan(eff)) { // a NaN or inf in the block (MX) or tensor: the block is NaN
+                decoded = kNaN;
+            } else if (eff == 0) { // an all-zero block, or a block scale that underflowed E4M3
+                code = std::signbit(v) ? 1u << (element_spec(elem).width - 1) : 0u;
+                decoded = std::signbit(v) ? -0.0 : 0.0;
+            } else {
+                if (q.stochastic)
+                    code = encode_element_stochastic(v / eff, elem,
+                                                     rounding_random(q.seed, index0 + at));
+                else if (q.spec.tensor_scale)
+                    code = nearest_code_of_quotient(v, eff, elem);
+                else
+                    code = encode_element(v / eff, elem);   // a power of two: v / eff is exact
+                decoded = decode_element(code, elem) * eff; // a few bits x the scale: exact
+                t.clipped += std::fabs(v) > max_elem * eff ? 1 : 0;
+            }
+            t.zeros += (v != 0 && !std::isnan(v) && decoded == 0) ? 1 : 0;
+            if (codes) codes[at] = static_cast<std::uint8_t>(code);
+            out[at] = static_cast<T>(decoded);
+        }
+    return t;
+}
+
+template <typename T>
+double tensor_amax(const T* data, std::size_t n) {
+    double amax = 0;
+    bool nan = false;
+    for (std::size_t i = 0; i < n; ++i) {
+        const double v = std::fabs(static_cast<double>(data[i]));
+        nan = nan || std::isnan(v);
+        amax = std::max(amax, v);
+    }
+    return nan ? kNaN : amax;
+}
+
+} // namespace
+
+const BlockFormatSpec& block_format_spec(BlockFormat format) {
+    const auto i = static_cast<std::size_t>(format);
+    if (i >= std::size(kSpecs))
+        throw Error(ErrorKind::InvalidArgument, "unknown block format " + std::to_string(i));
+    return kSpecs[i];
+}
+
+std::string_view block_format_name(BlockFormat format) {
+    return block_format_spec(format).name;
+}
+
+const std::vector<BlockFormat>& block_formats() {
+    static const std::vector<BlockFormat> all = {BlockFormat::MxFp8E4M3, BlockFormat::MxFp8E5M2,
+                                                 BlockFormat::MxFp6E3M2, BlockFormat::MxFp6E2M3,
+                                                 BlockFormat::MxFp4,     BlockFormat::NvFp4};
+    return all;
+}
+
+BlockFormat block_format_from_name(std::string_view name, std::string_view field) {
+    std::string valid;
+    for (const BlockFormatSpec& s : kSpecs) {
+        if (s.name == name) return s.format;
+        valid += (valid.empty() ? "" : ", ") + std::string(s.name);
+    }
+    throw Error(ErrorKind::InvalidArgument, std::string(field) + ": unknown block format '" +
+                                                std::string(name) + "' (valid: " + valid + ")");
+}
+
+std::string_view scale_rule_name(ScaleRule rule) {
+    switch (rule) {
+    case ScaleRule::Floor:
+        return "floor";
+    case ScaleRule::Ceil:
+        return "ceil";
+    case ScaleRule::Amax:
+        return "amax";
+    }
+    return "?";
+}
+
+ScaleRule scale_rule_from_name(std::string_view name, std::string_view field) {
+    for (ScaleRule r : {ScaleRule::Floor, ScaleRule::Ceil, ScaleRule::Amax})
+        if (scale_rule_name(r) == name) return r;
+    throw Error(ErrorKind::InvalidArgument, std::string(field) + ": unknown scale rule '" +
+                                                std::string(name) + "' (valid: floor, ceil, amax)");
+}
+
+bool supports_scale_rule(BlockFormat format, ScaleRule rule) {
+    return block_format_spec(format).tensor_scale ? rule == ScaleRule::Amax
+                                                  : rule != ScaleRule::Amax;
+}
+
+ResolvedBlockQuant resolve_block_quant(const BlockQuantConfig& config) {
+    const BlockFormatSpec& spec = block_format_spec(config.format);
+    ResolvedBlockQuant r{spec, config.rule.value_or(spec.default_rule),
+                         config.block_size ? config.block_size : spec.block_size, config.stochastic,
+                         config.seed};
+    if (!supports_scale_rule(spec.format, r.rule)) {
+        const std::string why =
+            spec.tensor_scale
+                ? "its E4M3 block scale is amax/6 under a float32 tensor scale: use 'amax'"
+                : "its E8M0 block scale is a power of two: use 'floor' or 'ceil'";
+        throw Error(ErrorKind::InvalidArgument,
+                    "scale_rule: " + std::string(spec.name) + " does not support '" +
+                        std::string(scale_rule_name(r.rule)) + "' (" + why + ")");
+    }
+    if (!is_power_of_two(r.block_size) || r.block_size > 4096)
+        throw Error(ErrorKind::InvalidArgument, "block_size: " + std::to_string(r.block_size) +
+                                                    " is not a power of two between 1 and 4096");
+    return r;
+}
+
+BlockScale mx_block_scale(double amax, ElementFormat element, ScaleRule rule) {
+    if (!std::isfinite(amax)) return {0xFF, kNaN}; // MX §6.3: no finite scale fits inf or NaN
+    int k = -127;                                  // an all-zero block: the smallest scale
+    if (amax > 0) {
+        const ElementSpec& e = element_spec(element);
+        k = std::ilogb(amax) - e.emax; // floor(log2 amax) - emax_elem, exactly
+        // ceil: amax / 2^k lies in [2^emax, 2^(emax+1)), so one more binade always suffices.
+        if (rule == ScaleRule::Ceil && amax > std::ldexp(e.max_finite, k)) ++k;
+        k = std::clamp(k, -127, 127);
+    }
+    return {static_cast<std::uint8_t>(k + 127), std::ldexp(1.0, k)};
+}
+
+float nvfp4_global_scale(double amax_tensor) {
+    if (!std::isfinite(amax_tensor)) return std::numeric_limits<float>::quiet_NaN();
+    if (amax_tensor == 0) return 0.0f;
+    constexpr double d = 448.0 * 6.0; // 2688 = 21 * 2^7: a short significand, products exact
+    float s = static_cast<float>(amax_tensor / d);
+    // The float64 quotient was rounded once already: correct to the float32 nearest the exact
+    // quotient by comparing amax with d times the midpoints (exact: 25 + 5 bits).
+    for (int step = 0; step < 2; ++step) {
+        const float down = std::nextafter(s, 0.0f);
+        const float up = std::nextafter(s, std::numeric_limits<float>::infinity());
+        const bool even = (std::bit_cast<std::uint32_t>(s) & 1u) == 0;
+        const double lo = (static_cast<double>(s) + down) / 2 * d;
+        const double hi = (static_cast<double>(s) + up) / 2 * d;
+        if (s > 0 && (amax_tensor < lo || (amax_tensor == lo && !even)))
+            s = down;
+        else if (std::isfinite(up) && (amax_tensor > hi || (amax_tensor == hi && !even)))
+            s = up;
+        else
+            break;
+    }
+    return s > 0 ? s : std::numeric_limits<float>::denorm_min();
+}
+
+BlockScale nvfp4_block_scale(double amax_block, float global_scale) {
+    if (!std::isfinite(amax_block) || std::isnan(global_scale)) return {0x7F, kNaN};
+    if (amax_block == 0 || global_scale == 0) return {0x00, 0.0};
+    const std::uint32_t code = nearest_code_of_quotient(
+        amax_block, 6.0 * static_cast<double>(global_scale), ElementFormat::Float8E4M3);
+    return {static_cast<std::uint8_t>(code), decode_element(code, ElementFormat::Float8E4M3)};
+}
+
+BlockQuantResult quantize_blocks(std::span<const double> values, const BlockQuantConfig& config) {
+    BlockQuantResult r;
+    r.config = resolve_block_quant(config);
+    const std::size_t n = values.size();
+    r.codes.assign(n, 0);
+    r.decoded.assign(n, 0.0);
+    if (r.config.spec.tensor_scale)
+        r.global_scale = nvfp4_global_scale(tensor_amax(values.data(), n));
+    const auto bs = static_cast<std::size_t>(r.config.block_size);
+    r.blocks.reserve((n + bs - 1) / bs);
+    for (std::size_t begin = 0; begin < n; begin += bs) {
+        const std::size_t count = std::min(bs, n - begin);
+        const TileCounts t =
+            quantize_tile(values.data() + begin, count, 1, count, r.config, r.global_scale, begin,
+                          r.codes.data() + begin, r.decoded.data() + begin);
+        BlockReport b;
+        b.begin = begin;
+        b.count = count;
+        b.col = begin;
+        b.cols = count;
+        b.scale = t.scale;
+        b.clipped = t.clipped;
+        b.zeros = t.zeros;
+        r.clipped += static_cast<std::size_t>(t.clipped);
+        r.zeros += static_cast<std::size_t>(t.zeros);
+        r.blocks.push_back(b);
+    }
+    return r;
+}
+
+BlockQuantResult quantize_blocks_2d(std::span<const double> values, std::size_t rows,
+                                    std::size_t cols, const BlockQuantConfig& config, int tile) {
+    BlockQuantResult r;
+    r.config = resolve_block_quant(config);
+    if (!is_power_of_two(tile) || tile > 64)
+        throw Error(ErrorKind::InvalidArgument,
+                    "tile: " + std::to_string(tile) + " is not a power of two between 1 and 64");
+    if (rows * cols != values.size())
+        throw Error(ErrorKind::InvalidArgument, "shape: " + std::to_string(rows) + " x " +
+                                                    std::to_string(cols) + " is not " +
+                                                    std::to_string(values.size()) + " values");
+    r.config.block_size = tile * tile;
+    const std::size_t n = values.size(), ts = static_cast<std::size_t>(tile);
+    r.codes.assign(n, 0);
+    r.decoded.assign(n, 0.0);
+    if (r.config.spec.tensor_scale)
+        r.global_scale = nvfp4_global_scale(tensor_amax(values.data(), n));
+    for (std::size_t row = 0; row < rows; row += ts)
+        for (std::size_t col = 0; col < cols; col += ts) {
+            const std::size_t tr = std::min(ts, rows - row), tc = std::min(ts, cols - col);
+            const std::size_t at = row * cols + col;
+            const TileCounts t =
+                quantize_tile(values.data() + at, cols, tr, tc, r.config, r.global_scale, at,
+                              r.codes.data() + at, r.decoded.data() + at);
+            BlockReport b;
+            b.begin = at;
+            b.count = tr * tc;
+            b.row = row;
+            b.col = col;
+            b.rows = tr;
+            b.cols = tc;
+            b.scale = t.scale;
+            b.clipped = t.clipped;
+            b.zeros = t.zeros;
+            r.clipped += static_cast<std::size_t>(t.clipped);
+            r.zeros += static_cast<std::size_t>(t.zeros);
+            r.blocks.push_back(b);
+        }
+    return r;
+}
+
+BlockQuantStats fake_quantize(std::span<float> data, const BlockQuantConfig& config) {
+    const ResolvedBlockQuant q = resolve_block_quant(config);
+    BlockQuantStats s;
+    const std::size_t n = data.size(), bs = static_cast<std::size_t>(q.block_size);
+    if (q.spec.tensor_scale) s.global_scale = nvfp4_global_scale(tensor_amax(data.data(), n));
+    for (std::size_t begin = 0; begin < n; begin += bs) {
+        const std::size_t count = std::min(bs, n - begin);
+        float* block = data.data() + begin;
+        const TileCounts t =
+            quantize_tile(block, count, 1, count, q, s.global_scale, begin, nullptr, block);
+        ++s.blocks;
+        s.clipped += static_cast<std::size_t>(t.clipped);
+        s.zeros += static_cast<std::size_t>(t.zeros);
+    }
+    return s;
+}
+
+} // namespace mantissa

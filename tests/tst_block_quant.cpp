@@ -1,0 +1,809 @@
+// Tests of core/numeric/element_format and block_quant against an independent reference written in
+// this file from the format definitions (OCP OFP8 §5.1, OCP MX v1.0 §5.3-§5.4.1 and §6.3): every
+// code's value is sign x 2^(e - bias) x (1 + m / 2^M) built from integers, and rounding is an
+// exhaustive nearest search whose comparisons are exact (a value is compared with the midpoint of
+// two candidates, a dyadic rational that float64 holds exactly; quotients by a scale are compared
+// as cross products, also exact). The reference shares no code with the engine.
+#include <QTest>
+
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <random>
+#include <vector>
+
+#include "core/error.h"
+#include "core/numeric/block_quant.h"
+#include "core/numeric/element_format.h"
+#include "core/numeric/element_inspect.h"
+#include "core/numeric/float_format.h"
+
+using namespace mantissa;
+
+Q_DECLARE_METATYPE(mantissa::ElementFormat)
+Q_DECLARE_METATYPE(mantissa::BlockFormat)
+
+namespace {
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+// ---------------------------------------------------------------- the reference (no engine code)
+namespace ref {
+
+struct Fmt {
+    int width, E, M, bias;
+    bool ieee_top; // E5M2: the all-ones exponent holds inf (m = 0) and NaN
+    bool fn;       // E4M3: only S.1111.111 is NaN
+    double max;    // from the issue / spec text, not computed
+    int emax_elem; // MX §6.3
+};
+
+Fmt fmt(ElementFormat f) {
+    switch (f) {
+    case ElementFormat::Float8E4M3:
+        return {8, 4, 3, 7, false, true, 448, 8};
+    case ElementFormat::Float8E5M2:
+        return {8, 5, 2, 15, true, false, 57344, 15};
+    case ElementFormat::Float6E3M2:
+        return {6, 3, 2, 3, false, false, 28, 4};
+    case ElementFormat::Float6E2M3:
+        return {6, 2, 3, 1, false, false, 7.5, 2};
+    case ElementFormat::Float4E2M1:
+        return {4, 2, 1, 1, false, false, 6, 2};
+    case ElementFormat::E8M0:
+        break;
+    }
+    return {8, 8, 0, 127, false, false, 0, 0};
+}
+
+enum class Kind { Finite, Inf, NaN };
+
+Kind kind(const Fmt& f, std::uint32_t code) {
+    const std::uint32_t e = (code >> f.M) & ((1u << f.E) - 1), m = code & ((1u << f.M) - 1);
+    if (f.ieee_top && e == (1u << f.E) - 1) return m == 0 ? Kind::Inf : Kind::NaN;
+    if (f.fn && e == (1u << f.E) - 1 && m == (1u << f.M) - 1) return Kind::NaN;
+    return Kind::Finite;
+}
+
+// The definition: subnormal 2^(1 - bias) * m / 2^M, normal 2^(e - bias) * (2^M + m) / 2^M.
+double value(const Fmt& f, std::uint32_t code) {
+    const std::uint32_t sign = (code >> (f.width - 1)) & 1u;
+    const int e = static_cast<int>((code >> f.M) & ((1u << f.E) - 1));
+    const int m = static_cast<int>(code & ((1u << f.M) - 1));
+    switch (kind(f, code)) {
+    case Kind::Inf:
+        return sign ? -kInf : kInf;
+    case Kind::NaN:
+        return kNaN;
+    case Kind::Finite:
+        break;
+    }
+    const double mag =
+        e == 0 ? std::ldexp(m, 1 - f.bias - f.M) : std::ldexp((1 << f.M) + m, e - f.bias - f.M);
+    return sign ? -mag : mag;
+}
+
+// Nearest finite code to a / d (d > 0; d = 1 for a plain value), ties to the even code, with
+// saturation (the exhaustive search over finite values finds ±max beyond the range by itself).
+// |a| < mid * d compares |a| / d with the midpoint exactly when mid * d is exact.
+std::uint32_t nearest(const Fmt& f, double a, double d = 1.0) {
+    const std::uint32_t sign = std::signbit(a) ? 1u << (f.width - 1) : 0u;
+    const double A = std::fabs(a);
+    bool have = false;
+    std::uint32_t best = 0;
+    for (std::uint32_t mag = 0; mag < (1u << (f.width - 1)); ++mag) {
+        const std::uint32_t c = sign | mag;
+        if (kind(f, c) != Kind::Finite) continue;
+        if (!have) {
+            best = c, have = true;
+            continue;
+        }
+        const double vb = std::fabs(value(f, best)), vc = std::fabs(value(f, c));
+        const double lo = std::min(vb, vc), hi = std::max(vb, vc);
+        const double mid = (lo + hi) / 2 * d;
+        const std::uint32_t lo_code = vb < vc ? best : c, hi_code = vb < vc ? c : best;
+        if (A < mid)
+            best = lo_code;
+        else if (A > mid)
+            best = hi_code;
+        else
+            best = (lo_code & 1u) == 0 ? lo_code : hi_code; // a tie: the even code
+    }
+    return best;
+}
+
+// Round to nearest with saturation; inf saturates; NaN per the format (FP6/FP4: +0, documented).
+std::uint32_t encode(const Fmt& f, double x) {
+    const std::uint32_t sign = std::signbit(x) ? 1u << (f.width - 1) : 0u;
+    if (std::isnan(x)) {
+        if (f.fn) return sign | ((1u << (f.width - 1)) - 1); // S.1111.111
+        if (f.ieee_top) return sign | 0x7E;                  // a quiet NaN
+        return 0;
+    }
+    if (std::isinf(x)) return nearest(f, x > 0 ? 1e300 : -1e300);
+    return nearest(f, x);
+}
+
+// E8M0: 2^(e - 127), e = 0..254; 255 is NaN.
+double e8m0_value(std::uint32_t e) {
+    return e == 255 ? kNaN : std::ldexp(1.0, static_cast<int>(e) - 127);
+}
+
+// Nearest power of two by a scan: the largest e with 2^(e-127) <= x, then the midpoint with the
+// next one (1.5 * 2^k, exact) decides; the midpoint goes up (the documented tie rule).
+std::uint32_t e8m0_encode(double x) {
+    if (std::isnan(x) || std::isinf(x) || (x < 0)) return 255;
+    std::uint32_t e = 0;
+    while (e < 254 && e8m0_value(e + 1) <= x) ++e;
+    if (e < 254 && x >= (e8m0_value(e) + e8m0_value(e + 1)) / 2) ++e;
+    return e;
+}
+
+struct Block {
+    double scale = 0; // NaN for a NaN scale
+    std::uint32_t scale_code = 0;
+    std::vector<std::uint32_t> codes;
+    std::vector<double> decoded;
+    int clipped = 0, zeros = 0;
+};
+
+// MX, from MX §6.3 (floor) and the ceil rule's definition, with loops instead of logarithms.
+Block mx(const std::vector<double>& v, ElementFormat ef, bool ceil_rule) {
+    const Fmt f = fmt(ef);
+    Block b;
+    double amax = 0;
+    bool special = false;
+    for (double x : v) {
+        special = special || !std::isfinite(x);
+        if (std::isfinite(x)) amax = std::max(amax, std::fabs(x));
+    }
+    if (special) {
+        b.scale = kNaN;
+        b.scale_code = 0xFF;
+        b.codes.assign(v.size(), 0);
+        b.decoded.assign(v.size(), kNaN);
+        return b;
+    }
+    int k = -127;
+    if (amax > 0) {
+        if (ceil_rule) {
+            k = -400; // the smallest k with amax / 2^k <= max
+            while (amax > std::ldexp(f.max, k)) ++k;
+        } else {
+            int e = 0; // floor(log2 amax)
+            while (std::ldexp(1.0, e) > amax) --e;
+            while (std::ldexp(1.0, e + 1) <= amax) ++e;
+            k = e - f.emax_elem;
+        }
+        k = std::max(-127, std::min(127, k));
+    }
+    b.scale = std::ldexp(1.0, k);
+    b.scale_code = static_cast<std::uint32_t>(k + 127);
+    for (double x : v) {
+        const std::uint32_t c = nearest(f, x, b.scale);
+        b.codes.push_back(c);
+        const double d = value(f, c) * b.scale;
+        b.decoded.push_back(d);
+        b.clipped += std::fabs(x) > f.max * b.scale ? 1 : 0;
+        b.zeros += (x != 0 && d == 0) ? 1 : 0;
+    }
+    return b;
+}
+
+// The float32 nearest to amax / 2688, by comparing exact differences with the neighbours of the
+// float64 quotient's float32 (2688 * c is exact; amax - 2688 * c is exact by Sterbenz).
+float nv_global(double amax) {
+    if (amax == 0) return 0.0f;
+    float best = static_cast<float>(amax / 2688.0);
+    for (int i = 0; i < 2; ++i) best = std::nextafter(best, 0.0f);
+    float c = best;
+    for (int i = 0; i < 5; ++i, c = std::nextafter(c, std::numeric_limits<float>::infinity())) {
+        const double dc = std::fabs(amax - 2688.0 * c), db = std::fabs(amax - 2688.0 * best);
+        const bool c_even = (std::bit_cast<std::uint32_t>(c) & 1u) == 0;
+        if (dc < db || (dc == db && c_even)) best = c;
+    }
+    return best;
+}
+
+Block nvfp4(const std::vector<double>& v, float s_global) {
+    const Fmt e4m3 = fmt(ElementFormat::Float8E4M3), e2m1 = fmt(ElementFormat::Float4E2M1);
+    Block b;
+    double amax = 0;
+    for (double x : v) amax = std::max(amax, std::fabs(x));
+    b.scale_code = amax == 0 ? 0 : nearest(e4m3, amax, 6.0 * s_global);
+    b.scale = value(e4m3, b.scale_code);
+    const double eff = b.scale * s_global;
+    for (double x : v) {
+        const std::uint32_t c = eff == 0 ? (std::signbit(x) ? 8u : 0u) : nearest(e2m1, x, eff);
+        b.codes.push_back(c);
+        const double d = value(e2m1, c) * eff;
+        b.decoded.push_back(d);
+        b.clipped += eff != 0 && std::fabs(x) > 6.0 * eff ? 1 : 0;
+        b.zeros += (x != 0 && d == 0) ? 1 : 0;
+    }
+    return b;
+}
+
+} // namespace ref
+
+// -------------------------------------------------------------------------------- helpers
+
+bool same(double a, double b) {
+    if (std::isnan(a) || std::isnan(b)) return std::isnan(a) && std::isnan(b);
+    return a == b && std::signbit(a) == std::signbit(b);
+}
+
+const ElementFormat kSigned[] = {ElementFormat::Float8E4M3, ElementFormat::Float8E5M2,
+                                 ElementFormat::Float6E3M2, ElementFormat::Float6E2M3,
+                                 ElementFormat::Float4E2M1};
+
+// Values that probe every rounding decision of a format: each finite value, each midpoint between
+// neighbours (ties), the doubles either side of them, quarter points, and beyond the range.
+std::vector<double> probes(ElementFormat ef) {
+    const ref::Fmt f = ref::fmt(ef);
+    std::vector<double> mags;
+    for (std::uint32_t c = 0; c < (1u << (f.width - 1)); ++c)
+        if (ref::kind(f, c) == ref::Kind::Finite) mags.push_back(ref::value(f, c));
+    std::vector<double> out;
+    for (std::size_t i = 0; i < mags.size(); ++i) {
+        out.push_back(mags[i]);
+        if (i + 1 < mags.size()) {
+            const double lo = mags[i], hi = mags[i + 1], mid = (lo + hi) / 2;
+            out.push_back(mid);
+            out.push_back(std::nextafter(mid, 0.0));
+            out.push_back(std::nextafter(mid, kInf));
+            out.push_back(lo + (hi - lo) / 4);
+            out.push_back(hi - (hi - lo) / 4);
+        }
+    }
+    const double max = mags.back();
+    for (double x : {max * 1.01, max * 1.5, max * 4, 1e30, std::nextafter(max, kInf)})
+        out.push_back(x);
+    const std::size_t n = out.size();
+    for (std::size_t i = 0; i < n; ++i) out.push_back(-out[i]);
+    return out;
+}
+
+} // namespace
+
+class TestBlockQuant : public QObject {
+    Q_OBJECT
+
+private slots:
+    void formats_data() {
+        QTest::addColumn<ElementFormat>("format");
+        for (ElementFormat f : kSigned)
+            QTest::newRow(std::string(element_format_name(f)).c_str()) << f;
+    }
+
+    // Every code: the engine decodes it to the definition's value and encodes that value back to
+    // the same code (both zeros included); NaN codes decode to NaN.
+    void everyCodeRoundTrips_data() { formats_data(); }
+    void everyCodeRoundTrips() {
+        QFETCH(ElementFormat, format);
+        const ref::Fmt f = ref::fmt(format);
+        int finite = 0;
+        for (std::uint32_t c = 0; c < (1u << f.width); ++c) {
+            const double want = ref::value(f, c);
+            QVERIFY2(same(decode_element(c, format), want),
+                     qPrintable(QString("code 0x%1").arg(c, 0, 16)));
+            if (ref::kind(f, c) == ref::Kind::Finite) {
+                ++finite;
+                QCOMPARE(encode_element(want, format), c);
+                QCOMPARE(encode_element_stochastic(want, format, 0xFFFFFFFFu), c); // exact: no step
+            }
+        }
+        // 2^width codes less NaNs and infinities: E4M3 2 NaNs; E5M2 2 infs + 6 NaNs; FP6/FP4 none.
+        const int expected = format == ElementFormat::Float8E4M3   ? 254
+                             : format == ElementFormat::Float8E5M2 ? 248
+                                                                   : (1 << f.width);
+        QCOMPARE(finite, expected);
+    }
+
+    void limits_data() {
+        QTest::addColumn<ElementFormat>("format");
+        QTest::addColumn<double>("max");
+        QTest::addColumn<double>("min_normal");
+        QTest::addColumn<double>("min_subnormal");
+        QTest::addColumn<int>("emax");
+        QTest::newRow("e4m3") << ElementFormat::Float8E4M3 << 448.0 << 0x1p-6 << 0x1p-9 << 8;
+        QTest::newRow("e5m2") << ElementFormat::Float8E5M2 << 57344.0 << 0x1p-14 << 0x1p-16 << 15;
+        QTest::newRow("e3m2") << ElementFormat::Float6E3M2 << 28.0 << 0.25 << 0.0625 << 4;
+        QTest::newRow("e2m3") << ElementFormat::Float6E2M3 << 7.5 << 1.0 << 0.125 << 2;
+        QTest::newRow("e2m1") << ElementFormat::Float4E2M1 << 6.0 << 1.0 << 0.5 << 2;
+        QTest::newRow("e8m0") << ElementFormat::E8M0 << 0x1p127 << 0x1p-127 << 0x1p-127 << 127;
+    }
+    void limits() {
+        QFETCH(ElementFormat, format);
+        QFETCH(double, max);
+        QFETCH(double, min_normal);
+        QFETCH(double, min_subnormal);
+        QFETCH(int, emax);
+        const ElementSpec& s = element_spec(format);
+        QVERIFY(s.max_finite == max);
+        QVERIFY(s.min_normal == min_normal);
+        QVERIFY(s.min_subnormal == min_subnormal);
+        QCOMPARE(s.emax, emax);
+        QCOMPARE(element_format_from_name(s.name), format);
+    }
+
+    // FP4 E2M1 holds exactly 0, 0.5, 1, 1.5, 2, 3, 4, 6 (MX §5.3.3), codes 0..7 in order.
+    void fp4Values() {
+        const double want[] = {0, 0.5, 1, 1.5, 2, 3, 4, 6};
+        for (std::uint32_t c = 0; c < 8; ++c) {
+            QCOMPARE(decode_element(c, ElementFormat::Float4E2M1), want[c]);
+            QCOMPARE(decode_element(c | 8u, ElementFormat::Float4E2M1), -want[c]);
+        }
+    }
+
+    // Nearest-even with saturation equals the exhaustive reference on every tie, its neighbours,
+    // quarter points, out-of-range values and 20000 random doubles spanning the whole range.
+    void roundingMatchesReference_data() { formats_data(); }
+    void roundingMatchesReference() {
+        QFETCH(ElementFormat, format);
+        const ref::Fmt f = ref::fmt(format);
+        std::vector<double> xs = probes(format);
+        std::mt19937_64 rng(1234);
+        std::uniform_real_distribution<double> unit(1.0, 2.0);
+        std::uniform_int_distribution<int> exp(1 - f.bias - f.M - 3, f.emax_elem + 2);
+        for (int i = 0; i < 20000; ++i)
+            xs.push_back((i & 1 ? -1 : 1) * std::ldexp(unit(rng), exp(rng)));
+        for (double x : {0.0, -0.0, kInf, -kInf, kNaN, -kNaN}) xs.push_back(x);
+        for (double x : xs)
+            QVERIFY2(encode_element(x, format) == ref::encode(f, x),
+                     qPrintable(QString("x = %1 (%2): engine 0x%3, reference 0x%4")
+                                    .arg(x, 0, 'g', 17)
+                                    .arg(x, 0, 'a')
+                                    .arg(encode_element(x, format), 0, 16)
+                                    .arg(ref::encode(f, x), 0, 16)));
+    }
+
+    // Hand-checked ties and saturation, the cases a reader would try first.
+    void tiesAndSaturation() {
+        const ElementFormat e2m1 = ElementFormat::Float4E2M1, e4m3 = ElementFormat::Float8E4M3;
+        // E2M1: 1.25 ties between 1 (0x2, even) and 1.5 (0x3): 1; 1.75 -> 2 (0x4, even); 5 -> 4.
+        QCOMPARE(encode_element(1.25, e2m1), 0x2u);
+        QCOMPARE(encode_element(1.75, e2m1), 0x4u);
+        QCOMPARE(encode_element(5.0, e2m1), 0x6u);
+        QCOMPARE(encode_element(0.25, e2m1), 0x0u);  // half the subnormal 0.5: ties to 0
+        QCOMPARE(encode_element(-0.25, e2m1), 0x8u); // -0 keeps its sign
+        QCOMPARE(encode_element(7.0, e2m1), 0x7u);   // beyond 6: saturates (no inf)
+        QCOMPARE(encode_element(-kInf, e2m1), 0xFu);
+        QCOMPARE(encode_element(kNaN, e2m1), 0x0u);                       // no NaN: +0 (documented)
+        QCOMPARE(encode_element(29.0, ElementFormat::Float6E3M2), 0x1Fu); // 28
+        QCOMPARE(encode_element(7.75, ElementFormat::Float6E2M3), 0x1Fu); // 7.5
+        // E4M3: max 448 = S.1111.110; the NaN is S.1111.111 and no value rounds to it.
+        QCOMPARE(encode_element(448.0, e4m3), 0x7Eu);
+        QCOMPARE(encode_element(500.0, e4m3), 0x7Eu);
+        QCOMPARE(encode_element(kNaN, e4m3), 0x7Fu);
+        QCOMPARE(encode_element(0x1p-10, e4m3), 0x0u);                // half of 2^-9: ties to 0
+        QCOMPARE(encode_element(0x1.8p-10, e4m3), 0x1u);              // 0.75 of 2^-9: up
+        QCOMPARE(encode_element(464.0, e4m3, Overflow::Ieee), 0x7Eu); // the tie goes to even 448
+        QCOMPARE(encode_element(465.0, e4m3, Overflow::Ieee), 0x7Fu); // non-saturating: NaN
+        QCOMPARE(encode_element(61440.0, ElementFormat::Float8E5M2, Overflow::Ieee), 0x7Cu);
+        QCOMPARE(encode_element(61440.0, ElementFormat::Float8E5M2), 0x7Bu);
+    }
+
+    // The FP8 element codecs agree bit for bit with the engine's storage codec (float_format) in
+    // saturating mode, and with its IEEE mode, on every code and a sweep of values.
+    void fp8AgreesWithStorageCodec() {
+        for (auto [ef, dt] : {std::pair{ElementFormat::Float8E4M3, DType::Float8E4M3},
+                              std::pair{ElementFormat::Float8E5M2, DType::Float8E5M2}}) {
+            for (std::uint32_t c = 0; c < 256; ++c)
+                QVERIFY(same(decode_element(c, ef), decode_bits(c, dt)));
+            std::mt19937_64 rng(7);
+            std::uniform_real_distribution<double> u(-70000, 70000);
+            for (int i = 0; i < 20000; ++i) {
+                const double x = i % 2 ? u(rng) : u(rng) * 1e-5;
+                QCOMPARE(encode_element(x, ef),
+                         static_cast<std::uint32_t>(encode_bits(x, dt, Overflow::Saturate)));
+                QCOMPARE(encode_element(x, ef, Overflow::Ieee),
+                         static_cast<std::uint32_t>(encode_bits(x, dt, Overflow::Ieee)));
+            }
+        }
+    }
+
+    // E8M0 (MX §5.4.1): 2^(e-127) for every e = 0..254, 0xFF NaN, no zero, no sign.
+    void e8m0() {
+        for (std::uint32_t e = 0; e < 256; ++e) {
+            QVERIFY(same(decode_element(e, ElementFormat::E8M0), ref::e8m0_value(e)));
+            if (e < 255) QCOMPARE(encode_element(ref::e8m0_value(e), ElementFormat::E8M0), e);
+        }
+        QCOMPARE(decode_element(0, ElementFormat::E8M0), 0x1p-127);
+        QCOMPARE(decode_element(254, ElementFormat::E8M0), 0x1p127);
+        std::mt19937_64 rng(9);
+        std::uniform_real_distribution<double> u(1.0, 2.0);
+        std::uniform_int_distribution<int> ex(-140, 140);
+        std::vector<double> xs = {0.0,       -0.0,     -1.0, kInf,       kNaN,
+                                  1e300,     0x1p-200, 1.5,  0x1.8p-128, std::nextafter(1.5, 0.0),
+                                  0x1.8p126, 0x1.8p127};
+        for (int i = 0; i < 5000; ++i) xs.push_back(std::ldexp(u(rng), ex(rng)));
+        for (double x : xs) {
+            const std::uint32_t want = (x == 0) ? 0u : ref::e8m0_encode(x);
+            QVERIFY2(encode_element(x, ElementFormat::E8M0) == want,
+                     qPrintable(QString("x = %1").arg(x, 0, 'a')));
+        }
+        QCOMPARE(encode_element(1.5, ElementFormat::E8M0), 128u);                      // tie: up
+        QCOMPARE(encode_element(std::nextafter(1.5, 0.0), ElementFormat::E8M0), 127u); // below: 1
+        QCOMPARE(encode_element(-2.0, ElementFormat::E8M0), 255u);                     // no sign
+        QCOMPARE(encode_element(0.0, ElementFormat::E8M0), 0u); // no zero: clamps to 2^-127
+        QCOMPARE(inspect_element(0.0, ElementFormat::E8M0).outcome, ElementOutcome::ClampedToMin);
+        QCOMPARE(inspect_element(-2.0, ElementFormat::E8M0).outcome, ElementOutcome::NegativeToNaN);
+    }
+
+    // Stochastic rounding's expectation is the input, exactly: over all 2^k equally likely
+    // random values (only the top k bits matter for an input on a 2^-k sub-grid of the quantum),
+    // the decoded values sum to 2^k times the input. Also for subnormals and negatives.
+    void stochasticExpectation_data() {
+        QTest::addColumn<ElementFormat>("format");
+        QTest::addColumn<double>("x");
+        QTest::newRow("e2m1 1.25") << ElementFormat::Float4E2M1 << 1.25;
+        QTest::newRow("e2m1 4.75") << ElementFormat::Float4E2M1 << 4.75;
+        QTest::newRow("e2m1 -0.1015625") << ElementFormat::Float4E2M1 << -0.1015625; // sub-grid
+        QTest::newRow("e2m1 5.9921875") << ElementFormat::Float4E2M1 << 5.9921875;
+        QTest::newRow("e2m3 3.0390625") << ElementFormat::Float6E2M3 << 3.0390625;
+        QTest::newRow("e3m2 0.05078125 (subnormal)") << ElementFormat::Float6E3M2 << 0.05078125;
+        QTest::newRow("e4m3 1.0048828125") << ElementFormat::Float8E4M3 << 1.0048828125;
+        QTest::newRow("e4m3 -3e-3 grid") << ElementFormat::Float8E4M3 << -0x1.89p-9;
+        QTest::newRow("e5m2 1000.5") << ElementFormat::Float8E5M2 << 1000.5;
+    }
+    void stochasticExpectation() {
+        QFETCH(ElementFormat, format);
+        QFETCH(double, x);
+        constexpr int k = 12;
+        double sum = 0; // every term is a short dyadic: the sum is exact
+        int up = 0;
+        // random 0 never carries: the neighbour toward zero
+        const double down = decode_element(encode_element_stochastic(x, format, 0), format);
+        for (std::uint32_t t = 0; t < (1u << k); ++t) {
+            const double d =
+                decode_element(encode_element_stochastic(x, format, t << (32 - k)), format);
+            sum += d;
+            up += std::fabs(d) > std::fabs(down) ? 1 : 0;
+        }
+        QVERIFY2(sum == std::ldexp(x, k), qPrintable(QString::number(sum, 'g', 17)));
+        QVERIFY(up > 0 && up < (1 << k)); // it really rounds both ways
+        // Reproducible: the same random value gives the same code.
+        QCOMPARE(encode_element_stochastic(x, format, 0x12345678u),
+                 encode_element_stochastic(x, format, 0x12345678u));
+    }
+
+    // MX floor vs ceil on the issue's case: amax = 500 in MXFP8 E4M3. floor: X = 2^(8 - 8) = 1,
+    // 500 clips to 448; ceil: X = 2, 500 / 2 = 250 -> 256, nothing clips.
+    void mxFloorClipsCeilDoesNot() {
+        std::vector<double> v = {500, 1, -3.25, 0.001, 7, -448, 0.5, 100};
+        BlockQuantConfig c;
+        c.format = BlockFormat::MxFp8E4M3;
+        const BlockQuantResult fl = quantize_blocks(v, c);
+        QCOMPARE(fl.blocks.size(), std::size_t(1));
+        QCOMPARE(fl.blocks[0].scale.code, std::uint8_t(0x7F));
+        QCOMPARE(fl.blocks[0].scale.value, 1.0);
+        QCOMPARE(fl.blocks[0].clipped, 1);
+        QVERIFY(fl.decoded[0] == 448.0);
+        QCOMPARE(fl.codes[0], std::uint8_t(0x7E));
+        c.rule = ScaleRule::Ceil;
+        const BlockQuantResult ce = quantize_blocks(v, c);
+        QCOMPARE(ce.blocks[0].scale.code, std::uint8_t(0x80));
+        QCOMPARE(ce.blocks[0].scale.value, 2.0);
+        QCOMPARE(ce.blocks[0].clipped, 0);
+        QVERIFY(ce.decoded[0] == 512.0);
+        // The ceil rule's boundary: amax exactly max_elem * 2^k keeps X = 2^k.
+        QCOMPARE(mx_block_scale(448, ElementFormat::Float8E4M3, ScaleRule::Ceil).value, 1.0);
+        QCOMPARE(mx_block_scale(449, ElementFormat::Float8E4M3, ScaleRule::Ceil).value, 2.0);
+        QCOMPARE(mx_block_scale(6, ElementFormat::Float4E2M1, ScaleRule::Ceil).value, 1.0);
+        QCOMPARE(mx_block_scale(6, ElementFormat::Float4E2M1, ScaleRule::Floor).value, 1.0);
+        QCOMPARE(mx_block_scale(7.5, ElementFormat::Float6E2M3, ScaleRule::Ceil).value, 1.0);
+        QCOMPARE(mx_block_scale(8, ElementFormat::Float6E2M3, ScaleRule::Floor).value, 2.0);
+        QCOMPARE(mx_block_scale(57344, ElementFormat::Float8E5M2, ScaleRule::Floor).value, 1.0);
+        QCOMPARE(mx_block_scale(28, ElementFormat::Float6E3M2, ScaleRule::Floor).value, 1.0);
+        for (bool ceil_rule : {false, true}) {
+            const ref::Block r = ref::mx(v, ElementFormat::Float8E4M3, ceil_rule);
+            const BlockQuantResult& e = ceil_rule ? ce : fl;
+            QVERIFY(same(e.blocks[0].scale.value, r.scale));
+            for (std::size_t i = 0; i < v.size(); ++i) {
+                QCOMPARE(std::uint32_t(e.codes[i]), r.codes[i]);
+                QVERIFY(same(e.decoded[i], r.decoded[i]));
+            }
+        }
+    }
+
+    // Every MX format and both rules against the reference on random blocks (wide dynamic range,
+    // so elements underflow to zero too), including a short last block.
+    void mxMatchesReference_data() {
+        QTest::addColumn<BlockFormat>("format");
+        for (BlockFormat f : block_formats())
+            if (f != BlockFormat::NvFp4)
+                QTest::newRow(std::string(block_format_name(f)).c_str()) << f;
+    }
+    void mxMatchesReference() {
+        QFETCH(BlockFormat, format);
+        const ElementFormat ef = block_format_spec(format).element;
+        std::mt19937_64 rng(42);
+        std::uniform_real_distribution<double> u(-1.0, 1.0);
+        std::uniform_int_distribution<int> ex(-30, 30);
+        std::vector<double> v;
+        for (int i = 0; i < 32 * 40 + 7; ++i) {
+            // Scale each block's values by a block-wide power so blocks differ in magnitude.
+            const int block_exp = static_cast<int>((i / 32) % 9) * 7 - 30;
+            v.push_back(static_cast<float>(std::ldexp(u(rng), block_exp + ex(rng) / 4)));
+        }
+        for (ScaleRule rule : {ScaleRule::Floor, ScaleRule::Ceil}) {
+            BlockQuantConfig c;
+            c.format = format;
+            c.rule = rule;
+            const BlockQuantResult r = quantize_blocks(v, c);
+            QCOMPARE(r.blocks.size(), std::size_t(41));
+            QCOMPARE(r.blocks.back().count, std::size_t(7));
+            std::size_t clipped = 0;
+            for (const BlockReport& b : r.blocks) {
+                const std::vector<double> part(v.begin() + b.begin, v.begin() + b.begin + b.count);
+                const ref::Block want = ref::mx(part, ef, rule == ScaleRule::Ceil);
+                QVERIFY(same(b.scale.value, want.scale));
+                QCOMPARE(std::uint32_t(b.scale.code), want.scale_code);
+                QCOMPARE(b.clipped, want.clipped);
+                QCOMPARE(b.zeros, want.zeros);
+                for (std::size_t i = 0; i < b.count; ++i) {
+                    QCOMPARE(std::uint32_t(r.codes[b.begin + i]), want.codes[i]);
+                    QVERIFY(same(r.decoded[b.begin + i], want.decoded[i]));
+                }
+                clipped += static_cast<std::size_t>(b.clipped);
+            }
+            QCOMPARE(r.clipped, clipped);
+            if (rule == ScaleRule::Ceil) QCOMPARE(clipped, std::size_t(0));
+        }
+    }
+
+    // All-zero, NaN and inf blocks; a block with a subnormal-only tail that flushes to zero.
+    void specialBlocks() {
+        BlockQuantConfig c;
+        c.format = BlockFormat::MxFp4;
+        std::vector<double> zeros(32, 0.0);
+        zeros[3] = -0.0;
+        const BlockQuantResult z = quantize_blocks(zeros, c);
+        QCOMPARE(z.blocks[0].scale.code, std::uint8_t(0x00)); // 2^-127: E8M0 has no zero
+        QCOMPARE(z.blocks[0].zeros, 0);
+        QCOMPARE(z.blocks[0].clipped, 0);
+        QCOMPARE(z.codes[3], std::uint8_t(0x8)); // -0 stays -0
+        QVERIFY(same(z.decoded[3], -0.0));
+
+        std::vector<double> v(40, 1.0);
+        v[5] = kNaN;
+        v[35] = -kInf;
+        const BlockQuantResult n = quantize_blocks(v, c);
+        QCOMPARE(n.blocks.size(), std::size_t(2));
+        for (const BlockReport& b : n.blocks) {
+            QCOMPARE(b.scale.code, std::uint8_t(0xFF));
+            QVERIFY(std::isnan(b.scale.value));
+        }
+        for (double d : n.decoded) QVERIFY(std::isnan(d));
+
+        // amax 6 -> X = 1 in E2M1; 0.2 and 1e-30 are below half of 0.5: flushed to zero.
+        const BlockQuantResult f =
+            quantize_blocks(std::vector<double>{6, 0.2, 1e-30, 0.25, 0.3}, c);
+        QCOMPARE(f.blocks[0].scale.value, 1.0);
+        QCOMPARE(f.blocks[0].zeros, 3); // 0.2, 1e-30 and the tie 0.25
+        QVERIFY(f.decoded[4] == 0.5);
+
+        // A scale below E8M0's range clamps to 2^-127, and the elements underflow.
+        const BlockQuantResult t =
+            quantize_blocks(std::vector<double>{0x1p-140, -0x1p-141}, BlockQuantConfig{});
+        QCOMPARE(t.blocks[0].scale.code, std::uint8_t(0x00));
+        QCOMPARE(t.blocks[0].zeros, 2); // 2^-140 / 2^-127 = 2^-13, below half of E4M3's 2^-9
+        const ref::Block rt = ref::mx({0x1p-140, -0x1p-141}, ElementFormat::Float8E4M3, false);
+        QCOMPARE(std::uint32_t(t.codes[0]), rt.codes[0]);
+        QCOMPARE(t.blocks[0].zeros, rt.zeros);
+    }
+
+    // NVFP4 on a hand-computed example. amax_tensor = 2688 = 448 * 6, so s_global = 1.
+    // Block 0 (amax 2688): s_block = 2688 / 6 = 448 (E4M3 0x7E); 560 / 448 = 1.25 ties to 1.
+    // Block 1 (amax 2.4): s_block = 0.4 -> E4M3 0.40625 (0x2D, 1.101b * 2^-2); 2.4 / 0.40625 =
+    // 5.91 -> 6; 1 / 0.40625 = 2.46 -> 2; -0.3 / 0.40625 = -0.738 -> -0.5.
+    void nvfp4HandExample() {
+        std::vector<double> v = {2688, 1344, 224, 100, -896, 560, 0,   0,   0,   0,
+                                 0,    0,    0,   0,   0,    0,   2.4, 1.0, -0.3};
+        BlockQuantConfig c;
+        c.format = BlockFormat::NvFp4;
+        const BlockQuantResult r = quantize_blocks(v, c);
+        QCOMPARE(r.global_scale, 1.0f);
+        QCOMPARE(r.blocks.size(), std::size_t(2));
+        QCOMPARE(r.blocks[0].scale.code, std::uint8_t(0x7E));
+        QCOMPARE(r.blocks[0].scale.value, 448.0);
+        const std::uint8_t codes0[] = {0x7, 0x5, 0x1, 0x0, 0xC, 0x2};
+        const double dec0[] = {2688, 1344, 224, 0, -896, 448};
+        for (int i = 0; i < 6; ++i) {
+            QCOMPARE(r.codes[i], codes0[i]);
+            QVERIFY(r.decoded[i] == dec0[i]);
+        }
+        QCOMPARE(r.blocks[0].zeros, 1); // 100 / 448 = 0.22 < 0.25
+        QCOMPARE(r.blocks[1].scale.code, std::uint8_t(0x2D));
+        QCOMPARE(r.blocks[1].scale.value, 0.40625);
+        QCOMPARE(r.codes[16], std::uint8_t(0x7));
+        QCOMPARE(r.codes[17], std::uint8_t(0x4));
+        QCOMPARE(r.codes[18], std::uint8_t(0x9));
+        QVERIFY(r.decoded[16] == 2.4375);
+        QVERIFY(r.decoded[17] == 0.8125);
+        QVERIFY(r.decoded[18] == -0.203125);
+        QVERIFY_THROWS_EXCEPTION(
+            Error, resolve_block_quant({BlockFormat::NvFp4, ScaleRule::Floor, 0, false, 0}));
+    }
+
+    // NVFP4 against the reference: global scale, block scales and elements, on random tensors
+    // whose global scale is not a round number.
+    void nvfp4MatchesReference() {
+        std::mt19937_64 rng(3);
+        std::uniform_real_distribution<double> u(-1.0, 1.0);
+        for (int trial = 0; trial < 20; ++trial) {
+            std::vector<double> v;
+            const int spread = trial % 5 * 3;
+            for (int i = 0; i < 16 * 12 + 5; ++i)
+                v.push_back(static_cast<float>(std::ldexp(u(rng), (i / 16) % (spread + 1) - 3)));
+            BlockQuantConfig c;
+            c.format = BlockFormat::NvFp4;
+            const BlockQuantResult r = quantize_blocks(v, c);
+            double amax = 0;
+            for (double x : v) amax = std::max(amax, std::fabs(x));
+            QVERIFY2(r.global_scale == ref::nv_global(amax),
+                     qPrintable(QString::asprintf("amax %a: engine %a, reference %a", amax,
+                                                  double(r.global_scale),
+                                                  double(ref::nv_global(amax)))));
+            for (const BlockReport& b : r.blocks) {
+                const std::vector<double> part(v.begin() + b.begin, v.begin() + b.begin + b.count);
+                const ref::Block want = ref::nvfp4(part, r.global_scale);
+                QCOMPARE(std::uint32_t(b.scale.code), want.scale_code);
+                QCOMPARE(b.clipped, want.clipped);
+                QCOMPARE(b.zeros, want.zeros);
+                for (std::size_t i = 0; i < b.count; ++i) {
+                    QCOMPARE(std::uint32_t(r.codes[b.begin + i]), want.codes[i]);
+                    QVERIFY(same(r.decoded[b.begin + i], want.decoded[i]));
+                }
+            }
+        }
+        // Ties in the global scale: amax = 2688 * (1 + 2^-24) lies halfway between the float32s
+        // 1 and 1 + 2^-23: to even, 1.
+        QVERIFY(nvfp4_global_scale(2688.0 * (1 + 0x1p-24)) == 1.0f);
+        QVERIFY(nvfp4_global_scale(2688.0 * (1 + 3 * 0x1p-24)) == 1.0f + 0x1p-22f);
+        QCOMPARE(nvfp4_global_scale(0.0), 0.0f);
+    }
+
+    // 2D 16 x 16 tiles: each tile's scale is the reference's over its 256 values, and
+    // quantising the transpose gives the transposed codes (the row- and column-wise copies agree).
+    void nvfp4TwoDimensional() {
+        const std::size_t rows = 40, cols = 24; // partial tiles on both edges
+        std::mt19937_64 rng(11);
+        std::uniform_real_distribution<double> u(-1.0, 1.0);
+        std::vector<double> w(rows * cols), wt(rows * cols);
+        for (std::size_t i = 0; i < rows; ++i)
+            for (std::size_t j = 0; j < cols; ++j) {
+                const double x = static_cast<float>(std::ldexp(u(rng), int((i / 16 + j / 16) % 3)));
+                w[i * cols + j] = x;
+                wt[j * rows + i] = x;
+            }
+        BlockQuantConfig c;
+        c.format = BlockFormat::NvFp4;
+        const BlockQuantResult r = quantize_blocks_2d(w, rows, cols, c);
+        const BlockQuantResult rt = quantize_blocks_2d(wt, cols, rows, c);
+        QCOMPARE(r.blocks.size(), std::size_t(3 * 2));
+        QCOMPARE(r.global_scale, rt.global_scale);
+        for (std::size_t i = 0; i < rows; ++i)
+            for (std::size_t j = 0; j < cols; ++j) {
+                QCOMPARE(r.codes[i * cols + j], rt.codes[j * rows + i]);
+                QVERIFY(same(r.decoded[i * cols + j], rt.decoded[j * rows + i]));
+            }
+        for (const BlockReport& b : r.blocks) {
+            std::vector<double> tile;
+            for (std::size_t i = 0; i < b.rows; ++i)
+                for (std::size_t j = 0; j < b.cols; ++j)
+                    tile.push_back(w[(b.row + i) * cols + b.col + j]);
+            const ref::Block want = ref::nvfp4(tile, r.global_scale);
+            QCOMPARE(std::uint32_t(b.scale.code), want.scale_code);
+            std::size_t k = 0;
+            for (std::size_t i = 0; i < b.rows; ++i)
+                for (std::size_t j = 0; j < b.cols; ++j, ++k)
+                    QCOMPARE(std::uint32_t(r.codes[(b.row + i) * cols + b.col + j]), want.codes[k]);
+        }
+    }
+
+    // The in-place float32 path gives the report path's decoded values, and stochastic rounding
+    // is reproducible from its seed.
+    void fakeQuantizeAndStochasticBlocks() {
+        std::mt19937_64 rng(5);
+        std::normal_distribution<float> g(0.0f, 0.02f);
+        std::vector<float> data(1000);
+        for (float& x : data) x = g(rng);
+        const std::vector<double> as_double(data.begin(), data.end());
+        for (BlockFormat f : block_formats()) {
+            BlockQuantConfig c;
+            c.format = f;
+            const BlockQuantResult r = quantize_blocks(as_double, c);
+            std::vector<float> q = data;
+            const BlockQuantStats s = fake_quantize(q, c);
+            QCOMPARE(s.blocks, r.blocks.size());
+            QCOMPARE(s.zeros, r.zeros);
+            QCOMPARE(s.global_scale, r.global_scale);
+            for (std::size_t i = 0; i < q.size(); ++i) QVERIFY(same(q[i], float(r.decoded[i])));
+
+            c.stochastic = true;
+            c.seed = 99;
+            const BlockQuantResult s1 = quantize_blocks(as_double, c),
+                                   s2 = quantize_blocks(as_double, c);
+            QCOMPARE(s1.codes, s2.codes);
+            c.seed = 100;
+            QVERIFY(quantize_blocks(as_double, c).codes != s1.codes);
+            QVERIFY(s1.codes != r.codes);
+        }
+    }
+
+    // The span loops give the scalar codec's codes and values, element by element.
+    void spanLoopsMatchScalar_data() { formats_data(); }
+    void spanLoopsMatchScalar() {
+        QFETCH(ElementFormat, format);
+        std::vector<float> src;
+        for (double x : probes(format)) src.push_back(static_cast<float>(x));
+        src.push_back(std::numeric_limits<float>::quiet_NaN());
+        std::vector<std::uint8_t> codes(src.size()), sr(src.size());
+        std::vector<std::uint32_t> random(src.size());
+        for (std::size_t i = 0; i < src.size(); ++i) random[i] = rounding_random(17, i);
+        encode_elements(src.data(), codes.data(), src.size(), format);
+        encode_elements_stochastic(src.data(), random.data(), sr.data(), src.size(), format);
+        std::vector<float> back(src.size());
+        decode_elements(codes.data(), back.data(), codes.size(), format);
+        for (std::size_t i = 0; i < src.size(); ++i) {
+            QCOMPARE(std::uint32_t(codes[i]), encode_element(src[i], format));
+            QCOMPARE(std::uint32_t(sr[i]), encode_element_stochastic(src[i], format, random[i]));
+            QVERIFY(same(back[i], decode_element(codes[i], format)));
+        }
+    }
+
+    // Bad input names the field.
+    void badInputNamesTheField() {
+        auto message = [](auto fn) {
+            try {
+                fn();
+            } catch (const Error& e) {
+                return e.kind() == ErrorKind::InvalidArgument ? QString(e.what()) : QString();
+            }
+            return QString();
+        };
+        QVERIFY(message([] {
+                    resolve_block_quant({BlockFormat::MxFp4, {}, 24, false, 0});
+                }).startsWith("block_size: 24"));
+        QVERIFY(message([] {
+                    resolve_block_quant({BlockFormat::NvFp4, ScaleRule::Ceil, 0, false, 0});
+                }).startsWith("scale_rule: nvfp4"));
+        QVERIFY(message([] {
+                    resolve_block_quant({BlockFormat::MxFp6E2M3, ScaleRule::Amax, 0, false, 0});
+                }).startsWith("scale_rule: mxfp6_e2m3"));
+        QVERIFY(message([] { block_format_from_name("mxfp5"); }).startsWith("format: "));
+        QVERIFY(message([] { scale_rule_from_name("round"); }).startsWith("scale_rule: "));
+        QVERIFY(message([] { element_format_from_name("float5", "dtype"); }).startsWith("dtype: "));
+        QVERIFY(message([] {
+                    quantize_blocks_2d(std::vector<double>(9, 1.0), 3, 3, BlockQuantConfig{}, 3);
+                }).startsWith("tile: 3"));
+        BlockQuantConfig ok;
+        ok.block_size = 64;
+        QCOMPARE(resolve_block_quant(ok).block_size, 64);
+        QCOMPARE(block_format_spec(BlockFormat::NvFp4).bits_per_element, 4.5);
+        QCOMPARE(block_format_spec(BlockFormat::MxFp6E3M2).bits_per_element, 6.25);
+    }
+
+    // The cast view of the new formats: classes and bit strings.
+    void inspection() {
+        const ElementInspection s = inspect_element(100.0, ElementFormat::Float4E2M1);
+        QCOMPARE(s.stored, 6.0);
+        QCOMPARE(s.outcome, ElementOutcome::Saturated);
+        QCOMPARE(element_bit_string(s.code, ElementFormat::Float4E2M1), std::string("0|11|1"));
+        QCOMPARE(element_hex_string(s.code, ElementFormat::Float4E2M1), std::string("0x7"));
+        QCOMPARE(inspect_element(0.0625, ElementFormat::Float6E3M2).outcome,
+                 ElementOutcome::Subnormal);
+        QCOMPARE(inspect_element(0.01, ElementFormat::Float6E3M2).outcome,
+                 ElementOutcome::UnderflowToZero);
+        QCOMPARE(inspect_element(kNaN, ElementFormat::Float6E2M3).outcome,
+                 ElementOutcome::NaNToZero);
+        QCOMPARE(element_bit_string(127, ElementFormat::E8M0), std::string("01111111"));
+        QCOMPARE(element_bit_string(0x1F, ElementFormat::Float6E2M3), std::string("0|11|111"));
+    }
+};
+
+QTEST_APPLESS_MAIN(TestBlockQuant)
+#include "tst_block_quant.moc"
