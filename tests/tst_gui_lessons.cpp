@@ -13,6 +13,7 @@
 #include "core/train/experiment.h"
 #include "isolated_app_dirs.h"
 #include "ui/compare_queue.h"
+#include "ui/experiment_document.h"
 #include "ui/lessons/lesson_library.h"
 #include "ui/lessons/lessons_panel.h"
 #include "ui/main_window.h"
@@ -91,8 +92,11 @@ private slots:
         QCOMPARE(e.optimizer.type, first.optimizer.type);
         QCOMPARE(e.max_steps, first.max_steps);
         QCOMPARE(e.histogram_every, first.histogram_every);
-        QCOMPARE(e.name, first.name);
-        QVERIFY(window.windowTitle().contains(QString::fromStdString(lesson->title)));
+        // A new document with no file, named after the lesson and its first run.
+        QCOMPARE(QString::fromStdString(e.name),
+                 QString("Lesson %1 — %2").arg(index + 1).arg(QString::fromStdString(first.name)));
+        QVERIFY(window.windowTitle().contains(QString::fromStdString(e.name)));
+        QVERIFY(window.document()->path().isEmpty());
     }
 
     void runQueuesEveryRunOfTheLesson() {

@@ -37,6 +37,12 @@ const Mnist& mnist() {
     return data;
 }
 
+// All 10,000 test images: what the app evaluates on, so the figures a lesson quotes.
+const Mnist& mnist_full() {
+    static const Mnist data = load_mnist(find_data_dir(""));
+    return data;
+}
+
 const Lesson& lesson(const std::string& id) {
     static const std::vector<Lesson> all = load_lessons(kLessons, kExperiments);
     for (const Lesson& l : all)
@@ -67,17 +73,17 @@ struct Outcome {
 // Runs run `index` of a lesson on the CPU, cut to `max_steps` (0: as the lesson says). Lessons
 // share runs (lesson 4 reuses lesson 3's), so each distinct experiment is trained once.
 const Outcome& run(const std::string& id, std::size_t index, std::int64_t max_steps = 0,
-                   std::int64_t histogram_every = -1) {
+                   std::int64_t histogram_every = -1, bool full_test_set = false) {
     Experiment e = lesson(id).experiments.at(index).experiment;
     e.device = "cpu";
     e.name = "run";
     if (max_steps > 0) e.max_steps = max_steps;
     if (histogram_every >= 0) e.histogram_every = histogram_every;
     static std::map<std::string, Outcome> cache;
-    const std::string key = experiment_to_json(e);
+    const std::string key = experiment_to_json(e) + (full_test_set ? "full" : "");
     if (auto it = cache.find(key); it != cache.end()) return it->second;
     CpuBackend backend;
-    Trainer trainer(e, mnist(), backend);
+    Trainer trainer(e, full_test_set ? mnist_full() : mnist(), backend);
     TrainControl control;
     Outcome out;
     TrainerCallbacks callbacks;
@@ -96,6 +102,21 @@ double zeros(const ExponentCounts& c) {
 
 QString text(double v) {
     return QString::number(v, 'g', 4);
+}
+
+// The number a lesson's text quotes where `pattern` (one capture group) first matches.
+double quoted(const Lesson& l, const QString& pattern) {
+    const QRegularExpression re(pattern);
+    for (const std::string& paragraph : l.text)
+        if (const QRegularExpressionMatch m = re.match(QString::fromStdString(paragraph));
+            m.hasMatch())
+            return m.captured(1).toDouble();
+    throw Error(ErrorKind::Config, l.id + ": no quoted figure matches " + pattern.toStdString());
+}
+
+// `v` to two significant figures, as text ("77", "1.8"): how the lesson figures are compared.
+QString two_figures(double v) {
+    return QString::number(v, 'g', 2);
 }
 
 const char* const kGood = R"({
@@ -324,6 +345,61 @@ private slots:
         const double activations = static_cast<double>(mixed[MemCategory::Activations]) /
                                    static_cast<double>(f32[MemCategory::Activations]);
         QVERIFY2(activations < 0.6, qPrintable(text(activations)));
+    }
+
+    // The figures the texts quote, re-measured as the app runs the lesson (its whole step budget,
+    // all 10,000 test images) and compared to two significant figures.
+    void quotedFiguresMatchTheMeasurement_data() {
+        QTest::addColumn<QString>("id");
+        QTest::addColumn<int>("run");
+        QTest::addColumn<QString>("pattern");
+        QTest::addColumn<bool>("accuracy"); // a test accuracy in percent, else a test loss
+        QTest::newRow("lesson 2: pure float16's test accuracy")
+            << "02-pure-float16-fails" << 0
+            << R"(After 200 steps .* test accuracy (\d+(?:\.\d+)?)%)" << true;
+        QTest::newRow("lesson 2: pure bfloat16's test accuracy")
+            << "02-pure-float16-fails" << 1
+            << R"(bfloat16 stays .*\(test accuracy (\d+(?:\.\d+)?)%\))" << true;
+        QTest::newRow("lesson 2: mixed_float16's test accuracy")
+            << "02-pure-float16-fails" << 2
+            << R"(mixed_float16 reaches a test accuracy of (\d+(?:\.\d+)?)%)" << true;
+        QTest::newRow("lesson 2: mixed_float16's test loss")
+            << "02-pure-float16-fails" << 2 << R"(mixed_float16 reaches .*\(test loss (\d+\.\d+)\))"
+            << false;
+        QTest::newRow("lesson 3: float32's test loss")
+            << "03-loss-scaling" << 3 << R"((\d+\.\d+) for float32)" << false;
+        QTest::newRow("lesson 3: dynamic scaling's test loss")
+            << "03-loss-scaling" << 1 << R"(test loss (\d+\.\d+) with dynamic scaling)" << false;
+        QTest::newRow("lesson 3: the test loss without scaling")
+            << "03-loss-scaling" << 0 << R"((\d+\.\d+) without scaling\))" << false;
+        QTest::newRow("lesson 4: float32's test loss")
+            << "04-bfloat16-no-scaling" << 2 << R"(\(float32: (\d+\.\d+)\))" << false;
+        QTest::newRow("lesson 4: mixed_bfloat16's test loss")
+            << "04-bfloat16-no-scaling" << 1 << R"(ends at a test loss of (\d+\.\d+))" << false;
+        QTest::newRow("lesson 4: mixed_float16's test loss")
+            << "04-bfloat16-no-scaling" << 0 << R"(there and ends at (\d+\.\d+))" << false;
+        QTest::newRow("lesson 6: the float32 softmax's test accuracy")
+            << "06-float32-softmax" << 0
+            << R"(completes its 300 steps with a test accuracy of (\d+(?:\.\d+)?)%)" << true;
+        QTest::newRow("lesson 6: the float16 softmax's test accuracy")
+            << "06-float32-softmax" << 1 << R"(the float16 one had (\d+(?:\.\d+)?)%)" << true;
+    }
+
+    void quotedFiguresMatchTheMeasurement() {
+        QFETCH(QString, id);
+        QFETCH(int, run);
+        QFETCH(QString, pattern);
+        QFETCH(bool, accuracy);
+        const Lesson& l = lesson(id.toStdString());
+        const double text_value = quoted(l, pattern);
+        const RunSummary& s =
+            ::run(l.id, static_cast<std::size_t>(run), 0, -1, /*full_test_set=*/true).summary;
+        const double measured = accuracy ? 100.0 * s.val_accuracy : s.val_loss;
+        qInfo("%s: the text says %g, measured %.4f", QTest::currentDataTag(), text_value, measured);
+        QVERIFY2(
+            two_figures(measured) == two_figures(text_value),
+            qPrintable(
+                QString("the text says %1, measured %2").arg(text_value).arg(measured, 0, 'f', 4)));
     }
 
     void lesson6_float16SoftmaxBreaksTheLoss() {

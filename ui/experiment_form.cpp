@@ -9,11 +9,15 @@
 #include <QFormLayout>
 #include <QGroupBox>
 #include <QHBoxLayout>
+#include <QLabel>
 #include <QLineEdit>
 #include <QPushButton>
 #include <QRegularExpressionValidator>
 #include <QSpinBox>
 #include <QVBoxLayout>
+
+#include <algorithm>
+#include <limits>
 
 #include "core/numeric/policy.h"
 
@@ -41,6 +45,15 @@ QString number_text(double value) {
 ExperimentForm::ExperimentForm(QWidget* parent) : QWidget(parent) {
     auto* outer = new QVBoxLayout(this);
 
+    // --- name ---
+    auto* name_form = new QFormLayout;
+    m_name = new QLineEdit(this);
+    m_name->setObjectName("experiment_name");
+    m_name->setPlaceholderText(tr("untitled"));
+    m_name->setToolTip(tr("The experiment's name; each run is named \"<name> · <policy>\"."));
+    name_form->addRow(tr("Name"), m_name);
+    outer->addLayout(name_form);
+
     // --- precision ---
     auto* precision = new QGroupBox(tr("Precision"), this);
     auto* precision_form = new QFormLayout(precision);
@@ -54,6 +67,11 @@ ExperimentForm::ExperimentForm(QWidget* parent) : QWidget(parent) {
     m_policy->setToolTip(tr("The global dtype policy: which dtype layers compute in and which "
                             "their variables are stored in."));
     precision_form->addRow(tr("Policy"), m_policy);
+    // The chosen policy's trade-off, always visible (the same text as `mantissa-cli policies`).
+    m_policy_note = new QLabel(precision);
+    m_policy_note->setObjectName("policy_description");
+    m_policy_note->setWordWrap(true);
+    precision_form->addRow(QString(), m_policy_note);
     outer->addWidget(precision);
 
     // --- loss scaling ---
@@ -177,6 +195,35 @@ ExperimentForm::ExperimentForm(QWidget* parent) : QWidget(parent) {
     m_epochs->setRange(1, 1000);
     m_epochs->setToolTip(tr("Passes over the 60,000 training images."));
     training_form->addRow(tr("Epochs"), m_epochs);
+    m_max_steps = new QSpinBox(training);
+    m_max_steps->setObjectName("max_steps");
+    m_max_steps->setRange(0, std::numeric_limits<int>::max());
+    m_max_steps->setSpecialValueText(tr("no limit"));
+    m_max_steps->setSingleStep(100);
+    m_max_steps->setToolTip(tr("Stop after this many steps even inside an epoch; \"no limit\" "
+                               "(0) trains the whole epochs."));
+    training_form->addRow(tr("Max steps"), m_max_steps);
+    m_histogram_every = new QSpinBox(training);
+    m_histogram_every->setObjectName("histogram_every");
+    m_histogram_every->setRange(0, 1000000);
+    m_histogram_every->setSpecialValueText(tr("off"));
+    m_histogram_every->setSingleStep(10);
+    m_histogram_every->setToolTip(tr("Bin the gradients for the Gradients tab every this many "
+                                     "steps (one extra forward and backward pass each time: 50 "
+                                     "costs about 2%); \"off\" (0) never."));
+    training_form->addRow(tr("Histogram every"), m_histogram_every);
+    m_on_divergence = new QComboBox(training);
+    m_on_divergence->setObjectName("on_divergence");
+    m_on_divergence->addItem(tr("stop"), static_cast<int>(DivergencePolicy::Stop));
+    m_on_divergence->setItemData(0, tr("stop: end the run at the first inf/NaN loss."),
+                                 Qt::ToolTipRole);
+    m_on_divergence->addItem(tr("continue"), static_cast<int>(DivergencePolicy::Continue));
+    m_on_divergence->setItemData(1,
+                                 tr("continue: mark the run diverged and keep training, to "
+                                    "watch what happens next."),
+                                 Qt::ToolTipRole);
+    m_on_divergence->setToolTip(tr("What to do when the training loss becomes inf or NaN."));
+    training_form->addRow(tr("On divergence"), m_on_divergence);
     m_seed = new QLineEdit(training);
     m_seed->setObjectName("seed");
     m_seed->setValidator(
@@ -204,7 +251,11 @@ ExperimentForm::ExperimentForm(QWidget* parent) : QWidget(parent) {
     set_cuda_options_enabled(false);
 
     // --- change notifications ---
-    connect(m_policy, &QComboBox::currentIndexChanged, this, [this] { notify(); });
+    connect(m_policy, &QComboBox::currentIndexChanged, this, [this] {
+        m_policy_note->setText(m_policy->currentData(Qt::ToolTipRole).toString());
+        notify();
+    });
+    connect(m_on_divergence, &QComboBox::currentIndexChanged, this, [this] { notify(); });
     connect(m_loss_mode, &QComboBox::currentIndexChanged, this, [this] {
         update_visibility();
         notify();
@@ -214,11 +265,12 @@ ExperimentForm::ExperimentForm(QWidget* parent) : QWidget(parent) {
     for (QDoubleSpinBox* spin :
          {m_loss_initial, m_learning_rate, m_momentum, m_rho, m_beta_1, m_beta_2, m_weight_decay})
         connect(spin, &QDoubleSpinBox::valueChanged, this, [this] { notify(); });
-    for (QSpinBox* spin : {m_growth_interval, m_batch_size, m_epochs})
+    for (QSpinBox* spin :
+         {m_growth_interval, m_batch_size, m_epochs, m_max_steps, m_histogram_every})
         connect(spin, &QSpinBox::valueChanged, this, [this] { notify(); });
     for (QCheckBox* box : {m_nesterov, m_centered, m_tf32, m_graph})
         connect(box, &QCheckBox::toggled, this, [this] { notify(); });
-    for (QLineEdit* edit : {m_epsilon, m_seed})
+    for (QLineEdit* edit : {m_name, m_epsilon, m_seed})
         connect(edit, &QLineEdit::textEdited, this, [this] { notify(); });
 
     set_experiment(Experiment{});
@@ -286,6 +338,7 @@ void ExperimentForm::update_visibility() {
 
 void ExperimentForm::set_experiment(const Experiment& experiment) {
     m_filling = true;
+    m_name->setText(QString::fromStdString(experiment.name));
     const QString policy = QString::fromStdString(experiment.policy);
     int index = m_policy->findData(policy);
     if (index < 0) {
@@ -293,10 +346,18 @@ void ExperimentForm::set_experiment(const Experiment& experiment) {
         index = m_policy->count() - 1;
     }
     m_policy->setCurrentIndex(index);
+    m_policy_note->setText(m_policy->currentData(Qt::ToolTipRole).toString());
     set_loss_scale(experiment.loss_scale);
     set_optimizer(experiment.optimizer);
     m_batch_size->setValue(static_cast<int>(experiment.batch_size));
     m_epochs->setValue(experiment.epochs);
+    // Beyond the spin box's range: its largest value, which still limits nothing in practice.
+    m_max_steps->setValue(
+        static_cast<int>(std::min<std::int64_t>(experiment.max_steps, m_max_steps->maximum())));
+    m_histogram_every->setValue(static_cast<int>(
+        std::min<std::int64_t>(experiment.histogram_every, m_histogram_every->maximum())));
+    m_on_divergence->setCurrentIndex(
+        m_on_divergence->findData(static_cast<int>(experiment.on_divergence)));
     m_seed->setText(QString::number(experiment.seed));
     m_tf32->setChecked(experiment.tf32);
     m_graph->setChecked(experiment.graph);
@@ -305,6 +366,8 @@ void ExperimentForm::set_experiment(const Experiment& experiment) {
 }
 
 Experiment ExperimentForm::apply_to(Experiment experiment) const {
+    const QString name = m_name->text().trimmed();
+    experiment.name = name.isEmpty() ? std::string("untitled") : name.toStdString();
     experiment.policy = m_policy->currentData().toString().toStdString();
 
     LossScaleConfig loss = m_loss_scale;
@@ -330,6 +393,15 @@ Experiment ExperimentForm::apply_to(Experiment experiment) const {
 
     experiment.batch_size = m_batch_size->value();
     experiment.epochs = m_epochs->value();
+    // A value the spin box could not show (a file's 10^12 steps) is kept as it was.
+    if (m_max_steps->value() < m_max_steps->maximum() ||
+        experiment.max_steps < m_max_steps->maximum())
+        experiment.max_steps = m_max_steps->value();
+    if (m_histogram_every->value() < m_histogram_every->maximum() ||
+        experiment.histogram_every < m_histogram_every->maximum())
+        experiment.histogram_every = m_histogram_every->value();
+    experiment.on_divergence =
+        static_cast<DivergencePolicy>(m_on_divergence->currentData().toInt());
     const qulonglong seed = m_seed->text().toULongLong(&ok);
     if (ok) experiment.seed = seed;
     experiment.tf32 = m_tf32->isChecked();

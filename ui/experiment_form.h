@@ -1,6 +1,7 @@
-// ExperimentForm: the run settings: global policy, loss scaling (mode, initial scale, growth
-// interval; Keras and PyTorch presets), optimizer (type, learning rate and its parameters),
-// batch size, epochs, seed, and TF32 / graph switches (enabled for CUDA devices only).
+// ExperimentForm: the run settings: the experiment's name, global policy (with what it trades),
+// loss scaling (mode, initial scale, growth interval; Keras and PyTorch presets), optimizer (type,
+// learning rate and its parameters), batch size, epochs, step limit, histogram interval, what to
+// do on divergence, seed, and TF32 / graph switches (enabled for CUDA devices only).
 #pragma once
 
 #include <QWidget>
@@ -11,6 +12,7 @@ class QCheckBox;
 class QComboBox;
 class QDoubleSpinBox;
 class QFormLayout;
+class QLabel;
 class QLineEdit;
 class QSpinBox;
 
@@ -41,7 +43,9 @@ private:
     LossScaleConfig m_loss_scale; // factor and floor, which the form does not show
     OptimizerConfig m_optimizer;  // fields of the type that the form does not show
 
+    QLineEdit* m_name = nullptr;
     QComboBox* m_policy = nullptr;
+    QLabel* m_policy_note = nullptr;
     QComboBox* m_loss_mode = nullptr;
     QDoubleSpinBox* m_loss_initial = nullptr;
     QSpinBox* m_growth_interval = nullptr;
@@ -59,6 +63,9 @@ private:
     QFormLayout* m_optimizer_form = nullptr;
     QSpinBox* m_batch_size = nullptr;
     QSpinBox* m_epochs = nullptr;
+    QSpinBox* m_max_steps = nullptr;
+    QSpinBox* m_histogram_every = nullptr;
+    QComboBox* m_on_divergence = nullptr;
     QLineEdit* m_seed = nullptr;
     QCheckBox* m_tf32 = nullptr;
     QCheckBox* m_graph = nullptr;

@@ -6,8 +6,10 @@
 #include <QDoubleSpinBox>
 #include <QHBoxLayout>
 #include <QLabel>
+#include <QLocale>
 #include <QSpinBox>
 #include <algorithm>
+#include <limits>
 
 #include "core/backend/activation.h"
 
@@ -116,6 +118,19 @@ void LayerFieldsWidget::add_spin(const QString& name, const QString& label, cons
     auto* text = new QLabel(label, this);
     text->setToolTip(tip);
     layout()->addWidget(text);
+    // The experiment reader accepts any positive count: a larger value from a file widens the
+    // range (the usual range keeps the column narrow), so the box never shows a clamped number
+    // that is not what trains.
+    if (value > max && value <= std::numeric_limits<int>::max()) max = static_cast<int>(value);
+    if (value > max) {
+        // Beyond what a spin box holds (5,000,000,000 units): the real number, as text.
+        auto* shown =
+            new QLabel(QLocale(QLocale::English).toString(static_cast<qlonglong>(value)), this);
+        shown->setObjectName(name);
+        shown->setToolTip(tip + tr(" Too large to edit here; change it in the experiment file."));
+        layout()->addWidget(shown);
+        return;
+    }
     auto* spin = new QSpinBox(this);
     spin->setObjectName(name);
     spin->setRange(min, max);

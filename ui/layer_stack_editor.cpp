@@ -3,6 +3,7 @@
 #include "ui/layer_stack_editor.h"
 
 #include <QAbstractItemView>
+#include <QAction>
 #include <QComboBox>
 #include <QDropEvent>
 #include <QHBoxLayout>
@@ -11,12 +12,19 @@
 #include <QLabel>
 #include <QListWidget>
 #include <QPushButton>
+#include <QScrollBar>
 #include <QStyle>
 #include <QTableWidget>
 #include <QTimer>
+#include <QUndoCommand>
+#include <QUndoStack>
 #include <QVBoxLayout>
 #include <algorithm>
 #include <functional>
+#include <tuple>
+#if defined(__unix__) || defined(__APPLE__)
+#include <unistd.h>
+#endif
 
 #include "core/error.h"
 #include "core/nn/model.h"
@@ -73,6 +81,47 @@ QString format_params(std::int64_t n) {
     return QLocale(QLocale::English, QLocale::UnitedStates).toString(static_cast<qlonglong>(n));
 }
 
+// This machine's physical memory in bytes; 0 when unknown (then no limit applies).
+qint64 physical_memory() {
+#if defined(_SC_PHYS_PAGES) && defined(_SC_PAGESIZE)
+    const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+    if (pages > 0 && page > 0) return static_cast<qint64>(pages) * page;
+#endif
+    return 0;
+}
+
+QString gib(double bytes) {
+    return QString::number(bytes / (1024.0 * 1024.0 * 1024.0), 'f', 1) + QStringLiteral(" GiB");
+}
+
+// One edit of the stack: the spec before and after. The edit is already applied when it is
+// pushed, so the first redo() does nothing.
+class StackEdit final : public QUndoCommand {
+public:
+    StackEdit(ModelSpec before, ModelSpec after, const QString& text, int merge_row,
+              std::function<void(const ModelSpec&)> restore)
+        : QUndoCommand(text), m_before(std::move(before)), m_after(std::move(after)),
+          m_merge_row(merge_row), m_restore(std::move(restore)) {}
+    int id() const override { return m_merge_row >= 0 ? 1 : -1; }
+    bool mergeWith(const QUndoCommand* other) override {
+        const auto* next = static_cast<const StackEdit*>(other);
+        if (next->m_merge_row != m_merge_row || next->text() != text()) return false;
+        m_after = next->m_after;
+        return true;
+    }
+    void undo() override { m_restore(m_before); }
+    void redo() override {
+        if (m_applied) m_restore(m_after);
+        m_applied = true;
+    }
+
+private:
+    ModelSpec m_before, m_after;
+    int m_merge_row;
+    std::function<void(const ModelSpec&)> m_restore;
+    bool m_applied = false;
+};
+
 } // namespace
 
 int drag_destination(int from, int hovered, bool below, int rows) {
@@ -85,6 +134,8 @@ int drag_destination(int from, int hovered, bool below, int rows) {
 }
 
 LayerStackEditor::LayerStackEditor(QWidget* parent) : QWidget(parent) {
+    m_memory_limit = physical_memory();
+    m_undo = new QUndoStack(this);
     auto* outer = new QVBoxLayout(this);
 
     m_palette = new LayerPalette(this);
@@ -152,6 +203,29 @@ LayerStackEditor::LayerStackEditor(QWidget* parent) : QWidget(parent) {
     buttons->addWidget(m_up);
     buttons->addWidget(m_down);
     buttons->addStretch(1);
+    // Undo / redo of stack edits; the shortcuts work while the focus is in the Model tab.
+    QAction* undo = m_undo->createUndoAction(this, tr("Undo"));
+    undo->setShortcut(QKeySequence::Undo);
+    undo->setShortcutContext(Qt::WidgetWithChildrenShortcut);
+    QAction* redo = m_undo->createRedoAction(this, tr("Redo"));
+    redo->setShortcuts({QKeySequence(QStringLiteral("Ctrl+Shift+Z")), QKeySequence::Redo});
+    redo->setShortcutContext(Qt::WidgetWithChildrenShortcut);
+    addAction(undo);
+    addAction(redo);
+    for (auto [action, name, icon, tip] :
+         {std::tuple{undo, "undo", QStyle::SP_ArrowBack, tr("Undo the last stack edit (Ctrl+Z).")},
+          std::tuple{redo, "redo", QStyle::SP_ArrowForward,
+                     tr("Redo the edit just undone (Ctrl+Shift+Z).")}}) {
+        auto* button = new QPushButton(style()->standardIcon(icon),
+                                       action == undo ? tr("Undo") : tr("Redo"), this);
+        button->setObjectName(QString::fromLatin1(name));
+        button->setToolTip(tip);
+        button->setEnabled(false);
+        connect(button, &QPushButton::clicked, action, &QAction::trigger);
+        connect(action, &QAction::changed, button,
+                [button, action] { button->setEnabled(action->isEnabled()); });
+        buttons->addWidget(button);
+    }
     outer->addLayout(middle, 3);
     outer->addLayout(buttons);
 
@@ -192,7 +266,28 @@ int LayerStackEditor::columns_width() const {
 
 void LayerStackEditor::set_model(const ModelSpec& model) {
     m_spec = model;
+    m_undo->clear();
     rebuild_table(-1);
+    // The previous model's scroll position would hide this one's first columns.
+    m_table->horizontalScrollBar()->setValue(0);
+    m_table->scrollToTop();
+}
+
+void LayerStackEditor::set_memory_limit(qint64 bytes) {
+    m_memory_limit = bytes;
+    refresh_analysis(false);
+}
+
+void LayerStackEditor::record(const ModelSpec& before, const QString& text, int merge_row) {
+    m_undo->push(new StackEdit(before, m_spec, text, merge_row,
+                               [this](const ModelSpec& spec) { restore(spec); }));
+}
+
+void LayerStackEditor::restore(const ModelSpec& spec) {
+    const int row = selected_row();
+    m_spec = spec;
+    const int count = static_cast<int>(m_spec.layers.size());
+    rebuild_table(count == 0 ? -1 : std::clamp(row, 0, count - 1));
 }
 
 ModelSpec LayerStackEditor::model() const {
@@ -225,16 +320,20 @@ int LayerStackEditor::selected_row() const {
 void LayerStackEditor::add_layer(LayerType type) {
     const int selected = selected_row();
     const int at = selected >= 0 ? selected + 1 : static_cast<int>(m_spec.layers.size());
+    const ModelSpec before = m_spec;
     m_spec.layers.insert(m_spec.layers.begin() + at, default_layer(type));
     rebuild_table(at);
+    record(before, tr("add %1").arg(QString::fromLatin1(layer_type_name(type))));
 }
 
 void LayerStackEditor::remove_selected() {
     const int row = selected_row();
     if (row < 0 || row >= static_cast<int>(m_spec.layers.size())) return;
+    const ModelSpec before = m_spec;
     m_spec.layers.erase(m_spec.layers.begin() + row);
     const int count = static_cast<int>(m_spec.layers.size());
     rebuild_table(count == 0 ? -1 : std::min(row, count - 1));
+    record(before, tr("remove a layer"));
 }
 
 void LayerStackEditor::move_selected(int delta) {
@@ -246,19 +345,23 @@ void LayerStackEditor::move_selected(int delta) {
 void LayerStackEditor::move_row(int from, int to) {
     const int count = static_cast<int>(m_spec.layers.size());
     if (from < 0 || from >= count || to < 0 || to >= count || from == to) return;
+    const ModelSpec before = m_spec;
     LayerSpec layer = m_spec.layers[from];
     m_spec.layers.erase(m_spec.layers.begin() + from);
     m_spec.layers.insert(m_spec.layers.begin() + to, layer);
     rebuild_table(to);
+    record(before, tr("move a layer"));
 }
 
 void LayerStackEditor::set_dtype(int row, const QString& dtype) {
     if (row < 0 || row >= static_cast<int>(m_spec.layers.size())) return;
+    const ModelSpec before = m_spec;
     if (dtype.isEmpty() || dtype == QLatin1String("global"))
         m_spec.layers[row].dtype.reset();
     else
         m_spec.layers[row].dtype = dtype.toStdString();
     refresh_analysis();
+    record(before, tr("change a dtype"));
 }
 
 void LayerStackEditor::rebuild_table(int select_row) {
@@ -281,9 +384,12 @@ void LayerStackEditor::rebuild_table(int select_row) {
                 [this, fields](const LayerSpec& spec) {
                     for (int r = 0; r < m_table->rowCount(); ++r)
                         if (m_table->cellWidget(r, ColSettings) == fields) {
+                            const ModelSpec before = m_spec;
                             m_spec.layers[r] = spec;
                             // The dtype lives in its own combo; keep it.
                             refresh_analysis();
+                            // A spin box's steps (units 128, 129, 130...) undo as one edit.
+                            record(before, tr("edit a layer"), r);
                             return;
                         }
                 });
@@ -348,6 +454,12 @@ void LayerStackEditor::refresh_analysis(bool notify) {
         analysis.error = e.what();
     }
     m_error = QString::fromStdString(analysis.error);
+    // Shapes that fit are not enough to say "fits": float32 bytes per parameter is the least any
+    // policy keeps (master weights or the weights themselves). Train stays enabled, so the run
+    // itself reports the out-of-memory error with what to reduce.
+    const double weight_bytes = 4.0 * static_cast<double>(analysis.total_params);
+    const bool too_big = m_error.isEmpty() && m_memory_limit > 0 &&
+                         weight_bytes > static_cast<double>(m_memory_limit);
 
     const QColor error_background(220, 40, 40, 70);
     const QIcon error_icon = style()->standardIcon(QStyle::SP_MessageBoxCritical);
@@ -385,7 +497,16 @@ void LayerStackEditor::refresh_analysis(bool notify) {
         }
     }
 
-    if (m_error.isEmpty()) {
+    if (too_big) {
+        m_message->setStyleSheet(is_dark(palette())
+                                     ? QStringLiteral("color: #ffcc80; font-weight: bold;")
+                                     : QStringLiteral("color: #b35c00; font-weight: bold;"));
+        m_message->setText(tr("⚠ The shapes line up, but %1 parameters need %2 for their "
+                              "float32 weights alone, more than this machine's %3 of memory: "
+                              "training will run out of memory. Use fewer units or filters.")
+                               .arg(format_params(analysis.total_params), gib(weight_bytes),
+                                    gib(static_cast<double>(m_memory_limit))));
+    } else if (m_error.isEmpty()) {
         m_message->setStyleSheet(is_dark(palette()) ? QStringLiteral("color: #81c784;")
                                                     : QStringLiteral("color: #2e7d32;"));
         m_message->setText(tr("✔ The stack fits: 28×28×1 images in, 10 class scores out."));
@@ -395,7 +516,7 @@ void LayerStackEditor::refresh_analysis(bool notify) {
                                      : QStringLiteral("color: #c62828; font-weight: bold;"));
         m_message->setText(QStringLiteral("✖ ") + m_error);
     }
-    m_totals->setText(m_error.isEmpty()
+    m_totals->setText(analysis.error.empty()
                           ? tr("Total parameters: %1").arg(format_params(analysis.total_params))
                           : tr("Total parameters: – (fix the stack first)"));
 

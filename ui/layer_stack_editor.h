@@ -1,6 +1,7 @@
 // LayerStackEditor: builds the layer stack: add from a palette (Dense, Conv2D, MaxPool2D,
 // Flatten, Dropout, Activation), remove, reorder (drag and keyboard), edit each layer's fields and
-// dtype; a live column shows output shape and parameter count; errors appear at the layer.
+// dtype; a live column shows output shape and parameter count; errors appear at the layer. Every
+// edit can be undone and redone (Ctrl+Z / Ctrl+Shift+Z, or the Undo / Redo buttons).
 #pragma once
 
 #include <QWidget>
@@ -12,6 +13,7 @@ class QLabel;
 class QListWidget;
 class QPushButton;
 class QTableWidget;
+class QUndoStack;
 
 namespace mantissa::ui {
 
@@ -28,6 +30,7 @@ class LayerStackEditor final : public QWidget {
 public:
     explicit LayerStackEditor(QWidget* parent = nullptr);
 
+    // A new model (a file, a lesson): the undo history starts again and the table scrolls home.
     void set_model(const ModelSpec& model);
     ModelSpec model() const;
     // The global policy and loss scaling decide per-layer policies and the lint messages.
@@ -35,6 +38,10 @@ public:
     // Empty when the stack is valid; else why not ("dense_1: ... add a Flatten layer"), for the
     // Train button's tooltip.
     QString validation_error() const;
+    QUndoStack* undo_stack() const { return m_undo; }
+    // Bytes of memory the weights may take before the stack is called too large to train
+    // (default: this machine's physical memory; 0: no limit).
+    void set_memory_limit(qint64 bytes);
     // The width at which the table shows every column but the (last, wide) settings editors.
     int columns_width() const;
 
@@ -55,11 +62,17 @@ private:
     void refresh_analysis(bool notify = true);
     int selected_row() const;
     void update_buttons();
+    // Records the edit that turned `before` into m_spec; consecutive edits of one field of the
+    // layer at `merge_row` (>= 0) undo as one.
+    void record(const ModelSpec& before, const QString& text, int merge_row = -1);
+    void restore(const ModelSpec& spec); // for undo / redo
 
     ModelSpec m_spec;
     QString m_global_policy = QStringLiteral("float32");
     LossScaleConfig m_loss_scale;
     QString m_error;
+    QUndoStack* m_undo = nullptr;
+    qint64 m_memory_limit = 0;
 
     LayerPalette* m_palette = nullptr;
     QTableWidget* m_table = nullptr;

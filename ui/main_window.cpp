@@ -37,11 +37,13 @@
 #include "ui/compare_queue.h"
 #include "ui/comparison_model.h"
 #include "ui/device_menu.h"
+#include "ui/dialog_folder.h"
 #include "ui/error_banner.h"
 #include "ui/experiment_document.h"
 #include "ui/experiment_form.h"
 #include "ui/file_drop.h"
 #include "ui/float_lab/float_lab_tab.h"
+#include "ui/help_menu.h"
 #include "ui/layer_stack_editor.h"
 #include "ui/lessons/lesson_focus.h"
 #include "ui/lessons/lesson_library.h"
@@ -209,6 +211,11 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
     const bool gpu = m_device->gpu_selected();
     load_experiment_file(gpu ? ":/experiments/seed-mlp.json" : ":/experiments/mlp-small.json");
     build_lessons(gpu);
+    QStringList lesson_titles;
+    for (const Lesson& lesson : m_lessons->lessons())
+        lesson_titles << QString::fromStdString(lesson.title);
+    add_help_menu(this, lesson_titles,
+                  [this](int number) { open_lesson(QString::number(number)); });
     // 1500×950, or the screen's available area when that is smaller (a laptop, a projector at
     // 1280×800): the status bar and the bottom tabs must stay on screen.
     QSize size(1500, 950);
@@ -246,13 +253,15 @@ void MainWindow::build_lessons(bool gpu) {
         if (!visible && dock->isHidden()) m_lesson_focus->leave(); // closed, not just covered
     });
     connect(m_lessons, &LessonsPanel::lesson_opened, this, [this](const Lesson& lesson) {
+        if (!adopt_lesson(lesson)) return;
         m_lesson_focus->enter(lesson);
         m_charts->fit_to_visible();
-        set_experiment(lesson.experiments.front().experiment);
-        setWindowTitle("Mantissa — lesson: " + QString::fromStdString(lesson.title));
         log("opened lesson " + QString::fromStdString(lesson.id));
     });
     connect(m_lessons, &LessonsPanel::run_requested, this, [this](const Lesson& lesson) {
+        if (QString::fromStdString(current_experiment().name) != lesson_document_name(lesson) &&
+            !adopt_lesson(lesson))
+            return;
         // Each run on the device picked in the toolbar, one after the other.
         QVector<Experiment> runs;
         for (const LessonExperiment& run : lesson.experiments) {
@@ -262,13 +271,33 @@ void MainWindow::build_lessons(bool gpu) {
         m_banner->hide();
         m_lesson_focus->enter(lesson);
         m_charts->fit_to_visible();
-        set_experiment(runs.front());
         m_compare->start(runs);
         update_actions();
     });
 }
 
 MainWindow::~MainWindow() = default;
+
+QString MainWindow::lesson_document_name(const Lesson& lesson) const {
+    int number = 0;
+    for (int i = 0; i < m_lessons->lesson_count(); ++i)
+        if (m_lessons->lessons()[i].id == lesson.id) number = i + 1;
+    return QString("Lesson %1 — %2")
+        .arg(number)
+        .arg(QString::fromStdString(lesson.experiments.front().label));
+}
+
+bool MainWindow::adopt_lesson(const Lesson& lesson) {
+    // A lesson is a new document with no file: the file open before it is never a Save target.
+    if (!m_document->maybe_save([this] { return save(); })) return false;
+    Experiment e = lesson.experiments.front().experiment;
+    e.name = lesson_document_name(lesson).toStdString();
+    m_banner->hide(); // before set_experiment, which may report its own problem
+    set_experiment(e);
+    m_document->set_clean(current_experiment(), QString());
+    update_title();
+    return true;
+}
 
 void MainWindow::build_toolbar() {
     QToolBar* bar = addToolBar("Main");
@@ -279,8 +308,9 @@ void MainWindow::build_toolbar() {
     m_open->setToolTip("Open an experiment file (Ctrl+O); or drop one onto the window");
     connect(m_open, &QAction::triggered, this, [this] {
         if (!m_document->maybe_save([this] { return save(); })) return;
-        const QString path =
-            QFileDialog::getOpenFileName(this, "Open experiment", {}, "Experiments (*.json)");
+        const QString path = QFileDialog::getOpenFileName(this, "Open experiment", dialog_folder(),
+                                                          "Experiments (*.json)");
+        remember_dialog_folder(path);
         if (!path.isEmpty()) load_experiment_file(path);
     });
     m_save = bar->addAction(style()->standardIcon(QStyle::SP_DialogSaveButton), "Save");
@@ -331,7 +361,12 @@ void MainWindow::build_file_menu() {
     QMenu* file = menuBar()->addMenu("&File");
     QAction* new_action = file->addAction("&New Experiment", this, [this] {
         if (!m_document->maybe_save([this] { return save(); })) return;
-        load_experiment_file(":/experiments/mlp-small.json");
+        // mlp-small's model and settings as an untitled document with no file.
+        if (!load_experiment_file(":/experiments/mlp-small.json")) return;
+        m_base.name = "untitled";
+        m_form->set_experiment(m_base);
+        m_document->set_clean(current_experiment(), QString());
+        update_title();
     });
     new_action->setShortcut(QKeySequence::New);
     file->addAction(m_open);
@@ -353,6 +388,7 @@ void MainWindow::build_file_menu() {
     QAction* runs_dir = file->addAction("Runs &Folder…", this, [this] {
         const QString dir =
             QFileDialog::getExistingDirectory(this, "Folder for the run history", m_history->dir());
+        remember_dialog_folder(dir);
         if (dir.isEmpty()) return;
         m_history->set_dir(dir);
         log("Run history: now in " + dir);
@@ -365,8 +401,9 @@ void MainWindow::build_file_menu() {
     load_weights->setToolTip("Open a .safetensors file: its experiment goes into the editor and "
                              "the next run starts from its weights");
     file->addAction("&Evaluate Weights…", this, [this] {
-        const QString path = QFileDialog::getOpenFileName(this, "Evaluate weights", QString(),
+        const QString path = QFileDialog::getOpenFileName(this, "Evaluate weights", dialog_folder(),
                                                           "safetensors (*.safetensors)");
+        remember_dialog_folder(path);
         if (!path.isEmpty()) evaluate_weights(path);
     });
     file->addSeparator();
@@ -475,11 +512,10 @@ void MainWindow::wire_training() {
         m_status->setText(
             m_store->run(id)->name + ": " + run_status_name(summary.status) +
             QString(" · test accuracy %1%").arg(100.0 * summary.val_accuracy, 0, 'f', 2));
+        // The message already holds the advice for this run's policy and scaling: once.
         if (summary.status == RunStatus::Diverged)
-            m_banner->show_error(
-                QString::fromStdString(summary.message),
-                "The run is kept in the runs list. Lower the learning rate, enable "
-                "loss scaling, or use a mixed policy.");
+            m_banner->show_error(QString::fromStdString(summary.message),
+                                 "The run is kept in the runs list.");
         update_actions();
     });
     connect(c, &TrainingController::run_failed, this, [this](int id, const QString& message) {
@@ -520,16 +556,19 @@ bool MainWindow::load_experiment_file(const QString& path) {
         if (!QFileInfo::exists(path)) m_recent->remove(path);
         return false;
     }
+    Experiment experiment;
     try {
-        set_experiment(experiment_from_json(file.readAll().toStdString(),
-                                            QFileInfo(path).fileName().toStdString()));
+        experiment = experiment_from_json(file.readAll().toStdString(),
+                                          QFileInfo(path).fileName().toStdString());
     } catch (const Error& e) {
         m_banner->show_error("This experiment file cannot be used.", e.what());
         return false;
     }
+    m_banner->hide(); // an error from an earlier open no longer applies
+    set_experiment(experiment);
     // Built-in presets (":/...") open as untitled: Save asks where to write.
     const bool builtin = path.startsWith(':');
-    m_document->set_clean(current_experiment(), builtin ? QString() : path);
+    m_document->set_clean(current_experiment(), path);
     if (!builtin) m_recent->add(path);
     update_title();
     log("loaded " + path);
@@ -542,18 +581,15 @@ void MainWindow::open_file(const QString& path) {
 }
 
 bool MainWindow::save() {
-    return save_as(m_document->path());
+    // Only a file the user opened or saved is written without asking; anything else (New, a
+    // preset, a lesson) asks for a new file.
+    const QString path = m_document->save_target();
+    return !path.isEmpty() && save_as(path);
 }
 
 bool MainWindow::save_as(const QString& target) {
-    QString path = target;
-    if (path.isEmpty()) {
-        path = QFileDialog::getSaveFileName(this, "Save experiment",
-                                            QString::fromStdString(m_base.name) + ".json",
-                                            "Experiments (*.json)");
-        if (path.isEmpty()) return false;
-        if (!path.endsWith(".json", Qt::CaseInsensitive)) path += ".json";
-    }
+    const QString path = target.isEmpty() ? m_document->ask_save_path() : target;
+    if (path.isEmpty()) return false;
     const Experiment e = current_experiment();
     try {
         save_experiment(e, path.toStdString());
@@ -569,7 +605,9 @@ bool MainWindow::save_as(const QString& target) {
 }
 
 void MainWindow::document_edited() {
-    if (m_document) m_document->update(current_experiment());
+    if (!m_document) return;
+    m_document->update(current_experiment());
+    update_title(); // the name is editable
 }
 
 void MainWindow::update_title() {
@@ -577,7 +615,8 @@ void MainWindow::update_title() {
                              ? QString()
                              : " (" + QFileInfo(m_document->path()).fileName() + ")";
     // "[*]" is where Qt draws the modified marker ("*") while isWindowModified().
-    setWindowTitle("Mantissa — " + QString::fromStdString(m_base.name) + file + "[*]");
+    setWindowTitle("Mantissa — " + QString::fromStdString(current_experiment().name) + file +
+                   "[*]");
     setWindowModified(m_document->is_modified());
 }
 
@@ -609,10 +648,18 @@ void MainWindow::train() {
 }
 
 void MainWindow::compare_policies(const QStringList& policies, int repeats) {
-    const QStringList chosen = policies.isEmpty() ? ask_policies(this, &repeats) : policies;
+    Experiment e = current_experiment();
+    QStringList chosen = policies;
+    if (chosen.isEmpty()) { // the dialog also sets how long and how often each policy trains
+        const CompareChoice choice = ask_comparison(this, e.epochs, e.max_steps);
+        chosen = choice.policies;
+        e.epochs = choice.epochs;
+        e.max_steps = choice.max_steps;
+        repeats = choice.repeats;
+    }
     if (chosen.isEmpty()) return;
     m_banner->hide();
-    m_compare->start(current_experiment(), chosen, repeats);
+    m_compare->start(e, chosen, repeats);
     update_actions();
 }
 

@@ -7,6 +7,7 @@
 #include <QMainWindow>
 
 #include "core/train/experiment.h"
+#include "core/train/lesson.h"
 
 class QAction;
 class QComboBox;
@@ -108,6 +109,10 @@ private:
     void refresh_plan(); // the Plan tab follows the stack and the settings
     void log(const QString& line);
     void build_lessons(bool gpu);
+    // Opens a lesson's first run as a new document with no file ("Lesson 2 — float16 (pure)"),
+    // after asking about unsaved changes; false when the user cancelled.
+    bool adopt_lesson(const Lesson& lesson);
+    QString lesson_document_name(const Lesson& lesson) const;
 
     Experiment m_base; // name, dataset and fields the form does not show
     RunStore* m_store = nullptr;

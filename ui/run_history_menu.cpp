@@ -16,6 +16,7 @@
 #include <QToolButton>
 #include <QUrl>
 
+#include "ui/dialog_folder.h"
 #include "ui/run_history.h"
 #include "ui/run_store.h"
 #include "ui/run_visibility.h"
@@ -188,9 +189,10 @@ void RunHistoryMenu::export_run(int id, const QString& suffix) {
     QString base = run->name;
     base.replace(QRegularExpression(QStringLiteral("[^A-Za-z0-9_.-]+")), QStringLiteral("-"));
     const QString filter = suffix == QLatin1String("csv") ? tr("CSV (*.csv)") : tr("JSON (*.json)");
-    QString path = QFileDialog::getSaveFileName(m_view, tr("Export metrics"),
-                                                base + QLatin1Char('.') + suffix, filter);
+    QString path = QFileDialog::getSaveFileName(
+        m_view, tr("Export metrics"), dialog_path(base + QLatin1Char('.') + suffix), filter);
     if (path.isEmpty()) return;
+    remember_dialog_folder(path);
     if (!path.endsWith(QLatin1Char('.') + suffix, Qt::CaseInsensitive))
         path += QLatin1Char('.') + suffix;
     if (const QString problem = m_history->export_metrics(id, path); !problem.isEmpty())

@@ -1,5 +1,6 @@
 // RunStore: the session's runs as a table model; it owns every RunRecord, gives each run a
-// colour from a fixed colour-blind-safe palette and announces changes so the charts can redraw.
+// colour (run_color: colour-blind safe, never repeated) and announces changes so the charts can
+// redraw.
 #include "ui/run_store.h"
 
 #include <QApplication>
@@ -7,22 +8,10 @@
 #include <QFont>
 #include <QLocale>
 #include <QPalette>
-#include <array>
 
 #include "ui/theme.h"
 
 namespace mantissa::ui {
-
-namespace {
-
-// Okabe-Ito: distinguishable under the common colour-vision deficiencies; cycled in order.
-constexpr std::array<const char*, 8> kPalette = {"#0072B2", "#E69F00", "#009E73", "#D55E00",
-                                                 "#CC79A7", "#56B4E9", "#F0E442", "#000000"};
-// The same colours for a dark background: the sky blue first, white instead of black.
-constexpr std::array<const char*, 8> kDarkPalette = {"#56B4E9", "#E69F00", "#009E73", "#D55E00",
-                                                     "#CC79A7", "#F0E442", "#0072B2", "#F5F5F5"};
-
-} // namespace
 
 RunStore::RunStore(QObject* parent) : QAbstractTableModel(parent) {}
 
@@ -57,8 +46,7 @@ int RunStore::add_stored_run(RunRecord record) {
 }
 
 QColor RunStore::palette_color(int id) const {
-    const auto& palette = is_dark(QApplication::palette()) ? kDarkPalette : kPalette;
-    return QColor(QString::fromLatin1(palette[static_cast<std::size_t>(id - 1) % palette.size()]));
+    return run_color(id - 1, is_dark(QApplication::palette()));
 }
 
 void RunStore::rename_run(int id, const QString& name) {

@@ -6,6 +6,9 @@
 #include <QPalette>
 #include <QStyle>
 #include <QStyleFactory>
+#include <algorithm>
+#include <array>
+#include <cmath>
 
 namespace mantissa::ui {
 
@@ -37,6 +40,13 @@ QPalette dark_palette() {
     return p;
 }
 
+// Okabe-Ito: distinguishable under the common colour-vision deficiencies.
+constexpr std::array<const char*, 8> kRunPalette = {"#0072B2", "#E69F00", "#009E73", "#D55E00",
+                                                    "#CC79A7", "#56B4E9", "#F0E442", "#000000"};
+// The same colours for a dark background: the sky blue first, white instead of black.
+constexpr std::array<const char*, 8> kDarkRunPalette = {"#56B4E9", "#E69F00", "#009E73", "#D55E00",
+                                                        "#CC79A7", "#F0E442", "#0072B2", "#F5F5F5"};
+
 } // namespace
 
 bool parse_theme(const QString& text, ThemeChoice& choice) {
@@ -60,6 +70,19 @@ void apply_theme(QApplication& app, ThemeChoice choice) {
 
 bool is_dark(const QPalette& palette) {
     return palette.color(QPalette::Window).lightnessF() < 0.5;
+}
+
+QColor run_color(int index, bool dark) {
+    const auto& palette = dark ? kDarkRunPalette : kRunPalette;
+    const int n = static_cast<int>(palette.size());
+    if (index >= 0 && index < n)
+        return QColor(QString::fromLatin1(palette[static_cast<std::size_t>(index)]));
+    // Past the palette: golden-angle hue steps never land on the same hue twice. The lightness
+    // alternates a little too, and stays readable on the background.
+    const int k = std::max(0, index - n);
+    const double hue = std::fmod(20.0 + 137.50776405 * k, 360.0);
+    const double lightness = (dark ? 0.66 : 0.40) + (k % 2 ? 0.06 : 0.0);
+    return QColor::fromHslF(static_cast<float>(hue / 360.0), 0.75f, static_cast<float>(lightness));
 }
 
 QColor blend(const QColor& a, const QColor& b, double t) {

@@ -24,4 +24,8 @@ bool is_dark(const QPalette& palette);
 // `a` moved towards `b` by `t` in [0, 1]: grid and axis colours between background and text.
 QColor blend(const QColor& a, const QColor& b, double t);
 
+// The colour of the `index`-th run (from 0): the 8 Okabe-Ito colours first (colour-blind safe),
+// then hues 137.5° (the golden angle) apart, so no two of a session's runs share a colour.
+QColor run_color(int index, bool dark);
+
 } // namespace mantissa::ui

@@ -7,6 +7,7 @@
 
 #include "core/error.h"
 #include "core/io/safetensors.h"
+#include "ui/dialog_folder.h"
 
 namespace mantissa::ui {
 
@@ -87,10 +88,12 @@ bool ask_weights_destination(QWidget* parent, const QString& suggested_base, QSt
                              std::optional<DType>& dtype) {
     const QStringList filters = weights_file_filters();
     QString filter = filters.front();
-    path = QFileDialog::getSaveFileName(parent, QObject::tr("Export weights"),
-                                        suggested_base + QStringLiteral(".safetensors"),
-                                        filters.join(QStringLiteral(";;")), &filter);
+    path =
+        QFileDialog::getSaveFileName(parent, QObject::tr("Export weights"),
+                                     dialog_path(suggested_base + QStringLiteral(".safetensors")),
+                                     filters.join(QStringLiteral(";;")), &filter);
     if (path.isEmpty()) return false;
+    remember_dialog_folder(path);
     WeightsFormat format = weights_format_for_filter(filter);
     try {
         format = weights_format_for_path(path.toStdString()); // a typed extension wins

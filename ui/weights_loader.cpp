@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "core/io/safetensors.h"
+#include "ui/dialog_folder.h"
 #include "ui/training_controller.h"
 
 namespace mantissa::ui {
@@ -44,8 +45,9 @@ bool WeightsLoader::load(const QString& path) {
 }
 
 bool WeightsLoader::ask_and_load(QWidget* parent) {
-    const QString path = QFileDialog::getOpenFileName(parent, tr("Load weights"), QString(),
+    const QString path = QFileDialog::getOpenFileName(parent, tr("Load weights"), dialog_folder(),
                                                       tr("safetensors (*.safetensors)"));
+    remember_dialog_folder(path);
     return !path.isEmpty() && load(path);
 }
 

@@ -12,6 +12,7 @@
 #include "core/error.h"
 #include "core/parallel/shard.h"
 #include "core/plan/compile.h"
+#include "core/train/divergence_advice.h"
 
 namespace mantissa {
 
@@ -386,8 +387,8 @@ RunSummary Trainer::run(TrainControl& control, const TrainerCallbacks& callbacks
                            std::to_string(scalars.loss_scale) + ")";
             if (!diverged.empty() && summary.status != RunStatus::Diverged) {
                 summary.status = RunStatus::Diverged;
-                summary.message = "training diverged: " + diverged +
-                                  ". Try a smaller learning rate, loss scaling, or a mixed policy.";
+                summary.message =
+                    "training diverged: " + diverged + ". " + divergence_advice(m_experiment);
                 log(summary.message);
                 if (m_experiment.on_divergence == DivergencePolicy::Stop) return true;
             }

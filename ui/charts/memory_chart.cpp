@@ -126,6 +126,7 @@ MemoryChart::MemoryChart(QWidget* parent) : QWidget(parent) {
 
     keep_axes_fitted(m_chart); // no "..." ticks on a short or narrow chart
     m_view = new QChartView(m_chart, this);
+    m_view->setViewportUpdateMode(QGraphicsView::FullViewportUpdate); // no stale bar fragments
     m_view->setRenderHint(QPainter::Antialiasing);
     m_view->setMinimumSize(320, 170);
     auto* layout = new QVBoxLayout(this);

@@ -40,6 +40,9 @@ public:
     explicit MetricChartView(QChart* chart, QWidget* parent = nullptr) : QChartView(chart, parent) {
         setRubberBand(QChartView::RectangleRubberBand);
         setRenderHint(QPainter::Antialiasing);
+        // Minimal updates repaint only the removed series' bounding rects, which miss the
+        // antialiased edges of cosmetic pens: an unticked run's line lingered in fragments.
+        setViewportUpdateMode(QGraphicsView::FullViewportUpdate);
         setFocusPolicy(Qt::StrongFocus);
         setMouseTracking(true);
     }
