@@ -117,7 +117,7 @@ private slots:
         ChartsPanel* charts = window.charts();
         charts->redraw();
         QCOMPARE(x_max(charts->chart("loss")), 1500.0);
-        QVERIFY(charts->chart("loss_scale")->chart()->title().contains("10 skipped"));
+        QVERIFY(charts->chart("loss_scale")->full_title().contains("10 skipped"));
 
         LessonsPanel* panel = window.lessons_panel();
         panel->set_lessons({tiny_lesson()});
@@ -139,7 +139,7 @@ private slots:
             const double max = x_max(charts->chart(name));
             QVERIFY2(max >= 12 && max <= 20, qPrintable(QString("%1: %2").arg(name).arg(max)));
         }
-        const QString title = charts->chart("loss_scale")->chart()->title();
+        const QString title = charts->chart("loss_scale")->full_title();
         QVERIFY2(title.contains("no skipped steps"), qPrintable(title));
         QCOMPARE(charts->drawn_points("memory", old1), 0);
         QCOMPARE(window.comparison_model()->rowCount(), 2); // the table shows the lesson's too
@@ -150,7 +150,10 @@ private slots:
         QVERIFY(!panel->back_button()->isVisibleTo(panel));
         QCOMPARE(visible_ids(*store), QSet<int>({old1, old2}));
         charts->redraw();
-        QCOMPARE(x_max(charts->chart("loss")), 1500.0);
+        // The earlier runs' 1,500 steps again (rounded to a tick that the narrower chart beside
+        // the Lessons panel can label: 1,500 or 2,000), not the lesson's 12.
+        const double back_max = x_max(charts->chart("loss"));
+        QVERIFY2(back_max >= 1500 && back_max <= 2000, qPrintable(QString::number(back_max)));
 
         // Opening the lesson again shows its runs of before; closing the panel leaves it too.
         QVERIFY(window.open_lesson("1"));

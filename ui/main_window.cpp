@@ -139,8 +139,8 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
     right->addWidget(bottom);
     right->setStretchFactor(0, 3);
     right->setStretchFactor(1, 1);
-    // 8 rows of runs: a lesson's runs beside a repeated comparison, without scrolling.
-    bottom->setMinimumHeight(fit_rows(m_runs_view, 8) + bottom->tabBar()->sizeHint().height());
+    m_bottom = bottom;
+    fit_runs_list();
     right->setChildrenCollapsible(false);
     auto* main = new QSplitter(Qt::Horizontal);
     main->addWidget(left);
@@ -618,6 +618,20 @@ void MainWindow::update_title() {
     setWindowTitle("Mantissa — " + QString::fromStdString(current_experiment().name) + file +
                    "[*]");
     setWindowModified(m_document->is_modified());
+}
+
+// 8 rows of runs (a lesson's runs beside a repeated comparison, without scrolling) wherever the
+// window is at least 760 pixels tall; a shorter window (a 1280×720 projector) keeps 4, so the
+// charts above keep room for their titles and ticks. Drag the splitter for more.
+void MainWindow::fit_runs_list() {
+    const int rows = height() >= 760 ? 8 : 4;
+    m_bottom->setMinimumHeight(fit_rows(m_runs_view, rows) +
+                               m_bottom->tabBar()->sizeHint().height());
+}
+
+void MainWindow::resizeEvent(QResizeEvent* event) {
+    QMainWindow::resizeEvent(event);
+    if (m_bottom) fit_runs_list();
 }
 
 void MainWindow::closeEvent(QCloseEvent* event) {

@@ -16,6 +16,7 @@ class QLabel;
 class QPlainTextEdit;
 class QProgressBar;
 class QTableView;
+class QTabWidget;
 
 namespace mantissa::ui {
 
@@ -97,9 +98,11 @@ protected:
     void closeEvent(QCloseEvent* event) override;         // asks about unsaved changes
     void dragEnterEvent(QDragEnterEvent* event) override; // a .json experiment file
     void dropEvent(QDropEvent* event) override;
+    void resizeEvent(QResizeEvent* event) override; // the runs list's rows follow the height
 
 private:
     void build_toolbar();
+    void fit_runs_list();
     void build_file_menu();
     void update_title();
     void document_edited();
@@ -130,6 +133,7 @@ private:
     QPlainTextEdit* m_log = nullptr;
     QTableView* m_runs_view = nullptr;
     DeviceMenu* m_device = nullptr;
+    QTabWidget* m_bottom = nullptr; // runs, comparison, log
     QProgressBar* m_progress = nullptr;
     QLabel* m_status = nullptr;
     QAction* m_train = nullptr;

@@ -128,7 +128,7 @@ MemoryChart::MemoryChart(QWidget* parent) : QWidget(parent) {
     m_view = new QChartView(m_chart, this);
     m_view->setViewportUpdateMode(QGraphicsView::FullViewportUpdate); // no stale bar fragments
     m_view->setRenderHint(QPainter::Antialiasing);
-    m_view->setMinimumSize(320, 170);
+    m_view->setMinimumSize(320, 160);
     auto* layout = new QVBoxLayout(this);
     layout->setContentsMargins(0, 0, 0, 0);
     layout->addWidget(m_view);

@@ -181,9 +181,9 @@ MetricChart::MetricChart(const QString& title, const QString& y_title, QWidget* 
     attach_y_axis(m_y_linear);
 
     m_view = new MetricChartView(m_chart, this);
-    // Small enough for a 1280×720 window with four charts; the axes then show fewer ticks
-    // (tick_capacity) rather than labels elided to "...".
-    m_view->setMinimumSize(240, 130);
+    // Small enough for a 1280×720 window with four charts, the memory chart and the runs list;
+    // the axes then show fewer ticks (tick_capacity) rather than labels elided to "...".
+    m_view->setMinimumSize(240, 105);
 
     m_rescale_timer = new QTimer(this);
     m_rescale_timer->setSingleShot(true);
