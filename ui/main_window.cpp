@@ -236,7 +236,7 @@ void MainWindow::build_lessons(bool gpu) {
     auto* dock = new QDockWidget("Lessons", this);
     dock->setObjectName("lessons_dock");
     dock->setWidget(m_lessons);
-    dock->setMinimumWidth(340);
+    dock->setMinimumWidth(300); // beside the editor and the charts on a 1366-pixel screen
     addDockWidget(Qt::RightDockWidgetArea, dock);
     dock->hide();
     QAction* toggle = dock->toggleViewAction();
