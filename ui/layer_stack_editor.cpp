@@ -222,8 +222,10 @@ LayerStackEditor::LayerStackEditor(QWidget* parent) : QWidget(parent) {
         button->setToolTip(tip);
         button->setEnabled(false);
         connect(button, &QPushButton::clicked, action, &QAction::trigger);
-        connect(action, &QAction::changed, button,
-                [button, action] { button->setEnabled(action->isEnabled()); });
+        // A copy, not the structured binding: clang before 16 cannot capture a binding.
+        QAction* const source = action;
+        connect(source, &QAction::changed, button,
+                [button, source] { button->setEnabled(source->isEnabled()); });
         buttons->addWidget(button);
     }
     outer->addLayout(middle, 3);

@@ -8,13 +8,7 @@
 
 #include <cmath>
 
-#ifndef MANTISSA_HD
-#if defined(__CUDACC__)
-#define MANTISSA_HD __host__ __device__
-#else
-#define MANTISSA_HD
-#endif
-#endif
+#include "core/host_device.h"
 
 namespace mantissa::activation_math {
 

@@ -5,13 +5,7 @@
 
 #include <cstdint>
 
-#ifndef MANTISSA_HD
-#if defined(__CUDACC__)
-#define MANTISSA_HD __host__ __device__
-#else
-#define MANTISSA_HD
-#endif
-#endif
+#include "core/host_device.h"
 
 namespace mantissa {
 
