@@ -5,6 +5,7 @@
 
 #include <charconv>
 #include <chrono>
+#include <cstdio>
 
 #include "core/backend/factory/backend_factory.h"
 #include "core/device/parity_qualifier.h"
