@@ -26,23 +26,9 @@ namespace mantissa::cli {
 
 namespace {
 
+// The small MLP every check here trains: the parity model (float32 softmax, as Keras keeps it).
 ModelSpec mlp_spec() {
-    ModelSpec spec;
-    LayerSpec flatten;
-    flatten.type = LayerType::Flatten;
-    LayerSpec hidden;
-    hidden.type = LayerType::Dense;
-    hidden.units = 32;
-    hidden.activation = Activation::Relu;
-    LayerSpec out;
-    out.type = LayerType::Dense;
-    out.units = 10;
-    LayerSpec softmax;
-    softmax.type = LayerType::Activation;
-    softmax.activation = Activation::Softmax;
-    softmax.dtype = "float32";
-    spec.layers = {flatten, hidden, out, softmax};
-    return spec;
+    return parity_model("float32");
 }
 
 ModelSpec cnn_spec() {
