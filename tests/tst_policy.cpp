@@ -1,19 +1,18 @@
 // Tests of the dtype policy table (Keras names) and of dtype name parsing.
 // Unknown names must fail with a message that lists every valid name, since users read it.
-#include <QTest>
 
 #include "core/error.h"
 #include "core/numeric/dtype.h"
 #include "core/numeric/policy.h"
+#include "tests/unit/files.h"
+#include "tests/unit/unit_test.h"
 
 using namespace mantissa;
+using namespace mantissa::unit;
 
-Q_DECLARE_METATYPE(mantissa::DType)
+class TestPolicy {
 
-class TestPolicy : public QObject {
-    Q_OBJECT
-
-private slots:
+public:
     void policyDtypes_data();
     void policyDtypes();
     void tableIsComplete();
@@ -27,67 +26,67 @@ private slots:
 };
 
 void TestPolicy::policyDtypes_data() {
-    QTest::addColumn<QString>("name");
-    QTest::addColumn<DType>("compute");
-    QTest::addColumn<DType>("variable");
-    QTest::addColumn<bool>("mixed");
-    QTest::addColumn<bool>("lossScaling");
-    QTest::newRow("float32") << "float32" << DType::Float32 << DType::Float32 << false << false;
-    QTest::newRow("float64") << "float64" << DType::Float64 << DType::Float64 << false << false;
-    QTest::newRow("float16") << "float16" << DType::Float16 << DType::Float16 << false << true;
-    QTest::newRow("bfloat16") << "bfloat16" << DType::BFloat16 << DType::BFloat16 << false << false;
-    QTest::newRow("mixed_float16")
+    add_column<std::string>("name");
+    add_column<DType>("compute");
+    add_column<DType>("variable");
+    add_column<bool>("mixed");
+    add_column<bool>("lossScaling");
+    new_row("float32") << "float32" << DType::Float32 << DType::Float32 << false << false;
+    new_row("float64") << "float64" << DType::Float64 << DType::Float64 << false << false;
+    new_row("float16") << "float16" << DType::Float16 << DType::Float16 << false << true;
+    new_row("bfloat16") << "bfloat16" << DType::BFloat16 << DType::BFloat16 << false << false;
+    new_row("mixed_float16")
         << "mixed_float16" << DType::Float16 << DType::Float32 << true << true;
-    QTest::newRow("mixed_bfloat16")
+    new_row("mixed_bfloat16")
         << "mixed_bfloat16" << DType::BFloat16 << DType::Float32 << true << false;
 }
 
 void TestPolicy::policyDtypes() {
-    QFETCH(QString, name);
-    QFETCH(DType, compute);
-    QFETCH(DType, variable);
-    QFETCH(bool, mixed);
-    QFETCH(bool, lossScaling);
-    const Policy p = policy_from_name(name.toStdString());
-    QCOMPARE(QString::fromStdString(p.name), name);
-    QCOMPARE(p.compute, compute);
-    QCOMPARE(p.variable, variable);
-    QCOMPARE(p.is_mixed(), mixed);
-    QCOMPARE(loss_scaling_recommended(p), lossScaling);
-    QVERIFY(!policy_description(p).empty());
+    FETCH(std::string, name);
+    FETCH(DType, compute);
+    FETCH(DType, variable);
+    FETCH(bool, mixed);
+    FETCH(bool, lossScaling);
+    const Policy p = policy_from_name(name);
+    CHECK_EQ(p.name, name);
+    CHECK_EQ(p.compute, compute);
+    CHECK_EQ(p.variable, variable);
+    CHECK_EQ(p.is_mixed(), mixed);
+    CHECK_EQ(loss_scaling_recommended(p), lossScaling);
+    CHECK(!policy_description(p).empty());
 }
 
 void TestPolicy::tableIsComplete() {
-    QCOMPARE(all_policies().size(), std::size_t(6));
-    for (const Policy& p : all_policies()) QCOMPARE(policy_from_name(p.name), p);
+    CHECK_EQ(all_policies().size(), std::size_t(6));
+    for (const Policy& p : all_policies()) CHECK_EQ(policy_from_name(p.name), p);
 }
 
 void TestPolicy::unknownPolicyListsValidNames_data() {
-    QTest::addColumn<QString>("name");
-    QTest::newRow("typo") << "mixed_float61";
-    QTest::newRow("empty") << "";
-    QTest::newRow("case") << "Float32";
-    QTest::newRow("dtype alias is not a policy") << "fp16";
+    add_column<std::string>("name");
+    new_row("typo") << "mixed_float61";
+    new_row("empty") << "";
+    new_row("case") << "Float32";
+    new_row("dtype alias is not a policy") << "fp16";
 }
 
 void TestPolicy::unknownPolicyListsValidNames() {
-    QFETCH(QString, name);
+    FETCH(std::string, name);
     try {
-        policy_from_name(name.toStdString());
-        QFAIL("accepted an unknown policy");
+        policy_from_name(name);
+        FAIL_TEST("accepted an unknown policy");
     } catch (const Error& e) {
-        QCOMPARE(e.kind(), ErrorKind::Config);
-        const QString message = e.what();
-        QVERIFY2(message.contains("'" + name + "'"), qPrintable(message));
+        CHECK_EQ(e.kind(), ErrorKind::Config);
+        const std::string message = e.what();
+        CHECK_MSG(contains(message, "'" + name + "'"), (message));
         for (const Policy& p : all_policies())
-            QVERIFY2(message.contains(QString::fromStdString(p.name)), qPrintable(message));
+            CHECK_MSG(contains(message, p.name), (message));
     }
 }
 
 void TestPolicy::dtypeAliases_data() {
-    QTest::addColumn<QString>("name");
-    QTest::addColumn<DType>("dtype");
-    const auto row = [](const char* name, DType d) { QTest::newRow(name) << QString(name) << d; };
+    add_column<std::string>("name");
+    add_column<DType>("dtype");
+    const auto row = [](const char* name, DType d) { new_row(name) << std::string(name) << d; };
     row("float64", DType::Float64);
     row("double", DType::Float64);
     row("fp64", DType::Float64);
@@ -108,46 +107,45 @@ void TestPolicy::dtypeAliases_data() {
 }
 
 void TestPolicy::dtypeAliases() {
-    QFETCH(QString, name);
-    QFETCH(DType, dtype);
-    QCOMPARE(dtype_from_name(name.toStdString()), dtype);
+    FETCH(std::string, name);
+    FETCH(DType, dtype);
+    CHECK_EQ(dtype_from_name(name), dtype);
     // Canonical names round-trip.
-    QCOMPARE(dtype_from_name(dtype_name(dtype)), dtype);
+    CHECK_EQ(dtype_from_name(dtype_name(dtype)), dtype);
 }
 
 void TestPolicy::unknownDtype_data() {
-    QTest::addColumn<QString>("name");
-    QTest::newRow("typo") << "float61";
-    QTest::newRow("empty") << "";
-    QTest::newRow("upper case") << "FP16";
-    QTest::newRow("tf32") << "tf32";
+    add_column<std::string>("name");
+    new_row("typo") << "float61";
+    new_row("empty") << "";
+    new_row("upper case") << "FP16";
+    new_row("tf32") << "tf32";
 }
 
 void TestPolicy::unknownDtype() {
-    QFETCH(QString, name);
+    FETCH(std::string, name);
     try {
-        dtype_from_name(name.toStdString());
-        QFAIL("accepted an unknown dtype");
+        dtype_from_name(name);
+        FAIL_TEST("accepted an unknown dtype");
     } catch (const Error& e) {
-        QCOMPARE(e.kind(), ErrorKind::Config);
-        const QString message = e.what();
-        QVERIFY2(message.contains("'" + name + "'"), qPrintable(message));
+        CHECK_EQ(e.kind(), ErrorKind::Config);
+        const std::string message = e.what();
+        CHECK_MSG(contains(message, "'" + name + "'"), (message));
         for (DType d : floating_dtypes())
-            QVERIFY2(message.contains(QString::fromUtf8(dtype_name(d).data())),
-                     qPrintable(message));
+            CHECK_MSG(contains(message, std::string(dtype_name(d))),
+                     (message));
     }
 }
 
 void TestPolicy::dtypeProperties() {
-    QCOMPARE(dtype_size(DType::Float64), std::size_t(8));
-    QCOMPARE(dtype_size(DType::BFloat16), std::size_t(2));
-    QCOMPARE(dtype_size(DType::Float8E5M2), std::size_t(1));
-    QVERIFY(is_emulated_float(DType::Float16));
-    QVERIFY(!is_emulated_float(DType::Float32));
-    QVERIFY(!is_floating(DType::Int32));
-    QCOMPARE(floating_dtypes().size(), std::size_t(6));
-    QCOMPARE(floating_dtypes().front(), DType::Float64);
+    CHECK_EQ(dtype_size(DType::Float64), std::size_t(8));
+    CHECK_EQ(dtype_size(DType::BFloat16), std::size_t(2));
+    CHECK_EQ(dtype_size(DType::Float8E5M2), std::size_t(1));
+    CHECK(is_emulated_float(DType::Float16));
+    CHECK(!is_emulated_float(DType::Float32));
+    CHECK(!is_floating(DType::Int32));
+    CHECK_EQ(floating_dtypes().size(), std::size_t(6));
+    CHECK_EQ(floating_dtypes().front(), DType::Float64);
 }
 
-QTEST_APPLESS_MAIN(TestPolicy)
-#include "tst_policy.moc"
+MANTISSA_TEST_MAIN(TestPolicy, policyDtypes, tableIsComplete, unknownPolicyListsValidNames, dtypeAliases, unknownDtype, dtypeProperties)
