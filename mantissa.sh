@@ -112,7 +112,8 @@ install_packages() {
     local wanted=(build-essential cmake ninja-build pkg-config ca-certificates
         libeigen3-dev nlohmann-json3-dev python3 python3-numpy
         libonnx-dev libprotobuf-dev # ONNX export: the protobuf classes libonnx-dev generated
-        libopenmpi-dev openmpi-bin) # train --data-parallel on CPU ranks (mpirun)
+        libopenmpi-dev openmpi-bin # train --data-parallel on CPU ranks (mpirun)
+        ccache)                    # rebuilds (and CI's four builds of one tree) reuse objects
     local want_charts=0
     if [ "$PRESET" != "headless" ]; then
         wanted+=(qt6-base-dev qt6-svg-dev libqt6opengl6-dev libgl1-mesa-dev xvfb xauth)
@@ -228,6 +229,15 @@ install_onnxruntime_node() {
 }
 
 # ---- build --------------------------------------------------------------------------------------
+# ccache, when installed, in front of the C++ and CUDA compilers. Paths are hashed relative to the
+# checkout, so a fresh clone in another folder (CI) still hits the objects an earlier build made.
+launcher_args() {
+    if command -v ccache >/dev/null 2>&1; then
+        printf '%s\n' -DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_CUDA_COMPILER_LAUNCHER=ccache
+    fi
+}
+export CCACHE_BASEDIR="$ROOT" CCACHE_NOHASHDIR=true
+
 build() {
     # The build turns CUDA on when it finds nvcc; the toolkit puts it here, not on PATH.
     if [ -d /usr/local/cuda/bin ]; then
@@ -235,7 +245,9 @@ build() {
     fi
     if [ ! -f "$BUILD_DIR/build.ninja" ]; then
         say "Configuring ($PRESET preset) in $BUILD_DIR"
-        cmake --preset "$PRESET" -B "$BUILD_DIR"
+        local launcher
+        mapfile -t launcher < <(launcher_args)
+        cmake --preset "$PRESET" -B "$BUILD_DIR" "${launcher[@]}"
     fi
     say "Building in $BUILD_DIR with $JOBS jobs"
     cmake --build "$BUILD_DIR" -j"$JOBS"
@@ -342,7 +354,9 @@ sanitizer_build() {
     if [ -d /usr/local/cuda/bin ]; then export PATH="/usr/local/cuda/bin:$PATH"; fi
     if [ ! -f "$dir/build.ninja" ]; then
         say "Configuring ($preset preset) in $dir"
-        cmake --preset "$preset" -B "$dir"
+        local launcher
+        mapfile -t launcher < <(launcher_args)
+        cmake --preset "$preset" -B "$dir" "${launcher[@]}"
     fi
     say "Building $* in $dir with $JOBS jobs"
     cmake --build "$dir" -j"$JOBS" --target "$@"
