@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstdint>
+#include <limits>
 #include <vector>
 
 #include "core/parallel/communicator.h"
@@ -71,7 +72,7 @@ private:
     Tensor m_saved_scale, m_weight; // (1, 1) float64
     Tensor m_wire_all;              // (m_elements) in m_wire
     Workspace m_gemm_workspace;
-    double m_uploaded_weight = 0; // the weight m_weight holds (0: none yet)
+    double m_uploaded_weight = std::numeric_limits<double>::quiet_NaN(); // what m_weight holds
 };
 
 } // namespace mantissa
