@@ -124,9 +124,9 @@ private slots:
                 QFAIL("no error");
             } catch (const Error& e) {
                 QCOMPARE(e.kind(), ErrorKind::InvalidArgument);
-                QVERIFY2(QString(e.what()).contains(QString::fromStdString(
-                             std::string(dtype_name(d)))),
-                         e.what());
+                QVERIFY2(
+                    QString(e.what()).contains(QString::fromStdString(std::string(dtype_name(d)))),
+                    e.what());
             }
         }
     }

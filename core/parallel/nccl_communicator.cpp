@@ -226,8 +226,8 @@ private:
                     continue;
                 }
                 if (state != cudaErrorNotReady) {
-                    failure = where() + ": " + oldest.what + " failed on the GPU: " +
-                              cudaGetErrorString(state);
+                    failure = where() + ": " + oldest.what +
+                              " failed on the GPU: " + cudaGetErrorString(state);
                 } else {
                     const double waited = std::chrono::duration<double>(
                                               std::chrono::steady_clock::now() - oldest.since)

@@ -9,8 +9,8 @@
 namespace mantissa {
 
 int local_rank_from_env(const std::function<const char*(const char*)>& getenv) {
-    for (const char* name : {"OMPI_COMM_WORLD_LOCAL_RANK", "SLURM_LOCALID", "MPI_LOCALRANKID",
-                             "PMIX_LOCAL_RANK"}) {
+    for (const char* name :
+         {"OMPI_COMM_WORLD_LOCAL_RANK", "SLURM_LOCALID", "MPI_LOCALRANKID", "PMIX_LOCAL_RANK"}) {
         const char* text = getenv(name);
         if (!text || !*text) continue;
         char* end = nullptr;

@@ -132,9 +132,9 @@ void GradientSync::gradients_ready(Backend& backend) {
             first.shape = {1};
             backend.fill(first, std::numeric_limits<double>::infinity());
         }
-        m_last_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() -
-                                                              start)
-                        .count();
+        m_last_ms =
+            std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+                .count();
         return;
     }
     Tensor& scalars_tensor = m_plan.tensor(m_plan.scalars);
@@ -179,9 +179,9 @@ void GradientSync::finite_check_done(Backend& backend) {
         auto* scalars = static_cast<unsigned char*>(m_plan.tensor(m_plan.scalars).data);
         m_comm.allreduce_max_in_place(
             reinterpret_cast<std::int32_t*>(scalars + offsetof(StepScalars, found_inf)), 1);
-        m_last_ms += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() -
-                                                               start)
-                         .count();
+        m_last_ms +=
+            std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+                .count();
         return;
     }
     Tensor& scalars_tensor = m_plan.tensor(m_plan.scalars);
