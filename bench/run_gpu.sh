@@ -17,6 +17,8 @@
 # and the script exits non-zero at the end. Needs .deps/ (bench/prepare_deps.sh, on the build
 # machine: the GPU box has nvcc, CMake and PyTorch, but no Qt, Eigen, nlohmann-json or network).
 #   usage: bench/run_gpu.sh --stage build|check|bench|all [--stage ...] [--reps N]
+# Data-parallel CUDA ranks (NCCL) need two GPUs and Open MPI: bench/run_gpu_multi.sh, after the
+# build stage (not yet run; on a one-GPU box without MPI the build says "CUDA ranks: off").
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD

@@ -70,9 +70,13 @@ private:
     long m_generation = 0;
 };
 
+// `device`: reports reduces_on_device(), so GradientSync takes its NCCL path (engine casts, a
+// bucket, the found-inf MAX in place); the CPU engine's memory is host memory, so it still runs.
 class LoopbackCommunicator final : public Communicator {
 public:
-    LoopbackCommunicator(LoopbackGroup& group, int rank) : m_group(group), m_rank(rank) {}
+    LoopbackCommunicator(LoopbackGroup& group, int rank, bool device = false)
+        : m_group(group), m_rank(rank), m_device(device) {}
+    bool reduces_on_device() const override { return m_device; }
     int rank() const override { return m_rank; }
     int size() const override { return m_group.size(); }
     std::string name() const override { return "loopback"; }
@@ -119,6 +123,7 @@ public:
 private:
     LoopbackGroup& m_group;
     int m_rank;
+    bool m_device;
 };
 
 Experiment experiment(const char* policy, std::int64_t steps) {
@@ -149,14 +154,15 @@ std::vector<StepRecord> train(const Experiment& e, const DataParallelOptions& op
 // Two ranks in two threads; returns each rank's step records.
 std::vector<std::vector<StepRecord>> train_two_ranks(const Experiment& e, DType wire,
                                                      int inject_rank = -1,
-                                                     std::int64_t inject_step = 0) {
+                                                     std::int64_t inject_step = 0,
+                                                     bool device_path = false) {
     mnist(); // load once, before the threads
     LoopbackGroup group(2);
     std::vector<std::vector<StepRecord>> out(2);
     std::vector<std::thread> threads;
     for (int rank = 0; rank < 2; ++rank)
         threads.emplace_back([&, rank] {
-            LoopbackCommunicator comm(group, rank);
+            LoopbackCommunicator comm(group, rank, device_path);
             DataParallelOptions options;
             options.communicator = &comm;
             options.allreduce_dtype = wire;
@@ -268,6 +274,74 @@ private slots:
             QCOMPARE(steps[2].loss_scale, 32768.0);
             QCOMPARE(steps[3].loss_scale, 16384.0);
         }
+    }
+
+    // The NCCL path's GradientSync (no host read inside the step: the loss-scale weighting as a
+    // 1x1 float64 GEMM, casts into one bucket, found_inf MAXed in place) on the CPU engine gives
+    // the host path's numbers exactly, for every wire dtype, including the short last batch.
+    void devicePathMatchesHostPath_data() {
+        QTest::addColumn<int>("wire");
+        QTest::newRow("float32") << static_cast<int>(DType::Float32);
+        QTest::newRow("bfloat16") << static_cast<int>(DType::BFloat16);
+        QTest::newRow("float16") << static_cast<int>(DType::Float16);
+    }
+    void devicePathMatchesHostPath() {
+        QFETCH(int, wire);
+        Experiment e = experiment("mixed_float16", 0);
+        // 4096 = 2 x 1600 + 896: the third batch gives rank 0 800 rows and rank 1 96, so the
+        // weights (800/896, 96/896) are not powers of two.
+        e.batch_size = 1600;
+        e.max_steps = 0;
+        const auto host = train_two_ranks(e, static_cast<DType>(wire));
+        const auto device = train_two_ranks(e, static_cast<DType>(wire), -1, 0, true);
+        QCOMPARE(host[0].size(), std::size_t(3));
+        for (int r = 0; r < 2; ++r) {
+            const auto& a = host[static_cast<std::size_t>(r)];
+            const auto& b = device[static_cast<std::size_t>(r)];
+            QCOMPARE(b.size(), a.size());
+            for (std::size_t i = 0; i < a.size(); ++i) {
+                QVERIFY2(b[i].loss == a[i].loss, qPrintable(QString("rank %1 step %2: %3 vs %4")
+                                                                .arg(r)
+                                                                .arg(i + 1)
+                                                                .arg(b[i].loss, 0, 'g', 17)
+                                                                .arg(a[i].loss, 0, 'g', 17)));
+                QCOMPARE(b[i].loss_scale, a[i].loss_scale);
+                QCOMPARE(b[i].skipped, a[i].skipped);
+                QCOMPARE(b[i].allreduce_bytes, a[i].allreduce_bytes);
+            }
+        }
+    }
+
+    // The found-inf MAX on the device path: rank 1's injected inf makes both ranks skip step 3.
+    void devicePathSkipsEverywhere() {
+        const auto ranks =
+            train_two_ranks(experiment("mixed_float16", 5), DType::Float32, 1, 3, true);
+        for (const auto& steps : ranks) {
+            QCOMPARE(steps.size(), std::size_t(5));
+            for (const StepRecord& s : steps)
+                QCOMPARE(s.rank_skipped, std::vector<bool>({s.step == 3, s.step == 3}));
+            QCOMPARE(steps[3].loss_scale, 16384.0);
+        }
+    }
+
+    // The default broadcast (through allgather): how the ncclUniqueId reaches every rank.
+    void broadcastBytesCopiesTheRootsBytes() {
+        LoopbackGroup group(2);
+        std::vector<std::vector<unsigned char>> got(2);
+        std::vector<std::thread> threads;
+        for (int rank = 0; rank < 2; ++rank)
+            threads.emplace_back([&, rank] {
+                LoopbackCommunicator comm(group, rank);
+                std::vector<unsigned char> bytes(128); // sizeof(ncclUniqueId)
+                for (std::size_t i = 0; i < bytes.size(); ++i)
+                    bytes[i] = static_cast<unsigned char>(rank == 1 ? 255 - i * 7 : 0);
+                comm.broadcast_bytes(bytes.data(), bytes.size(), 1);
+                got[static_cast<std::size_t>(rank)] = bytes;
+            });
+        for (std::thread& t : threads) t.join();
+        for (const auto& bytes : got)
+            for (std::size_t i = 0; i < bytes.size(); ++i)
+                QCOMPARE(bytes[i], static_cast<unsigned char>(255 - i * 7));
     }
 };
 

@@ -49,8 +49,9 @@ int run_train(const Args& args) {
     }
     Experiment experiment_options = experiment_from_options(parser);
     ParallelRun parallel = start_data_parallel(parser, experiment_options.device);
-    // The ranks train on the CPU engine: "auto" must not put two of them on one GPU.
-    if (parallel.enabled()) experiment_options.device = "cpu";
+    // MPI ranks train on the CPU engine ("auto" must not put two of them on one GPU); NCCL ranks
+    // each on their own GPU.
+    if (parallel.enabled()) experiment_options.device = parallel.device;
     const Experiment experiment = experiment_options;
     const bool root = parallel.is_root();
     const bool quiet = parser.has("--quiet") || !root;
@@ -60,6 +61,19 @@ int run_train(const Args& args) {
     ExportOptions export_options;
     export_options.dtype = export_dtype_option(parser, "--export-dtype");
 
+    DeviceChoice choice;
+    std::exception_ptr setup_error;
+    if (parallel.uses_nccl) {
+        // NCCL starts collectively on the open engines: the ranks first agree each opened its GPU.
+        try {
+            choice = open_cli_device(experiment.device);
+        } catch (...) {
+            setup_error = std::current_exception();
+        }
+        int device_status = 0;
+        if (setup_failed_somewhere(parallel, setup_error, &device_status)) return device_status;
+        attach_nccl(parallel, *choice.backend);
+    }
     DataParallelInfo parallel_info;
     if (parallel.enabled()) {
         parallel_info.ranks = parallel.size();
@@ -68,12 +82,10 @@ int run_train(const Args& args) {
     }
     // Setup may fail on one rank only (a file missing on one host): the ranks agree on it below
     // before any of them trains, so none is left waiting in a collective.
-    DeviceChoice choice;
     std::unique_ptr<Trainer> trainer_owner;
     std::unique_ptr<MetricsJsonlWriter> metrics;
-    std::exception_ptr setup_error;
     try {
-        choice = open_cli_device(experiment.device);
+        if (!choice.backend) choice = open_cli_device(experiment.device);
         const Mnist data = load_mnist(find_data_dir(parser.value("--data")));
         trainer_owner =
             std::make_unique<Trainer>(experiment, data, *choice.backend, parallel.options);

@@ -6,8 +6,11 @@
 #include <string>
 #include <vector>
 
+#include "core/backend/factory/backend_factory.h"
 #include "core/error.h"
 #include "core/parallel/mpi_communicator.h"
+#include "core/parallel/nccl_communicator.h"
+#include "core/parallel/nccl_rank.h"
 
 namespace mantissa::cli {
 
@@ -74,9 +77,11 @@ ParallelRun start_data_parallel(const ArgParser& parser, const std::string& devi
                              name + "'");
         run.options.allreduce_dtype = dtype;
     }
-    if (device.rfind("cuda", 0) == 0)
-        throw UsageError("--data-parallel: runs on the CPU engine (--device cpu); data-parallel "
-                         "CUDA ranks need the NCCL path, which is not built yet");
+    run.uses_nccl = device.rfind("cuda", 0) == 0;
+    if (run.uses_nccl && !nccl_built_in())
+        throw UsageError("--data-parallel --device cuda: this build has no NCCL; rebuild with the "
+                         "CUDA toolkit, NCCL (nccl.h, libnccl.so; cmake -DNCCL_ROOT=<prefix>) and "
+                         "Open MPI, or use --device cpu");
     if (!mpi_built_in())
         throw UsageError("--data-parallel: this build has no MPI. Install Open MPI (Debian/Ubuntu: "
                          "apt install libopenmpi-dev openmpi-bin, or run ./mantissa.sh), rebuild, "
@@ -88,10 +93,34 @@ ParallelRun start_data_parallel(const ArgParser& parser, const std::string& devi
                          "(Slurm: 'srun --mpi=pmix -n 2 mantissa-cli train --data-parallel ...')");
     run.communicator = make_mpi_communicator();
     run.options.communicator = run.communicator.get();
+    run.device = "cpu"; // "auto" must not put two ranks on one GPU
+    if (run.uses_nccl) {
+        int visible = 0;
+        for (const DeviceInfo& d : available_devices()) visible += d.is_gpu ? 1 : 0;
+        const int local = local_rank_from_env([](const char* name) { return std::getenv(name); });
+        try {
+            run.device = rank_device(device, run.rank(), local, visible);
+        } catch (const Error& e) {
+            throw UsageError(std::string("--data-parallel: ") + e.what());
+        }
+    }
     rank_and_step("MANTISSA_TEST_INJECT_NONFINITE", &run.options.inject_nonfinite_rank,
                   &run.options.inject_nonfinite_step);
     rank_and_step("MANTISSA_TEST_FAIL_RANK", &run.fail_rank, &run.fail_step);
     return run;
+}
+
+void attach_nccl(ParallelRun& run, Backend& engine) {
+    try {
+        std::unique_ptr<Communicator> nccl = make_nccl_communicator(run.communicator, engine);
+        run.communicator = std::move(nccl);
+        run.options.communicator = run.communicator.get();
+    } catch (...) {
+        // NCCL's start is collective: a rank that cannot join leaves the others waiting in it,
+        // so this one ends the job.
+        if (!run.communicator) std::rethrow_exception(std::current_exception());
+        fail_all_ranks(run, std::current_exception());
+    }
 }
 
 bool setup_failed_somewhere(ParallelRun& run, std::exception_ptr error, int* exit_status) {

@@ -20,6 +20,9 @@ struct ParallelRun {
     // Test hook MANTISSA_TEST_FAIL_RANK=R:S: rank R throws after step S (a rank dying mid-run).
     int fail_rank = -1;
     std::int64_t fail_step = 0;
+    // The device this rank opens: "cpu" for MPI ranks, "cuda:N" (its own GPU) for NCCL ranks.
+    std::string device = "cpu";
+    bool uses_nccl = false; // --device cuda: attach_nccl() once the engine is open
 
     bool enabled() const { return communicator != nullptr; }
     int rank() const { return communicator ? communicator->rank() : 0; }
@@ -32,9 +35,14 @@ void add_data_parallel_options(ArgParser& parser);
 
 // Reads the options and, with --data-parallel, starts MPI. UsageError when the build has no MPI,
 // when no launcher (mpirun, srun) started this process, or for a bad --allreduce-dtype.
-// `device` is the experiment's: CUDA devices are refused (the NCCL path is not built yet).
+// `device` is the experiment's: "cuda" makes NCCL ranks (run.device = this rank's GPU; a build
+// without NCCL, or "cuda:K", is a UsageError saying what to do), anything else MPI ranks on "cpu".
 // Test hook MANTISSA_TEST_INJECT_NONFINITE=R:S: rank R alone sees an inf gradient at step S.
 ParallelRun start_data_parallel(const ArgParser& parser, const std::string& device);
+
+// NCCL ranks: wraps the MPI communicator in the NCCL one on `engine` (this rank's CUDA engine).
+// Collective; a rank where it fails ends every rank (fail_all_ranks).
+void attach_nccl(ParallelRun& run, Backend& engine);
 
 // After setup (loading data, compiling the plan): `error` is this rank's exception, or null.
 // Returns normally when every rank is ready. When any rank failed, rank 0's error is rethrown on

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <span>
 #include <string>
+#include <vector>
 
 #include "core/numeric/dtype.h"
 
@@ -31,6 +32,33 @@ public:
     virtual void barrier() = 0;
     // Ends every rank now (MPI_Abort) after this rank failed; a single process just returns.
     virtual void abort(int exit_code) = 0;
+
+    // Where allreduce_sum's `data` and allreduce_max_in_place's `data` live. false: host memory,
+    // the call returns with the result in place (MPI, one process, the CPU engine). true: the
+    // memory of this rank's CUDA device; the call only enqueues the collective on the engine's
+    // stream (NCCL), so GradientSync must never read those bytes back on the host mid-step.
+    virtual bool reduces_on_device() const { return false; }
+    // The element-wise MAX of `count` int32 values over all ranks, in place (found-inf flags).
+    // Host memory unless reduces_on_device(); this default suits every host communicator.
+    virtual void allreduce_max_in_place(std::int32_t* data, std::size_t count) {
+        for (std::size_t i = 0; i < count; ++i)
+            data[i] = static_cast<std::int32_t>(allreduce_max(data[i]));
+    }
+    // Rank `root`'s `bytes` bytes (host memory) copied to every rank (the ncclUniqueId). The
+    // default goes through allgather, three bytes per double (exact integers): a communicator
+    // with a native broadcast overrides it.
+    virtual void broadcast_bytes(void* data, std::size_t bytes, int root) {
+        auto* p = static_cast<unsigned char*>(data);
+        const std::size_t words = (bytes + 2) / 3;
+        std::vector<double> mine(words, 0.0), all(words * static_cast<std::size_t>(size()));
+        for (std::size_t i = 0; i < bytes; ++i)
+            mine[i / 3] += static_cast<double>(p[i]) * static_cast<double>(1u << (8 * (i % 3)));
+        allgather(mine, all);
+        const double* theirs = all.data() + static_cast<std::size_t>(root) * words;
+        for (std::size_t i = 0; i < bytes; ++i)
+            p[i] = static_cast<unsigned char>(
+                (static_cast<std::uint32_t>(theirs[i / 3]) >> (8 * (i % 3))) & 0xFFu);
+    }
 };
 
 } // namespace mantissa

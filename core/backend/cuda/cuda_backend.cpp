@@ -116,6 +116,14 @@ const DeviceInfo& CudaBackend::info() const {
     return m_impl->info;
 }
 
+void* CudaBackend::native_stream() const {
+    return static_cast<void*>(m_impl->stream);
+}
+
+int CudaBackend::device_index() const {
+    return m_impl->device;
+}
+
 Buffer CudaBackend::allocate(std::size_t bytes) {
     MANTISSA_CUDA_CHECK(cudaSetDevice(m_impl->device));
     void* ptr = nullptr;

@@ -84,6 +84,11 @@ public:
     bool replay_graph(const void* owner, std::uint64_t key) override;
     void drop_graphs(const void* owner) noexcept override;
 
+    // The engine's cudaStream_t and device index, as an opaque pointer and an int (this header
+    // names no CUDA type): for the NCCL communicator, which enqueues its collectives there.
+    void* native_stream() const;
+    int device_index() const;
+
     struct Impl; // CUDA state: stream, handles, caches, pinned ring
                  // (core/backend/cuda/cuda_state.h)
 
