@@ -14,6 +14,8 @@ std::string read_file(const std::string& path);
 bool write_file(const std::string& path, std::string_view bytes);
 bool exists(const std::string& path);
 std::vector<std::string> split_lines(std::string_view text); // without the trailing empty line
+// The full path of `program` found on $PATH, or "" (QStandardPaths::findExecutable).
+std::string find_executable(const std::string& program);
 
 inline bool contains(std::string_view text, std::string_view part) {
     return text.find(part) != std::string_view::npos;

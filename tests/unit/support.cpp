@@ -70,6 +70,19 @@ std::vector<std::string> split_lines(std::string_view text) {
     return lines;
 }
 
+std::string find_executable(const std::string& program) {
+    const char* path = std::getenv("PATH");
+    std::string_view dirs = path ? path : "";
+    while (!dirs.empty()) {
+        const std::size_t colon = dirs.find(':');
+        const std::string dir(dirs.substr(0, colon));
+        dirs = colon == std::string_view::npos ? std::string_view() : dirs.substr(colon + 1);
+        const std::string candidate = (dir.empty() ? "." : dir) + "/" + program;
+        if (access(candidate.c_str(), X_OK) == 0) return candidate;
+    }
+    return {};
+}
+
 namespace {
 
 // The child's environment: ours, less `unset_env`, with `env` set on top.
@@ -122,7 +135,8 @@ ProcessResult run_process(const std::string& program, const std::vector<std::str
     envp.push_back(nullptr);
 
     pid_t pid = 0;
-    const int spawned = posix_spawnp(&pid, program.c_str(), &actions, nullptr, argv.data(), envp.data());
+    const int spawned =
+        posix_spawnp(&pid, program.c_str(), &actions, nullptr, argv.data(), envp.data());
     posix_spawn_file_actions_destroy(&actions);
     close(out_pipe[1]);
     close(err_pipe[1]);

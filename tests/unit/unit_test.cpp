@@ -78,10 +78,16 @@ void record_skip(const char* file, int line, const std::string& message) {
     std::printf("SKIP   : %s %s\n   Loc: [%s(%d)]\n", where().c_str(), message.c_str(), file, line);
 }
 
-bool current_test_failed() { return state().failed; }
-const std::string& current_data_tag() { return state().tag; }
+bool current_test_failed() {
+    return state().failed;
+}
+const std::string& current_data_tag() {
+    return state().tag;
+}
 
-void add_column_named(const std::string& name) { state().columns.push_back(name); }
+void add_column_named(const std::string& name) {
+    state().columns.push_back(name);
+}
 
 DataRow new_row(const std::string& name) {
     State& s = state();

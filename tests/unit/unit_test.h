@@ -54,11 +54,14 @@ std::string describe_value(const T& value) {
         return out.str();
     } else if constexpr (std::is_enum_v<T>) {
         return std::to_string(static_cast<long long>(value));
-    } else if constexpr (requires(std::ostream& out) { out << value; }) {
+    } else if constexpr (requires(std::ostream & out) { out << value; }) {
         std::ostringstream out;
         out << value;
         return out.str();
-    } else if constexpr (requires { value.size(); value.begin(); }) {
+    } else if constexpr (requires {
+                             value.size();
+                             value.begin();
+                         }) {
         std::string s = "[";
         bool first = true;
         for (const auto& element : value) {
@@ -75,20 +78,22 @@ std::string describe_value(const T& value) {
 // QCOMPARE's floating-point rule, so suites keep their meaning when they leave QtTest.
 template <class F>
 bool fuzzy_equal(F actual, F expected) {
-    if (std::isnan(actual) || std::isnan(expected)) return std::isnan(actual) && std::isnan(expected);
+    if (std::isnan(actual) || std::isnan(expected))
+        return std::isnan(actual) && std::isnan(expected);
     if (std::isinf(actual) || std::isinf(expected)) return actual == expected;
     const F null_bound = std::is_same_v<F, float> ? F(1e-5) : F(1e-12);
     const F scale = std::is_same_v<F, float> ? F(100000) : F(1000000000000.0);
     if (actual == 0 || expected == 0)
         return std::fabs(actual) <= null_bound && std::fabs(expected) <= null_bound;
-    return std::fabs(actual - expected) * scale <= std::fmin(std::fabs(actual), std::fabs(expected));
+    return std::fabs(actual - expected) * scale <=
+           std::fmin(std::fabs(actual), std::fabs(expected));
 }
 
 template <class A, class B>
 bool values_equal(const A& actual, const B& expected) {
     if constexpr (std::is_floating_point_v<A> && std::is_floating_point_v<B>) {
-        using F = std::conditional_t<std::is_same_v<A, float> && std::is_same_v<B, float>, float,
-                                     double>;
+        using F =
+            std::conditional_t<std::is_same_v<A, float> && std::is_same_v<B, float>, float, double>;
         return fuzzy_equal<F>(static_cast<F>(actual), static_cast<F>(expected));
     } else if constexpr (std::is_integral_v<A> && std::is_integral_v<B> &&
                          !std::is_same_v<A, bool> && !std::is_same_v<B, bool>) {
@@ -99,8 +104,8 @@ bool values_equal(const A& actual, const B& expected) {
 }
 
 template <class A, class B>
-bool compare(const A& actual, const B& expected, const char* actual_text,
-             const char* expected_text, const char* file, int line) {
+bool compare(const A& actual, const B& expected, const char* actual_text, const char* expected_text,
+             const char* file, int line) {
     if (values_equal(actual, expected)) return true;
     record_failure(file, line,
                    std::string("Compared values are not the same\n   Actual   (") + actual_text +
@@ -109,8 +114,12 @@ bool compare(const A& actual, const B& expected, const char* actual_text,
     return false;
 }
 
-inline std::string message_text(const char* message) { return message ? message : ""; }
-inline std::string message_text(const std::string& message) { return message; }
+inline std::string message_text(const char* message) {
+    return message ? message : "";
+}
+inline std::string message_text(const std::string& message) {
+    return message;
+}
 
 // ---- data tables (QTest::addColumn / newRow / QFETCH) ----
 
@@ -186,7 +195,8 @@ int run_suite(const char* suite, const std::vector<TestFunction>& functions, con
 template <class Suite>
 Hooks hooks_of(Suite& suite) {
     Hooks h;
-    if constexpr (requires { suite.initTestCase(); }) h.init_test_case = [&] { suite.initTestCase(); };
+    if constexpr (requires { suite.initTestCase(); })
+        h.init_test_case = [&] { suite.initTestCase(); };
     if constexpr (requires { suite.cleanupTestCase(); })
         h.cleanup_test_case = [&] { suite.cleanupTestCase(); };
     if constexpr (requires { suite.init(); }) h.init = [&] { suite.init(); };
@@ -233,7 +243,8 @@ Hooks hooks_of(Suite& suite) {
 
 #define SKIP_TEST(message)                                                                         \
     do {                                                                                           \
-        ::mantissa::unit::record_skip(__FILE__, __LINE__, ::mantissa::unit::message_text(message)); \
+        ::mantissa::unit::record_skip(__FILE__, __LINE__,                                          \
+                                      ::mantissa::unit::message_text(message));                    \
         return;                                                                                    \
     } while (false)
 
@@ -243,11 +254,14 @@ Hooks hooks_of(Suite& suite) {
 // A for-each over the listed names (the __VA_OPT__ recursion idiom; up to 256 names).
 #define MANTISSA_UNIT_PARENS ()
 #define MANTISSA_UNIT_EXPAND(...)                                                                  \
-    MANTISSA_UNIT_EXPAND3(MANTISSA_UNIT_EXPAND3(MANTISSA_UNIT_EXPAND3(MANTISSA_UNIT_EXPAND3(__VA_ARGS__))))
+    MANTISSA_UNIT_EXPAND3(                                                                         \
+        MANTISSA_UNIT_EXPAND3(MANTISSA_UNIT_EXPAND3(MANTISSA_UNIT_EXPAND3(__VA_ARGS__))))
 #define MANTISSA_UNIT_EXPAND3(...)                                                                 \
-    MANTISSA_UNIT_EXPAND2(MANTISSA_UNIT_EXPAND2(MANTISSA_UNIT_EXPAND2(MANTISSA_UNIT_EXPAND2(__VA_ARGS__))))
+    MANTISSA_UNIT_EXPAND2(                                                                         \
+        MANTISSA_UNIT_EXPAND2(MANTISSA_UNIT_EXPAND2(MANTISSA_UNIT_EXPAND2(__VA_ARGS__))))
 #define MANTISSA_UNIT_EXPAND2(...)                                                                 \
-    MANTISSA_UNIT_EXPAND1(MANTISSA_UNIT_EXPAND1(MANTISSA_UNIT_EXPAND1(MANTISSA_UNIT_EXPAND1(__VA_ARGS__))))
+    MANTISSA_UNIT_EXPAND1(                                                                         \
+        MANTISSA_UNIT_EXPAND1(MANTISSA_UNIT_EXPAND1(MANTISSA_UNIT_EXPAND1(__VA_ARGS__))))
 #define MANTISSA_UNIT_EXPAND1(...) __VA_ARGS__
 #define MANTISSA_UNIT_FOR_EACH(Suite, ...)                                                         \
     __VA_OPT__(MANTISSA_UNIT_EXPAND(MANTISSA_UNIT_FOR_EACH_STEP(Suite, __VA_ARGS__)))
@@ -258,24 +272,24 @@ Hooks hooks_of(Suite& suite) {
 
 // One entry: the function, and its name_data() table when the suite has one.
 #define MANTISSA_UNIT_FUNCTION(Suite, name)                                                        \
-    functions.push_back(::mantissa::unit::TestFunction{                                            \
-        #name,                                                                                     \
-        [&suite]() -> std::function<void()> {                                                      \
-            auto data_of = [](auto& s) -> std::function<void()> {                                  \
-                if constexpr (requires { s.name##_data(); })                                       \
-                    return [&s] { s.name##_data(); };                                              \
-                else                                                                               \
-                    return {};                                                                     \
-            };                                                                                     \
-            return data_of(suite);                                                                 \
-        }(),                                                                                       \
-        [&suite] { suite.name(); }});
+    functions.push_back(                                                                           \
+        ::mantissa::unit::TestFunction{#name,                                                      \
+                                       [&suite]() -> std::function<void()> {                       \
+                                           auto data_of = [](auto& s) -> std::function<void()> {   \
+                                               if constexpr (requires { s.name##_data(); })        \
+                                                   return [&s] { s.name##_data(); };               \
+                                               else                                                \
+                                                   return {};                                      \
+                                           };                                                      \
+                                           return data_of(suite);                                  \
+                                       }(),                                                        \
+                                       [&suite] { suite.name(); }});
 
 #define MANTISSA_TEST_MAIN(Suite, ...)                                                             \
     int main(int argc, char** argv) {                                                              \
         Suite suite;                                                                               \
         std::vector<::mantissa::unit::TestFunction> functions;                                     \
         MANTISSA_UNIT_FOR_EACH(Suite, __VA_ARGS__)                                                 \
-        return ::mantissa::unit::run_suite(#Suite, functions, ::mantissa::unit::hooks_of(suite),  \
+        return ::mantissa::unit::run_suite(#Suite, functions, ::mantissa::unit::hooks_of(suite),   \
                                            argc, argv);                                            \
     }
