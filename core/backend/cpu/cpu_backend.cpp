@@ -212,8 +212,10 @@ void CpuBackend::gather_batch(const Tensor& images_u8, const Tensor& labels_u8,
     cpu::require(batch.cols() == features && labels_i32.numel() == batch_rows,
                  std::string(op) + ": batch " + cpu::describe(batch) + " and labels " +
                      cpu::describe(labels_i32) + " do not fit images " + cpu::describe(images_u8));
-    cpu::require(count >= 1 && count <= batch_rows && offset >= 0 &&
-                     offset + count <= permutation_i32.numel(),
+    // count 0: a data-parallel rank past the end of a short last batch. Its rows repeat the
+    // batch's first row (masked: valid_rows 0, weight 0), so that row must exist.
+    cpu::require(count >= 0 && count <= batch_rows && offset >= 0 &&
+                     offset + std::max<std::int64_t>(count, 1) <= permutation_i32.numel(),
                  std::string(op) + ": rows [" + std::to_string(offset) + ", " +
                      std::to_string(offset + count) + ") do not fit permutation " +
                      cpu::describe(permutation_i32) + " and batch " + cpu::describe(batch));

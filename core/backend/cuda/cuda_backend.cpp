@@ -272,8 +272,9 @@ void CudaBackend::gather_batch(const Tensor& images_u8, const Tensor& labels_u8,
     require(batch.cols() == features && labels_i32.numel() == batch.rows(),
             op + ": batch " + describe(batch) + " and labels " + describe(labels_i32) +
                 " do not fit images " + describe(images_u8));
-    require(count >= 1 && count <= batch.rows() && offset >= 0 &&
-                offset + count <= permutation_i32.numel(),
+    // count 0: a data-parallel rank past the end of a short last batch (see cpu_backend.cpp).
+    require(count >= 0 && count <= batch.rows() && offset >= 0 &&
+                offset + std::max<std::int64_t>(count, 1) <= permutation_i32.numel(),
             op + ": rows [" + std::to_string(offset) + ", " + std::to_string(offset + count) +
                 ") do not fit permutation " + describe(permutation_i32));
     cuda::PixelTable table{};
