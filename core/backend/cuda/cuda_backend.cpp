@@ -3,6 +3,7 @@
 // host slots with events so the trainer reads them a step or two late without stalling.
 #include "core/backend/cuda/cuda_backend.h"
 
+#include <algorithm>
 #include <cstring>
 #include <memory>
 #include <string>
