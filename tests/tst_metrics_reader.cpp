@@ -10,10 +10,10 @@
 
 #include "core/error.h"
 #include "core/io/atomic_file.h"
-#include "core/io/metrics_export.h"
-#include "core/io/metrics_jsonl.h"
-#include "core/io/metrics_reader.h"
 #include "core/plan/plan.h"
+#include "core/records/metrics_export.h"
+#include "core/records/metrics_jsonl.h"
+#include "core/records/metrics_reader.h"
 #include "tests/error_capture.h"
 
 using namespace mantissa;

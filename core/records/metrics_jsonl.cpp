@@ -1,6 +1,6 @@
 // Metrics JSONL writer. Non-finite numbers (a diverged loss) are written as null: JSON has no NaN,
 // and a null tells a reader "not a number" without breaking its parser.
-#include "core/io/metrics_jsonl.h"
+#include "core/records/metrics_jsonl.h"
 
 #include <cerrno>
 #include <cmath>
@@ -10,7 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
-#include "core/io/metrics_json_values.h"
+#include "core/records/metrics_json_values.h"
 
 namespace mantissa {
 

@@ -1,6 +1,6 @@
 // Metrics JSONL reader. Each line is checked field by field, so a hand-edited or damaged file
 // fails with the line and field to look at instead of a bare parser error.
-#include "core/io/metrics_reader.h"
+#include "core/records/metrics_reader.h"
 
 #include <cmath>
 #include <limits>

@@ -1,6 +1,6 @@
 // Metrics export to CSV and JSON. Numbers are printed with 17 significant digits (round-trip
 // exact for doubles) so an exported loss compares equal to the one the run recorded.
-#include "core/io/metrics_export.h"
+#include "core/records/metrics_export.h"
 
 #include <cmath>
 #include <cstdio>
@@ -9,7 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/io/atomic_file.h"
-#include "core/io/metrics_json_values.h"
+#include "core/records/metrics_json_values.h"
 
 namespace mantissa {
 
