@@ -5,11 +5,15 @@
 #include <cmath>
 #include <cstdio>
 #include <map>
+#include <type_traits>
+#include <variant>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
 #include "core/io/atomic_file.h"
 #include "core/records/metrics_json_values.h"
+#include "core/records/metrics_record_json.h"
 
 namespace mantissa {
 
@@ -24,8 +28,26 @@ std::string cell(double value) {
     return buf;
 }
 
-ojson number(double value) {
-    return json_number<ojson>(value);
+// One CSV cell of a step field: integers as they are, flags 0/1, memory as its total.
+std::string step_cell(const StepRecord& s, const RecordField<StepRecord>& field) {
+    return std::visit(
+        [&](auto member) -> std::string {
+            using T = std::remove_cvref_t<decltype(s.*member)>;
+            const T& value = s.*member;
+            if constexpr (std::is_same_v<T, double>)
+                return cell(value);
+            else if constexpr (std::is_same_v<T, bool>)
+                return value ? "1" : "0";
+            else if constexpr (std::is_same_v<T, MemoryByCategory>)
+                return std::to_string(value.total());
+            else if constexpr (std::is_same_v<T, std::string>)
+                return value;
+            else if constexpr (std::is_same_v<T, RunStatus>)
+                return run_status_name(value);
+            else
+                return std::to_string(value);
+        },
+        field.member);
 }
 
 } // namespace
@@ -37,14 +59,18 @@ std::string metrics_to_csv(const RunMetrics& run) {
     std::map<int, std::int64_t> last_step_of;
     for (const StepRecord& s : run.steps) last_step_of[s.epoch] = s.step;
 
-    std::string out = "step,epoch,loss,accuracy,step_ms,samples_per_s,loss_scale,skipped,"
-                      "good_steps,mem_total,device_mem_used,val_loss,val_accuracy\n";
+    std::vector<const RecordField<StepRecord>*> columns;
+    std::string out;
+    for (const RecordField<StepRecord>& field : step_fields()) {
+        if (!(field.outputs & kInCsv)) continue;
+        columns.push_back(&field);
+        out += field.name;
+        if (std::holds_alternative<MemoryByCategory StepRecord::*>(field.member)) out += "_total";
+        out += ',';
+    }
+    out += "val_loss,val_accuracy\n";
     for (const StepRecord& s : run.steps) {
-        out += std::to_string(s.step) + ',' + std::to_string(s.epoch) + ',' + cell(s.loss) + ',' +
-               cell(s.accuracy) + ',' + cell(s.step_ms) + ',' + cell(s.samples_per_s) + ',' +
-               cell(s.loss_scale) + ',' + (s.skipped ? "1" : "0") + ',' +
-               std::to_string(s.good_steps) + ',' + std::to_string(s.memory.total()) + ',' +
-               std::to_string(s.device_mem_used) + ',';
+        for (const RecordField<StepRecord>* field : columns) out += step_cell(s, *field) + ',';
         const auto epoch = epoch_of.find(s.epoch);
         if (epoch != epoch_of.end() && last_step_of[s.epoch] == s.step)
             out += cell(epoch->second->val_loss) + ',' + cell(epoch->second->val_accuracy);
@@ -58,48 +84,11 @@ std::string metrics_to_csv(const RunMetrics& run) {
 std::string metrics_to_json(const RunMetrics& run, const std::string& name,
                             const std::string& status) {
     ojson steps = ojson::array();
-    for (const StepRecord& s : run.steps)
-        steps.push_back({{"step", s.step},
-                         {"epoch", s.epoch},
-                         {"loss", number(s.loss)},
-                         {"accuracy", number(s.accuracy)},
-                         {"step_ms", number(s.step_ms)},
-                         {"samples_per_s", number(s.samples_per_s)},
-                         {"loss_scale", number(s.loss_scale)},
-                         {"skipped", s.skipped},
-                         {"good_steps", s.good_steps},
-                         {"device_mem_used", s.device_mem_used},
-                         {"device_mem_total", s.device_mem_total}});
+    for (const StepRecord& s : run.steps) steps.push_back(record_json<ojson>(s, kInExport));
     ojson epochs = ojson::array();
-    for (const EpochRecord& e : run.epochs)
-        epochs.push_back({{"epoch", e.epoch},
-                          {"steps", e.steps},
-                          {"loss", number(e.loss)},
-                          {"accuracy", number(e.accuracy)},
-                          {"val_loss", number(e.val_loss)},
-                          {"val_accuracy", number(e.val_accuracy)},
-                          {"seconds", number(e.seconds)},
-                          {"median_step_ms", number(e.median_step_ms)},
-                          {"skipped_steps", e.skipped_steps},
-                          {"loss_scale", number(e.loss_scale)}});
+    for (const EpochRecord& e : run.epochs) epochs.push_back(record_json<ojson>(e, kInExport));
     ojson summary = nullptr;
-    if (run.summary) {
-        const RunSummary& s = *run.summary;
-        summary = {{"status", run_status_name(s.status)},
-                   {"message", s.message},
-                   {"steps", s.steps},
-                   {"epochs", s.epochs},
-                   {"train_loss", number(s.train_loss)},
-                   {"train_accuracy", number(s.train_accuracy)},
-                   {"val_loss", number(s.val_loss)},
-                   {"val_accuracy", number(s.val_accuracy)},
-                   {"seconds", number(s.seconds)},
-                   {"median_step_ms", number(s.median_step_ms)},
-                   {"samples_per_s", number(s.samples_per_s)},
-                   {"skipped_steps", s.skipped_steps},
-                   {"seconds_to_97", s.seconds_to_97 >= 0 ? ojson(s.seconds_to_97) : nullptr},
-                   {"peak_memory", s.peak_memory}};
-    }
+    if (run.summary) summary = record_json<ojson>(*run.summary, kInExport);
     ojson doc = {
         {"format", "mantissa-metrics"},
         {"version", 1},
