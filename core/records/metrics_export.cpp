@@ -68,7 +68,9 @@ std::string metrics_to_csv(const RunMetrics& run) {
         if (std::holds_alternative<MemoryByCategory StepRecord::*>(field.member)) out += "_total";
         out += ',';
     }
-    out += "val_loss,val_accuracy\n";
+    // The epoch's validation closes each row (on the epoch's last step).
+    out += std::string(field_name(&EpochRecord::val_loss, epoch_fields())) + ',' +
+           field_name(&EpochRecord::val_accuracy, epoch_fields()) + '\n';
     for (const StepRecord& s : run.steps) {
         for (const RecordField<StepRecord>* field : columns) out += step_cell(s, *field) + ',';
         const auto epoch = epoch_of.find(s.epoch);

@@ -108,7 +108,9 @@ void MetricsJsonlWriter::flush() {
 }
 
 void MetricsJsonlWriter::write_log(const std::string& message) {
-    write_line(dump_line(json{{"type", "log"}, {"message", message}}));
+    json line = log_json(message);
+    line["type"] = "log";
+    write_line(dump_line(line));
 }
 
 } // namespace mantissa

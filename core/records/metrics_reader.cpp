@@ -99,7 +99,7 @@ RunMetrics parse_metrics_jsonl(const std::string& text, const std::string& sourc
             else if (type == "summary")
                 out.summary = summary_from_json(r);
             else if (type == "log")
-                out.log.push_back(r.string("message", std::string()));
+                out.log.push_back(log_from_json(r));
             // Any other type (histograms, future records) is for other readers: skip it.
         } catch (const json::exception& e) {
             // Every access is type-checked first; this is a last line of defence.

@@ -212,6 +212,10 @@ json histogram_json(const GradientHistogram& h) {
          {{"activation", counts_json(h.all_activation)}, {"weight", counts_json(h.all_weight)}}}};
 }
 
+json log_json(const std::string& message) {
+    return {{"message", message}};
+}
+
 // --- reading ----------------------------------------------------------------------------------
 
 namespace {
@@ -332,6 +336,10 @@ EpochRecord epoch_from_json(const RecordReader& r) {
 
 RunSummary summary_from_json(const RecordReader& r) {
     return fields_from_json(r, summary_fields());
+}
+
+std::string log_from_json(const RecordReader& r) {
+    return r.string("message", std::string());
 }
 
 } // namespace mantissa

@@ -61,6 +61,9 @@ Json record_json(const RunSummary& record, RecordOutput output);
 // layers [{name, activation, weight}] and all {activation, weight}.
 nlohmann::json histogram_json(const GradientHistogram& histogram);
 
+// The `log` record without "type": {"message": ...}.
+nlohmann::json log_json(const std::string& message);
+
 // Type-checked fields of one parsed JSONL line; every failure throws Error(Data)
 // "<where>: field '<name>': <what>" (where = "run-3/metrics.jsonl: line 17").
 class RecordReader {
@@ -92,5 +95,15 @@ private:
 StepRecord step_from_json(const RecordReader& reader);
 EpochRecord epoch_from_json(const RecordReader& reader);
 RunSummary summary_from_json(const RecordReader& reader);
+std::string log_from_json(const RecordReader& reader); // the message ("" when absent)
+
+// The JSON name of a record's member ("val_loss" for &EpochRecord::val_loss).
+template <class R, class T>
+const char* field_name(T R::*member, const std::vector<RecordField<R>>& fields) {
+    for (const RecordField<R>& field : fields)
+        if (const auto* m = std::get_if<T R::*>(&field.member); m && *m == member)
+            return field.name;
+    return "?";
+}
 
 } // namespace mantissa
