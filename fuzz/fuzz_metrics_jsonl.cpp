@@ -1,4 +1,4 @@
-// libFuzzer target for the metrics JSONL writer (core/io/metrics_jsonl.*): whatever a run
+// libFuzzer target for the metrics JSONL writer (core/records/metrics_jsonl.*): whatever a run
 // produces (NaN and inf values, any bytes in a message or a file path) must come out as one
 // valid JSON object per line, because the GUI, the CLI and users' scripts parse these files.
 #include <fuzzer/FuzzedDataProvider.h>
@@ -14,7 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
-#include "core/io/metrics_jsonl.h"
+#include "core/records/metrics_jsonl.h"
 #include "fuzz/fuzz_input_file.h"
 
 namespace {

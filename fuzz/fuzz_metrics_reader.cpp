@@ -1,5 +1,5 @@
-// libFuzzer target for the metrics JSONL reader (core/io/metrics_reader.*): the app reopens every
-// past run with it, so any text (a damaged, hand-edited or cut-off file) must parse or throw
+// libFuzzer target for the metrics JSONL reader (core/records/metrics_reader.*): the app reopens
+// every past run with it, so any text (a damaged, hand-edited or cut-off file) must parse or throw
 // mantissa::Error(Data), never crash or hang.
 #include <cstddef>
 #include <cstdint>
@@ -7,7 +7,7 @@
 #include <string>
 
 #include "core/error.h"
-#include "core/io/metrics_reader.h"
+#include "core/records/metrics_reader.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
     const std::string text(reinterpret_cast<const char*>(data), size);

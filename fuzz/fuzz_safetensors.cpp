@@ -6,6 +6,7 @@
 
 #include "core/error.h"
 #include "core/io/safetensors.h"
+#include "core/records/trained_model.h"
 #include "fuzz/fuzz_input_file.h"
 
 namespace {

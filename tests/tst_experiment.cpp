@@ -443,6 +443,10 @@ void TestExperiment::badText_data() {
                                      << "test.json: expected a JSON object";
     QTest::newRow("duplicate field") << R"({"epochs": 3, "epochs": 4, "model": {"layers": []}})"
                                      << "test.json: field 'epochs' appears twice";
+    // The depth guard of the shared strict reader (core/io/strict_json.h), once only lessons'.
+    QTest::newRow("nested 100000 deep")
+        << "{\"model\": " + QString("[").repeated(100000) + QString("]").repeated(100000) + "}"
+        << "test.json: invalid JSON: it nests deeper than 64 levels";
 }
 
 void TestExperiment::badText() {

@@ -12,7 +12,7 @@
 
 #include "core/backend/cpu/cpu_backend.h"
 #include "core/data/synthetic_mnist.h"
-#include "core/io/metrics_jsonl.h"
+#include "core/records/metrics_jsonl.h"
 #include "core/train/gradient_histogram.h"
 #include "core/train/trainer.h"
 #include "tests/test_support.h"

@@ -23,8 +23,8 @@
 #include <QUrl>
 #include <memory>
 
-#include "core/io/metrics_jsonl.h"
 #include "core/plan/plan.h"
+#include "core/records/metrics_jsonl.h"
 #include "core/train/experiment.h"
 #include "tiny_experiment.h"
 #include "ui/charts/chart_export.h"

@@ -19,6 +19,7 @@
 #include <memory>
 
 #include "core/io/safetensors.h"
+#include "core/records/trained_model.h"
 #include "core/train/experiment.h"
 #include "tiny_experiment.h"
 #include "ui/error_banner.h"

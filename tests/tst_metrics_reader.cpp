@@ -10,10 +10,11 @@
 
 #include "core/error.h"
 #include "core/io/atomic_file.h"
-#include "core/io/metrics_export.h"
-#include "core/io/metrics_jsonl.h"
-#include "core/io/metrics_reader.h"
 #include "core/plan/plan.h"
+#include "core/records/metrics_export.h"
+#include "core/records/metrics_jsonl.h"
+#include "core/records/metrics_reader.h"
+#include "core/train/gradient_histogram.h"
 #include "tests/error_capture.h"
 
 using namespace mantissa;
@@ -95,6 +96,28 @@ std::string write_run(const QString& path, bool finish) {
 }
 
 } // namespace
+
+// Captured from the writer and exporter before the mapping was a table (commit ce9895b).
+#define GOLDEN_STEP                                                                                \
+    R"({"accuracy":0.1,"device_mem_total":99999,"device_mem_used":12345,"epoch":1,"good_steps":1,"loss":2.5,"loss_scale":32768.0,"mem":{"activations":0,"data":47040000,"gradients":0,"master":0,"optimizer":0,"total":47041000,"weights":1000,"workspace":0},"samples_per_s":444.44444444444446,"skipped":false,"step":1,"step_ms":2.25,"type":"step"})"
+#define GOLDEN_PARALLEL                                                                            \
+    R"({"accuracy":0.7000000000000001,"allreduce_bytes":4096,"allreduce_ms":0.75,"device_mem_total":99999,"device_mem_used":12345,"epoch":3,"good_steps":7,"loss":0.35714285714285715,"loss_scale":32768.0,"mem":{"activations":0,"data":47040000,"gradients":0,"master":0,"optimizer":0,"total":47041000,"weights":1000,"workspace":0},"rank_skipped":[false,false],"rank_step_ms":[1.5,2.5],"ranks":2,"samples_per_s":121.21212121212122,"skipped":false,"step":7,"step_ms":8.25,"type":"step"})"
+#define GOLDEN_EPOCH                                                                               \
+    R"({"accuracy":0.9,"epoch":1,"loss":0.5,"loss_scale":16384.0,"median_step_ms":2.0,"seconds":1.5,"skipped_steps":1,"steps":3,"type":"epoch","val_accuracy":0.95,"val_loss":0.25})"
+#define GOLDEN_SUMMARY                                                                             \
+    R"({"epochs":2,"median_step_ms":2.0,"message":"stopped by the user","peak_memory":4096,"samples_per_s":64000.0,"seconds":3.0,"seconds_to_97":null,"skipped_steps":1,"status":"stopped","steps":6,"train_accuracy":0.9,"train_loss":0.25,"type":"summary","val_accuracy":0.95,"val_loss":0.125})"
+#define GOLDEN_REACHED                                                                             \
+    R"({"epochs":2,"median_step_ms":2.0,"message":"stopped by the user","peak_memory":4096,"samples_per_s":64000.0,"seconds":3.0,"seconds_to_97":2.5,"skipped_steps":1,"status":"stopped","steps":6,"train_accuracy":0.9,"train_loss":0.25,"type":"summary","val_accuracy":0.95,"val_loss":0.125})"
+#define GOLDEN_HISTOGRAM                                                                           \
+    R"({"all":{"activation":[0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,2],"weight":[0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0]},"bins":{"max_exponent":47,"min_exponent":-80,"non_finite":129,"zero":0},"layers":[{"activation":[3,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0],"name":"dense_1","weight":null}],"loss_scale":8.0,"step":4,"type":"histogram"})"
+#define GOLDEN_CSV_ROW                                                                             \
+    R"(2,1,1.25,0.20000000000000001,3.25,307.69230769230768,32768,1,0,47041000,12345,0.25,0.94999999999999996)"
+#define GOLDEN_EXPORT_STEP                                                                         \
+    R"({"step":1,"epoch":1,"loss":2.5,"accuracy":0.1,"step_ms":2.25,"samples_per_s":444.44444444444446,"loss_scale":32768.0,"skipped":false,"good_steps":1,"device_mem_used":12345,"device_mem_total":99999})"
+#define GOLDEN_EXPORT_EPOCH                                                                        \
+    R"({"epoch":1,"steps":3,"loss":0.5,"accuracy":0.9,"val_loss":0.25,"val_accuracy":0.95,"seconds":1.5,"median_step_ms":2.0,"skipped_steps":1,"loss_scale":16384.0})"
+#define GOLDEN_EXPORT_SUMMARY                                                                      \
+    R"({"status":"stopped","message":"stopped by the user","steps":6,"epochs":2,"train_loss":0.25,"train_accuracy":0.9,"val_loss":0.125,"val_accuracy":0.95,"seconds":3.0,"median_step_ms":2.0,"samples_per_s":64000.0,"skipped_steps":1,"seconds_to_97":null,"peak_memory":4096})"
 
 class TestMetricsReader : public QObject {
     Q_OBJECT
@@ -360,6 +383,62 @@ private slots:
         QVERIFY(doc["summary"].is_null());
         QCOMPARE(QString::fromStdString(doc["config"]["policy"].get<std::string>()),
                  QString("mixed_bfloat16"));
+    }
+
+    // The record <-> JSON mapping is one table (core/records/metrics_record_json); the bytes of
+    // the JSONL, the CSV header and the export's key order are what every file so far holds.
+    void recordBytesAreStable() {
+        QTemporaryDir dir;
+        const QString path = dir.filePath("metrics.jsonl");
+        StepRecord parallel = step(7, 3);
+        parallel.ranks = 2;
+        parallel.rank_step_ms = {1.5, 2.5};
+        parallel.rank_skipped = {false, false};
+        parallel.allreduce_ms = 0.75;
+        parallel.allreduce_bytes = 4096;
+        RunSummary reached = summary();
+        reached.seconds_to_97 = 2.5;
+        GradientHistogram histogram;
+        histogram.step = 4;
+        histogram.loss_scale = 8;
+        LayerGradientHistogram layer;
+        layer.layer = "dense_1";
+        layer.activation.bins[kHistogramZeroBin] = 3;
+        histogram.layers.push_back(layer);
+        histogram.all_activation.bins[kHistogramNonFiniteBin] = 2;
+        {
+            MetricsJsonlWriter writer(path.toStdString());
+            writer.write_step(step(1, 1));
+            writer.write_step(parallel);
+            writer.write_epoch(epoch(1));
+            writer.write_summary(summary());
+            writer.write_summary(reached);
+            writer.write_histogram(histogram);
+            writer.write_log("a log line");
+        }
+        const QStringList lines = QString::fromStdString(read_file(path.toStdString())).split('\n');
+        QCOMPARE(lines.size(), 8);
+        QCOMPARE(lines[0], QString(GOLDEN_STEP));
+        QCOMPARE(lines[1], QString(GOLDEN_PARALLEL));
+        QCOMPARE(lines[2], QString(GOLDEN_EPOCH));
+        QCOMPARE(lines[3], QString(GOLDEN_SUMMARY));
+        QCOMPARE(lines[4], QString(GOLDEN_REACHED));
+        QCOMPARE(lines[5], QString(GOLDEN_HISTOGRAM));
+        QCOMPARE(lines[6], QString(R"({"message":"a log line","type":"log"})"));
+
+        RunMetrics run;
+        run.steps = {step(1, 1), step(2, 1)};
+        run.epochs = {epoch(1)};
+        run.summary = summary();
+        const QString csv = QString::fromStdString(metrics_to_csv(run));
+        QCOMPARE(csv.section('\n', 0, 0), QString("step,epoch,loss,accuracy,step_ms,samples_per_s,"
+                                                  "loss_scale,skipped,good_steps,mem_total,"
+                                                  "device_mem_used,val_loss,val_accuracy"));
+        QCOMPARE(csv.section('\n', 2, 2), QString(GOLDEN_CSV_ROW));
+        const auto doc = nlohmann::ordered_json::parse(metrics_to_json(run, "r", "completed"));
+        QCOMPARE(QString::fromStdString(doc["steps"][0].dump()), QString(GOLDEN_EXPORT_STEP));
+        QCOMPARE(QString::fromStdString(doc["epochs"][0].dump()), QString(GOLDEN_EXPORT_EPOCH));
+        QCOMPARE(QString::fromStdString(doc["summary"].dump()), QString(GOLDEN_EXPORT_SUMMARY));
     }
 
     void exportToAnUnwritablePathNamesIt() {

@@ -14,8 +14,8 @@
 #include "core/data/mnist.h"
 #include "core/data/synthetic_mnist.h"
 #include "core/error.h"
-#include "core/io/metrics_jsonl.h"
 #include "core/parallel/single_process_communicator.h"
+#include "core/records/metrics_jsonl.h"
 #include "core/train/trainer.h"
 #include "tests/test_support.h"
 

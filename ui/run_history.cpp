@@ -14,7 +14,7 @@
 #include <algorithm>
 
 #include "core/error.h"
-#include "core/io/metrics_export.h"
+#include "core/records/metrics_export.h"
 #include "ui/run_store.h"
 
 namespace mantissa::ui {

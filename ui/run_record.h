@@ -8,7 +8,7 @@
 #include <QVector>
 #include <optional>
 
-#include "core/io/metrics_reader.h"
+#include "core/records/metrics_reader.h"
 #include "core/train/experiment.h"
 #include "core/train/metrics.h"
 

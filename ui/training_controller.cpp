@@ -15,8 +15,8 @@
 #include "core/data/mnist.h"
 #include "core/device/device_selection.h"
 #include "core/error.h"
-#include "core/io/metrics_jsonl.h"
-#include "core/io/weights_export.h"
+#include "core/export/weights_export.h"
+#include "core/records/metrics_jsonl.h"
 #include "core/train/trainer.h"
 #include "ui/run_history.h"
 

@@ -8,7 +8,7 @@
 
 #include "core/data/mnist.h"
 #include "core/device/device_selection.h"
-#include "core/io/safetensors.h"
+#include "core/records/trained_model.h"
 #include "core/train/trainer.h"
 
 namespace mantissa::ui {

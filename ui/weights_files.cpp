@@ -6,7 +6,7 @@
 #include <QInputDialog>
 
 #include "core/error.h"
-#include "core/io/safetensors.h"
+#include "core/records/trained_model.h"
 #include "ui/dialog_folder.h"
 
 namespace mantissa::ui {

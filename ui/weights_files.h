@@ -7,7 +7,7 @@
 #include <QVector>
 #include <optional>
 
-#include "core/io/weights_export.h"
+#include "core/export/weights_export.h"
 
 class QWidget;
 

@@ -7,7 +7,7 @@
 #include <cmath>
 #include <utility>
 
-#include "core/io/safetensors.h"
+#include "core/records/trained_model.h"
 #include "ui/dialog_folder.h"
 #include "ui/training_controller.h"
 

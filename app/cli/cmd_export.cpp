@@ -7,10 +7,11 @@
 #include "app/cli/weights_input.h"
 #include "core/backend/factory/backend_factory.h"
 #include "core/error.h"
-#include "core/io/weights_export.h"
+#include "core/export/weights_export.h"
 #include "core/nn/model.h"
 #include "core/numeric/policy.h"
 #include "core/plan/compile.h"
+#include "core/plan/plan_weights.h"
 
 namespace mantissa::cli {
 

@@ -5,8 +5,8 @@
 #include "app/cli/args.h"
 #include "app/cli/commands.h"
 #include "core/error.h"
-#include "core/io/metrics_export.h"
-#include "core/io/metrics_reader.h"
+#include "core/records/metrics_export.h"
+#include "core/records/metrics_reader.h"
 
 namespace mantissa::cli {
 

@@ -19,9 +19,9 @@
 #include "core/backend/factory/backend_factory.h"
 #include "core/data/mnist.h"
 #include "core/error.h"
-#include "core/io/metrics_jsonl.h"
+#include "core/export/weights_export.h"
 #include "core/io/safetensors.h"
-#include "core/io/weights_export.h"
+#include "core/records/metrics_jsonl.h"
 #include "core/train/trainer.h"
 
 namespace mantissa::cli {

@@ -6,8 +6,8 @@
 
 #include "app/cli/experiment_options.h"
 #include "core/error.h"
+#include "core/export/weights_export.h"
 #include "core/io/safetensors.h"
-#include "core/io/weights_export.h"
 #include "core/numeric/policy.h"
 
 namespace mantissa::cli {

@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "app/cli/args.h"
-#include "core/io/trained_model.h"
+#include "core/records/trained_model.h"
 
 namespace mantissa::cli {
 

@@ -36,19 +36,20 @@ std::string safetensors_dtype_name(DType dtype) {
                 "no safetensors name for dtype " + std::string(dtype_name(dtype)));
 }
 
-void write_safetensors(const TrainedModel& model, const std::string& path,
+void write_safetensors(const ModelWeights& weights,
+                       const std::map<std::string, std::string>& metadata, const std::string& path,
                        std::optional<DType> dtype) {
     std::vector<WeightTensor> converted_tensors;
-    const std::vector<WeightTensor>* tensors = &model.weights.tensors;
+    const std::vector<WeightTensor>* tensors = &weights.tensors;
     if (dtype) {
-        for (const WeightTensor& t : model.weights.tensors)
+        for (const WeightTensor& t : weights.tensors)
             converted_tensors.push_back(converted(t, *dtype));
         tensors = &converted_tensors;
     }
     ojson header = ojson::object();
-    ojson metadata = ojson::object();
-    for (const auto& [key, value] : export_metadata(model)) metadata[key] = value;
-    header["__metadata__"] = metadata;
+    ojson meta = ojson::object();
+    for (const auto& [key, value] : metadata) meta[key] = value;
+    header["__metadata__"] = meta;
     std::uint64_t offset = 0;
     for (const WeightTensor& t : *tensors) {
         header[t.name] = {{"dtype", safetensors_dtype_name(t.dtype)},
@@ -163,14 +164,6 @@ SafetensorsFile read_safetensors(const std::string& path) {
         out.weights.tensors.push_back(std::move(t));
     }
     return out;
-}
-
-TrainedModel load_trained_model(const std::string& path) {
-    SafetensorsFile file = read_safetensors(path);
-    TrainedModel model;
-    apply_export_metadata(file.metadata, path, model);
-    model.weights = std::move(file.weights);
-    return model;
 }
 
 } // namespace mantissa

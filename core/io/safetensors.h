@@ -2,19 +2,22 @@
 // each tensor's dtype, shape and byte offsets plus a string __metadata__ map, then the raw bytes.
 #pragma once
 
+#include <map>
 #include <optional>
 #include <string>
 
-#include "core/io/trained_model.h"
+#include "core/io/model_weights.h"
 
 namespace mantissa {
 
 // "F32", "F16", "BF16", "F64", "F8_E4M3", "F8_E5M2", "U8", "I32".
 std::string safetensors_dtype_name(DType dtype);
 
-// Writes the weights (in their stored dtype, or all converted to `dtype`) and export_metadata()
-// atomically. Throws Error(Io) naming the path.
-void write_safetensors(const TrainedModel& model, const std::string& path,
+// Writes the weights (in their stored dtype, or all converted to `dtype`) and `metadata` (the
+// __metadata__ map: export_metadata() for a trained model) atomically. Throws Error(Io) naming
+// the path.
+void write_safetensors(const ModelWeights& weights,
+                       const std::map<std::string, std::string>& metadata, const std::string& path,
                        std::optional<DType> dtype = std::nullopt);
 
 struct SafetensorsFile {
@@ -26,8 +29,5 @@ struct SafetensorsFile {
 // bytes lie inside the file. Throws Error(Config) starting with the path and saying what is wrong
 // (a truncated file, a bad header, which tensor); Error(Io) when it cannot be read.
 SafetensorsFile read_safetensors(const std::string& path);
-
-// read_safetensors() plus the experiment and test metrics from its metadata.
-TrainedModel load_trained_model(const std::string& path);
 
 } // namespace mantissa

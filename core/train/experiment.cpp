@@ -13,6 +13,7 @@
 
 #include "core/error.h"
 #include "core/io/atomic_file.h"
+#include "core/io/strict_json.h"
 #include "core/numeric/policy.h"
 #include "core/text.h"
 
@@ -24,116 +25,11 @@ using nlohmann::json;
 // ---------------------------------------------------------------------------------------------
 // Reading
 
-// The JSON value as the user wrote it, shortened, with its kind for non-scalars and strings.
-std::string describe(const json& v) {
-    switch (v.type()) {
-    case json::value_t::null:
-        return "null";
-    case json::value_t::object:
-        return "an object";
-    case json::value_t::array:
-        return "an array";
-    case json::value_t::string: {
-        std::string s = v.dump(-1, ' ', false, json::error_handler_t::replace);
-        if (s.size() > 40) s = s.substr(0, 37) + "...\"";
-        return "the string " + s;
-    }
-    case json::value_t::boolean:
-        return v.get<bool>() ? "true" : "false";
-    default:
-        return v.dump(-1, ' ', false, json::error_handler_t::replace);
-    }
-}
-
-std::string join(const std::vector<std::string>& names) {
-    std::string out;
-    for (const std::string& n : names) out += (out.empty() ? "" : ", ") + n;
-    return out;
-}
-
-class Reader {
+// The experiment's fields on top of the shared field-path reader (core/io/strict_json.h).
+class Reader : public JsonFieldReader {
 public:
-    explicit Reader(std::string source) : m_source(std::move(source)) {}
+    using JsonFieldReader::JsonFieldReader;
 
-    [[noreturn]] void fail(const std::string& path, const std::string& what) const {
-        throw Error(ErrorKind::Config, m_source + ": " + path + ": " + what);
-    }
-
-    // Rejects any key not in `allowed`; `context` names what the object is ("for Dense").
-    void check_fields(const json& obj, const std::string& path,
-                      const std::vector<std::string>& allowed, const std::string& context) const {
-        for (auto it = obj.begin(); it != obj.end(); ++it) {
-            bool known = false;
-            for (const std::string& a : allowed) known = known || it.key() == a;
-            if (!known)
-                fail(child(path, it.key()), "unknown field; valid fields" +
-                                                (context.empty() ? "" : " " + context) + ": " +
-                                                join(allowed));
-        }
-    }
-
-    static std::string child(const std::string& path, const std::string& key) {
-        return path.empty() ? key : path + "." + key;
-    }
-
-    const json& object(const json& v, const std::string& path) const {
-        if (!v.is_object()) fail(path, "expected an object, got " + describe(v));
-        return v;
-    }
-    const json& array(const json& v, const std::string& path) const {
-        if (!v.is_array()) fail(path, "expected an array, got " + describe(v));
-        return v;
-    }
-    std::string string(const json& v, const std::string& path) const {
-        if (!v.is_string()) fail(path, "expected a string, got " + describe(v));
-        return v.get<std::string>();
-    }
-    bool boolean(const json& v, const std::string& path) const {
-        if (!v.is_boolean()) fail(path, "expected true or false, got " + describe(v));
-        return v.get<bool>();
-    }
-    double number(const json& v, const std::string& path) const {
-        if (!v.is_number()) fail(path, "expected a number, got " + describe(v));
-        const double d = v.get<double>();
-        // nlohmann parses 1e999 as inf; no field of an experiment can use one.
-        if (!std::isfinite(d)) fail(path, "expected a finite number, got " + describe(v));
-        return d;
-    }
-    // Integers in [min, max]; 128.0 is accepted as 128 since some tools write every number so.
-    std::int64_t integer(const json& v, const std::string& path, std::int64_t min,
-                         std::int64_t max) const {
-        const bool unbounded = min == std::numeric_limits<std::int64_t>::min() &&
-                               max == std::numeric_limits<std::int64_t>::max();
-        const std::string expected =
-            unbounded ? std::string("an integer")
-            : max == std::numeric_limits<std::int64_t>::max()
-                ? (min == 1 ? "a positive integer" : "an integer >= " + std::to_string(min))
-                : "an integer from " + std::to_string(min) + " to " + std::to_string(max);
-        std::int64_t i = 0;
-        if (v.is_number_unsigned()) {
-            const std::uint64_t u = v.get<std::uint64_t>();
-            if (u > static_cast<std::uint64_t>(max))
-                fail(path, "expected " + expected + ", got " + describe(v));
-            i = static_cast<std::int64_t>(u);
-        } else if (v.is_number_integer()) {
-            i = v.get<std::int64_t>();
-        } else if (v.is_number_float()) {
-            const double d = v.get<double>();
-            if (!(d == std::floor(d) && d >= -9.2e18 && d <= 9.2e18))
-                fail(path, "expected " + expected + ", got " + describe(v));
-            i = static_cast<std::int64_t>(d);
-        } else {
-            fail(path, "expected " + expected + ", got " + describe(v));
-        }
-        if (i < min || i > max) fail(path, "expected " + expected + ", got " + describe(v));
-        return i;
-    }
-    std::uint64_t unsigned_integer(const json& v, const std::string& path) const {
-        if (v.is_number_unsigned()) return v.get<std::uint64_t>();
-        if (v.is_number_integer() && v.get<std::int64_t>() >= 0)
-            return static_cast<std::uint64_t>(v.get<std::int64_t>());
-        fail(path, "expected a non-negative integer, got " + describe(v));
-    }
     // Keras accepts `3` or `[3, 3]` for kernel, stride and pool sizes.
     void pair(const json& v, const std::string& path, std::int64_t out[2]) const {
         constexpr std::int64_t kMax = std::numeric_limits<std::int64_t>::max();
@@ -146,17 +42,7 @@ public:
         } else if (v.is_number()) {
             out[0] = out[1] = integer(v, path, 1, kMax);
         } else {
-            fail(path, "expected an integer or [height, width], got " + describe(v));
-        }
-    }
-
-    // Runs a name lookup that throws Error(Config) and prefixes its message with the field path.
-    template <class F>
-    auto named(const std::string& path, F&& lookup) const -> decltype(lookup()) {
-        try {
-            return lookup();
-        } catch (const Error& e) {
-            fail(path, e.what());
+            fail(path, "expected an integer or [height, width], got " + json_value_text(v));
         }
     }
 
@@ -167,8 +53,6 @@ private:
     ModelSpec read_model(const json& v, const std::string& path) const;
     LossScaleConfig read_loss_scale(const json& v, const std::string& path) const;
     OptimizerConfig read_optimizer(const json& v, const std::string& path) const;
-
-    std::string m_source;
 };
 
 // The fields each layer type takes, in the order the writer emits them.
@@ -260,7 +144,7 @@ LayerSpec Reader::read_layer(const json& v, const std::string& path) const {
             layer.padding = string(v["padding"], path + ".padding");
             if (layer.padding != "valid" && layer.padding != "same")
                 fail(path + ".padding",
-                     "expected \"valid\" or \"same\", got " + describe(v["padding"]));
+                     "expected \"valid\" or \"same\", got " + json_value_text(v["padding"]));
         }
         break;
     case LayerType::MaxPool2D:
@@ -335,8 +219,9 @@ OptimizerConfig Reader::read_optimizer(const json& v, const std::string& path) c
 
 Experiment Reader::read(const json& root) const {
     if (!root.is_object())
-        throw Error(ErrorKind::Config,
-                    m_source + ": expected a JSON object at the top level, got " + describe(root));
+        throw Error(ErrorKind::Config, source() +
+                                           ": expected a JSON object at the top level, got " +
+                                           json_value_text(root));
     check_fields(root, "",
                  {"format_version", "name", "dataset", "model", "policy", "loss_scale", "optimizer",
                   "batch_size", "epochs", "seed", "device", "tf32", "graph", "max_steps",
@@ -387,56 +272,15 @@ Experiment Reader::read(const json& root) const {
         else if (d == "continue")
             e.on_divergence = DivergencePolicy::Continue;
         else
-            fail("on_divergence",
-                 "expected \"stop\" or \"continue\", got " + describe(root["on_divergence"]));
+            fail("on_divergence", "expected \"stop\" or \"continue\", got " +
+                                      json_value_text(root["on_divergence"]));
     }
     try {
         validate_experiment(e);
     } catch (const Error& err) {
-        throw Error(ErrorKind::Config, m_source + ": " + err.what());
+        throw Error(ErrorKind::Config, source() + ": " + err.what());
     }
     return e;
-}
-
-// "line 3, column 5" for a 0-based offset into `text`, as editors count (both 1-based).
-std::string line_column(const std::string& text, std::size_t offset) {
-    offset = std::min(offset, text.size());
-    std::size_t line = 1, column = 1;
-    for (std::size_t i = 0; i < offset; ++i) {
-        if (text[i] == '\n') {
-            ++line;
-            column = 1;
-        } else {
-            ++column;
-        }
-    }
-    return "line " + std::to_string(line) + ", column " + std::to_string(column);
-}
-
-// nlohmann silently keeps the last of two equal keys; a duplicated field is almost always an
-// edit mistake, so it is reported instead.
-json parse_rejecting_duplicates(const std::string& text) {
-    std::vector<std::set<std::string>> open_objects;
-    json::parser_callback_t cb = [&](int, json::parse_event_t event, json& parsed) {
-        switch (event) {
-        case json::parse_event_t::object_start:
-            open_objects.emplace_back();
-            break;
-        case json::parse_event_t::object_end:
-            if (!open_objects.empty()) open_objects.pop_back();
-            break;
-        case json::parse_event_t::key:
-            if (!open_objects.empty() &&
-                !open_objects.back().insert(parsed.get<std::string>()).second)
-                throw Error(ErrorKind::Config, "field '" + parsed.get<std::string>() +
-                                                   "' appears twice in the same object");
-            break;
-        default:
-            break;
-        }
-        return true;
-    };
-    return json::parse(text, cb);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -579,40 +423,7 @@ ojson optimizer_json(const OptimizerConfig& o) {
 } // namespace
 
 Experiment experiment_from_json(const std::string& text, const std::string& source) {
-    json root;
-    try {
-        root = parse_rejecting_duplicates(text);
-    } catch (const json::parse_error& e) {
-        // e.byte is the 1-based index of the character the parser stopped at.
-        std::string detail = e.what();
-        // Drop nlohmann's "[json.exception.parse_error.101] parse error at line 1, column 2: ".
-        if (const auto col = detail.find("column "); col != std::string::npos) {
-            if (const auto colon = detail.find(": ", col); colon != std::string::npos)
-                detail = detail.substr(colon + 2);
-        }
-        throw Error(ErrorKind::Config, source + ": " +
-                                           line_column(text, e.byte == 0 ? 0 : e.byte - 1) +
-                                           ": invalid JSON: " + detail);
-    } catch (const json::out_of_range& e) {
-        // A literal like 1e999 that no double holds; nlohmann gives no position, so find the
-        // literal it quotes ("number overflow parsing '1e999'") in the text.
-        const std::string what = e.what();
-        const auto open = what.find('\'');
-        const auto close = open == std::string::npos ? open : what.find('\'', open + 1);
-        std::string where;
-        if (close != std::string::npos) {
-            const std::string literal = what.substr(open + 1, close - open - 1);
-            if (const auto at = text.find(literal); at != std::string::npos)
-                where = line_column(text, at) + ": ";
-        }
-        throw Error(ErrorKind::Config, source + ": " + where +
-                                           "invalid JSON: " + what.substr(what.find(']') + 2) +
-                                           " (too large for a 64-bit float)");
-    } catch (const json::exception& e) {
-        throw Error(ErrorKind::Config, source + ": invalid JSON: " + e.what());
-    } catch (const Error& e) {
-        throw Error(ErrorKind::Config, source + ": " + e.what());
-    }
+    const json root = parse_strict_json(text, source);
     try {
         return Reader(source).read(root);
     } catch (const json::exception& e) {

@@ -10,7 +10,7 @@
 
 #include "core/error.h"
 #include "core/io/atomic_file.h"
-#include "core/io/json_depth.h"
+#include "core/io/strict_json.h"
 
 namespace mantissa {
 
@@ -18,27 +18,14 @@ namespace {
 
 using nlohmann::json;
 
-class LessonReader {
+// The lesson's own value rules on top of the shared field-path reader (core/io/strict_json.h).
+// Its messages name a value's kind only ("got a number"): lesson values are long texts.
+class LessonReader : public JsonFieldReader {
 public:
-    explicit LessonReader(std::string source) : m_source(std::move(source)) {}
-
-    [[noreturn]] void fail(const std::string& path, const std::string& what) const {
-        throw Error(ErrorKind::Config, m_source + ": " + path + ": " + what);
-    }
-
-    void check_fields(const json& obj, const std::string& path,
-                      const std::vector<std::string>& allowed) const {
-        for (auto it = obj.begin(); it != obj.end(); ++it)
-            if (std::find(allowed.begin(), allowed.end(), it.key()) == allowed.end()) {
-                std::string valid;
-                for (const std::string& a : allowed) valid += (valid.empty() ? "" : ", ") + a;
-                fail(path.empty() ? it.key() : path + "." + it.key(),
-                     "unknown field; valid fields: " + valid);
-            }
-    }
+    using JsonFieldReader::JsonFieldReader;
 
     std::string text(const json& v, const std::string& path) const {
-        if (!v.is_string()) fail(path, "expected a string, got " + kind(v));
+        if (!v.is_string()) fail(path, "expected a string, got " + json_kind(v));
         std::string s = v.get<std::string>();
         if (s.find_first_not_of(" \t\n") == std::string::npos) fail(path, "must not be empty");
         return s;
@@ -46,63 +33,16 @@ public:
 
     std::vector<std::string> paragraphs(const json& v, const std::string& path) const {
         if (!v.is_array() || v.empty())
-            fail(path, "expected a non-empty list of strings, got " + kind(v));
+            fail(path, "expected a non-empty list of strings, got " + json_kind(v));
         std::vector<std::string> out;
-        for (std::size_t i = 0; i < v.size(); ++i)
-            out.push_back(text(v[i], path + "[" + std::to_string(i) + "]"));
+        for (std::size_t i = 0; i < v.size(); ++i) out.push_back(text(v[i], element(path, i)));
         return out;
     }
-
-    static std::string kind(const json& v) {
-        switch (v.type()) {
-        case json::value_t::null:
-            return "null";
-        case json::value_t::object:
-            return "an object";
-        case json::value_t::array:
-            return v.empty() ? "an empty list" : "a list";
-        case json::value_t::string:
-            return "a string";
-        case json::value_t::boolean:
-            return "a boolean";
-        default:
-            return "a number";
-        }
-    }
-
-    const std::string& source() const { return m_source; }
-
-private:
-    std::string m_source;
 };
-
-// nlohmann keeps the last of two equal keys silently; in a hand-written lesson that is a mistake.
-json parse_strict(const std::string& text, const std::string& source) {
-    if (json_nesting_depth(text) > kMaxJsonDepth)
-        throw Error(ErrorKind::Config, source + ": invalid JSON: it nests deeper than " +
-                                           std::to_string(kMaxJsonDepth) + " levels");
-    std::vector<std::set<std::string>> open;
-    json::parser_callback_t cb = [&](int, json::parse_event_t event, json& parsed) {
-        if (event == json::parse_event_t::object_start) open.emplace_back();
-        if (event == json::parse_event_t::object_end && !open.empty()) open.pop_back();
-        if (event == json::parse_event_t::key && !open.empty() &&
-            !open.back().insert(parsed.get<std::string>()).second)
-            throw Error(ErrorKind::Config, source + ": field '" + parsed.get<std::string>() +
-                                               "' appears twice in the same object");
-        return true;
-    };
-    try {
-        return json::parse(text, cb);
-    } catch (const json::exception& e) {
-        std::string what = e.what();
-        if (const auto at = what.find("] "); at != std::string::npos) what = what.substr(at + 2);
-        throw Error(ErrorKind::Config, source + ": invalid JSON: " + what);
-    }
-}
 
 LessonExperiment read_experiment(const LessonReader& r, const json& v, const std::string& path,
                                  const ExperimentFileReader& read_file_named) {
-    if (!v.is_object()) r.fail(path, "expected an object, got " + LessonReader::kind(v));
+    if (!v.is_object()) r.fail(path, "expected an object, got " + json_kind(v));
     r.check_fields(v, path, {"label", "file", "set", "experiment"});
     if (!v.contains("label"))
         r.fail(path, "missing field 'label' (what this run shows, e.g. \"float16, no scaling\")");
@@ -119,7 +59,7 @@ LessonExperiment read_experiment(const LessonReader& r, const json& v, const std
             r.fail(path + ".set", "only with 'file'; write the values into 'experiment' instead");
         merged = v["experiment"];
         if (!merged.is_object())
-            r.fail(path + ".experiment", "expected an object, got " + LessonReader::kind(merged));
+            r.fail(path + ".experiment", "expected an object, got " + json_kind(merged));
     } else {
         const std::string file = r.text(v["file"], path + ".file");
         std::string preset;
@@ -128,10 +68,10 @@ LessonExperiment read_experiment(const LessonReader& r, const json& v, const std
         } catch (const Error& e) {
             r.fail(path + ".file", std::string("cannot read the preset: ") + e.what());
         }
-        merged = parse_strict(preset, file);
+        merged = parse_strict_json(preset, file);
         if (v.contains("set")) {
             if (!v["set"].is_object())
-                r.fail(path + ".set", "expected an object, got " + LessonReader::kind(v["set"]));
+                r.fail(path + ".set", "expected an object, got " + json_kind(v["set"]));
             merged.merge_patch(v["set"]);
             where += " (" + file + " with 'set')";
         } else {
@@ -148,11 +88,11 @@ LessonExperiment read_experiment(const LessonReader& r, const json& v, const std
 
 Lesson lesson_from_json(const std::string& text, const std::string& source, const std::string& id,
                         const ExperimentFileReader& read_experiment_file) {
-    const json root = parse_strict(text, source);
+    const json root = parse_strict_json(text, source);
     LessonReader r(source);
     if (!root.is_object())
-        throw Error(ErrorKind::Config, source + ": expected a JSON object at the top level, got " +
-                                           LessonReader::kind(root));
+        throw Error(ErrorKind::Config,
+                    source + ": expected a JSON object at the top level, got " + json_kind(root));
     r.check_fields(root, "",
                    {"format_version", "title", "text", "experiments", "look_at", "needs_gpu"});
     if (root.contains("format_version")) {
@@ -175,14 +115,12 @@ Lesson lesson_from_json(const std::string& text, const std::string& source, cons
     lesson.look_at = r.paragraphs(root["look_at"], "look_at");
     if (root.contains("needs_gpu")) {
         if (!root["needs_gpu"].is_boolean())
-            r.fail("needs_gpu",
-                   "expected true or false, got " + LessonReader::kind(root["needs_gpu"]));
+            r.fail("needs_gpu", "expected true or false, got " + json_kind(root["needs_gpu"]));
         lesson.needs_gpu = root["needs_gpu"].get<bool>();
     }
     const json& experiments = root["experiments"];
     if (!experiments.is_array() || experiments.empty())
-        r.fail("experiments",
-               "expected a non-empty list of runs, got " + LessonReader::kind(experiments));
+        r.fail("experiments", "expected a non-empty list of runs, got " + json_kind(experiments));
     std::set<std::string> labels;
     for (std::size_t i = 0; i < experiments.size(); ++i) {
         const std::string path = "experiments[" + std::to_string(i) + "]";

@@ -8,10 +8,10 @@
 
 #include "core/backend/backend.h"
 #include "core/data/mnist.h"
-#include "core/io/model_weights.h"
 #include "core/nn/model.h"
 #include "core/parallel/communicator.h"
 #include "core/plan/plan.h"
+#include "core/plan/plan_weights.h"
 #include "core/train/experiment.h"
 #include "core/train/gradient_histogram.h"
 #include "core/train/gradient_sync.h"

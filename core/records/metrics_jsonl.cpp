@@ -1,16 +1,16 @@
 // Metrics JSONL writer. Non-finite numbers (a diverged loss) are written as null: JSON has no NaN,
 // and a null tells a reader "not a number" without breaking its parser.
-#include "core/io/metrics_jsonl.h"
+#include "core/records/metrics_jsonl.h"
 
 #include <cerrno>
 #include <cmath>
 #include <cstring>
-#include <vector>
 
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
-#include "core/io/metrics_json_values.h"
+#include "core/records/metrics_json_values.h"
+#include "core/records/metrics_record_json.h"
 
 namespace mantissa {
 
@@ -23,14 +23,6 @@ using nlohmann::json;
 // become U+FFFD instead, so every line stays valid JSON (found by fuzz/fuzz_metrics_jsonl).
 std::string dump_line(const json& line) {
     return line.dump(-1, ' ', false, json::error_handler_t::replace);
-}
-
-json number(double value) {
-    return json_number<json>(value);
-}
-
-json counts_json(const ExponentCounts& counts) {
-    return json(std::vector<std::int64_t>(counts.bins.begin(), counts.bins.end()));
 }
 
 } // namespace
@@ -85,85 +77,28 @@ void MetricsJsonlWriter::write_header(const Experiment& experiment, const Device
 }
 
 void MetricsJsonlWriter::write_step(const StepRecord& r) {
-    json line = {{"type", "step"},
-                 {"step", r.step},
-                 {"epoch", r.epoch},
-                 {"loss", number(r.loss)},
-                 {"accuracy", number(r.accuracy)},
-                 {"step_ms", r.step_ms},
-                 {"samples_per_s", r.samples_per_s},
-                 {"loss_scale", r.loss_scale},
-                 {"skipped", r.skipped},
-                 {"good_steps", r.good_steps},
-                 {"mem", memory_json<json>(r.memory)},
-                 {"device_mem_used", r.device_mem_used},
-                 {"device_mem_total", r.device_mem_total}};
-    if (r.ranks > 1) {
-        line["ranks"] = r.ranks;
-        line["rank_step_ms"] = r.rank_step_ms;
-        line["rank_skipped"] = r.rank_skipped;
-        line["allreduce_ms"] = r.allreduce_ms;
-        line["allreduce_bytes"] = r.allreduce_bytes;
-    }
+    json line = record_json<json>(r, kInJsonl);
+    line["type"] = "step";
     write_line(dump_line(line));
 }
 
 void MetricsJsonlWriter::write_epoch(const EpochRecord& r) {
-    json line = {{"type", "epoch"},
-                 {"epoch", r.epoch},
-                 {"steps", r.steps},
-                 {"loss", number(r.loss)},
-                 {"accuracy", number(r.accuracy)},
-                 {"val_loss", number(r.val_loss)},
-                 {"val_accuracy", number(r.val_accuracy)},
-                 {"seconds", r.seconds},
-                 {"median_step_ms", r.median_step_ms},
-                 {"skipped_steps", r.skipped_steps},
-                 {"loss_scale", r.loss_scale}};
+    json line = record_json<json>(r, kInJsonl);
+    line["type"] = "epoch";
     write_line(dump_line(line));
     m_out.flush();
 }
 
 void MetricsJsonlWriter::write_summary(const RunSummary& s) {
-    json line = {{"type", "summary"},
-                 {"status", run_status_name(s.status)},
-                 {"message", s.message},
-                 {"steps", s.steps},
-                 {"epochs", s.epochs},
-                 {"train_loss", number(s.train_loss)},
-                 {"train_accuracy", number(s.train_accuracy)},
-                 {"val_loss", number(s.val_loss)},
-                 {"val_accuracy", number(s.val_accuracy)},
-                 {"seconds", s.seconds},
-                 {"median_step_ms", s.median_step_ms},
-                 {"samples_per_s", s.samples_per_s},
-                 {"skipped_steps", s.skipped_steps},
-                 {"seconds_to_97", s.seconds_to_97 >= 0 ? json(s.seconds_to_97) : json(nullptr)},
-                 {"peak_memory", s.peak_memory}};
+    json line = record_json<json>(s, kInJsonl);
+    line["type"] = "summary";
     write_line(dump_line(line));
     m_out.flush();
 }
 
 void MetricsJsonlWriter::write_histogram(const GradientHistogram& h) {
-    json layers = json::array();
-    for (const LayerGradientHistogram& layer : h.layers) {
-        json entry = {{"name", layer.layer}, {"activation", counts_json(layer.activation)}};
-        entry["weight"] = layer.has_weights ? counts_json(layer.weight) : json(nullptr);
-        layers.push_back(std::move(entry));
-    }
-    // The bins' layout travels with the record so a reader needs no header file.
-    json line = {
-        {"type", "histogram"},
-        {"step", h.step},
-        {"loss_scale", h.loss_scale},
-        {"bins",
-         {{"zero", kHistogramZeroBin},
-          {"min_exponent", kHistogramMinExp},
-          {"max_exponent", kHistogramMaxExp},
-          {"non_finite", kHistogramNonFiniteBin}}},
-        {"layers", layers},
-        {"all",
-         {{"activation", counts_json(h.all_activation)}, {"weight", counts_json(h.all_weight)}}}};
+    json line = histogram_json(h);
+    line["type"] = "histogram";
     write_line(line.dump());
 }
 
@@ -173,7 +108,9 @@ void MetricsJsonlWriter::flush() {
 }
 
 void MetricsJsonlWriter::write_log(const std::string& message) {
-    write_line(dump_line(json{{"type", "log"}, {"message", message}}));
+    json line = log_json(message);
+    line["type"] = "log";
+    write_line(dump_line(line));
 }
 
 } // namespace mantissa

@@ -1,11 +1,11 @@
 // Dispatch by extension, so every caller (CLI flags, the app's save dialog) offers the same formats
 // with the same errors.
-#include "core/io/weights_export.h"
+#include "core/export/weights_export.h"
 
 #include "core/error.h"
+#include "core/export/onnx_export.h"
 #include "core/io/npz.h"
-#include "core/io/onnx_export.h"
-#include "core/io/safetensors.h"
+#include "core/records/trained_model.h"
 #include "core/text.h"
 #include "core/train/trainer.h"
 

@@ -4,7 +4,7 @@
 
 #include <string>
 
-#include "core/io/trained_model.h"
+#include "core/records/trained_model.h"
 
 namespace mantissa {
 

@@ -1,10 +1,11 @@
 // Export metadata: the architecture travels with the weights so a file alone is enough to rebuild,
 // evaluate or convert the model (mantissa-cli export/eval without --config).
-#include "core/io/trained_model.h"
+#include "core/records/trained_model.h"
 
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
+#include "core/io/safetensors.h"
 #include "core/text.h"
 
 #ifndef MANTISSA_VERSION_STRING
@@ -52,6 +53,19 @@ void apply_export_metadata(const std::map<std::string, std::string>& metadata,
     };
     model.test_accuracy = number("test_accuracy");
     model.test_loss = number("test_loss");
+}
+
+void write_safetensors(const TrainedModel& model, const std::string& path,
+                       std::optional<DType> dtype) {
+    write_safetensors(model.weights, export_metadata(model), path, dtype);
+}
+
+TrainedModel load_trained_model(const std::string& path) {
+    SafetensorsFile file = read_safetensors(path);
+    TrainedModel model;
+    apply_export_metadata(file.metadata, path, model);
+    model.weights = std::move(file.weights);
+    return model;
 }
 
 } // namespace mantissa

@@ -5,7 +5,7 @@
 #include <optional>
 #include <string>
 
-#include "core/io/trained_model.h"
+#include "core/records/trained_model.h"
 
 namespace mantissa {
 

@@ -4,7 +4,7 @@
 
 #include <string>
 
-#include "core/io/metrics_reader.h"
+#include "core/records/metrics_reader.h"
 
 namespace mantissa {
 

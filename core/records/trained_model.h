@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <map>
+#include <optional>
 #include <string>
 
 #include "core/io/model_weights.h"
@@ -31,5 +32,14 @@ std::map<std::string, std::string> export_metadata(const TrainedModel& model);
 // Throws Error(Config) starting with `source` when the experiment JSON is missing or invalid.
 void apply_export_metadata(const std::map<std::string, std::string>& metadata,
                            const std::string& source, TrainedModel& model);
+
+// The model as safetensors: its weights (in their stored dtype, or all converted to `dtype`) with
+// export_metadata(). Throws Error(Io) naming the path.
+void write_safetensors(const TrainedModel& model, const std::string& path,
+                       std::optional<DType> dtype = std::nullopt);
+
+// read_safetensors() plus the experiment and test metrics from its metadata: the import the CLI's
+// eval/export and the GUI use.
+TrainedModel load_trained_model(const std::string& path);
 
 } // namespace mantissa
