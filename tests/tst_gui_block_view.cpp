@@ -151,8 +151,9 @@ private slots:
         QVERIFY(!view.result());
         QCOMPARE(view.table()->rowCount(), 0);
         QVERIFY(view.input_error()->isVisibleTo(&view));
-        QCOMPARE(view.input_error()->text(),
-                 QString("Value 3: 'abc' is not a number (try 0.1, -3.5, 1e-5, 2^-24, inf or nan)"));
+        QCOMPARE(
+            view.input_error()->text(),
+            QString("Value 3: 'abc' is not a number (try 0.1, -3.5, 1e-5, 2^-24, inf or nan)"));
         view.set_values_text("1, 2, 3, 4");
         QVERIFY(view.result());
         QVERIFY(view.input_error()->isHidden());

@@ -35,8 +35,8 @@ QString qstr(std::string_view s) {
 bool clipped_in(const BlockQuantResult& r, double value) {
     if (r.blocks.empty()) return false;
     const BlockReport& b = r.blocks.front();
-    const double scale = r.config.spec.tensor_scale ? b.scale.value * r.global_scale
-                                                    : b.scale.value;
+    const double scale =
+        r.config.spec.tensor_scale ? b.scale.value * r.global_scale : b.scale.value;
     return std::fabs(value) > element_spec(r.config.spec.element).max_finite * scale;
 }
 
@@ -231,8 +231,8 @@ BlockView::BlockView(QWidget* parent) : QWidget(parent) {
         {"#", "input", "code (s|e|m)", "hex", "decoded", "error", "what happened"});
     m_table->horizontalHeaderItem(ColBits)->setToolTip(
         QStringLiteral("The element's bits: sign | exponent | mantissa"));
-    m_table->horizontalHeaderItem(ColDecoded)->setToolTip(
-        QStringLiteral("code value × block scale (× global scale for nvfp4)"));
+    m_table->horizontalHeaderItem(ColDecoded)
+        ->setToolTip(QStringLiteral("code value × block scale (× global scale for nvfp4)"));
     m_table->verticalHeader()->hide();
     m_table->setEditTriggers(QAbstractItemView::NoEditTriggers);
     m_table->setSelectionMode(QAbstractItemView::NoSelection);
