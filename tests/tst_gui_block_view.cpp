@@ -1,15 +1,21 @@
 // The Float Lab's Block view, offscreen: the clipping example (amax = 500 in E4M3 clips
 // under the floor scale rule and not under ceil), an all-zero block, a NaN block, NVFP4's two
-// scales, and the inline messages for a bad token and for too many values.
+// scales, a block taken from a weights file, and the inline messages for a bad token and for too
+// many values.
 #include <QComboBox>
 #include <QHeaderView>
 #include <QLabel>
 #include <QPlainTextEdit>
 #include <QPushButton>
+#include <QSpinBox>
 #include <QTabWidget>
 #include <QTableWidget>
+#include <QTemporaryDir>
 #include <QTest>
 #include <cmath>
+#include <cstring>
+
+#include "core/io/safetensors.h"
 
 #include "ui/float_lab/block_view.h"
 #include "ui/float_lab/float_lab_tab.h"
@@ -178,6 +184,51 @@ private slots:
         QVERIFY(!view.flushed(0));
         QCOMPARE(view.cell(1, BlockView::ColNote), QString("flushed to 0"));
         QCOMPARE(view.result()->blocks.front().zeros, 1);
+    }
+
+    // A block of trained weights: a Dense kernel (40, 3) read as output unit u's 40 weights, in
+    // blocks of 32 (16 under nvfp4); the bias (1D) is not offered.
+    void blockFromWeightsFile() {
+        QTemporaryDir dir;
+        QVERIFY(dir.isValid());
+        TrainedModel model;
+        model.experiment =
+            load_experiment(MANTISSA_SOURCE_DIR "/resources/experiments/mlp-small.json");
+        auto value = [](int r, int c) { return static_cast<float>((r * 3 + c) * 0.25 - 10); };
+        WeightTensor kernel{"dense_1.kernel", DType::Float32, {40, 3}, {}};
+        for (int r = 0; r < 40; ++r)
+            for (int c = 0; c < 3; ++c) {
+                const float v = value(r, c);
+                unsigned char bytes[4];
+                std::memcpy(bytes, &v, 4);
+                kernel.data.insert(kernel.data.end(), bytes, bytes + 4);
+            }
+        WeightTensor bias{"dense_1.bias", DType::Float32, {3}, std::vector<unsigned char>(12, 0)};
+        model.weights.tensors = {kernel, bias};
+        const QString path = dir.filePath("weights.safetensors");
+        write_safetensors(model, path.toStdString());
+
+        BlockView view;
+        view.set_format(BlockFormat::MxFp8E4M3);
+        QCOMPARE(view.load_weights(path), QString());
+        QCOMPARE(view.tensor_box()->count(), 1);
+        QCOMPARE(view.tensor_box()->currentText(), QString("dense_1.kernel (40 × 3)"));
+        QCOMPARE(view.values().size(), std::size_t(32));
+        for (int r = 0; r < 32; ++r) QCOMPARE(view.values()[std::size_t(r)], double(value(r, 0)));
+        view.unit_box()->setValue(2);
+        view.block_box()->setValue(1);
+        QCOMPARE(view.values().size(), std::size_t(8)); // rows 32..39: a short last block
+        QCOMPARE(view.values().front(), double(value(32, 2)));
+        QVERIFY(view.result());
+        view.set_format(BlockFormat::NvFp4); // 16 per block: block 1 is rows 16..31
+        QCOMPARE(view.block_box()->maximum(), 2);
+        QCOMPARE(view.values().size(), std::size_t(16));
+        QCOMPARE(view.values().front(), double(value(16, 2)));
+
+        const QString bad = dir.filePath("nothing.safetensors");
+        const QString message = view.load_weights(bad);
+        QVERIFY2(message.contains("nothing.safetensors"), qPrintable(message));
+        QVERIFY(view.input_error()->isVisibleTo(&view));
     }
 
     // Projector size: at 1366×768 the table's headers are not cut.

@@ -4,6 +4,8 @@
 #include "ui/float_lab/block_view.h"
 
 #include <QComboBox>
+#include <QFileDialog>
+#include <QFileInfo>
 #include <QGridLayout>
 #include <QGroupBox>
 #include <QHBoxLayout>
@@ -13,13 +15,17 @@
 #include <QPushButton>
 #include <QRegularExpression>
 #include <QSignalBlocker>
+#include <QSpinBox>
 #include <QTableWidget>
 #include <QVBoxLayout>
 #include <algorithm>
+#include <charconv>
 #include <cmath>
 
 #include "core/error.h"
+#include "core/io/safetensors.h"
 #include "core/numeric/element_inspect.h"
+#include "ui/dialog_folder.h"
 #include "ui/float_lab/float_lab_tab.h"
 #include "ui/float_lab/lab_style.h"
 
@@ -90,6 +96,22 @@ const Example kExamples[] = {
      "2.4 -1 0.3 6 -0.05 1.7 0.9 -3.3 0.01 4.4 -0.6 2 0.15 -5.2 1.1 0.75",
      "One E4M3 scale (amax / 6) per 16 values under a float32 global scale amax / (448 · 6)."},
 };
+
+// The shortest text that reads back as the same float32 (weights are float32 or narrower).
+QString float_text(double value) {
+    if (!std::isfinite(value) || value == 0) return lab::format_number(value);
+    char buf[32];
+    const auto end = std::to_chars(buf, buf + sizeof buf, static_cast<float>(value)).ptr;
+    return QString::fromLatin1(buf, static_cast<qsizetype>(end - buf));
+}
+
+// A weight tensor as a (reduction, outputs) matrix; false for what is not a kernel.
+bool as_matrix(const WeightTensor& t, std::int64_t& rows, std::int64_t& cols) {
+    if (t.shape.size() != 2 && t.shape.size() != 4) return false;
+    cols = t.shape.back();
+    rows = cols > 0 ? t.numel() / cols : 0;
+    return rows > 0 && cols > 0;
+}
 
 } // namespace
 
@@ -215,9 +237,44 @@ BlockView::BlockView(QWidget* parent) : QWidget(parent) {
     auto* rule_layout = new QVBoxLayout(rule_box);
     rule_layout->addWidget(m_floor_ceil);
 
+    // Or a block of a trained model's weights.
+    auto* open_weights = new QPushButton(QStringLiteral("Weights…"));
+    open_weights->setToolTip("Take the block from a trained model's weights (a .safetensors "
+                             "file: a run's weights.safetensors or an export)");
+    m_tensor_box = new QComboBox;
+    m_tensor_box->setEnabled(false);
+    m_tensor_box->setSizeAdjustPolicy(QComboBox::AdjustToContents);
+    m_tensor_box->setToolTip("A kernel, as a (reduction, outputs) matrix");
+    m_unit_box = new QSpinBox;
+    m_unit_box->setEnabled(false);
+    m_unit_box->setToolTip("The output unit (or filter) whose weights form the block: the values "
+                           "one dot product reduces over, as MX blocks run");
+    m_block_box = new QSpinBox;
+    m_block_box->setEnabled(false);
+    m_block_box->setToolTip("Which block of that unit's weights (0: the first 32, or 16)");
+    auto* weights_row = new QHBoxLayout;
+    weights_row->addWidget(open_weights);
+    weights_row->addWidget(m_tensor_box, 1);
+    weights_row->addWidget(new QLabel(QStringLiteral("unit")));
+    weights_row->addWidget(m_unit_box);
+    weights_row->addWidget(new QLabel(QStringLiteral("block")));
+    weights_row->addWidget(m_block_box);
+    connect(open_weights, &QPushButton::clicked, this, [this] {
+        const QString path = QFileDialog::getOpenFileName(
+            this, QStringLiteral("Weights for the Block view"), dialog_folder(),
+            QStringLiteral("safetensors (*.safetensors)"));
+        if (path.isEmpty()) return;
+        remember_dialog_folder(path);
+        load_weights(path);
+    });
+    connect(m_tensor_box, &QComboBox::currentIndexChanged, this, [this] { take_weights(); });
+    connect(m_unit_box, &QSpinBox::valueChanged, this, [this] { take_weights(); });
+    connect(m_block_box, &QSpinBox::valueChanged, this, [this] { take_weights(); });
+
     auto* left = new QVBoxLayout;
     left->addWidget(values_label);
     left->addWidget(m_edit);
+    left->addLayout(weights_row);
     left->addLayout(pickers);
     left->addLayout(examples);
     left->addWidget(m_error);
@@ -249,7 +306,10 @@ BlockView::BlockView(QWidget* parent) : QWidget(parent) {
     connect(m_edit, &QPlainTextEdit::textChanged, this, &BlockView::refresh);
     connect(m_format_box, &QComboBox::currentIndexChanged, this, [this](int index) {
         m_format = static_cast<BlockFormat>(m_format_box->itemData(index).toInt());
-        refresh();
+        if (m_tensor_box->isEnabled())
+            take_weights(); // the block size changed: 16 values for nvfp4, 32 for MX
+        else
+            refresh();
     });
     connect(m_rule_box, &QComboBox::currentIndexChanged, this, [this](int index) {
         m_rule = static_cast<ScaleRule>(m_rule_box->itemData(index).toInt());
@@ -292,6 +352,69 @@ QPushButton* BlockView::example(const QString& caption) const {
     for (QPushButton* b : m_examples)
         if (b->text() == caption) return b;
     return nullptr;
+}
+
+QString BlockView::load_weights(const QString& path) {
+    ModelWeights weights;
+    try {
+        weights = read_safetensors(path.toStdString()).weights;
+    } catch (const Error& e) {
+        const QString message = QString::fromStdString(e.what());
+        show_error(message);
+        return message;
+    }
+    m_weights = std::move(weights);
+    {
+        const QSignalBlocker block(m_tensor_box);
+        m_tensor_box->clear();
+        for (std::size_t i = 0; i < m_weights.tensors.size(); ++i) {
+            const WeightTensor& t = m_weights.tensors[i];
+            std::int64_t rows = 0, cols = 0;
+            if (!as_matrix(t, rows, cols)) continue; // biases: one value per unit, no reduction
+            m_tensor_box->addItem(QStringLiteral("%1 (%2 × %3)")
+                                      .arg(QString::fromStdString(t.name))
+                                      .arg(rows)
+                                      .arg(cols),
+                                  static_cast<int>(i));
+        }
+    }
+    const bool any = m_tensor_box->count() > 0;
+    m_tensor_box->setEnabled(any);
+    m_unit_box->setEnabled(any);
+    m_block_box->setEnabled(any);
+    if (!any) {
+        const QString message =
+            QStringLiteral("%1: no kernel (a 2D or 4D weight tensor) to take a block from")
+                .arg(QFileInfo(path).fileName());
+        show_error(message);
+        return message;
+    }
+    take_weights();
+    return {};
+}
+
+void BlockView::take_weights() {
+    const int index = m_tensor_box->currentData().toInt();
+    if (!m_tensor_box->isEnabled() || index < 0 ||
+        index >= static_cast<int>(m_weights.tensors.size()))
+        return;
+    const WeightTensor& t = m_weights.tensors[static_cast<std::size_t>(index)];
+    std::int64_t rows = 0, cols = 0;
+    if (!as_matrix(t, rows, cols)) return;
+    const int size = block_format_spec(m_format).block_size;
+    const auto blocks = static_cast<int>((rows + size - 1) / size);
+    {
+        const QSignalBlocker b1(m_unit_box), b2(m_block_box);
+        m_unit_box->setRange(0, static_cast<int>(cols - 1));
+        m_block_box->setRange(0, blocks - 1);
+    }
+    const std::vector<double> all = values_as_double(t); // row-major (rows, cols)
+    const std::int64_t unit = m_unit_box->value(),
+                       first = std::int64_t{m_block_box->value()} * size;
+    QStringList texts;
+    for (std::int64_t r = first; r < std::min<std::int64_t>(rows, first + size); ++r)
+        texts << float_text(all[static_cast<std::size_t>(r * cols + unit)]);
+    set_values_text(texts.join(QLatin1Char(' ')));
 }
 
 void BlockView::show_error(const QString& text) {

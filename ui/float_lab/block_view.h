@@ -1,6 +1,7 @@
 // BlockView: the Float Lab's block view: one block of 32 values (16 for NVFP4) typed or pasted,
 // quantised to an MX or NVFP4 block format, with the shared scale, each element's code, decoded
-// value and error, and which values clip under the floor scale rule and not under ceil.
+// value and error, and which values clip under the floor scale rule and not under ceil. A block
+// can also come from a trained model's weights (a .safetensors file, e.g. a run's).
 #pragma once
 
 #include <QString>
@@ -8,12 +9,14 @@
 #include <optional>
 #include <vector>
 
+#include "core/io/model_weights.h"
 #include "core/numeric/block_quant.h"
 
 class QComboBox;
 class QLabel;
 class QPlainTextEdit;
 class QPushButton;
+class QSpinBox;
 class QTableWidget;
 
 namespace mantissa::ui {
@@ -59,12 +62,22 @@ public:
     QString cell(int row, Column column) const;
     QPushButton* example(const QString& caption) const;
 
+    // Reads a weights file (safetensors) and offers its matrices: a Dense kernel (in, units) or a
+    // Conv2D kernel (kh, kw, in, out) seen as (kh·kw·in, out). A block is taken along the
+    // reduction dimension: output unit `unit`'s weights, values block·size onwards. Returns the
+    // error message (also shown inline), empty on success.
+    QString load_weights(const QString& path);
+    QComboBox* tensor_box() const { return m_tensor_box; }
+    QSpinBox* unit_box() const { return m_unit_box; }
+    QSpinBox* block_box() const { return m_block_box; }
+
 private:
     void refresh(); // reads the text, quantises, fills every part
     void show_error(const QString& text);
     void fill_table();
     void fill_scale();
     void fill_floor_ceil();
+    void take_weights(); // the chosen tensor, unit and block into the values field
 
     BlockFormat m_format = BlockFormat::MxFp8E4M3;
     ScaleRule m_rule = ScaleRule::Floor;
@@ -80,6 +93,10 @@ private:
     QLabel* m_floor_ceil = nullptr;
     QTableWidget* m_table = nullptr;
     QList<QPushButton*> m_examples;
+    ModelWeights m_weights;
+    QComboBox* m_tensor_box = nullptr; // item data: index into m_weights.tensors
+    QSpinBox* m_unit_box = nullptr;
+    QSpinBox* m_block_box = nullptr;
 };
 
 } // namespace mantissa::ui
