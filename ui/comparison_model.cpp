@@ -24,6 +24,14 @@ QString mib(double bytes) {
            " MiB";
 }
 
+// 814,120 bytes as "795 KiB", larger as MiB: the allreduce payload per step.
+QString payload(std::int64_t bytes) {
+    const double b = static_cast<double>(bytes);
+    if (b >= 1024.0 * 1024.0) return mib(b);
+    if (b >= 1024.0) return QString::number(b / 1024.0, 'f', b < 10 * 1024.0 ? 1 : 0) + " KiB";
+    return QString::number(bytes) + " B";
+}
+
 QString ms(double value) {
     return QString::number(value, 'f', value < 10 ? 2 : 1);
 }
@@ -126,10 +134,10 @@ QString ComparisonModel::label_of(qsizetype index) const {
 
 QVariant ComparisonModel::headerData(int section, Qt::Orientation orientation, int role) const {
     if (orientation != Qt::Horizontal) return {};
-    static const char* names[] = {"Configuration", "Run",     "Policy",    "Speedup vs f32",
-                                  "ms/step",       "p25–p75", "Test acc.", "Model memory",
-                                  "Memory vs f32", "Dataset", "samples/s", "Skipped",
-                                  "Time to 97%",   "Device"};
+    static const char* names[] = {
+        "Configuration", "Run",       "Policy",       "Speedup vs f32", "ms/step",
+        "p25–p75",       "Test acc.", "Model memory", "Memory vs f32",  "Dataset",
+        "samples/s",     "Skipped",   "Time to 97%",  "Allreduce/step", "Device"};
     static const char* tips[] = {
         "What the runs of a group share: model, batch size, optimizer, epochs or steps. Ratios "
         "compare only within one configuration",
@@ -149,7 +157,10 @@ QVariant ComparisonModel::headerData(int section, Qt::Orientation orientation, i
         "Training examples per second: the median after warm-up",
         "Steps whose update the dynamic loss scaler skipped (non-finite gradients)",
         "Training seconds until the test accuracy first reached 97%",
-        "The engine the run used"};
+        "Data-parallel runs (mpirun ... --data-parallel): the gradient bytes each rank puts into "
+        "the allreduce per step, in the allreduce dtype (bfloat16 and float16 halve float32's); "
+        "– for a one-process run",
+        "The engine the run used (and the ranks of a data-parallel run)"};
     if (section < 0 || section >= ColumnCount) return {};
     if (role == Qt::DisplayRole) return QString::fromUtf8(names[section]);
     if (role == Qt::ToolTipRole) return QString::fromUtf8(tips[section]);
@@ -183,18 +194,28 @@ QVariant ComparisonModel::data(const QModelIndex& index, int role) const {
     const QString dash = QStringLiteral("–");
     switch (column) {
     case ColConfiguration:
-        if (tip)
-            return tr("Configuration %1: %2 · learning rate %3 · seed and policy aside, every "
-                      "run of this group trained the same model on the same data")
-                .arg(configuration_id(run.experiment), configuration_label(run.experiment))
-                .arg(run.experiment.optimizer.learning_rate, 0, 'g', 4);
+        if (tip) {
+            QString text =
+                tr("Configuration %1: %2 · learning rate %3 · seed and policy aside, "
+                   "every run of this group trained the same model on the same data")
+                    .arg(configuration_id(run.experiment), configuration_label(run.experiment))
+                    .arg(run.experiment.optimizer.learning_rate, 0, 'g', 4);
+            // Data parallelism keeps the global batch: the run belongs to the same group.
+            if (const QString parallel = data_parallel_text(run); !parallel.isEmpty())
+                text += tr(". This run: data-parallel, %1").arg(parallel);
+            return text;
+        }
         return label_of(i);
     case ColRun:
         return run.name;
     case ColPolicy:
         return f.policy;
-    case ColDevice:
-        return run.device;
+    case ColDevice: {
+        const QString parallel = tip ? data_parallel_text(run) : ranks_text(run);
+        if (parallel.isEmpty()) return run.device;
+        return run.device + (tip ? QStringLiteral("\ndata-parallel: ") : QStringLiteral(" · ")) +
+               parallel;
+    }
     case ColAccuracy:
         if (tip) return {};
         return s && std::isfinite(s->val_accuracy)
@@ -267,6 +288,14 @@ QVariant ComparisonModel::data(const QModelIndex& index, int role) const {
     case ColTimeTo97:
         if (tip) return {};
         return s && s->seconds_to_97 >= 0 ? QString::number(s->seconds_to_97, 'f', 1) + " s" : dash;
+    case ColAllreduceBytes: {
+        const std::optional<std::int64_t> bytes = allreduce_bytes_per_step(run);
+        if (!bytes) return tip ? tr("One process: no gradient allreduce") : dash;
+        if (tip)
+            return tr("%1 bytes per rank per step · %2")
+                .arg(QLocale().toString(static_cast<qlonglong>(*bytes)), data_parallel_text(run));
+        return payload(*bytes);
+    }
     default:
         return {};
     }

@@ -2,8 +2,9 @@
 // configuration (model, batch, optimizer, epochs: see run_configuration.h), with what a policy
 // comparison needs: policy, device, final test accuracy, median ms/step after warm-up with its
 // spread, samples/s, speedup and model-memory ratio against the float32 run of the same
-// configuration, the resident dataset apart, skipped steps and time to 97% accuracy. Reads
-// RunStore; recomputes on change.
+// configuration, the resident dataset apart, skipped steps, time to 97% accuracy and, for
+// data-parallel runs, the gradient allreduce's bytes per step. Reads RunStore; recomputes on
+// change.
 #pragma once
 
 #include <QAbstractTableModel>
@@ -35,6 +36,7 @@ public:
         ColSamplesPerS,
         ColSkipped,
         ColTimeTo97,
+        ColAllreduceBytes, // data-parallel runs: gradient bytes each rank sends per step
         ColDevice,
         ColumnCount
     };

@@ -107,7 +107,10 @@ RunFacts facts_of(const RunRecord& run) {
     RunFacts f;
     f.key = configuration_key(run.experiment);
     f.policy = QString::fromStdString(run.experiment.policy);
+    // A data-parallel run is its own set-up: its float32 reference is a float32 run with as many
+    // ranks, and a one-process run's is not a data-parallel one.
     f.device = run.device;
+    if (const QString ranks = ranks_text(run); !ranks.isEmpty()) f.device += " · " + ranks;
     f.timing = step_timing(run.steps);
     f.comparable = ended_normally(run.state) && f.timing.valid();
     const MemoryByCategory memory = latest_memory(run);

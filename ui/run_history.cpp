@@ -172,6 +172,7 @@ StoredRun RunHistory::read_folder(const QString& folder) {
             throw Error(ErrorKind::Data, experiment_path.toStdString() + ": missing");
         record.device = QString::fromStdString(metrics.device_name);
         record.memory = metrics.memory;
+        record.data_parallel = metrics.data_parallel;
         record.steps = QVector<StepRecord>(metrics.steps.begin(), metrics.steps.end());
         record.epochs = QVector<EpochRecord>(metrics.epochs.begin(), metrics.epochs.end());
         if (!record.epochs.isEmpty() && record.epochs.front().steps > 0)

@@ -6,6 +6,7 @@
 #include <QDateTime>
 #include <QString>
 #include <QVector>
+#include <cstdint>
 #include <optional>
 
 #include "core/records/metrics_reader.h"
@@ -37,6 +38,9 @@ struct RunRecord {
     QString folder;        // its folder in the run history (RunHistory); empty until it starts
     QDateTime created;     // when its folder was made (UTC)
     bool reopened = false; // loaded from the history at launch, not trained in this session
+    // How a data-parallel run (`mpirun ... mantissa-cli train --data-parallel`) was spread: its
+    // metrics header's "data_parallel"; empty for a one-process run.
+    std::optional<DataParallelInfo> data_parallel;
 };
 
 // The record's metrics in core's form, for the exporters (the device id is not kept: empty).
@@ -44,5 +48,16 @@ RunMetrics to_run_metrics(const RunRecord& run);
 // The steps the run will take: every epoch's, or fewer when max_steps ends it first (the status
 // line's ETA counts to this). 0 until the run has started and knows its steps per epoch.
 std::int64_t planned_steps(const RunRecord& run);
+
+// A data-parallel run's ranks, allreduce dtype and communicator: the metrics header's, else the
+// ranks its steps recorded (a file without the header object); empty for a one-process run.
+std::optional<DataParallelInfo> data_parallel_of(const RunRecord& run);
+// "2 ranks · allreduce in bfloat16 · MPI (Open MPI v4.1.4)"; empty for a one-process run.
+QString data_parallel_text(const RunRecord& run);
+// "2 ranks": what a narrow column adds after the device; empty for a one-process run.
+QString ranks_text(const RunRecord& run);
+// The gradient bytes each rank put into the allreduce per step (the latest data-parallel step's;
+// constant for a plan); empty for a one-process run or before its first step.
+std::optional<std::int64_t> allreduce_bytes_per_step(const RunRecord& run);
 
 } // namespace mantissa::ui

@@ -161,7 +161,16 @@ QVariant RunStore::data(const QModelIndex& index, int role) const {
         if (role == Qt::DisplayRole) return QString::fromStdString(r.experiment.policy);
         break;
     case ColDevice:
-        if (role == Qt::DisplayRole || role == Qt::ToolTipRole) return r.device;
+        // A data-parallel run (from mpirun) names its ranks; the tooltip adds the allreduce dtype.
+        if (role == Qt::DisplayRole) {
+            const QString ranks = ranks_text(r);
+            return ranks.isEmpty() ? r.device : r.device + QStringLiteral(" · ") + ranks;
+        }
+        if (role == Qt::ToolTipRole) {
+            const QString parallel = data_parallel_text(r);
+            return parallel.isEmpty() ? r.device
+                                      : r.device + QStringLiteral("\ndata-parallel: ") + parallel;
+        }
         break;
     case ColStarted:
         // Runs from several days sit side by side; the start time tells them apart.

@@ -10,6 +10,7 @@
 #include <QRegularExpression>
 #include <QScrollArea>
 #include <QSignalBlocker>
+#include <QTabWidget>
 #include <QVBoxLayout>
 #include <cerrno>
 #include <cmath>
@@ -17,6 +18,7 @@
 
 #include "core/numeric/float_format.h"
 #include "ui/float_lab/arithmetic_table.h"
+#include "ui/float_lab/block_view.h"
 #include "ui/float_lab/element_table.h"
 #include "ui/float_lab/format_table.h"
 #include "ui/float_lab/lab_style.h"
@@ -193,9 +195,17 @@ FloatLabTab::FloatLabTab(QWidget* parent) : QWidget(parent) {
     scroll->setWidget(content);
     scroll->setWidgetResizable(true);
     scroll->setFrameShape(QFrame::NoFrame);
+    // One value first (the scroll area the projector test measures), then one block of them.
+    m_block = new BlockView;
+    auto* pages = new QTabWidget;
+    pages->addTab(scroll, QStringLiteral("One value"));
+    pages->addTab(m_block, QStringLiteral("Block view (MX, NVFP4)"));
+    pages->setTabToolTip(1, "One block of 32 values (16 for nvfp4) sharing a scale: the scale, "
+                            "each element's code and error, and what clips under floor or ceil.");
+    m_pages = pages;
     auto* outer = new QVBoxLayout(this);
     outer->setContentsMargins(0, 0, 0, 0);
-    outer->addWidget(scroll);
+    outer->addWidget(pages);
 
     connect(m_x_edit, &QLineEdit::textChanged, this, &FloatLabTab::on_x_text);
     connect(m_y_edit, &QLineEdit::textChanged, this, &FloatLabTab::on_y_text);

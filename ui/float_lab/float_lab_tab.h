@@ -1,6 +1,6 @@
 // FloatLabTab: the Float Lab: type x (and y) or drag a log slider and see x in float32, float16,
 // bfloat16 and both float8 formats: bits, error, ULP, neighbours, the range ladder and x², x+y,
-// x·y.
+// x·y; and a second page, the Block view (block_view.h), for MX and NVFP4 blocks.
 #pragma once
 
 #include <QWidget>
@@ -8,10 +8,12 @@
 class QLabel;
 class QLineEdit;
 class QPushButton;
+class QTabWidget;
 
 namespace mantissa::ui {
 
 class ArithmeticTable;
+class BlockView;
 class ElementTable;
 class FormatTable;
 class LogSlider;
@@ -37,6 +39,8 @@ public:
     RangeLadder* ladder() const { return m_ladder; }
     ArithmeticTable* arithmetic() const { return m_arithmetic; }
     QLabel* input_error() const { return m_error; }
+    BlockView* block_view() const { return m_block; }
+    QTabWidget* pages() const { return m_pages; } // "One value", "Block view"
     // The one-click example with this caption ("256²", "1e-5²", ...), or nullptr.
     QPushButton* example(const QString& caption) const;
 
@@ -56,6 +60,8 @@ private:
     RangeLadder* m_ladder = nullptr;
     ArithmeticTable* m_arithmetic = nullptr;
     QList<QPushButton*> m_examples;
+    BlockView* m_block = nullptr;
+    QTabWidget* m_pages = nullptr;
 };
 
 // Reads a number the way the CLI does (0.1, -3.5, 1e-5, 0x1p-24, inf, nan) plus 2^-24 and 2**-24;
