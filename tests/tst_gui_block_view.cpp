@@ -16,6 +16,7 @@
 #include <cstring>
 
 #include "core/io/safetensors.h"
+#include "core/records/trained_model.h"
 
 #include "ui/float_lab/block_view.h"
 #include "ui/float_lab/float_lab_tab.h"

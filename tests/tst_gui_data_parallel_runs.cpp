@@ -8,7 +8,7 @@
 #include <QTemporaryDir>
 #include <QTest>
 
-#include "core/io/metrics_jsonl.h"
+#include "core/records/metrics_jsonl.h"
 #include "core/plan/plan.h"
 #include "core/train/experiment.h"
 #include "tiny_experiment.h"
