@@ -516,7 +516,7 @@ public:
         CHECK_MSG(matches(pre, ref, why), why);
         CHECK_MSG(matches(
                       y, ref, [](double v) { return v < 0 ? 0.0 : v; }, 1.0, why),
-                  (why));
+                  why);
     }
 
     void forward_epilogues_data() {
@@ -571,7 +571,7 @@ public:
         auto ws = workspace_for(m_backend, op.a, d);
         m_backend.conv2d_backward_data(op.a, op.dy.t, op.w.t, dx.t, as_workspace(ws));
         std::string why;
-        CHECK_MSG(matches(dx, ref_backward_data(op.a, op.dy.values(), op.w.values()), why), (why));
+        CHECK_MSG(matches(dx, ref_backward_data(op.a, op.dy.values(), op.w.values()), why), why);
     }
 
     void backward_filter_data() { conv_table(); }
@@ -584,8 +584,7 @@ public:
         auto ws = workspace_for(m_backend, op.a, d);
         m_backend.conv2d_backward_filter(op.a, op.x.t, op.dy.t, dw.t, &dbias.t, as_workspace(ws));
         std::string why;
-        CHECK_MSG(matches(dw, ref_backward_filter(op.a, op.x.values(), op.dy.values()), why),
-                  (why));
+        CHECK_MSG(matches(dw, ref_backward_filter(op.a, op.x.values(), op.dy.values()), why), why);
         CHECK_MSG(matches(dbias, ref_bias_grad(op.a, op.dy.values()), why), why);
         // Without dbias the filter gradient is the same.
         HostTensor dw2(d, op.w.t.shape, "dw");

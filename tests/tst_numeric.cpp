@@ -345,7 +345,7 @@ void TestNumeric::edges() {
             const std::uint64_t got = encode_bits(x, d, mode);
             if (got != want)
                 FAIL_TEST(arg_text(dtype_name(d).data()) + arg_text(sat ? " (saturating)" : "") +
-                          ": got " + arg_text(hex(got)) + ", reference " + arg_text(hex(want)));
+                          ": got " + hex(got) + ", reference " + hex(want));
         }
     }
     // The float32 fast paths, where x is a float32 value.
@@ -382,15 +382,15 @@ void TestNumeric::tiesAndNeighboursEveryInterval() {
                 const std::uint64_t want = ref.encode(x);
                 const std::uint64_t got = encode_bits(x, dtype);
                 if (got != want)
-                    FAIL_TEST("x=" + format("%.17g", double(x)) + ": got " + arg_text(hex(got)) +
-                              ", reference " + arg_text(hex(want)));
+                    FAIL_TEST("x=" + format("%.17g", double(x)) + ": got " + hex(got) +
+                              ", reference " + hex(want));
                 if (sixteen && double(float(x)) == x) {
                     const std::uint16_t fast = dtype == DType::Float16
                                                    ? float_to_half_bits(float(x))
                                                    : float_to_bfloat16_bits(float(x));
                     if (fast != want)
-                        FAIL_TEST("fast x=" + format("%.17g", double(x)) + ": got " +
-                                  arg_text(hex(fast)) + ", reference " + arg_text(hex(want)));
+                        FAIL_TEST("fast x=" + format("%.17g", double(x)) + ": got " + hex(fast) +
+                                  ", reference " + hex(want));
                 }
                 ++checked;
             }
@@ -420,8 +420,8 @@ void TestNumeric::randomDoublesMatchReference() {
         const std::uint64_t want = ref.encode(x, sat);
         const std::uint64_t got = encode_bits(x, dtype, sat ? Overflow::Saturate : Overflow::Ieee);
         if (got != want)
-            FAIL_TEST(("x=" + format("%.17g", double(x)) + ": got " + arg_text(hex(got)) +
-                       ", reference " + arg_text(hex(want))));
+            FAIL_TEST("x=" + format("%.17g", double(x)) + ": got " + hex(got) + ", reference " +
+                      hex(want));
     }
 }
 
@@ -693,8 +693,8 @@ void TestNumeric::convertAnyToAny() {
             std::memcpy(&got, out.data() + b * width, width);
             const std::uint64_t want = encode_bits(decode_bits(b, DType::Float16), to);
             if (got != want)
-                FAIL_TEST("float16 " + arg_text(hex(b)) + " -> " + arg_text(dtype_name(to).data()) +
-                          ": got " + arg_text(hex(got)) + ", want " + arg_text(hex(want)));
+                FAIL_TEST("float16 " + hex(b) + " -> " + arg_text(dtype_name(to).data()) +
+                          ": got " + hex(got) + ", want " + hex(want));
         }
     }
 }
