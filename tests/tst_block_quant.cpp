@@ -4,7 +4,6 @@
 // exhaustive nearest search whose comparisons are exact (a value is compared with the midpoint of
 // two candidates, a dyadic rational that float64 holds exactly; quotients by a scale are compared
 // as cross products, also exact). The reference shares no code with the engine.
-#include <QTest>
 
 #include <cmath>
 #include <cstdint>
@@ -17,11 +16,13 @@
 #include "core/numeric/element_format.h"
 #include "core/numeric/element_inspect.h"
 #include "core/numeric/float_format.h"
+#include "tests/unit/check_throws.h"
+#include "tests/unit/files.h"
+#include "tests/unit/format.h"
+#include "tests/unit/unit_test.h"
 
 using namespace mantissa;
-
-Q_DECLARE_METATYPE(mantissa::ElementFormat)
-Q_DECLARE_METATYPE(mantissa::BlockFormat)
+using namespace mantissa::unit;
 
 namespace {
 
@@ -267,73 +268,70 @@ std::vector<double> probes(ElementFormat ef) {
 
 } // namespace
 
-class TestBlockQuant : public QObject {
-    Q_OBJECT
-
-private slots:
+class TestBlockQuant {
+public:
     void formats_data() {
-        QTest::addColumn<ElementFormat>("format");
-        for (ElementFormat f : kSigned)
-            QTest::newRow(std::string(element_format_name(f)).c_str()) << f;
+        add_column<ElementFormat>("format");
+        for (ElementFormat f : kSigned) new_row(std::string(element_format_name(f)).c_str()) << f;
     }
 
     // Every code: the engine decodes it to the definition's value and encodes that value back to
     // the same code (both zeros included); NaN codes decode to NaN.
     void everyCodeRoundTrips_data() { formats_data(); }
     void everyCodeRoundTrips() {
-        QFETCH(ElementFormat, format);
+        FETCH(ElementFormat, format);
         const ref::Fmt f = ref::fmt(format);
         int finite = 0;
         for (std::uint32_t c = 0; c < (1u << f.width); ++c) {
             const double want = ref::value(f, c);
-            QVERIFY2(same(decode_element(c, format), want),
-                     qPrintable(QString("code 0x%1").arg(c, 0, 16)));
+            CHECK_MSG(same(decode_element(c, format), want),
+                      ("code 0x" + unit::format("%llx", static_cast<unsigned long long>(c))));
             if (ref::kind(f, c) == ref::Kind::Finite) {
                 ++finite;
-                QCOMPARE(encode_element(want, format), c);
-                QCOMPARE(encode_element_stochastic(want, format, 0xFFFFFFFFu), c); // exact: no step
+                CHECK_EQ(encode_element(want, format), c);
+                CHECK_EQ(encode_element_stochastic(want, format, 0xFFFFFFFFu), c); // exact: no step
             }
         }
         // 2^width codes less NaNs and infinities: E4M3 2 NaNs; E5M2 2 infs + 6 NaNs; FP6/FP4 none.
         const int expected = format == ElementFormat::Float8E4M3   ? 254
                              : format == ElementFormat::Float8E5M2 ? 248
                                                                    : (1 << f.width);
-        QCOMPARE(finite, expected);
+        CHECK_EQ(finite, expected);
     }
 
     void limits_data() {
-        QTest::addColumn<ElementFormat>("format");
-        QTest::addColumn<double>("max");
-        QTest::addColumn<double>("min_normal");
-        QTest::addColumn<double>("min_subnormal");
-        QTest::addColumn<int>("emax");
-        QTest::newRow("e4m3") << ElementFormat::Float8E4M3 << 448.0 << 0x1p-6 << 0x1p-9 << 8;
-        QTest::newRow("e5m2") << ElementFormat::Float8E5M2 << 57344.0 << 0x1p-14 << 0x1p-16 << 15;
-        QTest::newRow("e3m2") << ElementFormat::Float6E3M2 << 28.0 << 0.25 << 0.0625 << 4;
-        QTest::newRow("e2m3") << ElementFormat::Float6E2M3 << 7.5 << 1.0 << 0.125 << 2;
-        QTest::newRow("e2m1") << ElementFormat::Float4E2M1 << 6.0 << 1.0 << 0.5 << 2;
-        QTest::newRow("e8m0") << ElementFormat::E8M0 << 0x1p127 << 0x1p-127 << 0x1p-127 << 127;
+        add_column<ElementFormat>("format");
+        add_column<double>("max");
+        add_column<double>("min_normal");
+        add_column<double>("min_subnormal");
+        add_column<int>("emax");
+        new_row("e4m3") << ElementFormat::Float8E4M3 << 448.0 << 0x1p-6 << 0x1p-9 << 8;
+        new_row("e5m2") << ElementFormat::Float8E5M2 << 57344.0 << 0x1p-14 << 0x1p-16 << 15;
+        new_row("e3m2") << ElementFormat::Float6E3M2 << 28.0 << 0.25 << 0.0625 << 4;
+        new_row("e2m3") << ElementFormat::Float6E2M3 << 7.5 << 1.0 << 0.125 << 2;
+        new_row("e2m1") << ElementFormat::Float4E2M1 << 6.0 << 1.0 << 0.5 << 2;
+        new_row("e8m0") << ElementFormat::E8M0 << 0x1p127 << 0x1p-127 << 0x1p-127 << 127;
     }
     void limits() {
-        QFETCH(ElementFormat, format);
-        QFETCH(double, max);
-        QFETCH(double, min_normal);
-        QFETCH(double, min_subnormal);
-        QFETCH(int, emax);
+        FETCH(ElementFormat, format);
+        FETCH(double, max);
+        FETCH(double, min_normal);
+        FETCH(double, min_subnormal);
+        FETCH(int, emax);
         const ElementSpec& s = element_spec(format);
-        QVERIFY(s.max_finite == max);
-        QVERIFY(s.min_normal == min_normal);
-        QVERIFY(s.min_subnormal == min_subnormal);
-        QCOMPARE(s.emax, emax);
-        QCOMPARE(element_format_from_name(s.name), format);
+        CHECK(s.max_finite == max);
+        CHECK(s.min_normal == min_normal);
+        CHECK(s.min_subnormal == min_subnormal);
+        CHECK_EQ(s.emax, emax);
+        CHECK_EQ(element_format_from_name(s.name), format);
     }
 
     // FP4 E2M1 holds exactly 0, 0.5, 1, 1.5, 2, 3, 4, 6 (MX §5.3.3), codes 0..7 in order.
     void fp4Values() {
         const double want[] = {0, 0.5, 1, 1.5, 2, 3, 4, 6};
         for (std::uint32_t c = 0; c < 8; ++c) {
-            QCOMPARE(decode_element(c, ElementFormat::Float4E2M1), want[c]);
-            QCOMPARE(decode_element(c | 8u, ElementFormat::Float4E2M1), -want[c]);
+            CHECK_EQ(decode_element(c, ElementFormat::Float4E2M1), want[c]);
+            CHECK_EQ(decode_element(c | 8u, ElementFormat::Float4E2M1), -want[c]);
         }
     }
 
@@ -341,7 +339,7 @@ private slots:
     // quarter points, out-of-range values and 20000 random doubles spanning the whole range.
     void roundingMatchesReference_data() { formats_data(); }
     void roundingMatchesReference() {
-        QFETCH(ElementFormat, format);
+        FETCH(ElementFormat, format);
         const ref::Fmt f = ref::fmt(format);
         std::vector<double> xs = probes(format);
         std::mt19937_64 rng(1234);
@@ -351,38 +349,39 @@ private slots:
             xs.push_back((i & 1 ? -1 : 1) * std::ldexp(unit(rng), exp(rng)));
         for (double x : {0.0, -0.0, kInf, -kInf, kNaN, -kNaN}) xs.push_back(x);
         for (double x : xs)
-            QVERIFY2(encode_element(x, format) == ref::encode(f, x),
-                     qPrintable(QString("x = %1 (%2): engine 0x%3, reference 0x%4")
-                                    .arg(x, 0, 'g', 17)
-                                    .arg(x, 0, 'a')
-                                    .arg(encode_element(x, format), 0, 16)
-                                    .arg(ref::encode(f, x), 0, 16)));
+            CHECK_MSG(
+                encode_element(x, format) == ref::encode(f, x),
+                ("x = " + unit::format("%.17g", double(x)) + " (" + unit::format("%a", double(x)) +
+                 "): engine 0x" +
+                 unit::format("%llx", static_cast<unsigned long long>(encode_element(x, format))) +
+                 ", reference 0x" +
+                 unit::format("%llx", static_cast<unsigned long long>(ref::encode(f, x)))));
     }
 
     // Hand-checked ties and saturation, the cases a reader would try first.
     void tiesAndSaturation() {
         const ElementFormat e2m1 = ElementFormat::Float4E2M1, e4m3 = ElementFormat::Float8E4M3;
         // E2M1: 1.25 ties between 1 (0x2, even) and 1.5 (0x3): 1; 1.75 -> 2 (0x4, even); 5 -> 4.
-        QCOMPARE(encode_element(1.25, e2m1), 0x2u);
-        QCOMPARE(encode_element(1.75, e2m1), 0x4u);
-        QCOMPARE(encode_element(5.0, e2m1), 0x6u);
-        QCOMPARE(encode_element(0.25, e2m1), 0x0u);  // half the subnormal 0.5: ties to 0
-        QCOMPARE(encode_element(-0.25, e2m1), 0x8u); // -0 keeps its sign
-        QCOMPARE(encode_element(7.0, e2m1), 0x7u);   // beyond 6: saturates (no inf)
-        QCOMPARE(encode_element(-kInf, e2m1), 0xFu);
-        QCOMPARE(encode_element(kNaN, e2m1), 0x0u);                       // no NaN: +0 (documented)
-        QCOMPARE(encode_element(29.0, ElementFormat::Float6E3M2), 0x1Fu); // 28
-        QCOMPARE(encode_element(7.75, ElementFormat::Float6E2M3), 0x1Fu); // 7.5
+        CHECK_EQ(encode_element(1.25, e2m1), 0x2u);
+        CHECK_EQ(encode_element(1.75, e2m1), 0x4u);
+        CHECK_EQ(encode_element(5.0, e2m1), 0x6u);
+        CHECK_EQ(encode_element(0.25, e2m1), 0x0u);  // half the subnormal 0.5: ties to 0
+        CHECK_EQ(encode_element(-0.25, e2m1), 0x8u); // -0 keeps its sign
+        CHECK_EQ(encode_element(7.0, e2m1), 0x7u);   // beyond 6: saturates (no inf)
+        CHECK_EQ(encode_element(-kInf, e2m1), 0xFu);
+        CHECK_EQ(encode_element(kNaN, e2m1), 0x0u);                       // no NaN: +0 (documented)
+        CHECK_EQ(encode_element(29.0, ElementFormat::Float6E3M2), 0x1Fu); // 28
+        CHECK_EQ(encode_element(7.75, ElementFormat::Float6E2M3), 0x1Fu); // 7.5
         // E4M3: max 448 = S.1111.110; the NaN is S.1111.111 and no value rounds to it.
-        QCOMPARE(encode_element(448.0, e4m3), 0x7Eu);
-        QCOMPARE(encode_element(500.0, e4m3), 0x7Eu);
-        QCOMPARE(encode_element(kNaN, e4m3), 0x7Fu);
-        QCOMPARE(encode_element(0x1p-10, e4m3), 0x0u);                // half of 2^-9: ties to 0
-        QCOMPARE(encode_element(0x1.8p-10, e4m3), 0x1u);              // 0.75 of 2^-9: up
-        QCOMPARE(encode_element(464.0, e4m3, Overflow::Ieee), 0x7Eu); // the tie goes to even 448
-        QCOMPARE(encode_element(465.0, e4m3, Overflow::Ieee), 0x7Fu); // non-saturating: NaN
-        QCOMPARE(encode_element(61440.0, ElementFormat::Float8E5M2, Overflow::Ieee), 0x7Cu);
-        QCOMPARE(encode_element(61440.0, ElementFormat::Float8E5M2), 0x7Bu);
+        CHECK_EQ(encode_element(448.0, e4m3), 0x7Eu);
+        CHECK_EQ(encode_element(500.0, e4m3), 0x7Eu);
+        CHECK_EQ(encode_element(kNaN, e4m3), 0x7Fu);
+        CHECK_EQ(encode_element(0x1p-10, e4m3), 0x0u);                // half of 2^-9: ties to 0
+        CHECK_EQ(encode_element(0x1.8p-10, e4m3), 0x1u);              // 0.75 of 2^-9: up
+        CHECK_EQ(encode_element(464.0, e4m3, Overflow::Ieee), 0x7Eu); // the tie goes to even 448
+        CHECK_EQ(encode_element(465.0, e4m3, Overflow::Ieee), 0x7Fu); // non-saturating: NaN
+        CHECK_EQ(encode_element(61440.0, ElementFormat::Float8E5M2, Overflow::Ieee), 0x7Cu);
+        CHECK_EQ(encode_element(61440.0, ElementFormat::Float8E5M2), 0x7Bu);
     }
 
     // The FP8 element codecs agree bit for bit with the engine's storage codec (float_format) in
@@ -391,14 +390,14 @@ private slots:
         for (auto [ef, dt] : {std::pair{ElementFormat::Float8E4M3, DType::Float8E4M3},
                               std::pair{ElementFormat::Float8E5M2, DType::Float8E5M2}}) {
             for (std::uint32_t c = 0; c < 256; ++c)
-                QVERIFY(same(decode_element(c, ef), decode_bits(c, dt)));
+                CHECK(same(decode_element(c, ef), decode_bits(c, dt)));
             std::mt19937_64 rng(7);
             std::uniform_real_distribution<double> u(-70000, 70000);
             for (int i = 0; i < 20000; ++i) {
                 const double x = i % 2 ? u(rng) : u(rng) * 1e-5;
-                QCOMPARE(encode_element(x, ef),
+                CHECK_EQ(encode_element(x, ef),
                          static_cast<std::uint32_t>(encode_bits(x, dt, Overflow::Saturate)));
-                QCOMPARE(encode_element(x, ef, Overflow::Ieee),
+                CHECK_EQ(encode_element(x, ef, Overflow::Ieee),
                          static_cast<std::uint32_t>(encode_bits(x, dt, Overflow::Ieee)));
             }
         }
@@ -407,11 +406,11 @@ private slots:
     // E8M0 (MX §5.4.1): 2^(e-127) for every e = 0..254, 0xFF NaN, no zero, no sign.
     void e8m0() {
         for (std::uint32_t e = 0; e < 256; ++e) {
-            QVERIFY(same(decode_element(e, ElementFormat::E8M0), ref::e8m0_value(e)));
-            if (e < 255) QCOMPARE(encode_element(ref::e8m0_value(e), ElementFormat::E8M0), e);
+            CHECK(same(decode_element(e, ElementFormat::E8M0), ref::e8m0_value(e)));
+            if (e < 255) CHECK_EQ(encode_element(ref::e8m0_value(e), ElementFormat::E8M0), e);
         }
-        QCOMPARE(decode_element(0, ElementFormat::E8M0), 0x1p-127);
-        QCOMPARE(decode_element(254, ElementFormat::E8M0), 0x1p127);
+        CHECK_EQ(decode_element(0, ElementFormat::E8M0), 0x1p-127);
+        CHECK_EQ(decode_element(254, ElementFormat::E8M0), 0x1p127);
         std::mt19937_64 rng(9);
         std::uniform_real_distribution<double> u(1.0, 2.0);
         std::uniform_int_distribution<int> ex(-140, 140);
@@ -421,36 +420,36 @@ private slots:
         for (int i = 0; i < 5000; ++i) xs.push_back(std::ldexp(u(rng), ex(rng)));
         for (double x : xs) {
             const std::uint32_t want = (x == 0) ? 0u : ref::e8m0_encode(x);
-            QVERIFY2(encode_element(x, ElementFormat::E8M0) == want,
-                     qPrintable(QString("x = %1").arg(x, 0, 'a')));
+            CHECK_MSG(encode_element(x, ElementFormat::E8M0) == want,
+                      ("x = " + unit::format("%a", double(x))));
         }
-        QCOMPARE(encode_element(1.5, ElementFormat::E8M0), 128u);                      // tie: up
-        QCOMPARE(encode_element(std::nextafter(1.5, 0.0), ElementFormat::E8M0), 127u); // below: 1
-        QCOMPARE(encode_element(-2.0, ElementFormat::E8M0), 255u);                     // no sign
-        QCOMPARE(encode_element(0.0, ElementFormat::E8M0), 0u); // no zero: clamps to 2^-127
-        QCOMPARE(inspect_element(0.0, ElementFormat::E8M0).outcome, ElementOutcome::ClampedToMin);
-        QCOMPARE(inspect_element(-2.0, ElementFormat::E8M0).outcome, ElementOutcome::NegativeToNaN);
+        CHECK_EQ(encode_element(1.5, ElementFormat::E8M0), 128u);                      // tie: up
+        CHECK_EQ(encode_element(std::nextafter(1.5, 0.0), ElementFormat::E8M0), 127u); // below: 1
+        CHECK_EQ(encode_element(-2.0, ElementFormat::E8M0), 255u);                     // no sign
+        CHECK_EQ(encode_element(0.0, ElementFormat::E8M0), 0u); // no zero: clamps to 2^-127
+        CHECK_EQ(inspect_element(0.0, ElementFormat::E8M0).outcome, ElementOutcome::ClampedToMin);
+        CHECK_EQ(inspect_element(-2.0, ElementFormat::E8M0).outcome, ElementOutcome::NegativeToNaN);
     }
 
     // Stochastic rounding's expectation is the input, exactly: over all 2^k equally likely
     // random values (only the top k bits matter for an input on a 2^-k sub-grid of the quantum),
     // the decoded values sum to 2^k times the input. Also for subnormals and negatives.
     void stochasticExpectation_data() {
-        QTest::addColumn<ElementFormat>("format");
-        QTest::addColumn<double>("x");
-        QTest::newRow("e2m1 1.25") << ElementFormat::Float4E2M1 << 1.25;
-        QTest::newRow("e2m1 4.75") << ElementFormat::Float4E2M1 << 4.75;
-        QTest::newRow("e2m1 -0.1015625") << ElementFormat::Float4E2M1 << -0.1015625; // sub-grid
-        QTest::newRow("e2m1 5.9921875") << ElementFormat::Float4E2M1 << 5.9921875;
-        QTest::newRow("e2m3 3.0390625") << ElementFormat::Float6E2M3 << 3.0390625;
-        QTest::newRow("e3m2 0.05078125 (subnormal)") << ElementFormat::Float6E3M2 << 0.05078125;
-        QTest::newRow("e4m3 1.0048828125") << ElementFormat::Float8E4M3 << 1.0048828125;
-        QTest::newRow("e4m3 -3e-3 grid") << ElementFormat::Float8E4M3 << -0x1.89p-9;
-        QTest::newRow("e5m2 1000.5") << ElementFormat::Float8E5M2 << 1000.5;
+        add_column<ElementFormat>("format");
+        add_column<double>("x");
+        new_row("e2m1 1.25") << ElementFormat::Float4E2M1 << 1.25;
+        new_row("e2m1 4.75") << ElementFormat::Float4E2M1 << 4.75;
+        new_row("e2m1 -0.1015625") << ElementFormat::Float4E2M1 << -0.1015625; // sub-grid
+        new_row("e2m1 5.9921875") << ElementFormat::Float4E2M1 << 5.9921875;
+        new_row("e2m3 3.0390625") << ElementFormat::Float6E2M3 << 3.0390625;
+        new_row("e3m2 0.05078125 (subnormal)") << ElementFormat::Float6E3M2 << 0.05078125;
+        new_row("e4m3 1.0048828125") << ElementFormat::Float8E4M3 << 1.0048828125;
+        new_row("e4m3 -3e-3 grid") << ElementFormat::Float8E4M3 << -0x1.89p-9;
+        new_row("e5m2 1000.5") << ElementFormat::Float8E5M2 << 1000.5;
     }
     void stochasticExpectation() {
-        QFETCH(ElementFormat, format);
-        QFETCH(double, x);
+        FETCH(ElementFormat, format);
+        FETCH(double, x);
         constexpr int k = 12;
         double sum = 0; // every term is a short dyadic: the sum is exact
         int up = 0;
@@ -462,10 +461,10 @@ private slots:
             sum += d;
             up += std::fabs(d) > std::fabs(down) ? 1 : 0;
         }
-        QVERIFY2(sum == std::ldexp(x, k), qPrintable(QString::number(sum, 'g', 17)));
-        QVERIFY(up > 0 && up < (1 << k)); // it really rounds both ways
+        CHECK_MSG(sum == std::ldexp(x, k), unit::format("%.17g", double(sum)));
+        CHECK(up > 0 && up < (1 << k)); // it really rounds both ways
         // Reproducible: the same random value gives the same code.
-        QCOMPARE(encode_element_stochastic(x, format, 0x12345678u),
+        CHECK_EQ(encode_element_stochastic(x, format, 0x12345678u),
                  encode_element_stochastic(x, format, 0x12345678u));
     }
 
@@ -476,34 +475,34 @@ private slots:
         BlockQuantConfig c;
         c.format = BlockFormat::MxFp8E4M3;
         const BlockQuantResult fl = quantize_blocks(v, c);
-        QCOMPARE(fl.blocks.size(), std::size_t(1));
-        QCOMPARE(fl.blocks[0].scale.code, std::uint8_t(0x7F));
-        QCOMPARE(fl.blocks[0].scale.value, 1.0);
-        QCOMPARE(fl.blocks[0].clipped, 1);
-        QVERIFY(fl.decoded[0] == 448.0);
-        QCOMPARE(fl.codes[0], std::uint8_t(0x7E));
+        CHECK_EQ(fl.blocks.size(), std::size_t(1));
+        CHECK_EQ(fl.blocks[0].scale.code, std::uint8_t(0x7F));
+        CHECK_EQ(fl.blocks[0].scale.value, 1.0);
+        CHECK_EQ(fl.blocks[0].clipped, 1);
+        CHECK(fl.decoded[0] == 448.0);
+        CHECK_EQ(fl.codes[0], std::uint8_t(0x7E));
         c.rule = ScaleRule::Ceil;
         const BlockQuantResult ce = quantize_blocks(v, c);
-        QCOMPARE(ce.blocks[0].scale.code, std::uint8_t(0x80));
-        QCOMPARE(ce.blocks[0].scale.value, 2.0);
-        QCOMPARE(ce.blocks[0].clipped, 0);
-        QVERIFY(ce.decoded[0] == 512.0);
+        CHECK_EQ(ce.blocks[0].scale.code, std::uint8_t(0x80));
+        CHECK_EQ(ce.blocks[0].scale.value, 2.0);
+        CHECK_EQ(ce.blocks[0].clipped, 0);
+        CHECK(ce.decoded[0] == 512.0);
         // The ceil rule's boundary: amax exactly max_elem * 2^k keeps X = 2^k.
-        QCOMPARE(mx_block_scale(448, ElementFormat::Float8E4M3, ScaleRule::Ceil).value, 1.0);
-        QCOMPARE(mx_block_scale(449, ElementFormat::Float8E4M3, ScaleRule::Ceil).value, 2.0);
-        QCOMPARE(mx_block_scale(6, ElementFormat::Float4E2M1, ScaleRule::Ceil).value, 1.0);
-        QCOMPARE(mx_block_scale(6, ElementFormat::Float4E2M1, ScaleRule::Floor).value, 1.0);
-        QCOMPARE(mx_block_scale(7.5, ElementFormat::Float6E2M3, ScaleRule::Ceil).value, 1.0);
-        QCOMPARE(mx_block_scale(8, ElementFormat::Float6E2M3, ScaleRule::Floor).value, 2.0);
-        QCOMPARE(mx_block_scale(57344, ElementFormat::Float8E5M2, ScaleRule::Floor).value, 1.0);
-        QCOMPARE(mx_block_scale(28, ElementFormat::Float6E3M2, ScaleRule::Floor).value, 1.0);
+        CHECK_EQ(mx_block_scale(448, ElementFormat::Float8E4M3, ScaleRule::Ceil).value, 1.0);
+        CHECK_EQ(mx_block_scale(449, ElementFormat::Float8E4M3, ScaleRule::Ceil).value, 2.0);
+        CHECK_EQ(mx_block_scale(6, ElementFormat::Float4E2M1, ScaleRule::Ceil).value, 1.0);
+        CHECK_EQ(mx_block_scale(6, ElementFormat::Float4E2M1, ScaleRule::Floor).value, 1.0);
+        CHECK_EQ(mx_block_scale(7.5, ElementFormat::Float6E2M3, ScaleRule::Ceil).value, 1.0);
+        CHECK_EQ(mx_block_scale(8, ElementFormat::Float6E2M3, ScaleRule::Floor).value, 2.0);
+        CHECK_EQ(mx_block_scale(57344, ElementFormat::Float8E5M2, ScaleRule::Floor).value, 1.0);
+        CHECK_EQ(mx_block_scale(28, ElementFormat::Float6E3M2, ScaleRule::Floor).value, 1.0);
         for (bool ceil_rule : {false, true}) {
             const ref::Block r = ref::mx(v, ElementFormat::Float8E4M3, ceil_rule);
             const BlockQuantResult& e = ceil_rule ? ce : fl;
-            QVERIFY(same(e.blocks[0].scale.value, r.scale));
+            CHECK(same(e.blocks[0].scale.value, r.scale));
             for (std::size_t i = 0; i < v.size(); ++i) {
-                QCOMPARE(std::uint32_t(e.codes[i]), r.codes[i]);
-                QVERIFY(same(e.decoded[i], r.decoded[i]));
+                CHECK_EQ(std::uint32_t(e.codes[i]), r.codes[i]);
+                CHECK(same(e.decoded[i], r.decoded[i]));
             }
         }
     }
@@ -511,13 +510,12 @@ private slots:
     // Every MX format and both rules against the reference on random blocks (wide dynamic range,
     // so elements underflow to zero too), including a short last block.
     void mxMatchesReference_data() {
-        QTest::addColumn<BlockFormat>("format");
+        add_column<BlockFormat>("format");
         for (BlockFormat f : block_formats())
-            if (f != BlockFormat::NvFp4)
-                QTest::newRow(std::string(block_format_name(f)).c_str()) << f;
+            if (f != BlockFormat::NvFp4) new_row(std::string(block_format_name(f)).c_str()) << f;
     }
     void mxMatchesReference() {
-        QFETCH(BlockFormat, format);
+        FETCH(BlockFormat, format);
         const ElementFormat ef = block_format_spec(format).element;
         std::mt19937_64 rng(42);
         std::uniform_real_distribution<double> u(-1.0, 1.0);
@@ -533,24 +531,24 @@ private slots:
             c.format = format;
             c.rule = rule;
             const BlockQuantResult r = quantize_blocks(v, c);
-            QCOMPARE(r.blocks.size(), std::size_t(41));
-            QCOMPARE(r.blocks.back().count, std::size_t(7));
+            CHECK_EQ(r.blocks.size(), std::size_t(41));
+            CHECK_EQ(r.blocks.back().count, std::size_t(7));
             std::size_t clipped = 0;
             for (const BlockReport& b : r.blocks) {
                 const std::vector<double> part(v.begin() + b.begin, v.begin() + b.begin + b.count);
                 const ref::Block want = ref::mx(part, ef, rule == ScaleRule::Ceil);
-                QVERIFY(same(b.scale.value, want.scale));
-                QCOMPARE(std::uint32_t(b.scale.code), want.scale_code);
-                QCOMPARE(b.clipped, want.clipped);
-                QCOMPARE(b.zeros, want.zeros);
+                CHECK(same(b.scale.value, want.scale));
+                CHECK_EQ(std::uint32_t(b.scale.code), want.scale_code);
+                CHECK_EQ(b.clipped, want.clipped);
+                CHECK_EQ(b.zeros, want.zeros);
                 for (std::size_t i = 0; i < b.count; ++i) {
-                    QCOMPARE(std::uint32_t(r.codes[b.begin + i]), want.codes[i]);
-                    QVERIFY(same(r.decoded[b.begin + i], want.decoded[i]));
+                    CHECK_EQ(std::uint32_t(r.codes[b.begin + i]), want.codes[i]);
+                    CHECK(same(r.decoded[b.begin + i], want.decoded[i]));
                 }
                 clipped += static_cast<std::size_t>(b.clipped);
             }
-            QCOMPARE(r.clipped, clipped);
-            if (rule == ScaleRule::Ceil) QCOMPARE(clipped, std::size_t(0));
+            CHECK_EQ(r.clipped, clipped);
+            if (rule == ScaleRule::Ceil) CHECK_EQ(clipped, std::size_t(0));
         }
     }
 
@@ -561,38 +559,38 @@ private slots:
         std::vector<double> zeros(32, 0.0);
         zeros[3] = -0.0;
         const BlockQuantResult z = quantize_blocks(zeros, c);
-        QCOMPARE(z.blocks[0].scale.code, std::uint8_t(0x00)); // 2^-127: E8M0 has no zero
-        QCOMPARE(z.blocks[0].zeros, 0);
-        QCOMPARE(z.blocks[0].clipped, 0);
-        QCOMPARE(z.codes[3], std::uint8_t(0x8)); // -0 stays -0
-        QVERIFY(same(z.decoded[3], -0.0));
+        CHECK_EQ(z.blocks[0].scale.code, std::uint8_t(0x00)); // 2^-127: E8M0 has no zero
+        CHECK_EQ(z.blocks[0].zeros, 0);
+        CHECK_EQ(z.blocks[0].clipped, 0);
+        CHECK_EQ(z.codes[3], std::uint8_t(0x8)); // -0 stays -0
+        CHECK(same(z.decoded[3], -0.0));
 
         std::vector<double> v(40, 1.0);
         v[5] = kNaN;
         v[35] = -kInf;
         const BlockQuantResult n = quantize_blocks(v, c);
-        QCOMPARE(n.blocks.size(), std::size_t(2));
+        CHECK_EQ(n.blocks.size(), std::size_t(2));
         for (const BlockReport& b : n.blocks) {
-            QCOMPARE(b.scale.code, std::uint8_t(0xFF));
-            QVERIFY(std::isnan(b.scale.value));
+            CHECK_EQ(b.scale.code, std::uint8_t(0xFF));
+            CHECK(std::isnan(b.scale.value));
         }
-        for (double d : n.decoded) QVERIFY(std::isnan(d));
+        for (double d : n.decoded) CHECK(std::isnan(d));
 
         // amax 6 -> X = 1 in E2M1; 0.2 and 1e-30 are below half of 0.5: flushed to zero.
         const BlockQuantResult f =
             quantize_blocks(std::vector<double>{6, 0.2, 1e-30, 0.25, 0.3}, c);
-        QCOMPARE(f.blocks[0].scale.value, 1.0);
-        QCOMPARE(f.blocks[0].zeros, 3); // 0.2, 1e-30 and the tie 0.25
-        QVERIFY(f.decoded[4] == 0.5);
+        CHECK_EQ(f.blocks[0].scale.value, 1.0);
+        CHECK_EQ(f.blocks[0].zeros, 3); // 0.2, 1e-30 and the tie 0.25
+        CHECK(f.decoded[4] == 0.5);
 
         // A scale below E8M0's range clamps to 2^-127, and the elements underflow.
         const BlockQuantResult t =
             quantize_blocks(std::vector<double>{0x1p-140, -0x1p-141}, BlockQuantConfig{});
-        QCOMPARE(t.blocks[0].scale.code, std::uint8_t(0x00));
-        QCOMPARE(t.blocks[0].zeros, 2); // 2^-140 / 2^-127 = 2^-13, below half of E4M3's 2^-9
+        CHECK_EQ(t.blocks[0].scale.code, std::uint8_t(0x00));
+        CHECK_EQ(t.blocks[0].zeros, 2); // 2^-140 / 2^-127 = 2^-13, below half of E4M3's 2^-9
         const ref::Block rt = ref::mx({0x1p-140, -0x1p-141}, ElementFormat::Float8E4M3, false);
-        QCOMPARE(std::uint32_t(t.codes[0]), rt.codes[0]);
-        QCOMPARE(t.blocks[0].zeros, rt.zeros);
+        CHECK_EQ(std::uint32_t(t.codes[0]), rt.codes[0]);
+        CHECK_EQ(t.blocks[0].zeros, rt.zeros);
     }
 
     // NVFP4 on a hand-computed example. amax_tensor = 2688 = 448 * 6, so s_global = 1.
@@ -605,27 +603,27 @@ private slots:
         BlockQuantConfig c;
         c.format = BlockFormat::NvFp4;
         const BlockQuantResult r = quantize_blocks(v, c);
-        QCOMPARE(r.global_scale, 1.0f);
-        QCOMPARE(r.blocks.size(), std::size_t(2));
-        QCOMPARE(r.blocks[0].scale.code, std::uint8_t(0x7E));
-        QCOMPARE(r.blocks[0].scale.value, 448.0);
+        CHECK_EQ(r.global_scale, 1.0f);
+        CHECK_EQ(r.blocks.size(), std::size_t(2));
+        CHECK_EQ(r.blocks[0].scale.code, std::uint8_t(0x7E));
+        CHECK_EQ(r.blocks[0].scale.value, 448.0);
         const std::uint8_t codes0[] = {0x7, 0x5, 0x1, 0x0, 0xC, 0x2};
         const double dec0[] = {2688, 1344, 224, 0, -896, 448};
         for (int i = 0; i < 6; ++i) {
-            QCOMPARE(r.codes[i], codes0[i]);
-            QVERIFY(r.decoded[i] == dec0[i]);
+            CHECK_EQ(r.codes[i], codes0[i]);
+            CHECK(r.decoded[i] == dec0[i]);
         }
-        QCOMPARE(r.blocks[0].zeros, 1); // 100 / 448 = 0.22 < 0.25
-        QCOMPARE(r.blocks[1].scale.code, std::uint8_t(0x2D));
-        QCOMPARE(r.blocks[1].scale.value, 0.40625);
-        QCOMPARE(r.codes[16], std::uint8_t(0x7));
-        QCOMPARE(r.codes[17], std::uint8_t(0x4));
-        QCOMPARE(r.codes[18], std::uint8_t(0x9));
-        QVERIFY(r.decoded[16] == 2.4375);
-        QVERIFY(r.decoded[17] == 0.8125);
-        QVERIFY(r.decoded[18] == -0.203125);
-        QVERIFY_THROWS_EXCEPTION(
-            Error, resolve_block_quant({BlockFormat::NvFp4, ScaleRule::Floor, 0, false, 0}));
+        CHECK_EQ(r.blocks[0].zeros, 1); // 100 / 448 = 0.22 < 0.25
+        CHECK_EQ(r.blocks[1].scale.code, std::uint8_t(0x2D));
+        CHECK_EQ(r.blocks[1].scale.value, 0.40625);
+        CHECK_EQ(r.codes[16], std::uint8_t(0x7));
+        CHECK_EQ(r.codes[17], std::uint8_t(0x4));
+        CHECK_EQ(r.codes[18], std::uint8_t(0x9));
+        CHECK(r.decoded[16] == 2.4375);
+        CHECK(r.decoded[17] == 0.8125);
+        CHECK(r.decoded[18] == -0.203125);
+        CHECK_THROWS(Error,
+                     resolve_block_quant({BlockFormat::NvFp4, ScaleRule::Floor, 0, false, 0}));
     }
 
     // NVFP4 against the reference: global scale, block scales and elements, on random tensors
@@ -643,27 +641,26 @@ private slots:
             const BlockQuantResult r = quantize_blocks(v, c);
             double amax = 0;
             for (double x : v) amax = std::max(amax, std::fabs(x));
-            QVERIFY2(r.global_scale == ref::nv_global(amax),
-                     qPrintable(QString::asprintf("amax %a: engine %a, reference %a", amax,
-                                                  double(r.global_scale),
-                                                  double(ref::nv_global(amax)))));
+            CHECK_MSG(r.global_scale == ref::nv_global(amax),
+                      unit::format("amax %a: engine %a, reference %a", amax, double(r.global_scale),
+                                   double(ref::nv_global(amax))));
             for (const BlockReport& b : r.blocks) {
                 const std::vector<double> part(v.begin() + b.begin, v.begin() + b.begin + b.count);
                 const ref::Block want = ref::nvfp4(part, r.global_scale);
-                QCOMPARE(std::uint32_t(b.scale.code), want.scale_code);
-                QCOMPARE(b.clipped, want.clipped);
-                QCOMPARE(b.zeros, want.zeros);
+                CHECK_EQ(std::uint32_t(b.scale.code), want.scale_code);
+                CHECK_EQ(b.clipped, want.clipped);
+                CHECK_EQ(b.zeros, want.zeros);
                 for (std::size_t i = 0; i < b.count; ++i) {
-                    QCOMPARE(std::uint32_t(r.codes[b.begin + i]), want.codes[i]);
-                    QVERIFY(same(r.decoded[b.begin + i], want.decoded[i]));
+                    CHECK_EQ(std::uint32_t(r.codes[b.begin + i]), want.codes[i]);
+                    CHECK(same(r.decoded[b.begin + i], want.decoded[i]));
                 }
             }
         }
         // Ties in the global scale: amax = 2688 * (1 + 2^-24) lies halfway between the float32s
         // 1 and 1 + 2^-23: to even, 1.
-        QVERIFY(nvfp4_global_scale(2688.0 * (1 + 0x1p-24)) == 1.0f);
-        QVERIFY(nvfp4_global_scale(2688.0 * (1 + 3 * 0x1p-24)) == 1.0f + 0x1p-22f);
-        QCOMPARE(nvfp4_global_scale(0.0), 0.0f);
+        CHECK(nvfp4_global_scale(2688.0 * (1 + 0x1p-24)) == 1.0f);
+        CHECK(nvfp4_global_scale(2688.0 * (1 + 3 * 0x1p-24)) == 1.0f + 0x1p-22f);
+        CHECK_EQ(nvfp4_global_scale(0.0), 0.0f);
     }
 
     // 2D 16 x 16 tiles: each tile's scale is the reference's over its 256 values, and
@@ -683,12 +680,12 @@ private slots:
         c.format = BlockFormat::NvFp4;
         const BlockQuantResult r = quantize_blocks_2d(w, rows, cols, c);
         const BlockQuantResult rt = quantize_blocks_2d(wt, cols, rows, c);
-        QCOMPARE(r.blocks.size(), std::size_t(3 * 2));
-        QCOMPARE(r.global_scale, rt.global_scale);
+        CHECK_EQ(r.blocks.size(), std::size_t(3 * 2));
+        CHECK_EQ(r.global_scale, rt.global_scale);
         for (std::size_t i = 0; i < rows; ++i)
             for (std::size_t j = 0; j < cols; ++j) {
-                QCOMPARE(r.codes[i * cols + j], rt.codes[j * rows + i]);
-                QVERIFY(same(r.decoded[i * cols + j], rt.decoded[j * rows + i]));
+                CHECK_EQ(r.codes[i * cols + j], rt.codes[j * rows + i]);
+                CHECK(same(r.decoded[i * cols + j], rt.decoded[j * rows + i]));
             }
         for (const BlockReport& b : r.blocks) {
             std::vector<double> tile;
@@ -696,11 +693,11 @@ private slots:
                 for (std::size_t j = 0; j < b.cols; ++j)
                     tile.push_back(w[(b.row + i) * cols + b.col + j]);
             const ref::Block want = ref::nvfp4(tile, r.global_scale);
-            QCOMPARE(std::uint32_t(b.scale.code), want.scale_code);
+            CHECK_EQ(std::uint32_t(b.scale.code), want.scale_code);
             std::size_t k = 0;
             for (std::size_t i = 0; i < b.rows; ++i)
                 for (std::size_t j = 0; j < b.cols; ++j, ++k)
-                    QCOMPARE(std::uint32_t(r.codes[(b.row + i) * cols + b.col + j]), want.codes[k]);
+                    CHECK_EQ(std::uint32_t(r.codes[(b.row + i) * cols + b.col + j]), want.codes[k]);
         }
     }
 
@@ -718,26 +715,26 @@ private slots:
             const BlockQuantResult r = quantize_blocks(as_double, c);
             std::vector<float> q = data;
             const BlockQuantStats s = fake_quantize(q, c);
-            QCOMPARE(s.blocks, r.blocks.size());
-            QCOMPARE(s.zeros, r.zeros);
-            QCOMPARE(s.global_scale, r.global_scale);
-            for (std::size_t i = 0; i < q.size(); ++i) QVERIFY(same(q[i], float(r.decoded[i])));
+            CHECK_EQ(s.blocks, r.blocks.size());
+            CHECK_EQ(s.zeros, r.zeros);
+            CHECK_EQ(s.global_scale, r.global_scale);
+            for (std::size_t i = 0; i < q.size(); ++i) CHECK(same(q[i], float(r.decoded[i])));
 
             c.stochastic = true;
             c.seed = 99;
             const BlockQuantResult s1 = quantize_blocks(as_double, c),
                                    s2 = quantize_blocks(as_double, c);
-            QCOMPARE(s1.codes, s2.codes);
+            CHECK_EQ(s1.codes, s2.codes);
             c.seed = 100;
-            QVERIFY(quantize_blocks(as_double, c).codes != s1.codes);
-            QVERIFY(s1.codes != r.codes);
+            CHECK(quantize_blocks(as_double, c).codes != s1.codes);
+            CHECK(s1.codes != r.codes);
         }
     }
 
     // The span loops give the scalar codec's codes and values, element by element.
     void spanLoopsMatchScalar_data() { formats_data(); }
     void spanLoopsMatchScalar() {
-        QFETCH(ElementFormat, format);
+        FETCH(ElementFormat, format);
         std::vector<float> src;
         for (double x : probes(format)) src.push_back(static_cast<float>(x));
         src.push_back(std::numeric_limits<float>::quiet_NaN());
@@ -749,9 +746,9 @@ private slots:
         std::vector<float> back(src.size());
         decode_elements(codes.data(), back.data(), codes.size(), format);
         for (std::size_t i = 0; i < src.size(); ++i) {
-            QCOMPARE(std::uint32_t(codes[i]), encode_element(src[i], format));
-            QCOMPARE(std::uint32_t(sr[i]), encode_element_stochastic(src[i], format, random[i]));
-            QVERIFY(same(back[i], decode_element(codes[i], format)));
+            CHECK_EQ(std::uint32_t(codes[i]), encode_element(src[i], format));
+            CHECK_EQ(std::uint32_t(sr[i]), encode_element_stochastic(src[i], format, random[i]));
+            CHECK(same(back[i], decode_element(codes[i], format)));
         }
     }
 
@@ -761,49 +758,53 @@ private slots:
             try {
                 fn();
             } catch (const Error& e) {
-                return e.kind() == ErrorKind::InvalidArgument ? QString(e.what()) : QString();
+                return e.kind() == ErrorKind::InvalidArgument ? std::string(e.what())
+                                                              : std::string();
             }
-            return QString();
+            return std::string();
         };
-        QVERIFY(message([] {
-                    resolve_block_quant({BlockFormat::MxFp4, {}, 24, false, 0});
-                }).startsWith("block_size: 24"));
-        QVERIFY(message([] {
-                    resolve_block_quant({BlockFormat::NvFp4, ScaleRule::Ceil, 0, false, 0});
-                }).startsWith("scale_rule: nvfp4"));
-        QVERIFY(message([] {
-                    resolve_block_quant({BlockFormat::MxFp6E2M3, ScaleRule::Amax, 0, false, 0});
-                }).startsWith("scale_rule: mxfp6_e2m3"));
-        QVERIFY(message([] { block_format_from_name("mxfp5"); }).startsWith("format: "));
-        QVERIFY(message([] { scale_rule_from_name("round"); }).startsWith("scale_rule: "));
-        QVERIFY(message([] { element_format_from_name("float5", "dtype"); }).startsWith("dtype: "));
-        QVERIFY(message([] {
-                    quantize_blocks_2d(std::vector<double>(9, 1.0), 3, 3, BlockQuantConfig{}, 3);
-                }).startsWith("tile: 3"));
+        CHECK(message([] {
+                  resolve_block_quant({BlockFormat::MxFp4, {}, 24, false, 0});
+              }).starts_with("block_size: 24"));
+        CHECK(message([] {
+                  resolve_block_quant({BlockFormat::NvFp4, ScaleRule::Ceil, 0, false, 0});
+              }).starts_with("scale_rule: nvfp4"));
+        CHECK(message([] {
+                  resolve_block_quant({BlockFormat::MxFp6E2M3, ScaleRule::Amax, 0, false, 0});
+              }).starts_with("scale_rule: mxfp6_e2m3"));
+        CHECK(message([] { block_format_from_name("mxfp5"); }).starts_with("format: "));
+        CHECK(message([] { scale_rule_from_name("round"); }).starts_with("scale_rule: "));
+        CHECK(message([] { element_format_from_name("float5", "dtype"); }).starts_with("dtype: "));
+        CHECK(message([] {
+                  quantize_blocks_2d(std::vector<double>(9, 1.0), 3, 3, BlockQuantConfig{}, 3);
+              }).starts_with("tile: 3"));
         BlockQuantConfig ok;
         ok.block_size = 64;
-        QCOMPARE(resolve_block_quant(ok).block_size, 64);
-        QCOMPARE(block_format_spec(BlockFormat::NvFp4).bits_per_element, 4.5);
-        QCOMPARE(block_format_spec(BlockFormat::MxFp6E3M2).bits_per_element, 6.25);
+        CHECK_EQ(resolve_block_quant(ok).block_size, 64);
+        CHECK_EQ(block_format_spec(BlockFormat::NvFp4).bits_per_element, 4.5);
+        CHECK_EQ(block_format_spec(BlockFormat::MxFp6E3M2).bits_per_element, 6.25);
     }
 
     // The cast view of the new formats: classes and bit strings.
     void inspection() {
         const ElementInspection s = inspect_element(100.0, ElementFormat::Float4E2M1);
-        QCOMPARE(s.stored, 6.0);
-        QCOMPARE(s.outcome, ElementOutcome::Saturated);
-        QCOMPARE(element_bit_string(s.code, ElementFormat::Float4E2M1), std::string("0|11|1"));
-        QCOMPARE(element_hex_string(s.code, ElementFormat::Float4E2M1), std::string("0x7"));
-        QCOMPARE(inspect_element(0.0625, ElementFormat::Float6E3M2).outcome,
+        CHECK_EQ(s.stored, 6.0);
+        CHECK_EQ(s.outcome, ElementOutcome::Saturated);
+        CHECK_EQ(element_bit_string(s.code, ElementFormat::Float4E2M1), std::string("0|11|1"));
+        CHECK_EQ(element_hex_string(s.code, ElementFormat::Float4E2M1), std::string("0x7"));
+        CHECK_EQ(inspect_element(0.0625, ElementFormat::Float6E3M2).outcome,
                  ElementOutcome::Subnormal);
-        QCOMPARE(inspect_element(0.01, ElementFormat::Float6E3M2).outcome,
+        CHECK_EQ(inspect_element(0.01, ElementFormat::Float6E3M2).outcome,
                  ElementOutcome::UnderflowToZero);
-        QCOMPARE(inspect_element(kNaN, ElementFormat::Float6E2M3).outcome,
+        CHECK_EQ(inspect_element(kNaN, ElementFormat::Float6E2M3).outcome,
                  ElementOutcome::NaNToZero);
-        QCOMPARE(element_bit_string(127, ElementFormat::E8M0), std::string("01111111"));
-        QCOMPARE(element_bit_string(0x1F, ElementFormat::Float6E2M3), std::string("0|11|111"));
+        CHECK_EQ(element_bit_string(127, ElementFormat::E8M0), std::string("01111111"));
+        CHECK_EQ(element_bit_string(0x1F, ElementFormat::Float6E2M3), std::string("0|11|111"));
     }
 };
 
-QTEST_APPLESS_MAIN(TestBlockQuant)
-#include "tst_block_quant.moc"
+MANTISSA_TEST_MAIN(TestBlockQuant, everyCodeRoundTrips, limits, fp4Values, roundingMatchesReference,
+                   tiesAndSaturation, fp8AgreesWithStorageCodec, e8m0, stochasticExpectation,
+                   mxFloorClipsCeilDoesNot, mxMatchesReference, specialBlocks, nvfp4HandExample,
+                   nvfp4MatchesReference, nvfp4TwoDimensional, fakeQuantizeAndStochasticBlocks,
+                   spanLoopsMatchScalar, badInputNamesTheField, inspection)

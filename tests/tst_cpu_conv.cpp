@@ -1,9 +1,10 @@
 // Parity tests for the CPU engine's Conv2D and MaxPool2D against naive direct loops in double.
 // Emulated dtypes must equal the exact result rounded once (within 1 ulp); float64 is FD-checked.
-#include <QtTest>
 
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <map>
 #include <random>
@@ -12,11 +13,21 @@
 
 #include "core/backend/cpu/cpu_backend.h"
 #include "core/error.h"
+#include "tests/unit/files.h"
+#include "tests/unit/format.h"
+#include "tests/unit/unit_test.h"
 
 using namespace mantissa;
+using namespace mantissa::unit;
 using i64 = std::int64_t;
 
 namespace {
+
+// A broken test helper (not a failed check): stop here, as qFatal did.
+[[noreturn]] void fatal(const char* message) {
+    std::fprintf(stderr, "FATAL: %s\n", message);
+    std::abort();
+}
 
 // --- An independent model of the float formats (nothing here uses the engine's numerics) ---
 
@@ -44,7 +55,7 @@ Format format_of(DType d) {
     default:
         break;
     }
-    qFatal("not a float dtype");
+    fatal("not a float dtype");
     return {};
 }
 
@@ -171,7 +182,7 @@ struct HostTensor {
         default:
             break;
         }
-        qFatal("get: not a float dtype");
+        fatal("get: not a float dtype");
         return 0;
     }
 
@@ -207,12 +218,12 @@ struct HostTensor {
                 *at(i) = found->second;
                 return;
             }
-            qFatal("set: value not representable in fp8");
+            fatal("set: value not representable in fp8");
         }
         default:
             break;
         }
-        qFatal("set: not a float dtype");
+        fatal("set: not a float dtype");
     }
 
     std::vector<double> values() const {
@@ -228,8 +239,8 @@ void fill_random(HostTensor& h, std::mt19937_64& rng, double lo, double hi) {
     for (i64 i = 0; i < h.size(); ++i) h.set(i, round_ref(dist(rng), h.t.dtype));
 }
 
-DType dtype_named(const QString& name) {
-    return dtype_from_name(name.toStdString());
+DType dtype_named(const std::string& name) {
+    return dtype_from_name(name);
 }
 
 const char* const kConvDtypes[] = {"float64",  "float32",     "float16",
@@ -373,7 +384,7 @@ Ref ref_bias_grad(const Conv2dArgs& a, const std::vector<double>& dy) {
 // plus the float32 accumulation error (8·sqrt(terms)·u·Σ|terms|, u = 2^-24; 2^-53 in float64).
 // float32 outputs may also be off by a relative 1e-5.
 template <class F>
-bool matches(const HostTensor& got, const Ref& ref, F f, double f_slope, QString& why) {
+bool matches(const HostTensor& got, const Ref& ref, F f, double f_slope, std::string& why) {
     const DType d = got.t.dtype;
     const double u = d == DType::Float64 ? std::ldexp(1.0, -53) : std::ldexp(1.0, -24);
     for (i64 i = 0; i < got.size(); ++i) {
@@ -384,20 +395,17 @@ bool matches(const HostTensor& got, const Ref& ref, F f, double f_slope, QString
         if (d == DType::Float32) tol = std::max(tol, 1e-5 * std::abs(expected));
         const double v = got.get(i);
         if (!(std::abs(v - expected) <= tol)) {
-            why = QStringLiteral("%1[%2]: got %3, expected %4 (exact %5), tolerance %6")
-                      .arg(QString::fromStdString(got.t.name))
-                      .arg(i)
-                      .arg(v, 0, 'g', 17)
-                      .arg(expected, 0, 'g', 17)
-                      .arg(exact, 0, 'g', 17)
-                      .arg(tol, 0, 'g', 3);
+            why =
+                (arg_text(got.t.name) + "[" + arg_text(i) + "]: got " + format("%.17g", double(v)) +
+                 ", expected " + format("%.17g", double(expected)) + " (exact " +
+                 format("%.17g", double(exact)) + "), tolerance " + format("%.3g", double(tol)));
             return false;
         }
     }
     return true;
 }
 
-bool matches(const HostTensor& got, const Ref& ref, QString& why) {
+bool matches(const HostTensor& got, const Ref& ref, std::string& why) {
     return matches(
         got, ref, [](double v) { return v; }, 1.0, why);
 }
@@ -477,27 +485,26 @@ std::vector<i64> ref_argmax(const Pool2dArgs& a, const std::vector<double>& x) {
 
 } // namespace
 
-class TestCpuConv : public QObject {
-    Q_OBJECT
+class TestCpuConv {
 
 private:
     CpuBackend m_backend;
 
     static void conv_table() {
-        QTest::addColumn<QString>("dtype");
-        QTest::addColumn<int>("geometry");
+        add_column<std::string>("dtype");
+        add_column<int>("geometry");
         for (const char* dtype : kConvDtypes)
             for (int g = 0; g < int(std::size(kConvCases)); ++g)
-                QTest::newRow(qPrintable(QStringLiteral("%1/%2").arg(dtype, kConvCases[g].name)))
-                    << QString(dtype) << g;
+                new_row(arg_text(dtype) + "/" + arg_text(kConvCases[g].name))
+                    << std::string(dtype) << g;
     }
 
-private slots:
+public:
     void forward_data() { conv_table(); }
     // y = relu(conv(x, w) + bias), with the pre-activation, both rounded once from the exact sum.
     void forward() {
-        QFETCH(QString, dtype);
-        QFETCH(int, geometry);
+        FETCH(std::string, dtype);
+        FETCH(int, geometry);
         const DType d = dtype_named(dtype);
         ConvOperands op(conv_args(kConvCases[geometry]), d, 1000 + geometry);
         HostTensor y(d, op.dy.t.shape, "y"), pre(d, op.dy.t.shape, "pre_activation");
@@ -505,27 +512,27 @@ private slots:
         m_backend.conv2d_forward(op.a, op.x.t, op.w.t, &op.bias.t, Activation::Relu, y.t, &pre.t,
                                  as_workspace(ws));
         const Ref ref = ref_forward(op.a, op.x.values(), op.w.values(), op.bias.values());
-        QString why;
-        QVERIFY2(matches(pre, ref, why), qPrintable(why));
-        QVERIFY2(matches(
-                     y, ref, [](double v) { return v < 0 ? 0.0 : v; }, 1.0, why),
-                 qPrintable(why));
+        std::string why;
+        CHECK_MSG(matches(pre, ref, why), why);
+        CHECK_MSG(matches(
+                      y, ref, [](double v) { return v < 0 ? 0.0 : v; }, 1.0, why),
+                  why);
     }
 
     void forward_epilogues_data() {
-        QTest::addColumn<QString>("dtype");
-        QTest::addColumn<int>("activation");
+        add_column<std::string>("dtype");
+        add_column<int>("activation");
         for (const char* dtype : {"float64", "float32", "float16", "bfloat16"})
             for (Activation act :
                  {Activation::Linear, Activation::Gelu, Activation::Tanh, Activation::Sigmoid})
-                QTest::newRow(qPrintable(QStringLiteral("%1/%2").arg(dtype, activation_name(act))))
-                    << QString(dtype) << int(act);
+                new_row(arg_text(dtype) + "/" + arg_text(activation_name(act)))
+                    << std::string(dtype) << int(act);
     }
     // The other epilogues, computed on the unrounded sum (1-Lipschitz or close: slope 1.2 covers
     // GELU), without bias or pre-activation.
     void forward_epilogues() {
-        QFETCH(QString, dtype);
-        QFETCH(int, activation);
+        FETCH(std::string, dtype);
+        FETCH(int, activation);
         const DType d = dtype_named(dtype);
         const auto act = static_cast<Activation>(activation);
         ConvOperands op(conv_args(kConvCases[2]), d, 77);
@@ -550,53 +557,51 @@ private slots:
         // float32's own tanh/exp add a few float32 ulps: 4·2^-24 relative, folded into Σ|terms|.
         for (std::size_t i = 0; i < ref.abs_sum.size(); ++i)
             ref.abs_sum[i] += 4.0 * std::abs(f(ref.value[i]));
-        QString why;
-        QVERIFY2(matches(y, ref, f, 1.2, why), qPrintable(why));
+        std::string why;
+        CHECK_MSG(matches(y, ref, f, 1.2, why), why);
     }
 
     void backward_input_data() { conv_table(); }
     void backward_input() {
-        QFETCH(QString, dtype);
-        QFETCH(int, geometry);
+        FETCH(std::string, dtype);
+        FETCH(int, geometry);
         const DType d = dtype_named(dtype);
         ConvOperands op(conv_args(kConvCases[geometry]), d, 2000 + geometry);
         HostTensor dx(d, op.x.t.shape, "dx");
         auto ws = workspace_for(m_backend, op.a, d);
         m_backend.conv2d_backward_data(op.a, op.dy.t, op.w.t, dx.t, as_workspace(ws));
-        QString why;
-        QVERIFY2(matches(dx, ref_backward_data(op.a, op.dy.values(), op.w.values()), why),
-                 qPrintable(why));
+        std::string why;
+        CHECK_MSG(matches(dx, ref_backward_data(op.a, op.dy.values(), op.w.values()), why), why);
     }
 
     void backward_filter_data() { conv_table(); }
     void backward_filter() {
-        QFETCH(QString, dtype);
-        QFETCH(int, geometry);
+        FETCH(std::string, dtype);
+        FETCH(int, geometry);
         const DType d = dtype_named(dtype);
         ConvOperands op(conv_args(kConvCases[geometry]), d, 3000 + geometry);
         HostTensor dw(d, op.w.t.shape, "dw"), dbias(d, {op.a.out_c}, "dbias");
         auto ws = workspace_for(m_backend, op.a, d);
         m_backend.conv2d_backward_filter(op.a, op.x.t, op.dy.t, dw.t, &dbias.t, as_workspace(ws));
-        QString why;
-        QVERIFY2(matches(dw, ref_backward_filter(op.a, op.x.values(), op.dy.values()), why),
-                 qPrintable(why));
-        QVERIFY2(matches(dbias, ref_bias_grad(op.a, op.dy.values()), why), qPrintable(why));
+        std::string why;
+        CHECK_MSG(matches(dw, ref_backward_filter(op.a, op.x.values(), op.dy.values()), why), why);
+        CHECK_MSG(matches(dbias, ref_bias_grad(op.a, op.dy.values()), why), why);
         // Without dbias the filter gradient is the same.
         HostTensor dw2(d, op.w.t.shape, "dw");
         m_backend.conv2d_backward_filter(op.a, op.x.t, op.dy.t, dw2.t, nullptr, as_workspace(ws));
-        QCOMPARE(std::memcmp(dw.t.data, dw2.t.data, dw.t.bytes()), 0);
+        CHECK_EQ(std::memcmp(dw.t.data, dw2.t.data, dw.t.bytes()), 0);
     }
 
     void gradients_are_finite_differences_data() {
-        QTest::addColumn<int>("geometry");
+        add_column<int>("geometry");
         for (int g = 0; g < int(std::size(kConvCases)) - 1; ++g) // the chunked case is slow here
-            QTest::newRow(kConvCases[g].name) << g;
+            new_row(kConvCases[g].name) << g;
     }
     // float64: backward_data and backward_filter are the gradients of L = Σ y·r, y = conv + bias,
     // checked by central differences of the forward op itself (L is linear in each variable, so
     // the difference quotient is exact up to rounding).
     void gradients_are_finite_differences() {
-        QFETCH(int, geometry);
+        FETCH(int, geometry);
         const DType d = DType::Float64;
         ConvOperands op(conv_args(kConvCases[geometry]), d, 4000 + geometry);
         HostTensor& r = op.dy; // the random weights of the scalar L
@@ -626,12 +631,10 @@ private slots:
                 const double down = loss();
                 var->set(i, v);
                 const double fd = (up - down) / (2 * h), g = grad->get(i);
-                QVERIFY2(std::abs(fd - g) <= 1e-8 * (1 + std::abs(g)),
-                         qPrintable(QStringLiteral("%1[%2]: gradient %3, finite difference %4")
-                                        .arg(QString::fromStdString(grad->t.name))
-                                        .arg(i)
-                                        .arg(g, 0, 'g', 17)
-                                        .arg(fd, 0, 'g', 17)));
+                CHECK_MSG(std::abs(fd - g) <= 1e-8 * (1 + std::abs(g)),
+                          arg_text(grad->t.name) + "[" + arg_text(i) + "]: gradient " +
+                              format("%.17g", double(g)) + ", finite difference " +
+                              format("%.17g", double(fd)));
             }
         }
     }
@@ -647,14 +650,14 @@ private slots:
         cnn2.kernel_h = cnn2.kernel_w = 3;
         for (DType d : {DType::Float32, DType::Float16, DType::Float64}) {
             const std::size_t bytes = m_backend.conv2d_workspace_bytes(cnn2, d);
-            QVERIFY2(bytes < (std::size_t{64} << 20), qPrintable(QString::number(bytes)));
-            QVERIFY(bytes >= std::size_t(11 * 11 * 288) * 4); // at least one image's im2col
+            CHECK_MSG(bytes < (std::size_t{64} << 20), arg_text(bytes));
+            CHECK(bytes >= std::size_t(11 * 11 * 288) * 4); // at least one image's im2col
         }
         const Conv2dArgs big = conv_args(kConvCases[std::size(kConvCases) - 1]);
         const std::size_t full_im2col = std::size_t(big.batch * big.out_h * big.out_w) *
                                         std::size_t(big.kernel_h * big.kernel_w * big.in_c) * 4;
         for (DType d : {DType::Float32, DType::Float16})
-            QVERIFY(m_backend.conv2d_workspace_bytes(big, d) < full_im2col);
+            CHECK(m_backend.conv2d_workspace_bytes(big, d) < full_im2col);
     }
 
     void errors_are_reported() {
@@ -662,7 +665,7 @@ private slots:
         ConvOperands op(a, DType::Float32, 9);
         HostTensor y(DType::Float32, op.dy.t.shape, "y");
         auto ws = workspace_for(m_backend, a, DType::Float32);
-        QVERIFY(ws.size() > 0);
+        CHECK(ws.size() > 0);
         auto kind_of = [](auto f) {
             try {
                 f();
@@ -672,27 +675,27 @@ private slots:
             return -1;
         };
         Workspace small{ws.data(), ws.size() / 2};
-        QCOMPARE(kind_of([&] {
+        CHECK_EQ(kind_of([&] {
                      m_backend.conv2d_forward(a, op.x.t, op.w.t, nullptr, Activation::Relu, y.t,
                                               nullptr, small);
                  }),
                  int(ErrorKind::Internal));
-        QCOMPARE(
+        CHECK_EQ(
             kind_of([&] { m_backend.conv2d_backward_data(a, op.dy.t, op.w.t, op.x.t, small); }),
             int(ErrorKind::Internal));
         HostTensor wrong(DType::Float32, {a.batch, a.out_h, a.out_w, a.out_c + 1}, "wrong");
-        QCOMPARE(kind_of([&] {
+        CHECK_EQ(kind_of([&] {
                      m_backend.conv2d_forward(a, op.x.t, op.w.t, nullptr, Activation::Relu, wrong.t,
                                               nullptr, as_workspace(ws));
                  }),
                  int(ErrorKind::Shape));
         HostTensor half_y(DType::Float16, op.dy.t.shape, "y");
-        QCOMPARE(kind_of([&] {
+        CHECK_EQ(kind_of([&] {
                      m_backend.conv2d_forward(a, op.x.t, op.w.t, nullptr, Activation::Relu,
                                               half_y.t, nullptr, as_workspace(ws));
                  }),
                  int(ErrorKind::InvalidArgument));
-        QCOMPARE(kind_of([&] {
+        CHECK_EQ(kind_of([&] {
                      m_backend.conv2d_forward(a, op.x.t, op.w.t, nullptr, Activation::Softmax, y.t,
                                               nullptr, as_workspace(ws));
                  }),
@@ -704,26 +707,26 @@ private slots:
         std::vector<unsigned char> bigger(ws.size() * 3 + 1);
         m_backend.conv2d_forward(a, op.x.t, op.w.t, &op.bias.t, Activation::Gelu, y2.t, nullptr,
                                  {bigger.data() + 1, bigger.size() - 1});
-        QCOMPARE(std::memcmp(y1.t.data, y2.t.data, y1.t.bytes()), 0);
+        CHECK_EQ(std::memcmp(y1.t.data, y2.t.data, y1.t.bytes()), 0);
     }
 
     void maxpool_data() {
-        QTest::addColumn<QString>("dtype");
-        QTest::addColumn<int>("geometry");
-        QTest::addColumn<bool>("ties");
+        add_column<std::string>("dtype");
+        add_column<int>("geometry");
+        add_column<bool>("ties");
         for (const char* dtype : kConvDtypes)
             for (int g = 0; g < int(std::size(kPoolCases)); ++g)
                 for (bool ties : {false, true})
-                    QTest::newRow(qPrintable(QStringLiteral("%1/%2%3").arg(
-                        dtype, kPoolCases[g].name, ties ? "/ties" : "")))
-                        << QString(dtype) << g << ties;
+                    new_row(arg_text(dtype) + "/" + arg_text(kPoolCases[g].name) +
+                            arg_text(ties ? "/ties" : ""))
+                        << std::string(dtype) << g << ties;
     }
     // Forward: the stored maximum (bit for bit) and the first maximum's flat index. Backward:
     // dy scattered to the argmax, summed exactly and rounded once where windows overlap.
     void maxpool() {
-        QFETCH(QString, dtype);
-        QFETCH(int, geometry);
-        QFETCH(bool, ties);
+        FETCH(std::string, dtype);
+        FETCH(int, geometry);
+        FETCH(bool, ties);
         const DType d = dtype_named(dtype);
         const Pool2dArgs a = pool_args(kPoolCases[geometry]);
         HostTensor x(d, {a.batch, a.in_h, a.in_w, a.channels}, "x");
@@ -746,8 +749,8 @@ private slots:
         const auto* got_index = argmax.t.as<const std::int32_t>();
         const std::size_t size = dtype_size(d);
         for (i64 o = 0; o < y.size(); ++o) {
-            QCOMPARE(i64(got_index[o]), expected[o]);
-            QCOMPARE(std::memcmp(y.at(o), x.at(expected[o]), size), 0); // the stored bits
+            CHECK_EQ(i64(got_index[o]), expected[o]);
+            CHECK_EQ(std::memcmp(y.at(o), x.at(expected[o]), size), 0); // the stored bits
         }
 
         m_backend.maxpool_backward(a, dy.t, argmax.t, dx.t);
@@ -765,22 +768,20 @@ private slots:
             const double want = round_ref(exact[i], d);
             // Without overlap dx is dy's bits; with it, each float32 addition may round too.
             const double tol = overlap ? ulp(want, d) + hits[i] * ulp(abs_sum[i], acc) : 0;
-            QVERIFY2(std::abs(dx.get(i) - want) <= tol,
-                     qPrintable(QStringLiteral("dx[%1] = %2, expected %3")
-                                    .arg(i)
-                                    .arg(dx.get(i), 0, 'g', 17)
-                                    .arg(want, 0, 'g', 17)));
-            if (hits[i] == 0) QVERIFY(!std::signbit(dx.get(i))); // untouched inputs get +0
+            CHECK_MSG(std::abs(dx.get(i) - want) <= tol,
+                      "dx[" + arg_text(i) + "] = " + format("%.17g", double(dx.get(i))) +
+                          ", expected " + format("%.17g", double(want)));
+            if (hits[i] == 0) CHECK(!std::signbit(dx.get(i))); // untouched inputs get +0
         }
     }
 
     void maxpool_nan_propagates_data() {
-        QTest::addColumn<QString>("dtype");
-        for (const char* dtype : kConvDtypes) QTest::newRow(dtype) << QString(dtype);
+        add_column<std::string>("dtype");
+        for (const char* dtype : kConvDtypes) new_row(dtype) << std::string(dtype);
     }
     // A NaN in a window wins (an overflow upstream must reach the loss); -0 and +0 tie.
     void maxpool_nan_propagates() {
-        QFETCH(QString, dtype);
+        FETCH(std::string, dtype);
         const DType d = dtype_named(dtype);
         Pool2dArgs a;
         a.batch = 1;
@@ -798,15 +799,16 @@ private slots:
         // little endian, so the sign bit is in the last byte).
         std::memset(x.at(6), 0xFF, dtype_size(d));
         x.at(6)[dtype_size(d) - 1] &= 0x7F;
-        QVERIFY(std::isnan(x.get(6)) || (d == DType::Float8E4M3 || d == DType::Float8E5M2));
+        CHECK(std::isnan(x.get(6)) || (d == DType::Float8E4M3 || d == DType::Float8E5M2));
         m_backend.maxpool_forward(a, x.t, y.t, argmax.t);
         const auto* idx = argmax.t.as<const std::int32_t>();
-        QCOMPARE(idx[0], 0); // -0 first, then +0, +0, -0: a tie, the first wins
-        QVERIFY(std::signbit(y.get(0)) && y.get(0) == 0);
-        QCOMPARE(idx[1], 6); // NaN beats 1.0
-        QCOMPARE(std::memcmp(y.at(1), x.at(6), dtype_size(d)), 0);
+        CHECK_EQ(idx[0], 0); // -0 first, then +0, +0, -0: a tie, the first wins
+        CHECK(std::signbit(y.get(0)) && y.get(0) == 0);
+        CHECK_EQ(idx[1], 6); // NaN beats 1.0
+        CHECK_EQ(std::memcmp(y.at(1), x.at(6), dtype_size(d)), 0);
     }
 };
 
-QTEST_APPLESS_MAIN(TestCpuConv)
-#include "tst_cpu_conv.moc"
+MANTISSA_TEST_MAIN(TestCpuConv, forward, forward_epilogues, backward_input, backward_filter,
+                   gradients_are_finite_differences, workspace_is_bounded, errors_are_reported,
+                   maxpool, maxpool_nan_propagates)

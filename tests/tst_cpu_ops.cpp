@@ -1,6 +1,5 @@
 // Parity tests of the CPU engine's core ops against naive references written here (plain loops
 // in double, then the same rounding contract), with tolerances that depend on the dtype.
-#include <QtTest>
 
 #include <algorithm>
 #include <cmath>
@@ -16,8 +15,13 @@
 #include "core/backend/histogram.h"
 #include "core/error.h"
 #include "core/numeric/float_format.h"
+#include "tests/unit/check_throws.h"
+#include "tests/unit/files.h"
+#include "tests/unit/format.h"
+#include "tests/unit/unit_test.h"
 
 using namespace mantissa;
+using namespace mantissa::unit;
 
 namespace {
 
@@ -84,8 +88,8 @@ struct HostTensor {
     }
 };
 
-DType dtype_of(const QString& name) {
-    return dtype_from_name(name.toStdString());
+DType dtype_of(const std::string& name) {
+    return dtype_from_name(name);
 }
 
 // The spacing of `dtype`'s values around |v|.
@@ -113,17 +117,14 @@ bool close(double got, double ref, double tol) {
 #define CHECK_CLOSE(what, index, got, ref, tol)                                                    \
     do {                                                                                           \
         const double got_ = (got), ref_ = (ref), tol_ = (tol);                                     \
-        if (!close(got_, ref_, tol_))                                                              \
-            QFAIL(qPrintable(describe_mismatch(what, index, got_, ref_, tol_)));                   \
+        if (!close(got_, ref_, tol_)) FAIL_TEST(describe_mismatch(what, index, got_, ref_, tol_)); \
     } while (false)
 
-QString describe_mismatch(const char* what, std::int64_t i, double got, double ref, double tol) {
-    return QStringLiteral("%1[%2]: got %3, expected %4 (tolerance %5)")
-        .arg(QString::fromLatin1(what))
-        .arg(i)
-        .arg(got, 0, 'g', 17)
-        .arg(ref, 0, 'g', 17)
-        .arg(tol, 0, 'g', 3);
+std::string describe_mismatch(const char* what, std::int64_t i, double got, double ref,
+                              double tol) {
+    return (arg_text(what) + "[" + arg_text(i) + "]: got " + format("%.17g", double(got)) +
+            ", expected " + format("%.17g", double(ref)) + " (tolerance " +
+            format("%.3g", double(tol)) + ")");
 }
 
 double ref_activation(Activation act, double x) {
@@ -174,10 +175,8 @@ const char* kComputeDTypes[] = {"float64", "float32", "float16", "bfloat16"};
 
 } // namespace
 
-class TestCpuOps : public QObject {
-    Q_OBJECT
-
-private slots:
+class TestCpuOps {
+public:
     void info_and_allocate();
     void allocate_out_of_memory();
     void upload_download();
@@ -211,41 +210,42 @@ private:
 };
 
 void TestCpuOps::info_and_allocate() {
-    QCOMPARE(QString::fromStdString(m_cpu.info().id), QStringLiteral("cpu"));
-    QVERIFY(QString::fromStdString(m_cpu.info().name).startsWith("CPU (Eigen"));
-    QVERIFY(!m_cpu.info().is_gpu);
-    QVERIFY(m_cpu.info().memory_total > (std::size_t(1) << 28));
+    CHECK_EQ(m_cpu.info().id, std::string("cpu"));
+    CHECK(std::string_view(m_cpu.info().name).starts_with("CPU (Eigen"));
+    CHECK(!m_cpu.info().is_gpu);
+    CHECK(m_cpu.info().memory_total > (std::size_t(1) << 28));
 
     const std::size_t before = m_cpu.memory_in_use();
     {
         Buffer a = m_cpu.allocate(1000);
         Buffer b = m_cpu.allocate(3);
-        QVERIFY(a && b);
-        QCOMPARE(reinterpret_cast<std::uintptr_t>(a.data()) % 64, std::uintptr_t(0));
-        QCOMPARE(reinterpret_cast<std::uintptr_t>(b.data()) % 64, std::uintptr_t(0));
-        QCOMPARE(a.size(), std::size_t(1000));
-        QCOMPARE(m_cpu.memory_in_use(), before + 1003);
+        CHECK(a && b);
+        CHECK_EQ(reinterpret_cast<std::uintptr_t>(a.data()) % 64, std::uintptr_t(0));
+        CHECK_EQ(reinterpret_cast<std::uintptr_t>(b.data()) % 64, std::uintptr_t(0));
+        CHECK_EQ(a.size(), std::size_t(1000));
+        CHECK_EQ(m_cpu.memory_in_use(), before + 1003);
         const auto* bytes = static_cast<const unsigned char*>(a.data());
-        QVERIFY(std::all_of(bytes, bytes + 1000, [](unsigned char c) { return c == 0; }));
+        CHECK(std::all_of(bytes, bytes + 1000, [](unsigned char c) { return c == 0; }));
         Buffer moved = std::move(a);
-        QCOMPARE(m_cpu.memory_in_use(), before + 1003);
+        CHECK_EQ(m_cpu.memory_in_use(), before + 1003);
     }
-    QCOMPARE(m_cpu.memory_in_use(), before);
+    CHECK_EQ(m_cpu.memory_in_use(), before);
     Buffer empty = m_cpu.allocate(0);
-    QCOMPARE(m_cpu.memory_in_use(), before);
+    CHECK_EQ(m_cpu.memory_in_use(), before);
 }
 
 void TestCpuOps::allocate_out_of_memory() {
     const std::size_t absurd = std::size_t(1) << 62;
     try {
         Buffer b = m_cpu.allocate(absurd);
-        QFAIL("an absurd allocation succeeded");
+        FAIL_TEST("an absurd allocation succeeded");
     } catch (const Error& e) {
-        QCOMPARE(e.kind(), ErrorKind::OutOfMemory);
-        QVERIFY2(std::string(e.what()).find(std::to_string(absurd)) != std::string::npos, e.what());
-        QVERIFY2(std::string(e.what()).find("available") != std::string::npos, e.what());
+        CHECK_EQ(e.kind(), ErrorKind::OutOfMemory);
+        CHECK_MSG(std::string(e.what()).find(std::to_string(absurd)) != std::string::npos,
+                  e.what());
+        CHECK_MSG(std::string(e.what()).find("available") != std::string::npos, e.what());
     }
-    QCOMPARE(m_cpu.memory_in_use(), std::size_t(0));
+    CHECK_EQ(m_cpu.memory_in_use(), std::size_t(0));
 }
 
 void TestCpuOps::upload_download() {
@@ -254,46 +254,46 @@ void TestCpuOps::upload_download() {
     for (std::size_t i = 0; i < host.size(); ++i) host[i] = static_cast<std::uint16_t>(0x3C00 + i);
     m_cpu.upload(host.data(), t.t);
     m_cpu.download(t.t, back.data());
-    QVERIFY(host == back);
+    CHECK(host == back);
 }
 
 void TestCpuOps::fill_data() {
-    QTest::addColumn<QString>("dtype");
-    QTest::addColumn<double>("value");
+    add_column<std::string>("dtype");
+    add_column<double>("value");
     for (const char* d : kAllFloat) {
         for (double v : {0.1, -3.5, 1e6, 500.0, 1e-9, -0.0})
-            QTest::addRow("%s %g", d, v) << QString(d) << v;
+            new_row(format("%s %g", d, v)) << std::string(d) << v;
     }
-    QTest::addRow("int32 7") << QString("int32") << 7.0;
-    QTest::addRow("uint8 200") << QString("uint8") << 200.0;
+    new_row("int32 7") << std::string("int32") << 7.0;
+    new_row("uint8 200") << std::string("uint8") << 200.0;
 }
 
 void TestCpuOps::fill() {
-    QFETCH(QString, dtype);
-    QFETCH(double, value);
+    FETCH(std::string, dtype);
+    FETCH(double, value);
     const DType dt = dtype_of(dtype);
     HostTensor t(dt, {4, 33});
     m_cpu.fill(t.t, value);
     const double expected = is_floating(dt) ? round_to_dtype(value, dt) : value;
     for (std::int64_t i = 0; i < t.size(); ++i) CHECK_CLOSE("fill", i, t.get(i), expected, 0);
-    if (is_floating(dt) && value == 0.0) QVERIFY(std::signbit(t.get(0)) == std::signbit(value));
+    if (is_floating(dt) && value == 0.0) CHECK(std::signbit(t.get(0)) == std::signbit(value));
 }
 
 void TestCpuOps::cast_data() {
-    QTest::addColumn<QString>("from");
-    QTest::addColumn<QString>("to");
+    add_column<std::string>("from");
+    add_column<std::string>("to");
     for (const char* from : kAllFloat)
         for (const char* to : kAllFloat)
-            QTest::addRow("%s->%s", from, to) << QString(from) << QString(to);
+            new_row(format("%s->%s", from, to)) << std::string(from) << std::string(to);
     for (const char* to : kAllFloat) {
-        QTest::addRow("uint8->%s", to) << QString("uint8") << QString(to);
-        QTest::addRow("int32->%s", to) << QString("int32") << QString(to);
+        new_row(format("uint8->%s", to)) << std::string("uint8") << std::string(to);
+        new_row(format("int32->%s", to)) << std::string("int32") << std::string(to);
     }
 }
 
 void TestCpuOps::cast() {
-    QFETCH(QString, from);
-    QFETCH(QString, to);
+    FETCH(std::string, from);
+    FETCH(std::string, to);
     const DType src_dtype = dtype_of(from), dst_dtype = dtype_of(to);
     const double inf = std::numeric_limits<double>::infinity();
     // Edges: overflow (70000 -> inf in float16, 500 -> NaN in e4m3), ties, subnormals, specials.
@@ -329,27 +329,27 @@ void TestCpuOps::cast() {
     if (src_dtype == DType::Float32 && dst_dtype == DType::Float16) {
         src.set(0, 70000.0);
         m_cpu.cast(src.t, dst.t);
-        QCOMPARE(dst.get(0), inf); // the Keras guide's overflow
+        CHECK_EQ(dst.get(0), inf); // the Keras guide's overflow
     }
     if (src_dtype == DType::Float32 && dst_dtype == DType::Float8E4M3) {
         src.set(0, 500.0);
         m_cpu.cast(src.t, dst.t);
-        QVERIFY(std::isnan(dst.get(0))); // e4m3 has no inf: overflow is NaN
+        CHECK(std::isnan(dst.get(0))); // e4m3 has no inf: overflow is NaN
     }
 }
 
 void TestCpuOps::gather_batch_data() {
-    QTest::addColumn<QString>("dtype");
-    QTest::addColumn<bool>("flat"); // images (N, 784) instead of (N, 28, 28)
+    add_column<std::string>("dtype");
+    add_column<bool>("flat"); // images (N, 784) instead of (N, 28, 28)
     for (const char* d : kAllFloat) {
-        QTest::addRow("%s", d) << QString(d) << false;
-        QTest::addRow("%s flat", d) << QString(d) << true;
+        new_row(format("%s", d)) << std::string(d) << false;
+        new_row(format("%s flat", d)) << std::string(d) << true;
     }
 }
 
 void TestCpuOps::gather_batch() {
-    QFETCH(QString, dtype);
-    QFETCH(bool, flat);
+    FETCH(std::string, dtype);
+    FETCH(bool, flat);
     const DType dt = dtype_of(dtype);
     const std::int64_t n = 9;
     HostTensor images(DType::UInt8, flat ? Shape{n, 784} : Shape{n, 28, 28}, "images");
@@ -367,7 +367,7 @@ void TestCpuOps::gather_batch() {
     m_cpu.gather_batch(images.t, labels.t, perm.t, offset, count, batch.t, batch_labels.t);
     for (std::int64_t r = 0; r < rows; ++r) {
         const int image = order[offset + (r < count ? r : 0)];
-        QCOMPARE(batch_labels.get(r), double(image % 10));
+        CHECK_EQ(batch_labels.get(r), double(image % 10));
         for (std::int64_t f = 0; f < 784; ++f) {
             const double expected = round_to_dtype(images.get(image * 784 + f) / 255.0, dt);
             CHECK_CLOSE("batch", r * 784 + f, batch.get(r * 784 + f), expected, 0);
@@ -375,78 +375,78 @@ void TestCpuOps::gather_batch() {
     }
     // An out-of-range permutation entry is an error, not a read past the images.
     perm.set(3, 99);
-    QVERIFY_THROWS_EXCEPTION(Error, m_cpu.gather_batch(images.t, labels.t, perm.t, offset, count,
-                                                       batch.t, batch_labels.t));
+    CHECK_THROWS(Error, m_cpu.gather_batch(images.t, labels.t, perm.t, offset, count, batch.t,
+                                           batch_labels.t));
 }
 
 void TestCpuOps::gemm_data() {
-    QTest::addColumn<QString>("dtype");
-    QTest::addColumn<QString>("c_dtype");
-    QTest::addColumn<bool>("ta");
-    QTest::addColumn<bool>("tb");
-    QTest::addColumn<int>("m");
-    QTest::addColumn<int>("k");
-    QTest::addColumn<int>("n");
-    QTest::addColumn<bool>("bias");
-    QTest::addColumn<QString>("epilogue");
-    QTest::addColumn<bool>("pre_activation");
-    QTest::addColumn<bool>("accumulate");
-    QTest::addColumn<bool>("exact"); // grid inputs: float32 accumulation is exact, test rounding
+    add_column<std::string>("dtype");
+    add_column<std::string>("c_dtype");
+    add_column<bool>("ta");
+    add_column<bool>("tb");
+    add_column<int>("m");
+    add_column<int>("k");
+    add_column<int>("n");
+    add_column<bool>("bias");
+    add_column<std::string>("epilogue");
+    add_column<bool>("pre_activation");
+    add_column<bool>("accumulate");
+    add_column<bool>("exact"); // grid inputs: float32 accumulation is exact, test rounding
     for (const char* d : kComputeDTypes) {
-        const QString dt(d);
+        const std::string dt(d);
         for (int t = 0; t < 4; ++t) {
             const bool ta = t & 1, tb = t & 2;
-            QTest::addRow("%s 7x13x5 ta=%d tb=%d", d, ta, tb)
+            new_row(format("%s 7x13x5 ta=%d tb=%d", d, ta, tb))
                 << dt << dt << ta << tb << 7 << 13 << 5 << false << "linear" << false << false
                 << false;
-            QTest::addRow("%s exact 9x16x11 ta=%d tb=%d", d, ta, tb)
+            new_row(format("%s exact 9x16x11 ta=%d tb=%d", d, ta, tb))
                 << dt << dt << ta << tb << 9 << 16 << 11 << true << "relu" << false << false
                 << true;
         }
         for (const char* act : {"linear", "relu", "gelu", "tanh", "sigmoid", "softmax"})
-            QTest::addRow("%s bias+%s 6x19x10", d, act)
-                << dt << dt << false << false << 6 << 19 << 10 << true << QString(act) << true
+            new_row(format("%s bias+%s 6x19x10", d, act))
+                << dt << dt << false << false << 6 << 19 << 10 << true << std::string(act) << true
                 << false << false;
-        QTest::addRow("%s accumulate", d) << dt << dt << true << false << 8 << 21 << 6 << false
-                                          << "linear" << false << true << false;
-        QTest::addRow("%s accumulate+bias exact", d) << dt << dt << false << true << 5 << 12 << 7
-                                                     << true << "linear" << false << true << true;
-        QTest::addRow("%s 64x200x48", d) << dt << dt << false << false << 64 << 200 << 48 << true
-                                         << "relu" << false << false << false;
+        new_row(format("%s accumulate", d)) << dt << dt << true << false << 8 << 21 << 6 << false
+                                            << "linear" << false << true << false;
+        new_row(format("%s accumulate+bias exact", d)) << dt << dt << false << true << 5 << 12 << 7
+                                                       << true << "linear" << false << true << true;
+        new_row(format("%s 64x200x48", d)) << dt << dt << false << false << 64 << 200 << 48 << true
+                                           << "relu" << false << false << false;
     }
     // C in another dtype than A/B: rounded once to C's.
-    QTest::addRow("float16 -> float32 C")
+    new_row("float16 -> float32 C")
         << "float16"
         << "float32" << false << true << 7 << 13 << 5 << true << "gelu" << true << false << false;
-    QTest::addRow("float32 -> bfloat16 C")
+    new_row("float32 -> bfloat16 C")
         << "float32"
         << "bfloat16" << true << false << 7 << 13 << 5 << true << "relu" << false << false << false;
-    QTest::addRow("bfloat16 -> float16 C exact")
+    new_row("bfloat16 -> float16 C exact")
         << "bfloat16"
         << "float16" << false << false << 7 << 13 << 5 << true << "linear" << false << true << true;
-    QTest::addRow("float64 -> float32 C")
+    new_row("float64 -> float32 C")
         << "float64"
         << "float32" << false << false << 7 << 13 << 5 << true << "tanh" << true << false << false;
-    QTest::addRow("float32 -> float16 C accumulate") << "float32"
-                                                     << "float16" << false << false << 6 << 9 << 4
-                                                     << false << "linear" << false << true << false;
+    new_row("float32 -> float16 C accumulate") << "float32"
+                                               << "float16" << false << false << 6 << 9 << 4
+                                               << false << "linear" << false << true << false;
 }
 
 void TestCpuOps::gemm() {
-    QFETCH(QString, dtype);
-    QFETCH(QString, c_dtype);
-    QFETCH(bool, ta);
-    QFETCH(bool, tb);
-    QFETCH(int, m);
-    QFETCH(int, k);
-    QFETCH(int, n);
-    QFETCH(bool, bias);
-    QFETCH(QString, epilogue);
-    QFETCH(bool, pre_activation);
-    QFETCH(bool, accumulate);
-    QFETCH(bool, exact);
+    FETCH(std::string, dtype);
+    FETCH(std::string, c_dtype);
+    FETCH(bool, ta);
+    FETCH(bool, tb);
+    FETCH(int, m);
+    FETCH(int, k);
+    FETCH(int, n);
+    FETCH(bool, bias);
+    FETCH(std::string, epilogue);
+    FETCH(bool, pre_activation);
+    FETCH(bool, accumulate);
+    FETCH(bool, exact);
     const DType dt = dtype_of(dtype), cdt = dtype_of(c_dtype);
-    const Activation act = activation_from_name(epilogue.toStdString());
+    const Activation act = activation_from_name(epilogue);
     std::mt19937 rng(static_cast<unsigned>(m * 1000 + k * 10 + n + ta + 2 * tb));
 
     HostTensor a(dt, ta ? Shape{k, m} : Shape{m, k}, "a"); // (m, k) or (k, m)
@@ -479,8 +479,8 @@ void TestCpuOps::gemm() {
     args.pre_activation = pre_activation ? &pre.t : nullptr;
     args.accumulate = accumulate;
     const auto ws = workspace_for(m_cpu, args);
-    if (is_emulated_float(dt)) QVERIFY(ws.size() >= std::size_t(a.size() + b.size()) * 4);
-    if (dt == cdt && !is_emulated_float(dt)) QCOMPARE(ws.size(), std::size_t(0));
+    if (is_emulated_float(dt)) CHECK(ws.size() >= std::size_t(a.size() + b.size()) * 4);
+    if (dt == cdt && !is_emulated_float(dt)) CHECK_EQ(ws.size(), std::size_t(0));
     m_cpu.gemm(args);
 
     // Reference: exact products summed in double, bias, epilogue, ONE rounding to C's dtype.
@@ -536,15 +536,15 @@ void TestCpuOps::gemm_rejects_bad_shapes() {
     args.c = &c.t;
     try {
         m_cpu.gemm(args);
-        QFAIL("inner dimensions 5 vs 6 accepted");
+        FAIL_TEST("inner dimensions 5 vs 6 accepted");
     } catch (const Error& e) {
-        QCOMPARE(e.kind(), ErrorKind::Internal);
-        QVERIFY2(std::string(e.what()).find("inner dimensions") != std::string::npos, e.what());
+        CHECK_EQ(e.kind(), ErrorKind::Internal);
+        CHECK_MSG(std::string(e.what()).find("inner dimensions") != std::string::npos, e.what());
     }
     HostTensor b2(DType::Float32, {5, 3}), c2(DType::Float32, {3, 3});
     args.b = &b2.t;
     args.c = &c2.t;
-    QVERIFY_THROWS_EXCEPTION(Error, m_cpu.gemm(args)); // C has the wrong rows
+    CHECK_THROWS(Error, m_cpu.gemm(args)); // C has the wrong rows
 
     // An emulated GEMM without its workspace is refused, not run out of bounds.
     HostTensor a16(DType::Float16, {4, 5}), b16(DType::Float16, {5, 3}),
@@ -553,23 +553,24 @@ void TestCpuOps::gemm_rejects_bad_shapes() {
     half.a = &a16.t;
     half.b = &b16.t;
     half.c = &c16.t;
-    QVERIFY(m_cpu.gemm_workspace_bytes(half) >= (20 + 15 + 12) * 4);
-    QVERIFY_THROWS_EXCEPTION(Error, m_cpu.gemm(half));
+    CHECK(m_cpu.gemm_workspace_bytes(half) >= (20 + 15 + 12) * 4);
+    CHECK_THROWS(Error, m_cpu.gemm(half));
 }
 
 void TestCpuOps::bias_grad_data() {
-    QTest::addColumn<QString>("dtype");
-    QTest::addColumn<QString>("db_dtype");
-    for (const char* d : kComputeDTypes) QTest::addRow("%s", d) << QString(d) << QString(d);
-    QTest::addRow("float16 -> float32") << "float16"
-                                        << "float32";
-    QTest::addRow("bfloat16 -> float32") << "bfloat16"
-                                         << "float32";
+    add_column<std::string>("dtype");
+    add_column<std::string>("db_dtype");
+    for (const char* d : kComputeDTypes)
+        new_row(format("%s", d)) << std::string(d) << std::string(d);
+    new_row("float16 -> float32") << "float16"
+                                  << "float32";
+    new_row("bfloat16 -> float32") << "bfloat16"
+                                   << "float32";
 }
 
 void TestCpuOps::bias_grad() {
-    QFETCH(QString, dtype);
-    QFETCH(QString, db_dtype);
+    FETCH(std::string, dtype);
+    FETCH(std::string, db_dtype);
     const DType dt = dtype_of(dtype), dbt = dtype_of(db_dtype);
     std::mt19937 rng(3);
     const std::int64_t rows = 37, cols = 2500; // cols > one stack chunk
@@ -591,18 +592,18 @@ void TestCpuOps::bias_grad() {
 }
 
 void TestCpuOps::activation_forward_data() {
-    QTest::addColumn<QString>("dtype");
-    QTest::addColumn<QString>("act");
+    add_column<std::string>("dtype");
+    add_column<std::string>("act");
     for (const char* d : kComputeDTypes)
         for (const char* act : {"linear", "relu", "gelu", "tanh", "sigmoid", "softmax"})
-            QTest::addRow("%s %s", d, act) << QString(d) << QString(act);
+            new_row(format("%s %s", d, act)) << std::string(d) << std::string(act);
 }
 
 void TestCpuOps::activation_forward() {
-    QFETCH(QString, dtype);
-    QFETCH(QString, act);
+    FETCH(std::string, dtype);
+    FETCH(std::string, act);
     const DType dt = dtype_of(dtype);
-    const Activation a = activation_from_name(act.toStdString());
+    const Activation a = activation_from_name(act);
     std::mt19937 rng(5);
     const std::int64_t rows = 7, cols = 613; // (batch, units): several chunks, odd sizes
     HostTensor x(dt, {rows, cols}, "x");
@@ -638,10 +639,10 @@ void TestCpuOps::activation_backward_data() {
 }
 
 void TestCpuOps::activation_backward() {
-    QFETCH(QString, dtype);
-    QFETCH(QString, act);
+    FETCH(std::string, dtype);
+    FETCH(std::string, act);
     const DType dt = dtype_of(dtype);
-    const Activation a = activation_from_name(act.toStdString());
+    const Activation a = activation_from_name(act);
     std::mt19937 rng(9);
     const std::int64_t rows = 5, cols = 431;
     HostTensor x(dt, {rows, cols}, "x"), y(dt, {rows, cols}, "y");
@@ -700,17 +701,17 @@ void TestCpuOps::activation_backward() {
 }
 
 void TestCpuOps::softmax_xent_data() {
-    QTest::addColumn<QString>("dtype");
-    QTest::addColumn<bool>("with_dlogits");
+    add_column<std::string>("dtype");
+    add_column<bool>("with_dlogits");
     for (const char* d : kComputeDTypes) {
-        QTest::addRow("%s", d) << QString(d) << true;
-        QTest::addRow("%s eval", d) << QString(d) << false;
+        new_row(format("%s", d)) << std::string(d) << true;
+        new_row(format("%s eval", d)) << std::string(d) << false;
     }
 }
 
 void TestCpuOps::softmax_xent() {
-    QFETCH(QString, dtype);
-    QFETCH(bool, with_dlogits);
+    FETCH(std::string, dtype);
+    FETCH(bool, with_dlogits);
     const DType dt = dtype_of(dtype);
     const std::int64_t rows = 9, classes = 10, valid = 6; // rows 6..8 are padding
     std::mt19937 rng(11);
@@ -773,7 +774,7 @@ void TestCpuOps::softmax_xent() {
             CHECK_CLOSE("probs", i, probs.get(i), pref, ptol);
             if (!with_dlogits) continue;
             if (r >= valid) {
-                QCOMPARE(dlogits.get(i), 0.0);
+                CHECK_EQ(dlogits.get(i), 0.0);
                 continue;
             }
             const double dref = (p[j] - (j == label ? 1.0 : 0.0)) * g;
@@ -788,26 +789,26 @@ void TestCpuOps::softmax_xent() {
             correct_ref += best == label;
         }
     }
-    QCOMPARE(out.examples, std::int64_t(3 + valid));
-    QCOMPARE(out.correct, 2 + correct_ref);
-    QVERIFY2(close(out.loss_sum, 1.5 + loss_ref, loss_tol + 1e-9),
-             qPrintable(describe_mismatch("loss_sum", 0, out.loss_sum, 1.5 + loss_ref, loss_tol)));
-    QCOMPARE(out.loss_scale, 1024.0); // read, never written
+    CHECK_EQ(out.examples, std::int64_t(3 + valid));
+    CHECK_EQ(out.correct, 2 + correct_ref);
+    CHECK_MSG(close(out.loss_sum, 1.5 + loss_ref, loss_tol + 1e-9),
+              describe_mismatch("loss_sum", 0, out.loss_sum, 1.5 + loss_ref, loss_tol));
+    CHECK_EQ(out.loss_scale, 1024.0); // read, never written
 }
 
 void TestCpuOps::softmax_xent_underflow_data() {
-    QTest::addColumn<QString>("dtype");
-    QTest::addColumn<bool>("expect_inf");
+    add_column<std::string>("dtype");
+    add_column<bool>("expect_inf");
     // exp(-20) = 2e-9 is below float16's smallest subnormal (6e-8): p = 0, loss = inf.
-    QTest::addRow("float16") << "float16" << true;
-    QTest::addRow("bfloat16") << "bfloat16" << false; // float32's range: finite
-    QTest::addRow("float32") << "float32" << false;
-    QTest::addRow("float64") << "float64" << false;
+    new_row("float16") << "float16" << true;
+    new_row("bfloat16") << "bfloat16" << false; // float32's range: finite
+    new_row("float32") << "float32" << false;
+    new_row("float64") << "float64" << false;
 }
 
 void TestCpuOps::softmax_xent_underflow() {
-    QFETCH(QString, dtype);
-    QFETCH(bool, expect_inf);
+    FETCH(std::string, dtype);
+    FETCH(bool, expect_inf);
     const DType dt = dtype_of(dtype);
     HostTensor logits(dt, {2, 4}, "logits"), labels(DType::Int32, {2}, "labels");
     HostTensor probs(dt, {2, 4}, "probs"), dlogits(dt, {2, 4}, "dlogits");
@@ -829,28 +830,28 @@ void TestCpuOps::softmax_xent_underflow() {
     m_cpu.softmax_cross_entropy(args);
     std::memcpy(&s, scalars.t.data, sizeof s);
     if (expect_inf) {
-        QCOMPARE(probs.get(0), 0.0);
-        QVERIFY2(std::isinf(s.loss_sum) && s.loss_sum > 0, qPrintable(QString::number(s.loss_sum)));
+        CHECK_EQ(probs.get(0), 0.0);
+        CHECK_MSG(std::isinf(s.loss_sum) && s.loss_sum > 0, arg_text(s.loss_sum));
     } else {
-        QVERIFY(std::isfinite(s.loss_sum));
-        QVERIFY(std::fabs(s.loss_sum - 20.0) < 2e-2); // log(1 + e^20 + e + 1/e) - 0
+        CHECK(std::isfinite(s.loss_sum));
+        CHECK(std::fabs(s.loss_sum - 20.0) < 2e-2); // log(1 + e^20 + e + 1/e) - 0
     }
-    QCOMPARE(s.correct, std::int64_t(0));
-    QCOMPARE(s.examples, std::int64_t(1));
-    for (int j = 0; j < 4; ++j) QCOMPARE(dlogits.get(4 + j), 0.0);
+    CHECK_EQ(s.correct, std::int64_t(0));
+    CHECK_EQ(s.examples, std::int64_t(1));
+    for (int j = 0; j < 4; ++j) CHECK_EQ(dlogits.get(4 + j), 0.0);
 }
 
 void TestCpuOps::dropout_data() {
-    QTest::addColumn<QString>("dtype");
-    QTest::addColumn<double>("rate");
+    add_column<std::string>("dtype");
+    add_column<double>("rate");
     for (const char* d : kComputeDTypes)
         for (double rate : {0.0, 0.1, 0.3, 0.5})
-            QTest::addRow("%s rate=%g", d, rate) << QString(d) << rate;
+            new_row(format("%s rate=%g", d, rate)) << std::string(d) << rate;
 }
 
 void TestCpuOps::dropout() {
-    QFETCH(QString, dtype);
-    QFETCH(double, rate);
+    FETCH(std::string, dtype);
+    FETCH(double, rate);
     const DType dt = dtype_of(dtype);
     const std::int64_t rows = 64, cols = 257;
     std::mt19937 rng(13);
@@ -862,9 +863,9 @@ void TestCpuOps::dropout() {
     const std::uint64_t seed = 0xC0FFEEull;
     m_cpu.dropout_forward(rate, seed, x.t, y.t, mask.t);
     m_cpu.dropout_forward(rate, seed, x.t, y.t, mask2.t);
-    QCOMPARE(std::memcmp(mask.t.data, mask2.t.data, mask.t.bytes()), 0); // reproducible
+    CHECK_EQ(std::memcmp(mask.t.data, mask2.t.data, mask.t.bytes()), 0); // reproducible
     m_cpu.dropout_forward(rate, seed + 1, x.t, dx.t, mask2.t);
-    if (rate > 0) QVERIFY(std::memcmp(mask.t.data, mask2.t.data, mask.t.bytes()) != 0);
+    if (rate > 0) CHECK(std::memcmp(mask.t.data, mask2.t.data, mask.t.bytes()) != 0);
     m_cpu.dropout_backward(rate, dy.t, mask.t, dx.t);
 
     // y = x * mask * scale with scale = 1 / (1 - rate) held in the compute type; computed in
@@ -873,9 +874,9 @@ void TestCpuOps::dropout() {
     const std::uint64_t threshold = dropout_threshold(rate);
     for (std::int64_t i = 0; i < x.size(); ++i) {
         const double keep = mask.get(i);
-        if (keep != 0.0 && keep != 1.0) QFAIL("mask holds a value other than 0 and 1");
+        if (keep != 0.0 && keep != 1.0) FAIL_TEST("mask holds a value other than 0 and 1");
         if ((keep == 1.0) != dropout_keep(seed, std::uint64_t(i), threshold))
-            QFAIL(qPrintable(QStringLiteral("mask[%1] differs from dropout_keep()").arg(i)));
+            FAIL_TEST("mask[" + arg_text(i) + "] differs from dropout_keep()");
         kept += keep == 1.0;
         double yref, dxref;
         if (dt == DType::Float64) {
@@ -894,32 +895,32 @@ void TestCpuOps::dropout() {
     const double total = double(x.size());
     const double sigma = std::sqrt(rate * (1.0 - rate) / total);
     const double keep_rate = kept / total;
-    QVERIFY2(std::fabs(keep_rate - (1.0 - rate)) <= 5.0 * sigma + 1e-12,
-             qPrintable(QStringLiteral("kept %1 for rate %2").arg(keep_rate).arg(rate)));
-    QVERIFY_THROWS_EXCEPTION(Error, m_cpu.dropout_forward(1.0, seed, x.t, y.t, mask.t));
+    CHECK_MSG(std::fabs(keep_rate - (1.0 - rate)) <= 5.0 * sigma + 1e-12,
+              "kept " + arg_text(keep_rate) + " for rate " + arg_text(rate));
+    CHECK_THROWS(Error, m_cpu.dropout_forward(1.0, seed, x.t, y.t, mask.t));
 }
 
 // Pinned outputs of the mask hash: a CUDA kernel (or a refactor) must reproduce these exactly.
 void TestCpuOps::dropout_hash_is_pinned() {
-    QCOMPARE(splitmix64(0), 0xE220A8397B1DCDAFull);
-    QCOMPARE(dropout_threshold(0.0), std::uint64_t(0));
-    QCOMPARE(dropout_threshold(0.5), std::uint64_t(1) << 52);
-    QCOMPARE(dropout_threshold(1.0), std::uint64_t(1) << 53);
+    CHECK_EQ(splitmix64(0), 0xE220A8397B1DCDAFull);
+    CHECK_EQ(dropout_threshold(0.0), std::uint64_t(0));
+    CHECK_EQ(dropout_threshold(0.5), std::uint64_t(1) << 52);
+    CHECK_EQ(dropout_threshold(1.0), std::uint64_t(1) << 53);
     std::int64_t kept = 0;
     const std::uint64_t t = dropout_threshold(0.25);
     for (std::uint64_t i = 0; i < 100000; ++i) kept += dropout_keep(42, i, t);
-    QVERIFY(std::abs(kept - 75000) < 5 * 137); // sigma = sqrt(1e5 * 0.25 * 0.75) ~ 137
+    CHECK(std::abs(kept - 75000) < 5 * 137); // sigma = sqrt(1e5 * 0.25 * 0.75) ~ 137
 }
 
 void TestCpuOps::exponent_histogram_data() {
-    QTest::addColumn<QString>("dtype");
-    for (const char* d : kComputeDTypes) QTest::addRow("%s", d) << QString(d);
+    add_column<std::string>("dtype");
+    for (const char* d : kComputeDTypes) new_row(format("%s", d)) << std::string(d);
 }
 
 // Every bin boundary the lab relies on: zeros, float16's smallest subnormal 2^-24 and largest
 // finite 65504, powers of two on both sides of a boundary, clamping at the ends, inf and NaN.
 void TestCpuOps::exponent_histogram() {
-    QFETCH(QString, dtype);
+    FETCH(std::string, dtype);
     const DType dt = dtype_of(dtype);
     const double inf = std::numeric_limits<double>::infinity();
     const std::vector<double> values = {0.0,  -0.0, 0x1p-24, 0x1p-14, 0x1.8p-1, 1.0,         -1.5,
@@ -942,11 +943,9 @@ void TestCpuOps::exponent_histogram() {
     expected[bin_of_exponent(dt == DType::BFloat16 ? 16 : 15)] += 2;
     expected[kHistogramNonFiniteBin] = 6;
     for (int b = 0; b < kHistogramBins; ++b)
-        QVERIFY2(counts.get(b) == expected[static_cast<std::size_t>(b)],
-                 qPrintable(QString("bin %1: %2, expected %3")
-                                .arg(b)
-                                .arg(counts.get(b))
-                                .arg(expected[static_cast<std::size_t>(b)])));
+        CHECK_MSG(counts.get(b) == expected[static_cast<std::size_t>(b)],
+                  ("bin " + arg_text(b) + ": " + arg_text(counts.get(b)) + ", expected " +
+                   arg_text(expected[static_cast<std::size_t>(b)])));
     // Clamping: float64 and float32 reach far beyond float16's range.
     if (dt == DType::Float32 || dt == DType::Float64) {
         HostTensor far(dt, {2}, "far");
@@ -954,12 +953,14 @@ void TestCpuOps::exponent_histogram() {
         far.set(1, 0x1p60);
         HostTensor c2(DType::Int32, {kHistogramBins}, "c2");
         m_cpu.exponent_histogram(far.t, c2.t);
-        QCOMPARE(c2.get(1), 1.0);
-        QCOMPARE(c2.get(kHistogramNonFiniteBin - 1), 1.0);
+        CHECK_EQ(c2.get(1), 1.0);
+        CHECK_EQ(c2.get(kHistogramNonFiniteBin - 1), 1.0);
     }
-    QCOMPARE(histogram_bin(0x1p-24), bin_of_exponent(-24));
-    QCOMPARE(histogram_bin(std::nextafter(0x1p-24, 0.0)), bin_of_exponent(-25));
+    CHECK_EQ(histogram_bin(0x1p-24), bin_of_exponent(-24));
+    CHECK_EQ(histogram_bin(std::nextafter(0x1p-24, 0.0)), bin_of_exponent(-25));
 }
 
-QTEST_GUILESS_MAIN(TestCpuOps)
-#include "tst_cpu_ops.moc"
+MANTISSA_TEST_MAIN(TestCpuOps, info_and_allocate, allocate_out_of_memory, upload_download, fill,
+                   cast, gather_batch, gemm, gemm_rejects_bad_shapes, bias_grad, activation_forward,
+                   activation_backward, softmax_xent, softmax_xent_underflow, dropout,
+                   dropout_hash_is_pinned, exponent_histogram)

@@ -1,7 +1,7 @@
 // The CUDA engine's host-side logic that runs without a GPU: the cuBLASLt plan key and fusion
 // decision, the cuDNN padding test, and the factory's fallback when no GPU is usable.
-#include <QtTest>
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -11,14 +11,12 @@
 #include "core/backend/cuda/gemm_key.h"
 #include "core/backend/factory/backend_factory.h"
 #include "core/error.h"
+#include "tests/unit/files.h"
+#include "tests/unit/unit_test.h"
 
 using namespace mantissa;
+using namespace mantissa::unit;
 using namespace mantissa::cuda;
-
-Q_DECLARE_METATYPE(mantissa::DType)
-Q_DECLARE_METATYPE(mantissa::Activation)
-Q_DECLARE_METATYPE(mantissa::cuda::LtEpilogue)
-Q_DECLARE_METATYPE(mantissa::cuda::ConvMath)
 
 namespace {
 
@@ -55,64 +53,62 @@ bool has_gpu() {
 
 } // namespace
 
-class TestCudaKeys : public QObject {
-    Q_OBJECT
-
-private slots:
+class TestCudaKeys {
+public:
     void fusion_data() {
-        QTest::addColumn<DType>("ab");
-        QTest::addColumn<DType>("c");
-        QTest::addColumn<bool>("bias");
-        QTest::addColumn<Activation>("act");
-        QTest::addColumn<bool>("pre");
-        QTest::addColumn<qint64>("n");
-        QTest::addColumn<LtEpilogue>("epilogue");
-        QTest::addColumn<bool>("kernel");
-        QTest::addColumn<bool>("acc_in_workspace");
+        add_column<DType>("ab");
+        add_column<DType>("c");
+        add_column<bool>("bias");
+        add_column<Activation>("act");
+        add_column<bool>("pre");
+        add_column<std::int64_t>("n");
+        add_column<LtEpilogue>("epilogue");
+        add_column<bool>("kernel");
+        add_column<bool>("acc_in_workspace");
         using A = Activation;
         using E = LtEpilogue;
         const auto F16 = DType::Float16, F32 = DType::Float32, F64 = DType::Float64;
-        QTest::newRow("fp16 bias+relu fused")
+        new_row("fp16 bias+relu fused")
             << F16 << F16 << true << A::Relu << false << 64ll << E::ReluBias << false << false;
-        QTest::newRow("bf16 bias fused") << DType::BFloat16 << DType::BFloat16 << true << A::Linear
-                                         << false << 64ll << E::Bias << false << false;
-        QTest::newRow("fp32 plain")
-            << F32 << F32 << false << A::Linear << false << 64ll << E::Default << false << false;
-        QTest::newRow("fp16 gelu with pre: aux")
+        new_row("bf16 bias fused") << DType::BFloat16 << DType::BFloat16 << true << A::Linear
+                                   << false << 64ll << E::Bias << false << false;
+        new_row("fp32 plain") << F32 << F32 << false << A::Linear << false << 64ll << E::Default
+                              << false << false;
+        new_row("fp16 gelu with pre: aux")
             << F16 << F16 << true << A::Gelu << true << 64ll << E::GeluAuxBias << false << false;
-        QTest::newRow("fp16 gelu with pre, n=10: kernel via accumulator")
+        new_row("fp16 gelu with pre, n=10: kernel via accumulator")
             << F16 << F16 << true << A::Gelu << true << 10ll << E::Default << true << true;
-        QTest::newRow("fp16 tanh: kernel via accumulator")
+        new_row("fp16 tanh: kernel via accumulator")
             << F16 << F16 << true << A::Tanh << false << 64ll << E::Default << true << true;
-        QTest::newRow("fp32 sigmoid: kernel in place")
+        new_row("fp32 sigmoid: kernel in place")
             << F32 << F32 << true << A::Sigmoid << false << 64ll << E::Default << true << false;
-        QTest::newRow("fp64 bias: kernel in place (no fp64 epilogues)")
+        new_row("fp64 bias: kernel in place (no fp64 epilogues)")
             << F64 << F64 << true << A::Relu << false << 64ll << E::Default << true << false;
-        QTest::newRow("fp64 plain product")
+        new_row("fp64 plain product")
             << F64 << F64 << false << A::Linear << false << 64ll << E::Default << false << false;
-        QTest::newRow("fp16 in, fp32 out, fused")
+        new_row("fp16 in, fp32 out, fused")
             << F16 << F32 << true << A::Relu << false << 64ll << E::ReluBias << false << false;
-        QTest::newRow("fp32 in, fp16 out: accumulator")
+        new_row("fp32 in, fp16 out: accumulator")
             << F32 << F16 << false << A::Linear << false << 64ll << E::Default << true << true;
-        QTest::newRow("softmax epilogue: kernel")
+        new_row("softmax epilogue: kernel")
             << F32 << F32 << true << A::Softmax << false << 64ll << E::Default << true << false;
     }
     void fusion() {
-        QFETCH(DType, ab);
-        QFETCH(DType, c);
-        QFETCH(bool, bias);
-        QFETCH(Activation, act);
-        QFETCH(bool, pre);
-        QFETCH(qint64, n);
-        QFETCH(LtEpilogue, epilogue);
-        QFETCH(bool, kernel);
-        QFETCH(bool, acc_in_workspace);
+        FETCH(DType, ab);
+        FETCH(DType, c);
+        FETCH(bool, bias);
+        FETCH(Activation, act);
+        FETCH(bool, pre);
+        FETCH(std::int64_t, n);
+        FETCH(LtEpilogue, epilogue);
+        FETCH(bool, kernel);
+        FETCH(bool, acc_in_workspace);
         const GemmFusion f = gemm_fusion(key(ab, c, bias, act, pre, n));
-        QCOMPARE(lt_epilogue_name(f.lt_epilogue), lt_epilogue_name(epilogue));
-        QCOMPARE(f.kernel_epilogue, kernel);
-        QCOMPARE(f.acc_in_workspace, acc_in_workspace);
-        QCOMPARE(f.acc_bytes > 0, acc_in_workspace);
-        QCOMPARE(f.softmax_after, act == Activation::Softmax);
+        CHECK_EQ(lt_epilogue_name(f.lt_epilogue), lt_epilogue_name(epilogue));
+        CHECK_EQ(f.kernel_epilogue, kernel);
+        CHECK_EQ(f.acc_in_workspace, acc_in_workspace);
+        CHECK_EQ(f.acc_bytes > 0, acc_in_workspace);
+        CHECK_EQ(f.softmax_after, act == Activation::Softmax);
     }
 
     // The retry without cuBLASLt's epilogue always ends in the kernel epilogue.
@@ -120,40 +116,40 @@ private slots:
         GemmKey k = key(DType::Float16, DType::Float16, true, Activation::Relu, false);
         k.allow_lt_epilogue = false;
         const GemmFusion f = gemm_fusion(k);
-        QCOMPARE(f.lt_epilogue, LtEpilogue::Default);
-        QVERIFY(f.kernel_epilogue);
-        QVERIFY(f.acc_in_workspace); // a 16-bit C: the float32 product waits in the workspace
-        QCOMPARE(f.acc_bytes, std::size_t(128 * 64 * 4));
+        CHECK_EQ(f.lt_epilogue, LtEpilogue::Default);
+        CHECK(f.kernel_epilogue);
+        CHECK(f.acc_in_workspace); // a 16-bit C: the float32 product waits in the workspace
+        CHECK_EQ(f.acc_bytes, std::size_t(128 * 64 * 4));
     }
 
     // cuBLASLt's RELU is max(x, 0) (cublasLt.h), which may turn NaN into 0: where NaN must
     // propagate (the default, and pure 16-bit policies) ReLU runs in the kernel epilogue.
     void relu_not_fused_when_nan_must_propagate() {
         GemmKey k = key(DType::Float16, DType::Float16, true, Activation::Relu, false);
-        QCOMPARE(gemm_fusion(k).lt_epilogue, LtEpilogue::ReluBias); // NaN may become 0: fused
+        CHECK_EQ(gemm_fusion(k).lt_epilogue, LtEpilogue::ReluBias); // NaN may become 0: fused
         k.propagate_nan = true;
         const GemmFusion f = gemm_fusion(k);
-        QCOMPARE(f.lt_epilogue, LtEpilogue::Default);
-        QVERIFY(f.kernel_epilogue);
-        QVERIFY(f.acc_in_workspace); // relu(acc + bias) rounded once, as the CPU does
+        CHECK_EQ(f.lt_epilogue, LtEpilogue::Default);
+        CHECK(f.kernel_epilogue);
+        CHECK(f.acc_in_workspace); // relu(acc + bias) rounded once, as the CPU does
         // GELU and plain bias are unaffected.
         k.epilogue = Activation::Gelu;
-        QCOMPARE(gemm_fusion(k).lt_epilogue, LtEpilogue::GeluBias);
+        CHECK_EQ(gemm_fusion(k).lt_epilogue, LtEpilogue::GeluBias);
         k.epilogue = Activation::Linear;
-        QCOMPARE(gemm_fusion(k).lt_epilogue, LtEpilogue::Bias);
+        CHECK_EQ(gemm_fusion(k).lt_epilogue, LtEpilogue::Bias);
         // The flag is part of the plan's identity, and gemm_key defaults to propagating NaN.
         GemmKey other = k;
         other.propagate_nan = false;
-        QVERIFY(!(other == k));
-        QVERIFY(GemmKeyHash{}(other) != GemmKeyHash{}(k));
+        CHECK(!(other == k));
+        CHECK(GemmKeyHash{}(other) != GemmKeyHash{}(k));
         Tensor x{"x", DType::Float16, {4, 8}}, w{"w", DType::Float16, {8, 2}};
         Tensor y{"y", DType::Float16, {4, 2}};
         GemmArgs args;
         args.a = &x;
         args.b = &w;
         args.c = &y;
-        QVERIFY(gemm_key(args, false).propagate_nan);
-        QVERIFY(!gemm_key(args, false, false).propagate_nan);
+        CHECK(gemm_key(args, false).propagate_nan);
+        CHECK(!gemm_key(args, false, false).propagate_nan);
     }
 
     // The workspace is sized from the fusion decision alone and reserves the accumulator the
@@ -161,14 +157,14 @@ private slots:
     void workspace_reserves_the_fallback_accumulator() {
         const std::size_t scratch = std::size_t{8} << 20;
         const GemmKey fused = key(DType::Float16, DType::Float16, true, Activation::Relu, false);
-        QCOMPARE(gemm_fusion(fused).acc_bytes, std::size_t(0));
-        QCOMPARE(gemm_workspace_need(fused, scratch), std::size_t(128 * 64 * 4) + scratch);
+        CHECK_EQ(gemm_fusion(fused).acc_bytes, std::size_t(0));
+        CHECK_EQ(gemm_workspace_need(fused, scratch), std::size_t(128 * 64 * 4) + scratch);
         // A plain float32 product never needs an accumulator, fused or not.
         const GemmKey plain = key(DType::Float32, DType::Float32, false, Activation::Linear, false);
-        QCOMPARE(gemm_workspace_need(plain, scratch), scratch);
+        CHECK_EQ(gemm_workspace_need(plain, scratch), scratch);
         // A kernel epilogue through the accumulator: its own size.
         const GemmKey tanh = key(DType::Float16, DType::Float16, true, Activation::Tanh, false);
-        QCOMPARE(gemm_workspace_need(tanh, 0), std::size_t(128 * 64 * 4));
+        CHECK_EQ(gemm_workspace_need(tanh, 0), std::size_t(128 * 64 * 4));
     }
 
     // No algorithm for an impossible size is OutOfMemory's message, naming the size and what to
@@ -180,68 +176,65 @@ private slots:
         k.n = 65536;
         const std::size_t h100 = std::size_t{80} << 30;
         const auto message = gemm_too_large(k, h100, "cuda:0");
-        QVERIFY(message.has_value());
-        QVERIFY2(message->find("(1000000 x 784) · (784 x 65536) float32 -> float32") !=
-                     std::string::npos,
-                 message->c_str());
-        QVERIFY2(message->find("cuda:0") != std::string::npos, message->c_str());
-        QVERIFY2(message->find("Reduce the batch size") != std::string::npos, message->c_str());
-        QVERIFY2(message->find("81920 MiB") != std::string::npos, message->c_str());
+        CHECK(message.has_value());
+        CHECK_MSG(message->find("(1000000 x 784) · (784 x 65536) float32 -> float32") !=
+                      std::string::npos,
+                  message->c_str());
+        CHECK_MSG(message->find("cuda:0") != std::string::npos, message->c_str());
+        CHECK_MSG(message->find("Reduce the batch size") != std::string::npos, message->c_str());
+        CHECK_MSG(message->find("81920 MiB") != std::string::npos, message->c_str());
         k.m = 8192;
         k.k = 784;
         k.n = 4096;
-        QVERIFY(!gemm_too_large(k, h100, "cuda:0").has_value());
+        CHECK(!gemm_too_large(k, h100, "cuda:0").has_value());
     }
 
     // What last_choice() reports for a GEMM.
     void choice_text() {
         const GemmKey fused = key(DType::Float16, DType::Float16, true, Activation::Relu, false);
-        QCOMPARE(QString::fromStdString(gemm_choice_text(fused, gemm_fusion(fused), 23)),
-                 QString("cublasLt epilogue RELU_BIAS algo 23"));
+        CHECK_EQ(gemm_choice_text(fused, gemm_fusion(fused), 23),
+                 std::string("cublasLt epilogue RELU_BIAS algo 23"));
         GemmKey retry = fused;
         retry.allow_lt_epilogue = false;
-        QCOMPARE(QString::fromStdString(gemm_choice_text(retry, gemm_fusion(retry), 7)),
-                 QString("cublasLt epilogue DEFAULT algo 7 + kernel epilogue relu+bias "
-                         "(accumulator in workspace) (fused algorithm unavailable)"));
+        CHECK_EQ(gemm_choice_text(retry, gemm_fusion(retry), 7),
+                 std::string("cublasLt epilogue DEFAULT algo 7 + kernel epilogue relu+bias "
+                             "(accumulator in workspace) (fused algorithm unavailable)"));
         const GemmKey sig = key(DType::Float32, DType::Float32, false, Activation::Sigmoid, false);
-        QCOMPARE(QString::fromStdString(gemm_choice_text(sig, gemm_fusion(sig), 1)),
-                 QString("cublasLt epilogue DEFAULT algo 1 + kernel epilogue sigmoid"));
+        CHECK_EQ(gemm_choice_text(sig, gemm_fusion(sig), 1),
+                 std::string("cublasLt epilogue DEFAULT algo 1 + kernel epilogue sigmoid"));
     }
 
     // Strict float32 convolutions take FMA math only (CUDNN_DEFAULT_MATH may use TF32 on
     // Ampere+); nothing float32 takes ALLOW_CONVERSION (float32 data converted to float16).
     void conv_math_rules_data() {
-        QTest::addColumn<DType>("dtype");
-        QTest::addColumn<bool>("tf32");
-        QTest::addColumn<ConvMath>("math");
-        QTest::addColumn<bool>("allowed");
+        add_column<DType>("dtype");
+        add_column<bool>("tf32");
+        add_column<ConvMath>("math");
+        add_column<bool>("allowed");
         const auto F32 = DType::Float32, F16 = DType::Float16, BF16 = DType::BFloat16;
         using M = ConvMath;
-        QTest::newRow("fp32 strict: FMA") << F32 << false << M::Fma << true;
-        QTest::newRow("fp32 strict: DEFAULT (TF32 on Ampere+)")
-            << F32 << false << M::Default << false;
-        QTest::newRow("fp32 strict: TENSOR_OP") << F32 << false << M::TensorOp << false;
-        QTest::newRow("fp32 strict: ALLOW_CONVERSION")
+        new_row("fp32 strict: FMA") << F32 << false << M::Fma << true;
+        new_row("fp32 strict: DEFAULT (TF32 on Ampere+)") << F32 << false << M::Default << false;
+        new_row("fp32 strict: TENSOR_OP") << F32 << false << M::TensorOp << false;
+        new_row("fp32 strict: ALLOW_CONVERSION")
             << F32 << false << M::TensorOpAllowConversion << false;
-        QTest::newRow("fp32 tf32: TENSOR_OP") << F32 << true << M::TensorOp << true;
-        QTest::newRow("fp32 tf32: DEFAULT") << F32 << true << M::Default << true;
-        QTest::newRow("fp32 tf32: FMA") << F32 << true << M::Fma << true;
-        QTest::newRow("fp32 tf32: ALLOW_CONVERSION")
+        new_row("fp32 tf32: TENSOR_OP") << F32 << true << M::TensorOp << true;
+        new_row("fp32 tf32: DEFAULT") << F32 << true << M::Default << true;
+        new_row("fp32 tf32: FMA") << F32 << true << M::Fma << true;
+        new_row("fp32 tf32: ALLOW_CONVERSION")
             << F32 << true << M::TensorOpAllowConversion << false;
-        QTest::newRow("fp16: TENSOR_OP") << F16 << false << M::TensorOp << true;
-        QTest::newRow("fp16: ALLOW_CONVERSION")
-            << F16 << false << M::TensorOpAllowConversion << true;
-        QTest::newRow("bf16: TENSOR_OP") << BF16 << false << M::TensorOp << true;
-        QTest::newRow("bf16: ALLOW_CONVERSION")
-            << BF16 << false << M::TensorOpAllowConversion << false;
-        QTest::newRow("fp64: never cuDNN") << DType::Float64 << false << M::Fma << false;
+        new_row("fp16: TENSOR_OP") << F16 << false << M::TensorOp << true;
+        new_row("fp16: ALLOW_CONVERSION") << F16 << false << M::TensorOpAllowConversion << true;
+        new_row("bf16: TENSOR_OP") << BF16 << false << M::TensorOp << true;
+        new_row("bf16: ALLOW_CONVERSION") << BF16 << false << M::TensorOpAllowConversion << false;
+        new_row("fp64: never cuDNN") << DType::Float64 << false << M::Fma << false;
     }
     void conv_math_rules() {
-        QFETCH(DType, dtype);
-        QFETCH(bool, tf32);
-        QFETCH(ConvMath, math);
-        QFETCH(bool, allowed);
-        QCOMPARE(conv_math_allowed(math, dtype, tf32), allowed);
+        FETCH(DType, dtype);
+        FETCH(bool, tf32);
+        FETCH(ConvMath, math);
+        FETCH(bool, allowed);
+        CHECK_EQ(conv_math_allowed(math, dtype, tf32), allowed);
     }
 
     // Each pass keeps, in the heuristic's order, what may run: its fallback list.
@@ -257,66 +250,66 @@ private slots:
         };
         // Strict float32 forward: FMA entries that ran, non-deterministic ones included.
         auto fwd = usable_conv_algos(answer, ConvPass::Forward, DType::Float32, false, limit);
-        QCOMPARE(fwd.size(), std::size_t(3));
-        QCOMPARE(fwd[0].algo, 2);
-        QCOMPARE(fwd[1].algo, 0);
-        QCOMPARE(fwd[2].algo, 1);
+        CHECK_EQ(fwd.size(), std::size_t(3));
+        CHECK_EQ(fwd[0].algo, 2);
+        CHECK_EQ(fwd[1].algo, 0);
+        CHECK_EQ(fwd[2].algo, 1);
         // Backward passes: deterministic only.
         auto filter =
             usable_conv_algos(answer, ConvPass::BackwardFilter, DType::Float32, false, limit);
-        QCOMPARE(filter.size(), std::size_t(2));
-        QCOMPARE(filter[0].algo, 0);
-        QCOMPARE(filter[1].algo, 1);
+        CHECK_EQ(filter.size(), std::size_t(2));
+        CHECK_EQ(filter[0].algo, 0);
+        CHECK_EQ(filter[1].algo, 1);
         // The workspace covers every algorithm a failure may fall to.
-        QCOMPARE(conv_algos_workspace(filter), std::size_t(4096));
+        CHECK_EQ(conv_algos_workspace(filter), std::size_t(4096));
         // With TF32 the tensor-core entry comes first.
         auto tf32 = usable_conv_algos(answer, ConvPass::BackwardData, DType::Float32, true, limit);
-        QCOMPARE(tf32.front().math, ConvMath::TensorOp);
+        CHECK_EQ(tf32.front().math, ConvMath::TensorOp);
         // Nothing usable: the pass runs the direct kernel (an empty list), the others do not
         // care.
-        QVERIFY(usable_conv_algos({perf(0, ConvMath::TensorOp)}, ConvPass::Forward, DType::Float32,
-                                  false, limit)
-                    .empty());
+        CHECK(usable_conv_algos({perf(0, ConvMath::TensorOp)}, ConvPass::Forward, DType::Float32,
+                                false, limit)
+                  .empty());
     }
 
     // NOT_SUPPORTED (3xxx) and EXECUTION_FAILED (5xxx) move on; other statuses are errors.
     void conv_statuses_that_try_next() {
-        QVERIFY(conv_status_tries_next(3000));  // CUDNN_STATUS_NOT_SUPPORTED
-        QVERIFY(conv_status_tries_next(3002));  // CUDNN_STATUS_NOT_SUPPORTED_SHAPE
-        QVERIFY(conv_status_tries_next(5000));  // CUDNN_STATUS_EXECUTION_FAILED
-        QVERIFY(conv_status_tries_next(5003));  // CUDNN_STATUS_EXECUTION_FAILED_CUDART
-        QVERIFY(!conv_status_tries_next(0));    // SUCCESS
-        QVERIFY(!conv_status_tries_next(2000)); // BAD_PARAM
-        QVERIFY(!conv_status_tries_next(4000)); // INTERNAL_ERROR
+        CHECK(conv_status_tries_next(3000));  // CUDNN_STATUS_NOT_SUPPORTED
+        CHECK(conv_status_tries_next(3002));  // CUDNN_STATUS_NOT_SUPPORTED_SHAPE
+        CHECK(conv_status_tries_next(5000));  // CUDNN_STATUS_EXECUTION_FAILED
+        CHECK(conv_status_tries_next(5003));  // CUDNN_STATUS_EXECUTION_FAILED_CUDART
+        CHECK(!conv_status_tries_next(0));    // SUCCESS
+        CHECK(!conv_status_tries_next(2000)); // BAD_PARAM
+        CHECK(!conv_status_tries_next(4000)); // INTERNAL_ERROR
     }
 
     void conv_choice_names() {
         const ConvAlgoPerf precomp = perf(1, ConvMath::TensorOp);
-        QCOMPARE(QString::fromStdString(conv_choice_text(ConvPass::Forward, &precomp)),
-                 QString("cudnn fwd algo IMPLICIT_PRECOMP_GEMM (TENSOR_OP_MATH)"));
+        CHECK_EQ(conv_choice_text(ConvPass::Forward, &precomp),
+                 std::string("cudnn fwd algo IMPLICIT_PRECOMP_GEMM (TENSOR_OP_MATH)"));
         const ConvAlgoPerf tiling = perf(6, ConvMath::Fma);
-        QCOMPARE(QString::fromStdString(conv_choice_text(ConvPass::BackwardFilter, &tiling)),
-                 QString("cudnn bwd-filter algo FFT_TILING (FMA_MATH)"));
-        QCOMPARE(QString::fromStdString(conv_choice_text(ConvPass::BackwardData, nullptr)),
-                 QString("direct kernel bwd-data"));
-        QCOMPARE(QString(conv_algo_name(ConvPass::BackwardData, 9)), QString("?"));
+        CHECK_EQ(conv_choice_text(ConvPass::BackwardFilter, &tiling),
+                 std::string("cudnn bwd-filter algo FFT_TILING (FMA_MATH)"));
+        CHECK_EQ(conv_choice_text(ConvPass::BackwardData, nullptr),
+                 std::string("direct kernel bwd-data"));
+        CHECK_EQ(std::string(conv_algo_name(ConvPass::BackwardData, 9)), std::string("?"));
     }
 
     // The direct backward-filter kernel's taps, summed in its order (strided per thread, then a
     // halving tree), give the plain definition's dw. Small integers keep every sum exact, so
     // only the index arithmetic can make them differ.
     void direct_filter_taps_match_the_definition_data() {
-        QTest::addColumn<qint64>("stride");
-        QTest::addColumn<qint64>("pad");
-        QTest::addColumn<qint64>("kernel");
-        QTest::newRow("valid 3x3") << 1ll << 0ll << 3ll;
-        QTest::newRow("same 3x3") << 1ll << 1ll << 3ll;
-        QTest::newRow("stride 2, pad 1, 4x4") << 2ll << 1ll << 4ll;
+        add_column<std::int64_t>("stride");
+        add_column<std::int64_t>("pad");
+        add_column<std::int64_t>("kernel");
+        new_row("valid 3x3") << 1ll << 0ll << 3ll;
+        new_row("same 3x3") << 1ll << 1ll << 3ll;
+        new_row("stride 2, pad 1, 4x4") << 2ll << 1ll << 4ll;
     }
     void direct_filter_taps_match_the_definition() {
-        QFETCH(qint64, stride);
-        QFETCH(qint64, pad);
-        QFETCH(qint64, kernel);
+        FETCH(std::int64_t, stride);
+        FETCH(std::int64_t, pad);
+        FETCH(std::int64_t, kernel);
         Conv2dArgs g;
         g.batch = 3;
         g.in_h = 7;
@@ -360,24 +353,24 @@ private slots:
                             x[std::size_t(((n * g.in_h + ih) * g.in_w + iw) * g.in_c + ic)] *
                             dy[std::size_t(((n * g.out_h + oh) * g.out_w + ow) * g.out_c + oc)];
                     }
-            QCOMPARE(partial[0], expected);
+            CHECK_EQ(partial[0], expected);
         }
     }
 
     void key_identity() {
         const GemmKey a = key(DType::Float16, DType::Float16, true, Activation::Relu, false);
         GemmKey b = a;
-        QVERIFY(a == b);
-        QCOMPARE(GemmKeyHash{}(a), GemmKeyHash{}(b));
+        CHECK(a == b);
+        CHECK_EQ(GemmKeyHash{}(a), GemmKeyHash{}(b));
         b.m = 129;
-        QVERIFY(!(a == b));
-        QVERIFY(GemmKeyHash{}(a) != GemmKeyHash{}(b));
+        CHECK(!(a == b));
+        CHECK(GemmKeyHash{}(a) != GemmKeyHash{}(b));
         b = a;
         b.c_dtype = DType::Float32;
-        QVERIFY(!(a == b));
+        CHECK(!(a == b));
         b = a;
         b.tf32 = true;
-        QVERIFY(!(a == b));
+        CHECK(!(a == b));
     }
 
     // gemm_key reads shapes as the CPU engine does and keeps TF32 only for float32 operands.
@@ -390,36 +383,34 @@ private slots:
         args.transpose_b = true;
         args.c = &y;
         const GemmKey k = gemm_key(args, true);
-        QCOMPARE(k.m, 32);
-        QCOMPARE(k.k, 100);
-        QCOMPARE(k.n, 10);
-        QVERIFY(!k.tf32);
+        CHECK_EQ(k.m, 32);
+        CHECK_EQ(k.k, 100);
+        CHECK_EQ(k.n, 10);
+        CHECK(!k.tf32);
         x.dtype = w.dtype = y.dtype = DType::Float32;
-        QVERIFY(gemm_key(args, true).tf32);
+        CHECK(gemm_key(args, true).tf32);
     }
 
     void cudnn_padding_data() {
-        QTest::addColumn<qint64>("in");
-        QTest::addColumn<qint64>("kernel");
-        QTest::addColumn<qint64>("stride");
-        QTest::addColumn<qint64>("pad_top");
-        QTest::addColumn<qint64>("out");
-        QTest::addColumn<bool>("fits");
-        QTest::newRow("valid 3x3") << 28ll << 3ll << 1ll << 0ll << 26ll << true;
-        QTest::newRow("same 3x3 (symmetric)") << 28ll << 3ll << 1ll << 1ll << 28ll << true;
-        QTest::newRow("same 4x4 (one more row below)")
-            << 28ll << 4ll << 1ll << 1ll << 28ll << false;
-        QTest::newRow("same 3x3 stride 2 (pad below only)")
-            << 28ll << 3ll << 2ll << 0ll << 14ll << false;
-        QTest::newRow("valid 2x2 stride 2") << 28ll << 2ll << 2ll << 0ll << 14ll << true;
+        add_column<std::int64_t>("in");
+        add_column<std::int64_t>("kernel");
+        add_column<std::int64_t>("stride");
+        add_column<std::int64_t>("pad_top");
+        add_column<std::int64_t>("out");
+        add_column<bool>("fits");
+        new_row("valid 3x3") << 28ll << 3ll << 1ll << 0ll << 26ll << true;
+        new_row("same 3x3 (symmetric)") << 28ll << 3ll << 1ll << 1ll << 28ll << true;
+        new_row("same 4x4 (one more row below)") << 28ll << 4ll << 1ll << 1ll << 28ll << false;
+        new_row("same 3x3 stride 2 (pad below only)") << 28ll << 3ll << 2ll << 0ll << 14ll << false;
+        new_row("valid 2x2 stride 2") << 28ll << 2ll << 2ll << 0ll << 14ll << true;
     }
     void cudnn_padding() {
-        QFETCH(qint64, in);
-        QFETCH(qint64, kernel);
-        QFETCH(qint64, stride);
-        QFETCH(qint64, pad_top);
-        QFETCH(qint64, out);
-        QFETCH(bool, fits);
+        FETCH(std::int64_t, in);
+        FETCH(std::int64_t, kernel);
+        FETCH(std::int64_t, stride);
+        FETCH(std::int64_t, pad_top);
+        FETCH(std::int64_t, out);
+        FETCH(bool, fits);
         Conv2dArgs g;
         g.batch = 2;
         g.in_h = g.in_w = in;
@@ -429,7 +420,7 @@ private slots:
         g.kernel_h = g.kernel_w = kernel;
         g.stride_h = g.stride_w = stride;
         g.pad_top = g.pad_left = pad_top;
-        QCOMPARE(cudnn_padding_fits(g), fits);
+        CHECK_EQ(cudnn_padding_fits(g), fits);
     }
 
     void conv_key_identity() {
@@ -438,33 +429,33 @@ private slots:
         g.in_h = g.in_w = 28;
         g.out_h = g.out_w = 26;
         const ConvKey a = conv_key(g, DType::Float32, true);
-        QVERIFY(a.tf32);
-        QVERIFY(!conv_key(g, DType::Float16, true).tf32); // TF32 means nothing for 16-bit data
+        CHECK(a.tf32);
+        CHECK(!conv_key(g, DType::Float16, true).tf32); // TF32 means nothing for 16-bit data
         ConvKey b = a;
-        QVERIFY(a == b);
-        QCOMPARE(ConvKeyHash{}(a), ConvKeyHash{}(b));
+        CHECK(a == b);
+        CHECK_EQ(ConvKeyHash{}(a), ConvKeyHash{}(b));
         b.geometry.batch = 5;
-        QVERIFY(!(a == b));
+        CHECK(!(a == b));
     }
 
     // Without a usable GPU: auto falls back to the CPU and says so; cuda fails clearly.
     void factory_without_gpu() {
-        if (has_gpu()) QSKIP("a GPU is present: the fallback cannot be observed here");
+        if (has_gpu()) SKIP_TEST("a GPU is present: the fallback cannot be observed here");
         BackendChoice choice = create_backend("auto");
-        QVERIFY(choice.backend);
-        QCOMPARE(QString::fromStdString(choice.backend->info().id), QString("cpu"));
-        QVERIFY2(choice.note.find("no usable GPU") != std::string::npos, choice.note.c_str());
-        QVERIFY2(choice.note.find("using the CPU engine") != std::string::npos,
-                 choice.note.c_str());
+        CHECK(choice.backend);
+        CHECK_EQ(choice.backend->info().id, std::string("cpu"));
+        CHECK_MSG(choice.note.find("no usable GPU") != std::string::npos, choice.note.c_str());
+        CHECK_MSG(choice.note.find("using the CPU engine") != std::string::npos,
+                  choice.note.c_str());
         for (const char* device : {"cuda", "cuda:0", "cuda:3"}) {
             try {
                 create_backend(device);
-                QFAIL("create_backend(cuda) succeeded without a GPU");
+                FAIL_TEST("create_backend(cuda) succeeded without a GPU");
             } catch (const Error& err) {
-                QCOMPARE(err.kind(), ErrorKind::Device);
+                CHECK_EQ(err.kind(), ErrorKind::Device);
                 const std::string message = err.what();
-                QVERIFY2(message.find(device) != std::string::npos, err.what());
-                QVERIFY2(message.find("--device cpu") != std::string::npos, err.what());
+                CHECK_MSG(message.find(device) != std::string::npos, err.what());
+                CHECK_MSG(message.find("--device cpu") != std::string::npos, err.what());
             }
         }
     }
@@ -473,13 +464,18 @@ private slots:
         for (const char* device : {"gpu", "cuda:", "cuda:x", "cuda:-1", "CPU"}) {
             try {
                 create_backend(device);
-                QFAIL(device);
+                FAIL_TEST(device);
             } catch (const Error& err) {
-                QCOMPARE(err.kind(), ErrorKind::InvalidArgument);
+                CHECK_EQ(err.kind(), ErrorKind::InvalidArgument);
             }
         }
     }
 };
 
-QTEST_APPLESS_MAIN(TestCudaKeys)
-#include "tst_cuda_keys.moc"
+MANTISSA_TEST_MAIN(TestCudaKeys, fusion, retry_without_lt_epilogue,
+                   relu_not_fused_when_nan_must_propagate,
+                   workspace_reserves_the_fallback_accumulator, impossible_size_is_out_of_memory,
+                   choice_text, conv_math_rules, conv_fallback_order, conv_statuses_that_try_next,
+                   conv_choice_names, direct_filter_taps_match_the_definition, key_identity,
+                   key_from_args, cudnn_padding, conv_key_identity, factory_without_gpu,
+                   factory_rejects_bad_device_strings)

@@ -1,8 +1,8 @@
 // The Trainer's late readout, the path the CUDA engine takes (metrics read two steps after the
 // step ran), checked on the CPU: a backend that defers every readout must give the same records.
-#include <QtTest>
 
 #include <cmath>
+#include <cstdint>
 #include <deque>
 #include <vector>
 
@@ -11,8 +11,11 @@
 #include "core/error.h"
 #include "core/train/trainer.h"
 #include "tests/test_support.h"
+#include "tests/unit/files.h"
+#include "tests/unit/unit_test.h"
 
 using namespace mantissa;
+using namespace mantissa::unit;
 using namespace mantissa::test;
 
 namespace {
@@ -154,43 +157,41 @@ Run run(Backend& backend, const Experiment& e) {
 
 } // namespace
 
-class TestCudaReadout : public QObject {
-    Q_OBJECT
-
-private slots:
+class TestCudaReadout {
+public:
     void lagged_readout_gives_the_same_records_data() {
-        QTest::addColumn<QString>("policy");
-        QTest::newRow("float32") << "float32";
-        QTest::newRow("mixed_float16 (dynamic loss scaling)") << "mixed_float16";
+        add_column<std::string>("policy");
+        new_row("float32") << "float32";
+        new_row("mixed_float16 (dynamic loss scaling)") << "mixed_float16";
     }
     void lagged_readout_gives_the_same_records() {
-        QFETCH(QString, policy);
-        const Experiment e = experiment(policy.toUtf8().constData());
+        FETCH(std::string, policy);
+        const Experiment e = experiment(policy.c_str());
         CpuBackend cpu;
         LaggedBackend lagged(2);
         const Run a = run(cpu, e);
         const Run b = run(lagged, e);
-        QCOMPARE(b.steps.size(), a.steps.size());
-        QCOMPARE(a.steps.size(), std::size_t(14));
+        CHECK_EQ(b.steps.size(), a.steps.size());
+        CHECK_EQ(a.steps.size(), std::size_t(14));
         for (std::size_t i = 0; i < a.steps.size(); ++i) {
-            QCOMPARE(b.steps[i].step, a.steps[i].step);
-            QCOMPARE(b.steps[i].epoch, a.steps[i].epoch);
-            QCOMPARE(b.steps[i].loss, a.steps[i].loss); // bit-identical: the same engine
-            QCOMPARE(b.steps[i].accuracy, a.steps[i].accuracy);
-            QCOMPARE(b.steps[i].loss_scale, a.steps[i].loss_scale);
-            QCOMPARE(b.steps[i].skipped, a.steps[i].skipped);
-            QCOMPARE(b.steps[i].good_steps, a.steps[i].good_steps);
-            QCOMPARE(b.steps[i].step_ms, 1.5); // the device's time, not the host's
+            CHECK_EQ(b.steps[i].step, a.steps[i].step);
+            CHECK_EQ(b.steps[i].epoch, a.steps[i].epoch);
+            CHECK_EQ(b.steps[i].loss, a.steps[i].loss); // bit-identical: the same engine
+            CHECK_EQ(b.steps[i].accuracy, a.steps[i].accuracy);
+            CHECK_EQ(b.steps[i].loss_scale, a.steps[i].loss_scale);
+            CHECK_EQ(b.steps[i].skipped, a.steps[i].skipped);
+            CHECK_EQ(b.steps[i].good_steps, a.steps[i].good_steps);
+            CHECK_EQ(b.steps[i].step_ms, 1.5); // the device's time, not the host's
         }
-        QCOMPARE(b.epochs.size(), a.epochs.size());
+        CHECK_EQ(b.epochs.size(), a.epochs.size());
         for (std::size_t i = 0; i < a.epochs.size(); ++i) {
-            QCOMPARE(b.epochs[i].loss, a.epochs[i].loss);
-            QCOMPARE(b.epochs[i].val_loss, a.epochs[i].val_loss);
-            QCOMPARE(b.epochs[i].skipped_steps, a.epochs[i].skipped_steps);
-            QCOMPARE(b.epochs[i].loss_scale, a.epochs[i].loss_scale);
+            CHECK_EQ(b.epochs[i].loss, a.epochs[i].loss);
+            CHECK_EQ(b.epochs[i].val_loss, a.epochs[i].val_loss);
+            CHECK_EQ(b.epochs[i].skipped_steps, a.epochs[i].skipped_steps);
+            CHECK_EQ(b.epochs[i].loss_scale, a.epochs[i].loss_scale);
         }
-        QCOMPARE(b.summary.val_accuracy, a.summary.val_accuracy);
-        for (int slot = 0; slot < kReadoutSlots; ++slot) QVERIFY(lagged.started(slot) > 0);
+        CHECK_EQ(b.summary.val_accuracy, a.summary.val_accuracy);
+        for (int slot = 0; slot < kReadoutSlots; ++slot) CHECK(lagged.started(slot) > 0);
     }
 
     // A diverging run stops on a lagged engine too, at most `lag` steps after the CPU engine.
@@ -203,13 +204,13 @@ private slots:
         LaggedBackend lagged(2);
         const Run a = run(cpu, e);
         const Run b = run(lagged, e);
-        QCOMPARE(a.summary.status, RunStatus::Diverged);
-        QCOMPARE(b.summary.status, RunStatus::Diverged);
-        QCOMPARE(b.summary.message, a.summary.message);
-        QVERIFY(b.steps.size() >= a.steps.size() && b.steps.size() <= a.steps.size() + 2);
-        for (std::size_t i = 0; i < a.steps.size(); ++i) QCOMPARE(b.steps[i].loss, a.steps[i].loss);
+        CHECK_EQ(a.summary.status, RunStatus::Diverged);
+        CHECK_EQ(b.summary.status, RunStatus::Diverged);
+        CHECK_EQ(b.summary.message, a.summary.message);
+        CHECK(b.steps.size() >= a.steps.size() && b.steps.size() <= a.steps.size() + 2);
+        for (std::size_t i = 0; i < a.steps.size(); ++i) CHECK_EQ(b.steps[i].loss, a.steps[i].loss);
     }
 };
 
-QTEST_APPLESS_MAIN(TestCudaReadout)
-#include "tst_cuda_readout.moc"
+MANTISSA_TEST_MAIN(TestCudaReadout, lagged_readout_gives_the_same_records,
+                   divergence_still_stops_the_run)

@@ -1,14 +1,16 @@
 // Divergence advice: for every policy and loss-scaling mode, the advice offers only remedies the
 // run did not already have (no "try loss scaling" to a run with dynamic scaling, no "a mixed
 // policy" to a mixed run) and always a lower learning rate, quoting the one it used.
-#include <QtTest>
 
 #include <string>
 
 #include "core/numeric/policy.h"
 #include "core/train/divergence_advice.h"
+#include "tests/unit/files.h"
+#include "tests/unit/unit_test.h"
 
 using namespace mantissa;
+using namespace mantissa::unit;
 
 namespace {
 
@@ -34,56 +36,56 @@ Experiment experiment(const std::string& policy, LossScaleMode mode,
     return e;
 }
 
-int count(const QString& text, const QString& what) {
-    return static_cast<int>(text.count(what));
+// Occurrences of `what` in `text`, overlapping ones included (QString::count's rule).
+int count(const std::string& text, const std::string& what) {
+    int n = 0;
+    for (auto at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+    return n;
 }
 
 } // namespace
 
-class TestDivergenceAdvice : public QObject {
-    Q_OBJECT
-
-private slots:
+class TestDivergenceAdvice {
+public:
     void everyPolicyAndScaling_data() {
-        QTest::addColumn<QString>("policy");
-        QTest::addColumn<int>("mode");
+        add_column<std::string>("policy");
+        add_column<int>("mode");
         for (const Policy& p : all_policies())
             for (LossScaleMode mode : {LossScaleMode::Auto, LossScaleMode::Dynamic,
                                        LossScaleMode::Fixed, LossScaleMode::None})
-                QTest::addRow("%s, %s", p.name.c_str(), loss_scale_mode_name(mode))
-                    << QString::fromStdString(p.name) << static_cast<int>(mode);
+                new_row(p.name + ", " + loss_scale_mode_name(mode))
+                    << p.name << static_cast<int>(mode);
     }
 
     void everyPolicyAndScaling() {
-        QFETCH(QString, policy);
-        QFETCH(int, mode);
-        const Policy p = policy_from_name(policy.toStdString());
+        FETCH(std::string, policy);
+        FETCH(int, mode);
+        const Policy p = policy_from_name(policy);
         const auto m = static_cast<LossScaleMode>(mode);
-        const QString advice =
-            QString::fromStdString(divergence_advice(experiment(policy.toStdString(), m)));
+        const std::string advice = divergence_advice(experiment(policy, m));
         const bool f16 = p.compute == DType::Float16;
         // Auto means dynamic for float16 compute and none otherwise.
         const bool dynamic = f16 && (m == LossScaleMode::Dynamic || m == LossScaleMode::Auto);
         const bool pure = p.variable == DType::Float16 || p.variable == DType::BFloat16;
 
-        QVERIFY2(advice.contains("It used " + policy), qPrintable(advice));
+        CHECK_MSG(contains(advice, "It used " + policy), advice);
         // Loss scaling is offered exactly when float16 computes without dynamic scaling.
-        QCOMPARE(advice.contains("Try dynamic loss scaling"), f16 && !dynamic);
-        QCOMPARE(advice.contains("with dynamic loss scaling"), dynamic);
+        CHECK_EQ(contains(advice, "Try dynamic loss scaling"), f16 && !dynamic);
+        CHECK_EQ(contains(advice, "with dynamic loss scaling"), dynamic);
         // A mixed policy is offered exactly to the pure 16-bit policies.
-        QCOMPARE(advice.contains("mixed_float16 (") || advice.contains("mixed_bfloat16 (float32 "
-                                                                       "master"),
+        CHECK_EQ(contains(advice, "mixed_float16 (") || contains(advice, "mixed_bfloat16 (float32 "
+                                                                         "master"),
                  pure);
         // bfloat16's range is offered to mixed_float16 only.
-        QCOMPARE(advice.contains("float32's range"), f16 && !pure);
+        CHECK_EQ(contains(advice, "float32's range"), f16 && !pure);
         // Without 16-bit compute, the precision is not the cause.
-        QCOMPARE(advice.contains("the precision is not the cause"),
+        CHECK_EQ(contains(advice, "the precision is not the cause"),
                  p.compute != DType::Float16 && p.compute != DType::BFloat16);
         // Always the learning rate, once, with its value; never the old catch-all.
-        QCOMPARE(count(advice, "learning rate"), 1);
-        QVERIFY2(advice.contains("(now 0.001)"), qPrintable(advice));
-        QVERIFY2(!advice.contains("mixed policy"), qPrintable(advice));
-        QVERIFY2(!advice.contains("softmax"), qPrintable(advice)); // its softmax is float32
+        CHECK_EQ(count(advice, "learning rate"), 1);
+        CHECK_MSG(contains(advice, "(now 0.001)"), advice);
+        CHECK_MSG(!contains(advice, "mixed policy"), advice);
+        CHECK_MSG(!contains(advice, "softmax"), advice); // its softmax is float32
     }
 
     // Lesson 6: mixed_float16 with dynamic scaling and a float16 softmax. It already has loss
@@ -91,22 +93,23 @@ private slots:
     void lesson6_float16Softmax() {
         const std::string advice =
             divergence_advice(experiment("mixed_float16", LossScaleMode::Auto, ""));
-        QCOMPARE(QString::fromStdString(advice),
-                 QString("It used mixed_float16 with dynamic loss scaling. Try the final softmax "
-                         "in float32 (its dtype), mixed_bfloat16 (float32's range in 16 bits) "
-                         "or a lower learning rate (now 0.001)."));
+        CHECK_EQ(
+            advice,
+            std::string("It used mixed_float16 with dynamic loss scaling. Try the final softmax "
+                        "in float32 (its dtype), mixed_bfloat16 (float32's range in 16 bits) "
+                        "or a lower learning rate (now 0.001)."));
     }
 
     // Lesson 1: a fixed scale of 2^24 overflows.
     void lesson1_fixedScale() {
         Experiment e = experiment("mixed_float16", LossScaleMode::Fixed);
         e.loss_scale.initial = 16777216;
-        const QString advice = QString::fromStdString(divergence_advice(e));
-        QVERIFY2(advice.startsWith("It used mixed_float16 with a fixed loss scale of 16777216."),
-                 qPrintable(advice));
-        QVERIFY2(advice.contains("Try dynamic loss scaling"), qPrintable(advice));
+        const std::string advice = divergence_advice(e);
+        CHECK_MSG(advice.starts_with("It used mixed_float16 with a fixed loss scale of 16777216."),
+                  (advice));
+        CHECK_MSG(contains(advice, "Try dynamic loss scaling"), advice);
     }
 };
 
-QTEST_GUILESS_MAIN(TestDivergenceAdvice)
-#include "tst_divergence_advice.moc"
+MANTISSA_TEST_MAIN(TestDivergenceAdvice, everyPolicyAndScaling, lesson6_float16Softmax,
+                   lesson1_fixedScale)

@@ -1,69 +1,79 @@
 // Float64 finite-difference gradient checks for every layer type, through the real Plan.
 // Each model puts the layer under test between trainable layers, so input gradients are checked
 // too.
-#include <QtTest>
 
 #include <cmath>
+#include <cstdio>
 #include <memory>
+#include <string>
 
 #include "core/backend/cpu/cpu_backend.h"
 #include "core/nn/model.h"
 #include "core/plan/compile.h"
 #include "tests/test_support.h"
+#include "tests/unit/files.h"
+#include "tests/unit/unit_test.h"
 
 using namespace mantissa;
+using namespace mantissa::unit;
 using namespace mantissa::test;
 
-Q_DECLARE_METATYPE(mantissa::ModelSpec)
+namespace {
 
-class TestGradcheck : public QObject {
-    Q_OBJECT
+// A number with 10 significant digits, for the failure message.
+std::string g10(double value) {
+    char text[32];
+    std::snprintf(text, sizeof text, "%.10g", value);
+    return text;
+}
 
-private slots:
+} // namespace
+
+class TestGradcheck {
+public:
     void layers_data();
     void layers();
     void paddingRowsGetNoGradient();
 };
 
 void TestGradcheck::layers_data() {
-    QTest::addColumn<ModelSpec>("spec");
+    add_column<ModelSpec>("spec");
     auto model = [](std::vector<LayerSpec> layers) {
         ModelSpec m;
         m.layers = std::move(layers);
         return m;
     };
-    QTest::newRow("dense linear") << model({flatten(), dense(5), dense(10)});
-    QTest::newRow("dense relu") << model({flatten(), dense(6, Activation::Relu), dense(10)});
-    QTest::newRow("dense gelu") << model({flatten(), dense(6, Activation::Gelu), dense(10)});
-    QTest::newRow("dense tanh") << model({flatten(), dense(6, Activation::Tanh), dense(10)});
-    QTest::newRow("dense sigmoid") << model({flatten(), dense(6, Activation::Sigmoid), dense(10)});
-    QTest::newRow("dense softmax (fused into the loss)")
+    new_row("dense linear") << model({flatten(), dense(5), dense(10)});
+    new_row("dense relu") << model({flatten(), dense(6, Activation::Relu), dense(10)});
+    new_row("dense gelu") << model({flatten(), dense(6, Activation::Gelu), dense(10)});
+    new_row("dense tanh") << model({flatten(), dense(6, Activation::Tanh), dense(10)});
+    new_row("dense sigmoid") << model({flatten(), dense(6, Activation::Sigmoid), dense(10)});
+    new_row("dense softmax (fused into the loss)")
         << model({flatten(), dense(7), dense(10, Activation::Softmax)});
-    QTest::newRow("activation relu")
-        << model({flatten(), dense(6), activation(Activation::Relu), dense(10)});
-    QTest::newRow("activation gelu")
-        << model({flatten(), dense(6), activation(Activation::Gelu), dense(10)});
-    QTest::newRow("activation tanh")
-        << model({flatten(), dense(6), activation(Activation::Tanh), dense(10)});
-    QTest::newRow("activation sigmoid")
-        << model({flatten(), dense(6), activation(Activation::Sigmoid), dense(10)});
-    QTest::newRow("activation softmax (inside)")
+    new_row("activation relu") << model(
+        {flatten(), dense(6), activation(Activation::Relu), dense(10)});
+    new_row("activation gelu") << model(
+        {flatten(), dense(6), activation(Activation::Gelu), dense(10)});
+    new_row("activation tanh") << model(
+        {flatten(), dense(6), activation(Activation::Tanh), dense(10)});
+    new_row("activation sigmoid") << model(
+        {flatten(), dense(6), activation(Activation::Sigmoid), dense(10)});
+    new_row("activation softmax (inside)")
         << model({flatten(), dense(6), activation(Activation::Softmax), dense(10)});
-    QTest::newRow("activation softmax (final)")
+    new_row("activation softmax (final)")
         << model({flatten(), dense(10), activation(Activation::Softmax)});
-    QTest::newRow("dropout") << model({flatten(), dense(8), dropout(0.3), dense(10)});
-    QTest::newRow("conv2d valid relu")
-        << model({conv(3, 3, Activation::Relu), flatten(), dense(10)});
-    QTest::newRow("conv2d same stride 2 tanh")
+    new_row("dropout") << model({flatten(), dense(8), dropout(0.3), dense(10)});
+    new_row("conv2d valid relu") << model({conv(3, 3, Activation::Relu), flatten(), dense(10)});
+    new_row("conv2d same stride 2 tanh")
         << model({conv(2, 3, Activation::Tanh, 2, "same"), flatten(), dense(10)});
-    QTest::newRow("conv2d into conv2d")
-        << model({conv(2, 3), conv(3, 5, Activation::Gelu, 2), flatten(), dense(10)});
-    QTest::newRow("maxpool2d") << model({conv(2, 3), maxpool(2), flatten(), dense(10)});
-    QTest::newRow("maxpool2d 3x3") << model({conv(2, 1), maxpool(3), flatten(), dense(10)});
+    new_row("conv2d into conv2d") << model(
+        {conv(2, 3), conv(3, 5, Activation::Gelu, 2), flatten(), dense(10)});
+    new_row("maxpool2d") << model({conv(2, 3), maxpool(2), flatten(), dense(10)});
+    new_row("maxpool2d 3x3") << model({conv(2, 1), maxpool(3), flatten(), dense(10)});
 }
 
 void TestGradcheck::layers() {
-    QFETCH(ModelSpec, spec);
+    FETCH(ModelSpec, spec);
     CpuBackend backend;
     const Policy policy = policy_from_name("float64");
     Model model(spec, policy);
@@ -119,15 +129,12 @@ void TestGradcheck::layers() {
             const double error = std::abs(numeric - analytic[i]) /
                                  std::max(1e-3, std::abs(numeric) + std::abs(analytic[i]));
             if (error > 1e-6)
-                QFAIL(qPrintable(QString("%1[%2]: analytic %3, numeric %4")
-                                     .arg(QString::fromStdString(param.name))
-                                     .arg(i)
-                                     .arg(analytic[i], 0, 'g', 10)
-                                     .arg(numeric, 0, 'g', 10)));
+                FAIL_TEST(param.name + "[" + std::to_string(i) + "]: analytic " + g10(analytic[i]) +
+                          ", numeric " + g10(numeric));
             ++checked;
         }
     }
-    QVERIFY(checked > 20);
+    CHECK(checked > 20);
 }
 
 void TestGradcheck::paddingRowsGetNoGradient() {
@@ -155,10 +162,9 @@ void TestGradcheck::paddingRowsGetNoGradient() {
         const Tensor& a = small->tensor(small->params[p].grad);
         const Tensor& b = padded->tensor(padded->params[p].grad);
         for (std::int64_t i = 0; i < a.numel(); ++i)
-            QVERIFY(std::abs(a.as<double>()[i] - b.as<double>()[i]) <=
-                    1e-14 * (1 + std::abs(a.as<double>()[i])));
+            CHECK(std::abs(a.as<double>()[i] - b.as<double>()[i]) <=
+                  1e-14 * (1 + std::abs(a.as<double>()[i])));
     }
 }
 
-QTEST_APPLESS_MAIN(TestGradcheck)
-#include "tst_gradcheck.moc"
+MANTISSA_TEST_MAIN(TestGradcheck, layers, paddingRowsGetNoGradient)

@@ -4,7 +4,6 @@
 // fake that records the CPU engine's ops while "capturing" and re-runs them on replay, as a CUDA
 // Graph re-runs its kernels) the trainer captures each batch position once, replays it, and gets
 // exactly the eager run's numbers.
-#include <QtTest>
 
 #include <algorithm>
 #include <functional>
@@ -21,8 +20,11 @@
 #include "core/train/graph_mode.h"
 #include "core/train/trainer.h"
 #include "tests/test_support.h"
+#include "tests/unit/files.h"
+#include "tests/unit/unit_test.h"
 
 using namespace mantissa;
+using namespace mantissa::unit;
 using namespace mantissa::test;
 
 namespace {
@@ -279,32 +281,30 @@ int notes(const Outcome& o) {
 
 } // namespace
 
-class TestGraphFlag : public QObject {
-    Q_OBJECT
-
-private slots:
+class TestGraphFlag {
+public:
     void flagLoadsFromAnExperimentFile() {
         Experiment e = experiment_from_json(
             R"({"format_version": 1, "name": "g", "model": {"input": [28, 28, 1], "layers": [
                 {"type": "Flatten"}, {"type": "Dense", "units": 10}]}, "graph": true})",
             "test");
-        QVERIFY(e.graph);
+        CHECK(e.graph);
     }
 
     void decision() {
         const std::string cpu = "graph: the CPU engine has no CUDA Graphs";
-        QVERIFY(graph_mode(false, true, cpu, false).note.empty());
-        QVERIFY(!graph_mode(false, true, cpu, false).capture);
+        CHECK(graph_mode(false, true, cpu, false).note.empty());
+        CHECK(!graph_mode(false, true, cpu, false).capture);
         const GraphMode on_cpu = graph_mode(true, false, cpu, false);
-        QVERIFY(!on_cpu.capture);
-        QCOMPARE(QString::fromStdString(on_cpu.note), QString::fromStdString(cpu));
+        CHECK(!on_cpu.capture);
+        CHECK_EQ(on_cpu.note, cpu);
         const GraphMode dropout = graph_mode(true, true, cpu, true);
-        QVERIFY(!dropout.capture);
-        QVERIFY(dropout.note.find("dropout") != std::string::npos);
-        QVERIFY(dropout.note.find("no effect") != std::string::npos);
+        CHECK(!dropout.capture);
+        CHECK(dropout.note.find("dropout") != std::string::npos);
+        CHECK(dropout.note.find("no effect") != std::string::npos);
         const GraphMode gpu = graph_mode(true, true, cpu, false);
-        QVERIFY(gpu.capture);
-        QVERIFY(gpu.note.find("captured") != std::string::npos);
+        CHECK(gpu.capture);
+        CHECK(gpu.note.find("captured") != std::string::npos);
     }
 
     // With an engine that captures: the first step eager, each later batch position captured
@@ -320,13 +320,13 @@ private slots:
         const Outcome reference = run(eager, cpu);
         RecordingBackend fake;
         const Outcome graphed = run(e, fake);
-        QCOMPARE(graphed.losses.size(), std::size_t(8));
-        QCOMPARE(graphed.losses, reference.losses);
-        QCOMPARE(fake.begins, 4);  // positions 1, 2, 3 of epoch 1, then position 0 in epoch 2
-        QCOMPARE(fake.replays, 7); // every step but the first
-        QCOMPARE(fake.drops, 1);
-        QCOMPARE(fake.graphs(), std::size_t(0));
-        QVERIFY(std::any_of(graphed.logs.begin(), graphed.logs.end(), [](const std::string& l) {
+        CHECK_EQ(graphed.losses.size(), std::size_t(8));
+        CHECK_EQ(graphed.losses, reference.losses);
+        CHECK_EQ(fake.begins, 4);  // positions 1, 2, 3 of epoch 1, then position 0 in epoch 2
+        CHECK_EQ(fake.replays, 7); // every step but the first
+        CHECK_EQ(fake.drops, 1);
+        CHECK_EQ(fake.graphs(), std::size_t(0));
+        CHECK(std::any_of(graphed.logs.begin(), graphed.logs.end(), [](const std::string& l) {
             return l.find("captured once per batch position") != std::string::npos;
         }));
     }
@@ -334,15 +334,15 @@ private slots:
     void cpuRunSaysTheFlagHasNoEffect() {
         const Outcome with = run(true);
         const Outcome without = run(false);
-        QCOMPARE(notes(with), 1);
-        QCOMPARE(notes(without), 0);
-        QVERIFY2(with.logs.empty() || with.logs.front().find("CPU engine") != std::string::npos,
-                 with.logs.empty() ? "" : with.logs.front().c_str());
+        CHECK_EQ(notes(with), 1);
+        CHECK_EQ(notes(without), 0);
+        CHECK_MSG(with.logs.empty() || with.logs.front().find("CPU engine") != std::string::npos,
+                  with.logs.empty() ? "" : with.logs.front().c_str());
         // The flag changes nothing in the numbers.
-        QCOMPARE(with.losses.size(), std::size_t(3)); // max_steps
-        QCOMPARE(with.losses, without.losses);
+        CHECK_EQ(with.losses.size(), std::size_t(3)); // max_steps
+        CHECK_EQ(with.losses, without.losses);
     }
 };
 
-QTEST_APPLESS_MAIN(TestGraphFlag)
-#include "tst_graph_flag.moc"
+MANTISSA_TEST_MAIN(TestGraphFlag, flagLoadsFromAnExperimentFile, decision,
+                   capturedStepsReplayWithTheEagerNumbers, cpuRunSaysTheFlagHasNoEffect)

@@ -1,13 +1,14 @@
 // Loss-scaler tests: exact scale sequences for synthetic finite/non-finite steps, through both the
 // pure state machine and CpuBackend's finish_step, plus unscale_and_check_finite across dtypes.
-#include <QtTest>
 
 #include "tests/host_tensor.h"
 
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
 #include <limits>
+#include <string>
 #include <vector>
 
 #include "core/backend/cpu/cpu_backend.h"
@@ -17,11 +18,12 @@
 #include "core/numeric/policy.h"
 #include "core/optim/loss_scale.h"
 #include "core/optim/loss_scale_rule.h"
+#include "tests/unit/check_throws.h"
+#include "tests/unit/files.h"
+#include "tests/unit/unit_test.h"
 
 using namespace mantissa;
-
-Q_DECLARE_METATYPE(mantissa::LossScaleConfig)
-Q_DECLARE_METATYPE(mantissa::DType)
+using namespace mantissa::unit;
 
 using mantissa::test::HostScalars;
 using mantissa::test::HostTensor;
@@ -50,36 +52,38 @@ StepScalars backend_step(CpuBackend& backend, HostScalars& scalars, const LossSc
     return backend.read_scalars(scalars.tensor);
 }
 
+std::string g17(double value) {
+    char text[32];
+    std::snprintf(text, sizeof text, "%.17g", value);
+    return text;
+}
+
 // QCOMPARE on doubles is fuzzy (1e-12 relative); loss scales must match exactly.
 #define COMPARE_EXACT(actual, expected)                                                            \
-    QVERIFY2(double(actual) == double(expected),                                                   \
-             qPrintable(QString("%1 is %2, expected exactly %3")                                   \
-                            .arg(#actual)                                                          \
-                            .arg(double(actual), 0, 'g', 17)                                       \
-                            .arg(double(expected), 0, 'g', 17)))
+    CHECK_MSG(double(actual) == double(expected),                                                  \
+              std::string(#actual) + " is " + g17(double(actual)) + ", expected exactly " +        \
+                  g17(double(expected)))
 
 const double kTwo126 = std::ldexp(1.0, 126);
 const double kTwo127 = std::ldexp(1.0, 127);
 
 } // namespace
 
-class TestLossScaler : public QObject {
-    Q_OBJECT
-
-private slots:
+class TestLossScaler {
+public:
     void presets() {
         const LossScaleConfig keras = keras_loss_scale();
-        QCOMPARE(keras.mode, LossScaleMode::Dynamic);
-        QCOMPARE(keras.initial, 32768.0);
-        QCOMPARE(keras.growth_interval, 2000);
-        QCOMPARE(keras.factor, 2.0);
-        QCOMPARE(keras.min, 1.0);
+        CHECK_EQ(keras.mode, LossScaleMode::Dynamic);
+        CHECK_EQ(keras.initial, 32768.0);
+        CHECK_EQ(keras.growth_interval, 2000);
+        CHECK_EQ(keras.factor, 2.0);
+        CHECK_EQ(keras.min, 1.0);
         const LossScaleConfig torch = pytorch_loss_scale();
-        QCOMPARE(torch.mode, LossScaleMode::Dynamic);
-        QCOMPARE(torch.initial, 65536.0);
-        QCOMPARE(torch.growth_interval, 2000);
-        QCOMPARE(torch.factor, 2.0);
-        QCOMPARE(torch.min, 0.0);
+        CHECK_EQ(torch.mode, LossScaleMode::Dynamic);
+        CHECK_EQ(torch.initial, 65536.0);
+        CHECK_EQ(torch.growth_interval, 2000);
+        CHECK_EQ(torch.factor, 2.0);
+        CHECK_EQ(torch.min, 0.0);
         validate_loss_scale(keras);
         validate_loss_scale(torch);
     }
@@ -87,68 +91,67 @@ private slots:
     void names() {
         for (LossScaleMode mode : {LossScaleMode::Auto, LossScaleMode::None, LossScaleMode::Fixed,
                                    LossScaleMode::Dynamic})
-            QCOMPARE(loss_scale_mode_from_name(loss_scale_mode_name(mode)), mode);
-        QCOMPARE(loss_scale_mode_from_name("Dynamic"), LossScaleMode::Dynamic);
-        QCOMPARE(loss_scale_mode_name(LossScaleMode::Fixed), "fixed");
+            CHECK_EQ(loss_scale_mode_from_name(loss_scale_mode_name(mode)), mode);
+        CHECK_EQ(loss_scale_mode_from_name("Dynamic"), LossScaleMode::Dynamic);
+        CHECK_EQ(loss_scale_mode_name(LossScaleMode::Fixed), "fixed");
         try {
             loss_scale_mode_from_name("static");
-            QFAIL("no error");
+            FAIL_TEST("no error");
         } catch (const Error& e) {
-            QCOMPARE(e.kind(), ErrorKind::Config);
-            QVERIFY2(std::strstr(e.what(), "static") && std::strstr(e.what(), "dynamic"), e.what());
+            CHECK_EQ(e.kind(), ErrorKind::Config);
+            CHECK_MSG(std::strstr(e.what(), "static") && std::strstr(e.what(), "dynamic"),
+                      e.what());
         }
     }
 
     // Auto: dynamic (with the config's own values) for float16 compute, none otherwise.
     void resolveAuto_data() {
-        QTest::addColumn<QString>("policy");
-        QTest::addColumn<bool>("dynamic");
-        QTest::newRow("float32") << "float32" << false;
-        QTest::newRow("float64") << "float64" << false;
-        QTest::newRow("float16") << "float16" << true;
-        QTest::newRow("mixed_float16") << "mixed_float16" << true;
-        QTest::newRow("bfloat16") << "bfloat16" << false;
-        QTest::newRow("mixed_bfloat16") << "mixed_bfloat16" << false;
+        add_column<std::string>("policy");
+        add_column<bool>("dynamic");
+        new_row("float32") << "float32" << false;
+        new_row("float64") << "float64" << false;
+        new_row("float16") << "float16" << true;
+        new_row("mixed_float16") << "mixed_float16" << true;
+        new_row("bfloat16") << "bfloat16" << false;
+        new_row("mixed_bfloat16") << "mixed_bfloat16" << false;
     }
     void resolveAuto() {
-        QFETCH(QString, policy);
-        QFETCH(bool, dynamic);
+        FETCH(std::string, policy);
+        FETCH(bool, dynamic);
         LossScaleConfig config;
         config.initial = 1024.0;
         config.growth_interval = 7;
-        const LossScaleConfig resolved =
-            resolve_loss_scale(config, policy_from_name(policy.toStdString()));
-        QCOMPARE(resolved.mode, dynamic ? LossScaleMode::Dynamic : LossScaleMode::None);
-        QCOMPARE(resolved.initial, 1024.0);
-        QCOMPARE(resolved.growth_interval, 7);
+        const LossScaleConfig resolved = resolve_loss_scale(config, policy_from_name(policy));
+        CHECK_EQ(resolved.mode, dynamic ? LossScaleMode::Dynamic : LossScaleMode::None);
+        CHECK_EQ(resolved.initial, 1024.0);
+        CHECK_EQ(resolved.growth_interval, 7);
         // An explicit mode is kept whatever the policy.
         config.mode = LossScaleMode::Fixed;
-        QCOMPARE(resolve_loss_scale(config, policy_from_name(policy.toStdString())).mode,
-                 LossScaleMode::Fixed);
+        CHECK_EQ(resolve_loss_scale(config, policy_from_name(policy)).mode, LossScaleMode::Fixed);
     }
 
     void validation_data() {
-        QTest::addColumn<LossScaleConfig>("config");
-        QTest::addColumn<QString>("field");
-        QTest::newRow("initial 0") << dynamic(0.0, 2000) << "loss_scale.initial";
-        QTest::newRow("initial nan") << dynamic(std::nan(""), 2000) << "loss_scale.initial";
-        QTest::newRow("initial 1e39") << dynamic(1e39, 2000) << "loss_scale.initial";
-        QTest::newRow("interval 0") << dynamic(1024, 0) << "loss_scale.growth_interval";
-        QTest::newRow("factor 1") << dynamic(1024, 10, 1.0) << "loss_scale.factor";
-        QTest::newRow("min -1") << dynamic(1024, 10, 2.0, -1.0) << "loss_scale.min";
-        QTest::newRow("min > initial") << dynamic(1024, 10, 2.0, 4096.0) << "loss_scale.min";
-        QTest::newRow("fixed 0") << LossScaleConfig{LossScaleMode::Fixed, 0.0, 2000, 2.0, 1.0}
-                                 << "loss_scale.initial";
+        add_column<LossScaleConfig>("config");
+        add_column<std::string>("field");
+        new_row("initial 0") << dynamic(0.0, 2000) << "loss_scale.initial";
+        new_row("initial nan") << dynamic(std::nan(""), 2000) << "loss_scale.initial";
+        new_row("initial 1e39") << dynamic(1e39, 2000) << "loss_scale.initial";
+        new_row("interval 0") << dynamic(1024, 0) << "loss_scale.growth_interval";
+        new_row("factor 1") << dynamic(1024, 10, 1.0) << "loss_scale.factor";
+        new_row("min -1") << dynamic(1024, 10, 2.0, -1.0) << "loss_scale.min";
+        new_row("min > initial") << dynamic(1024, 10, 2.0, 4096.0) << "loss_scale.min";
+        new_row("fixed 0") << LossScaleConfig{LossScaleMode::Fixed, 0.0, 2000, 2.0, 1.0}
+                           << "loss_scale.initial";
     }
     void validation() {
-        QFETCH(LossScaleConfig, config);
-        QFETCH(QString, field);
+        FETCH(LossScaleConfig, config);
+        FETCH(std::string, field);
         try {
             validate_loss_scale(config);
-            QFAIL("no error");
+            FAIL_TEST("no error");
         } catch (const Error& e) {
-            QCOMPARE(e.kind(), ErrorKind::Config);
-            QVERIFY2(QString::fromUtf8(e.what()).startsWith(field), e.what());
+            CHECK_EQ(e.kind(), ErrorKind::Config);
+            CHECK_MSG(std::string_view(e.what()).starts_with(field), e.what());
         }
         // none uses none of the fields
         config.mode = LossScaleMode::None;
@@ -158,81 +161,82 @@ private slots:
     // `steps`: 'f' a finite step, 'x' a step with a non-finite gradient. `used` is the scale each
     // step multiplied the loss by; `skipped` a '1' per skipped step.
     void sequence_data() {
-        QTest::addColumn<LossScaleConfig>("config");
-        QTest::addColumn<QString>("steps");
-        QTest::addColumn<QList<double>>("used");
-        QTest::addColumn<QString>("skipped");
-        QTest::addColumn<double>("final_scale");
-        QTest::addColumn<qint64>("final_good");
+        add_column<LossScaleConfig>("config");
+        add_column<std::string>("steps");
+        add_column<std::vector<double>>("used");
+        add_column<std::string>("skipped");
+        add_column<double>("final_scale");
+        add_column<std::int64_t>("final_good");
 
-        QTest::newRow("keras 2^15, grow every 3")
+        new_row("keras 2^15, grow every 3")
             << dynamic(32768, 3) << "xxfffffxffff"
-            << QList<double>{32768, 16384, 8192, 8192, 8192, 16384,
-                             16384, 16384, 8192, 8192, 8192, 16384}
-            << "110000010000" << 16384.0 << qint64(1);
-        QTest::newRow("floor 1 holds") << dynamic(4, 3) << "xxxxf" << QList<double>{4, 2, 1, 1, 1}
-                                       << "11110" << 1.0 << qint64(1);
-        QTest::newRow("no floor goes below 1")
-            << dynamic(4, 3, 2.0, 0.0) << "xxxxx" << QList<double>{4, 2, 1, 0.5, 0.25} << "11111"
-            << 0.125 << qint64(0);
-        QTest::newRow("overflow resets the good steps")
-            << dynamic(64, 3) << "ffxfff" << QList<double>{64, 64, 64, 32, 32, 32} << "001000"
-            << 64.0 << qint64(0);
-        QTest::newRow("factor 4, interval 2")
-            << dynamic(16, 2, 4.0) << "ffxf" << QList<double>{16, 16, 64, 16} << "0010" << 16.0
-            << qint64(1);
-        QTest::newRow("interval 1 grows every finite step")
-            << dynamic(1, 1) << "fffxf" << QList<double>{1, 2, 4, 8, 4} << "00010" << 8.0
-            << qint64(0);
-        QTest::newRow("growth reaches 2^127")
-            << dynamic(kTwo126, 2) << "ffff" << QList<double>{kTwo126, kTwo126, kTwo127, kTwo127}
-            << "0000" << kTwo127 << qint64(0);
-        QTest::newRow("growth past float32 max is not applied")
-            << dynamic(kTwo127, 1) << "fff" << QList<double>{kTwo127, kTwo127, kTwo127} << "000"
-            << kTwo127 << qint64(0);
-        QTest::newRow("fixed never skips or changes")
+            << std::vector<double>{32768, 16384, 8192, 8192, 8192, 16384,
+                                   16384, 16384, 8192, 8192, 8192, 16384}
+            << "110000010000" << 16384.0 << std::int64_t(1);
+        new_row("floor 1 holds") << dynamic(4, 3) << "xxxxf" << std::vector<double>{4, 2, 1, 1, 1}
+                                 << "11110" << 1.0 << std::int64_t(1);
+        new_row("no floor goes below 1")
+            << dynamic(4, 3, 2.0, 0.0) << "xxxxx" << std::vector<double>{4, 2, 1, 0.5, 0.25}
+            << "11111" << 0.125 << std::int64_t(0);
+        new_row("overflow resets the good steps")
+            << dynamic(64, 3) << "ffxfff" << std::vector<double>{64, 64, 64, 32, 32, 32} << "001000"
+            << 64.0 << std::int64_t(0);
+        new_row("factor 4, interval 2")
+            << dynamic(16, 2, 4.0) << "ffxf" << std::vector<double>{16, 16, 64, 16} << "0010"
+            << 16.0 << std::int64_t(1);
+        new_row("interval 1 grows every finite step")
+            << dynamic(1, 1) << "fffxf" << std::vector<double>{1, 2, 4, 8, 4} << "00010" << 8.0
+            << std::int64_t(0);
+        new_row("growth reaches 2^127") << dynamic(kTwo126, 2) << "ffff"
+                                        << std::vector<double>{kTwo126, kTwo126, kTwo127, kTwo127}
+                                        << "0000" << kTwo127 << std::int64_t(0);
+        new_row("growth past float32 max is not applied")
+            << dynamic(kTwo127, 1) << "fff" << std::vector<double>{kTwo127, kTwo127, kTwo127}
+            << "000" << kTwo127 << std::int64_t(0);
+        new_row("fixed never skips or changes")
             << LossScaleConfig{LossScaleMode::Fixed, 1024, 3, 2.0, 1.0} << "xfxfff"
-            << QList<double>{1024, 1024, 1024, 1024, 1024, 1024} << "000000" << 1024.0 << qint64(0);
-        QTest::newRow("none never skips or changes")
+            << std::vector<double>{1024, 1024, 1024, 1024, 1024, 1024} << "000000" << 1024.0
+            << std::int64_t(0);
+        new_row("none never skips or changes")
             << LossScaleConfig{LossScaleMode::None, 32768, 3, 2.0, 1.0} << "xxffff"
-            << QList<double>{1, 1, 1, 1, 1, 1} << "000000" << 1.0 << qint64(0);
+            << std::vector<double>{1, 1, 1, 1, 1, 1} << "000000" << 1.0 << std::int64_t(0);
     }
 
     void sequence() {
-        QFETCH(LossScaleConfig, config);
-        QFETCH(QString, steps);
-        QFETCH(QList<double>, used);
-        QFETCH(QString, skipped);
-        QFETCH(double, final_scale);
-        QFETCH(qint64, final_good);
-        QCOMPARE(used.size(), steps.size());
+        FETCH(LossScaleConfig, config);
+        FETCH(std::string, steps);
+        FETCH(std::vector<double>, used);
+        FETCH(std::string, skipped);
+        FETCH(double, final_scale);
+        FETCH(std::int64_t, final_good);
+        CHECK_EQ(used.size(), steps.size());
 
         // The pure state machine.
         LossScaleState state{initial_scale(config), 0};
-        for (int i = 0; i < steps.size(); ++i) {
+        for (std::size_t i = 0; i < steps.size(); ++i) {
             const LossScaleStep step = next_loss_scale(state, steps[i] == 'x', config);
             COMPARE_EXACT(step.scale_used, used[i]);
-            QCOMPARE(step.skipped, skipped[i] == '1');
+            CHECK_EQ(step.skipped, skipped[i] == '1');
             state = step.next;
         }
         COMPARE_EXACT(state.scale, final_scale);
-        QCOMPARE(state.good_steps, std::int64_t(final_good));
+        CHECK_EQ(state.good_steps, std::int64_t(final_good));
 
         // The same through CpuBackend, with the found-inf flag raised by a real inf gradient.
         CpuBackend backend;
         HostScalars scalars;
         scalars.values.loss_scale = initial_scale(config);
         std::int64_t applied = 0, skips = 0;
-        for (int i = 0; i < steps.size(); ++i) {
+        for (std::size_t i = 0; i < steps.size(); ++i) {
             const StepScalars s = backend_step(backend, scalars, config, steps[i] == 'x');
             COMPARE_EXACT(s.scale_used, used[i]);
-            QCOMPARE(s.skipped, skipped[i] == '1' ? 1 : 0);
+            CHECK_EQ(s.skipped, skipped[i] == '1' ? 1 : 0);
             (skipped[i] == '1' ? skips : applied) += 1;
-            QCOMPARE(s.iterations, applied);
-            QCOMPARE(s.skipped_total, skips);
+            CHECK_EQ(s.iterations, applied);
+            CHECK_EQ(s.skipped_total, skips);
         }
         COMPARE_EXACT(scalars.values.loss_scale, final_scale);
-        QCOMPARE(scalars.values.good_steps, std::int64_t(final_good));
+        CHECK_EQ(scalars.values.good_steps, std::int64_t(final_good));
     }
 
     // Keras's real interval: growth after exactly 2000 consecutive finite steps, not 1999.
@@ -250,20 +254,20 @@ private slots:
             }
         };
         run(1999, false);
-        QCOMPARE(state, (LossScaleState{32768.0, 1999}));
+        CHECK_EQ(state, (LossScaleState{32768.0, 1999}));
         run(1, false);
-        QCOMPARE(state, (LossScaleState{65536.0, 0}));
+        CHECK_EQ(state, (LossScaleState{65536.0, 0}));
         run(1000, false);
         run(1, true); // resets the count: another full 2000 are needed
-        QCOMPARE(state, (LossScaleState{32768.0, 0}));
+        CHECK_EQ(state, (LossScaleState{32768.0, 0}));
         run(1999, false);
         COMPARE_EXACT(state.scale, 32768.0);
         run(1, false);
-        QCOMPARE(state, (LossScaleState{65536.0, 0}));
+        CHECK_EQ(state, (LossScaleState{65536.0, 0}));
         COMPARE_EXACT(scalars.values.loss_scale, state.scale);
-        QCOMPARE(scalars.values.good_steps, state.good_steps);
-        QCOMPARE(scalars.values.iterations, std::int64_t(5000));
-        QCOMPARE(scalars.values.skipped_total, std::int64_t(1));
+        CHECK_EQ(scalars.values.good_steps, state.good_steps);
+        CHECK_EQ(scalars.values.iterations, std::int64_t(5000));
+        CHECK_EQ(scalars.values.skipped_total, std::int64_t(1));
     }
 
     // Growth stops below float32's largest value (2^127 * 2 = 2^128 is not a float32), on the CPU
@@ -272,16 +276,16 @@ private slots:
         const LossScaleConfig config = dynamic(std::ldexp(1.0, 126), 1);
         LossScaleState state{config.initial, 0};
         state = next_loss_scale(state, false, config).next;
-        QCOMPARE(state, (LossScaleState{std::ldexp(1.0, 127), 0}));
+        CHECK_EQ(state, (LossScaleState{std::ldexp(1.0, 127), 0}));
         state = next_loss_scale(state, false, config).next;
-        QCOMPARE(state, (LossScaleState{std::ldexp(1.0, 127), 0}));
+        CHECK_EQ(state, (LossScaleState{std::ldexp(1.0, 127), 0}));
         CpuBackend backend;
         HostScalars scalars;
         scalars.values.loss_scale = std::ldexp(1.0, 127);
         backend.finish_step(config, scalars.tensor);
         COMPARE_EXACT(scalars.values.loss_scale, std::ldexp(1.0, 127));
         const DynamicScaleStep rule = dynamic_scale_step(3.0, 4, true, 2.0, 2.0, 10);
-        QVERIFY(rule.skipped && rule.scale == 2.0 && rule.good_steps == 0); // max(1.5, min 2)
+        CHECK(rule.skipped && rule.scale == 2.0 && rule.good_steps == 0); // max(1.5, min 2)
     }
 
     // PyTorch's GradScaler has no floor: 17 back-offs from 2^16 reach 0.5.
@@ -294,30 +298,29 @@ private slots:
 
     void autoIsAnError() {
         LossScaleConfig config;
-        QCOMPARE(config.mode, LossScaleMode::Auto);
-        QVERIFY_THROWS_EXCEPTION(Error, next_loss_scale(LossScaleState{}, false, config));
+        CHECK_EQ(config.mode, LossScaleMode::Auto);
+        CHECK_THROWS(Error, next_loss_scale(LossScaleState{}, false, config));
     }
 
     // An inf or NaN anywhere in any of several gradients raises found_inf, in every dtype.
     void unscaleDetectsNonFinite_data() {
-        QTest::addColumn<DType>("dtype");
-        QTest::addColumn<int>("tensor");
-        QTest::addColumn<double>("value");
+        add_column<DType>("dtype");
+        add_column<int>("tensor");
+        add_column<double>("value");
         for (DType dtype : {DType::Float32, DType::Float64, DType::Float16, DType::BFloat16})
             for (int tensor = 0; tensor < 3; ++tensor) {
-                const char* name = dtype_name(dtype).data();
-                QTest::addRow("%s +inf in #%d", name, tensor)
-                    << dtype << tensor << double(INFINITY);
-                QTest::addRow("%s -inf in #%d", name, tensor)
-                    << dtype << tensor << -double(INFINITY);
-                QTest::addRow("%s nan in #%d", name, tensor) << dtype << tensor << std::nan("");
+                const std::string name(dtype_name(dtype));
+                const std::string in = " in #" + std::to_string(tensor);
+                new_row(name + " +inf" + in) << dtype << tensor << double(INFINITY);
+                new_row(name + " -inf" + in) << dtype << tensor << -double(INFINITY);
+                new_row(name + " nan" + in) << dtype << tensor << std::nan("");
             }
-        QTest::newRow("float16 overflows when unscaled by 1/0.5") << DType::Float16 << 1 << 40000.0;
+        new_row("float16 overflows when unscaled by 1/0.5") << DType::Float16 << 1 << 40000.0;
     }
     void unscaleDetectsNonFinite() {
-        QFETCH(DType, dtype);
-        QFETCH(int, tensor);
-        QFETCH(double, value);
+        FETCH(DType, dtype);
+        FETCH(int, tensor);
+        FETCH(double, value);
         std::vector<HostTensor> grads;
         grads.reserve(3);
         const int sizes[] = {5, 1100, 3}; // one spans several chunks
@@ -333,7 +336,7 @@ private slots:
         scalars.values.loss_scale = std::isfinite(value) ? 0.5 : 1024.0;
         backend.begin_step(scalars.tensor);
         backend.unscale_and_check_finite(ptrs, scalars.tensor);
-        QCOMPARE(backend.read_scalars(scalars.tensor).found_inf, 1);
+        CHECK_EQ(backend.read_scalars(scalars.tensor).found_inf, 1);
     }
 
     void unscaleCleanAndAccumulates() {
@@ -345,40 +348,40 @@ private slots:
         Tensor* both[] = {&a.tensor, &b.tensor};
         backend.begin_step(scalars.tensor);
         backend.unscale_and_check_finite(both, scalars.tensor);
-        QCOMPARE(scalars.values.found_inf, 0);
+        CHECK_EQ(scalars.values.found_inf, 0);
         // A later call with an inf sets the flag; a clean call after it does not clear it.
         HostTensor bad(DType::BFloat16, {1.0, std::nan("")});
         Tensor* one_bad[] = {&bad.tensor};
         backend.unscale_and_check_finite(one_bad, scalars.tensor);
         backend.unscale_and_check_finite(both, scalars.tensor);
-        QCOMPARE(scalars.values.found_inf, 1);
+        CHECK_EQ(scalars.values.found_inf, 1);
         // begin_step clears it (and the per-step sums) but nothing else.
         scalars.values.loss_sum = 3.0;
         scalars.values.correct = 7;
         scalars.values.examples = 9;
         scalars.values.iterations = 11;
         backend.begin_step(scalars.tensor);
-        QCOMPARE(scalars.values.found_inf, 0);
-        QCOMPARE(scalars.values.loss_sum, 0.0);
-        QCOMPARE(scalars.values.correct, std::int64_t(0));
-        QCOMPARE(scalars.values.examples, std::int64_t(0));
-        QCOMPARE(scalars.values.iterations, std::int64_t(11));
+        CHECK_EQ(scalars.values.found_inf, 0);
+        CHECK_EQ(scalars.values.loss_sum, 0.0);
+        CHECK_EQ(scalars.values.correct, std::int64_t(0));
+        CHECK_EQ(scalars.values.examples, std::int64_t(0));
+        CHECK_EQ(scalars.values.iterations, std::int64_t(11));
         COMPARE_EXACT(scalars.values.loss_scale, 1024.0);
     }
 
     // Dividing by a power of two is exact: scaled-then-unscaled gradients come back bit for bit.
     void unscaleExactForPowerOfTwo_data() {
-        QTest::addColumn<DType>("dtype");
-        QTest::addColumn<double>("scale");
-        QTest::newRow("float32 2^16") << DType::Float32 << 65536.0;
-        QTest::newRow("float64 2^15") << DType::Float64 << 32768.0;
-        QTest::newRow("float16 2^10") << DType::Float16 << 1024.0;
-        QTest::newRow("bfloat16 2^15") << DType::BFloat16 << 32768.0;
-        QTest::newRow("float32 2^-3") << DType::Float32 << 0.125;
+        add_column<DType>("dtype");
+        add_column<double>("scale");
+        new_row("float32 2^16") << DType::Float32 << 65536.0;
+        new_row("float64 2^15") << DType::Float64 << 32768.0;
+        new_row("float16 2^10") << DType::Float16 << 1024.0;
+        new_row("bfloat16 2^15") << DType::BFloat16 << 32768.0;
+        new_row("float32 2^-3") << DType::Float32 << 0.125;
     }
     void unscaleExactForPowerOfTwo() {
-        QFETCH(DType, dtype);
-        QFETCH(double, scale);
+        FETCH(DType, dtype);
+        FETCH(double, scale);
         std::vector<double> raw(1300);
         for (std::size_t i = 0; i < raw.size(); ++i)
             raw[i] = std::ldexp(1.0 + std::sin(double(i)) * 0.999, int(i % 9) - 4) *
@@ -393,8 +396,8 @@ private slots:
         scalars.values.loss_scale = scale;
         backend.begin_step(scalars.tensor);
         backend.unscale_and_check_finite(grads, scalars.tensor);
-        QCOMPARE(scalars.values.found_inf, 0);
-        QVERIFY(grad.bytes() == expected.bytes());
+        CHECK_EQ(scalars.values.found_inf, 0);
+        CHECK(grad.bytes() == expected.bytes());
     }
 
     // Any other scale: multiply by 1/scale rounded to float32, then round once to the dtype.
@@ -410,9 +413,9 @@ private slots:
         const std::vector<double> v32 = g32.values(), v16 = g16.values();
         for (std::size_t i = 0; i < raw.size(); ++i) {
             const float product = static_cast<float>(raw[i]) * inv;
-            QCOMPARE(v32[i], double(product));
+            CHECK_EQ(v32[i], double(product));
             const float in16 = half_bits_to_float(float_to_half_bits(static_cast<float>(raw[i])));
-            QCOMPARE(v16[i], double(half_bits_to_float(float_to_half_bits(in16 * inv))));
+            CHECK_EQ(v16[i], double(half_bits_to_float(float_to_half_bits(in16 * inv))));
         }
     }
 
@@ -426,12 +429,14 @@ private slots:
         v.found_inf = 1;
         backend.write_scalars(v, scalars.tensor);
         const StepScalars back = backend.read_scalars(scalars.tensor);
-        QVERIFY(std::memcmp(&back, &v, sizeof v) == 0);
+        CHECK(std::memcmp(&back, &v, sizeof v) == 0);
         Tensor tiny = scalars.tensor;
         tiny.shape = {4};
-        QVERIFY_THROWS_EXCEPTION(Error, backend.read_scalars(tiny));
+        CHECK_THROWS(Error, backend.read_scalars(tiny));
     }
 };
 
-QTEST_APPLESS_MAIN(TestLossScaler)
-#include "tst_loss_scaler.moc"
+MANTISSA_TEST_MAIN(TestLossScaler, presets, names, resolveAuto, validation, sequence,
+                   kerasGrowsAfter2000, growthStopsAtFloat32Max, pytorchBacksOffBelowOne,
+                   autoIsAnError, unscaleDetectsNonFinite, unscaleCleanAndAccumulates,
+                   unscaleExactForPowerOfTwo, unscaleRoundsOnce, scalarsRoundTrip)

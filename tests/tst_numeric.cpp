@@ -1,6 +1,5 @@
 // Tests of core/numeric's float formats: every 16- and 8-bit pattern, ties, subnormals, overflow,
 // checked against a reference rounding written here from the format definitions, not the code.
-#include <QTest>
 
 #include <algorithm>
 #include <bit>
@@ -15,10 +14,13 @@
 #include "core/numeric/convert.h"
 #include "core/numeric/float_format.h"
 #include "core/numeric/half.h"
+#include "tests/unit/check_throws.h"
+#include "tests/unit/files.h"
+#include "tests/unit/format.h"
+#include "tests/unit/unit_test.h"
 
 using namespace mantissa;
-
-Q_DECLARE_METATYPE(mantissa::DType)
+using namespace mantissa::unit;
 
 namespace {
 
@@ -95,8 +97,19 @@ float f32_from(std::uint32_t b) {
 bool same_bits(double a, double b) {
     return std::bit_cast<std::uint64_t>(a) == std::bit_cast<std::uint64_t>(b);
 }
-QString hex(std::uint64_t bits) {
-    return QStringLiteral("0x%1").arg(bits, 0, 16);
+std::string hex(std::uint64_t bits) {
+    return "0x" + format("%llx", static_cast<unsigned long long>(bits));
+}
+// `value` in base 2, left-padded with zeros to `width` digits (never cut).
+std::string binary(std::uint64_t value, int width) {
+    std::string digits;
+    do {
+        digits.insert(digits.begin(), char('0' + (value & 1)));
+        value >>= 1;
+    } while (value != 0);
+    if (static_cast<int>(digits.size()) < width)
+        digits.insert(0, static_cast<std::size_t>(width) - digits.size(), '0');
+    return digits;
 }
 
 const std::vector<DType> kNarrow = {DType::Float16, DType::BFloat16, DType::Float8E4M3,
@@ -104,10 +117,8 @@ const std::vector<DType> kNarrow = {DType::Float16, DType::BFloat16, DType::Floa
 
 } // namespace
 
-class TestNumeric : public QObject {
-    Q_OBJECT
-
-private slots:
+class TestNumeric {
+public:
     void formatTable_data();
     void formatTable();
     void nonFloatDtypesAreRejected();
@@ -144,141 +155,140 @@ private slots:
 };
 
 void TestNumeric::formatTable_data() {
-    QTest::addColumn<DType>("dtype");
-    QTest::addColumn<double>("max");
-    QTest::addColumn<double>("minNormal");
-    QTest::addColumn<double>("minSubnormal");
-    QTest::addColumn<double>("epsilon");
-    QTest::addColumn<int>("mantissaBits");
-    QTest::addColumn<bool>("hasInf");
-    QTest::newRow("float64") << DType::Float64 << std::numeric_limits<double>::max()
-                             << std::numeric_limits<double>::min()
-                             << std::numeric_limits<double>::denorm_min()
-                             << std::numeric_limits<double>::epsilon() << 52 << true;
-    QTest::newRow("float32") << DType::Float32 << double(std::numeric_limits<float>::max())
-                             << double(std::numeric_limits<float>::min())
-                             << double(std::numeric_limits<float>::denorm_min())
-                             << double(std::numeric_limits<float>::epsilon()) << 23 << true;
-    QTest::newRow("float16") << DType::Float16 << 65504.0 << std::ldexp(1.0, -14)
-                             << std::ldexp(1.0, -24) << std::ldexp(1.0, -10) << 10 << true;
-    QTest::newRow("bfloat16") << DType::BFloat16 << std::ldexp(255.0, 120) << std::ldexp(1.0, -126)
-                              << std::ldexp(1.0, -133) << std::ldexp(1.0, -7) << 7 << true;
-    QTest::newRow("e4m3") << DType::Float8E4M3 << 448.0 << std::ldexp(1.0, -6)
-                          << std::ldexp(1.0, -9) << 0.125 << 3 << false;
-    QTest::newRow("e5m2") << DType::Float8E5M2 << 57344.0 << std::ldexp(1.0, -14)
-                          << std::ldexp(1.0, -16) << 0.25 << 2 << true;
+    add_column<DType>("dtype");
+    add_column<double>("max");
+    add_column<double>("minNormal");
+    add_column<double>("minSubnormal");
+    add_column<double>("epsilon");
+    add_column<int>("mantissaBits");
+    add_column<bool>("hasInf");
+    new_row("float64") << DType::Float64 << std::numeric_limits<double>::max()
+                       << std::numeric_limits<double>::min()
+                       << std::numeric_limits<double>::denorm_min()
+                       << std::numeric_limits<double>::epsilon() << 52 << true;
+    new_row("float32") << DType::Float32 << double(std::numeric_limits<float>::max())
+                       << double(std::numeric_limits<float>::min())
+                       << double(std::numeric_limits<float>::denorm_min())
+                       << double(std::numeric_limits<float>::epsilon()) << 23 << true;
+    new_row("float16") << DType::Float16 << 65504.0 << std::ldexp(1.0, -14) << std::ldexp(1.0, -24)
+                       << std::ldexp(1.0, -10) << 10 << true;
+    new_row("bfloat16") << DType::BFloat16 << std::ldexp(255.0, 120) << std::ldexp(1.0, -126)
+                        << std::ldexp(1.0, -133) << std::ldexp(1.0, -7) << 7 << true;
+    new_row("e4m3") << DType::Float8E4M3 << 448.0 << std::ldexp(1.0, -6) << std::ldexp(1.0, -9)
+                    << 0.125 << 3 << false;
+    new_row("e5m2") << DType::Float8E5M2 << 57344.0 << std::ldexp(1.0, -14) << std::ldexp(1.0, -16)
+                    << 0.25 << 2 << true;
 }
 
 void TestNumeric::formatTable() {
-    QFETCH(DType, dtype);
-    QFETCH(double, max);
-    QFETCH(double, minNormal);
-    QFETCH(double, minSubnormal);
-    QFETCH(double, epsilon);
-    QFETCH(int, mantissaBits);
-    QFETCH(bool, hasInf);
+    FETCH(DType, dtype);
+    FETCH(double, max);
+    FETCH(double, minNormal);
+    FETCH(double, minSubnormal);
+    FETCH(double, epsilon);
+    FETCH(int, mantissaBits);
+    FETCH(bool, hasInf);
     const FloatFormat& f = float_format(dtype);
-    QCOMPARE(f.dtype, dtype);
-    QCOMPARE(f.max_finite, max);
-    QCOMPARE(f.min_normal, minNormal);
-    QCOMPARE(f.min_subnormal, minSubnormal);
-    QCOMPARE(f.epsilon, epsilon);
-    QCOMPARE(f.mantissa_bits, mantissaBits);
-    QCOMPARE(f.has_infinity, hasInf);
-    QCOMPARE(f.exponent_bits + f.mantissa_bits + 1, int(dtype_size(dtype) * 8));
+    CHECK_EQ(f.dtype, dtype);
+    CHECK_EQ(f.max_finite, max);
+    CHECK_EQ(f.min_normal, minNormal);
+    CHECK_EQ(f.min_subnormal, minSubnormal);
+    CHECK_EQ(f.epsilon, epsilon);
+    CHECK_EQ(f.mantissa_bits, mantissaBits);
+    CHECK_EQ(f.has_infinity, hasInf);
+    CHECK_EQ(f.exponent_bits + f.mantissa_bits + 1, int(dtype_size(dtype) * 8));
     // max_finite and min_subnormal are themselves representable and survive a round trip.
-    QCOMPARE(round_to_dtype(max, dtype), max);
-    QCOMPARE(round_to_dtype(minSubnormal, dtype), minSubnormal);
+    CHECK_EQ(round_to_dtype(max, dtype), max);
+    CHECK_EQ(round_to_dtype(minSubnormal, dtype), minSubnormal);
 }
 
 void TestNumeric::nonFloatDtypesAreRejected() {
     for (DType d : {DType::UInt8, DType::Int32}) {
         try {
             float_format(d);
-            QFAIL("float_format accepted an integer dtype");
+            FAIL_TEST("float_format accepted an integer dtype");
         } catch (const Error& e) {
-            QCOMPARE(e.kind(), ErrorKind::InvalidArgument);
-            QVERIFY(QString(e.what()).contains(QString::fromUtf8(dtype_name(d).data())));
+            CHECK_EQ(e.kind(), ErrorKind::InvalidArgument);
+            CHECK(contains(e.what(), dtype_name(d).data()));
         }
         float x = 1.5f;
-        QVERIFY_THROWS_EXCEPTION(Error, round_in_place(&x, 1, d));
+        CHECK_THROWS(Error, round_in_place(&x, 1, d));
     }
 }
 
 void TestNumeric::all16BitPatternsRoundTrip_data() {
-    QTest::addColumn<DType>("dtype");
-    QTest::newRow("float16") << DType::Float16;
-    QTest::newRow("bfloat16") << DType::BFloat16;
+    add_column<DType>("dtype");
+    new_row("float16") << DType::Float16;
+    new_row("bfloat16") << DType::BFloat16;
 }
 
 void TestNumeric::all16BitPatternsRoundTrip() {
-    QFETCH(DType, dtype);
+    FETCH(DType, dtype);
     const bool half = dtype == DType::Float16;
     for (std::uint32_t b = 0; b < 65536; ++b) {
         const auto bits = static_cast<std::uint16_t>(b);
         const float f = half ? half_bits_to_float(bits) : bfloat16_bits_to_float(bits);
         // fast path both ways
         const std::uint16_t back = half ? float_to_half_bits(f) : float_to_bfloat16_bits(f);
-        if (back != bits) QFAIL(qPrintable("fast round trip of " + hex(b) + " gave " + hex(back)));
+        if (back != bits) FAIL_TEST("fast round trip of " + hex(b) + " gave " + hex(back));
         // the reference encoder/decoder both ways
         const double d = decode_bits(b, dtype);
         const std::uint64_t enc = encode_bits(d, dtype);
-        if (enc != b) QFAIL(qPrintable("encode(decode(" + hex(b) + ")) gave " + hex(enc)));
+        if (enc != b) FAIL_TEST("encode(decode(" + hex(b) + ")) gave " + hex(enc));
         // the two decoders agree bit for bit (NaN payloads included)
         const double widened = decode_bits(f32_bits(f), DType::Float32);
-        if (!same_bits(widened, d))
-            QFAIL(qPrintable("fast and reference decode differ at " + hex(b)));
+        if (!same_bits(widened, d)) FAIL_TEST("fast and reference decode differ at " + hex(b));
         // and encoding the float32 through the reference gives the fast path's answer
         if (encode_bits(widened, dtype) != back)
-            QFAIL(qPrintable("fast and reference encode differ at " + hex(b)));
+            FAIL_TEST("fast and reference encode differ at " + hex(b));
     }
 }
 
 void TestNumeric::allFp8PatternsRoundTrip_data() {
-    QTest::addColumn<DType>("dtype");
-    QTest::newRow("e4m3") << DType::Float8E4M3;
-    QTest::newRow("e5m2") << DType::Float8E5M2;
+    add_column<DType>("dtype");
+    new_row("e4m3") << DType::Float8E4M3;
+    new_row("e5m2") << DType::Float8E5M2;
 }
 
 void TestNumeric::allFp8PatternsRoundTrip() {
-    QFETCH(DType, dtype);
+    FETCH(DType, dtype);
     int nans = 0;
     for (std::uint64_t b = 0; b < 256; ++b) {
         const double d = decode_bits(b, dtype);
-        QCOMPARE(hex(encode_bits(d, dtype)), hex(b));
+        CHECK_EQ(hex(encode_bits(d, dtype)), hex(b));
         // Saturating mode changes nothing but infinities (OCP: they clamp to max_finite).
         const std::uint64_t sat = encode_bits(d, dtype, Overflow::Saturate);
-        QCOMPARE(hex(sat), hex(std::isinf(d) ? (b & 0x80) | 0x7B : b));
+        CHECK_EQ(hex(sat), hex(std::isinf(d) ? (b & 0x80) | 0x7B : b));
         nans += std::isnan(d) ? 1 : 0;
-        QCOMPARE(classify_bits(b, dtype) == FloatClass::NaN, std::isnan(d));
+        CHECK_EQ(classify_bits(b, dtype) == FloatClass::NaN, std::isnan(d));
     }
     // e4m3fn: S.1111.111 only; e5m2: exponent 31 with a nonzero fraction, 3 per sign.
-    QCOMPARE(nans, dtype == DType::Float8E4M3 ? 2 : 6);
+    CHECK_EQ(nans, dtype == DType::Float8E4M3 ? 2 : 6);
 }
 
 void TestNumeric::referenceListMatchesDecode_data() {
-    QTest::addColumn<DType>("dtype");
-    for (DType d : kNarrow) QTest::newRow(dtype_name(d).data()) << d;
+    add_column<DType>("dtype");
+    for (DType d : kNarrow) new_row(dtype_name(d).data()) << d;
 }
 
 void TestNumeric::referenceListMatchesDecode() {
-    QFETCH(DType, dtype);
+    FETCH(DType, dtype);
     const Reference& ref = reference(dtype);
-    QCOMPARE(ref.max_bits(), encode_bits(float_format(dtype).max_finite, dtype));
+    CHECK_EQ(ref.max_bits(), encode_bits(float_format(dtype).max_finite, dtype));
     for (std::uint64_t b = 0; b <= ref.max_bits(); ++b) {
         if (decode_bits(b, dtype) != ref.values[b])
-            QFAIL(qPrintable("decode_bits(" + hex(b) + ") differs from the definition"));
+            FAIL_TEST("decode_bits(" + hex(b) + ") differs from the definition");
         const std::uint64_t neg = b | (1ull << (ref.width - 1));
-        QCOMPARE(decode_bits(neg, dtype), -ref.values[b]);
+        CHECK_EQ(decode_bits(neg, dtype), -ref.values[b]);
     }
 }
 
 // Named edge inputs, each checked against the reference for every narrow format, through
 // encode_bits (double input) and, for 16-bit formats, through the float32 fast paths.
 void TestNumeric::edges_data() {
-    QTest::addColumn<double>("x");
+    add_column<double>("x");
     const double h = std::ldexp(1.0, -24); // float16 min subnormal
-    const auto row = [](const char* name, double x) { QTest::newRow(name) << x; };
+    const auto row = [](const char* name, double x) { new_row(name) << x; };
     row("zero", 0.0);
     row("negative zero", -0.0);
     row("one", 1.0);
@@ -326,7 +336,7 @@ void TestNumeric::edges_data() {
 }
 
 void TestNumeric::edges() {
-    QFETCH(double, x);
+    FETCH(double, x);
     for (DType d : kNarrow) {
         const Reference& ref = reference(d);
         for (bool sat : {false, true}) {
@@ -334,16 +344,15 @@ void TestNumeric::edges() {
             const std::uint64_t want = ref.encode(x, sat);
             const std::uint64_t got = encode_bits(x, d, mode);
             if (got != want)
-                QFAIL(qPrintable(QString("%1%2: got %3, reference %4")
-                                     .arg(dtype_name(d).data(), sat ? " (saturating)" : "",
-                                          hex(got), hex(want))));
+                FAIL_TEST(arg_text(dtype_name(d).data()) + arg_text(sat ? " (saturating)" : "") +
+                          ": got " + hex(got) + ", reference " + hex(want));
         }
     }
     // The float32 fast paths, where x is a float32 value.
     if (double(float(x)) == x || std::isinf(x)) {
         const float f = float(x);
-        QCOMPARE(hex(float_to_half_bits(f)), hex(reference(DType::Float16).encode(x)));
-        QCOMPARE(hex(float_to_bfloat16_bits(f)), hex(reference(DType::BFloat16).encode(x)));
+        CHECK_EQ(hex(float_to_half_bits(f)), hex(reference(DType::Float16).encode(x)));
+        CHECK_EQ(hex(float_to_bfloat16_bits(f)), hex(reference(DType::BFloat16).encode(x)));
     }
 }
 
@@ -351,12 +360,12 @@ void TestNumeric::edges() {
 // neighbours on either side, positive and negative; this crosses the subnormal range, min
 // normal, every binade, and the overflow threshold (the last interval ends at the virtual max+ulp).
 void TestNumeric::tiesAndNeighboursEveryInterval_data() {
-    QTest::addColumn<DType>("dtype");
-    for (DType d : kNarrow) QTest::newRow(dtype_name(d).data()) << d;
+    add_column<DType>("dtype");
+    for (DType d : kNarrow) new_row(dtype_name(d).data()) << d;
 }
 
 void TestNumeric::tiesAndNeighboursEveryInterval() {
-    QFETCH(DType, dtype);
+    FETCH(DType, dtype);
     const Reference& ref = reference(dtype);
     const bool sixteen = dtype == DType::Float16 || dtype == DType::BFloat16;
     std::size_t checked = 0;
@@ -373,32 +382,30 @@ void TestNumeric::tiesAndNeighboursEveryInterval() {
                 const std::uint64_t want = ref.encode(x);
                 const std::uint64_t got = encode_bits(x, dtype);
                 if (got != want)
-                    QFAIL(qPrintable(QString("x=%1: got %2, reference %3")
-                                         .arg(x, 0, 'g', 17)
-                                         .arg(hex(got), hex(want))));
+                    FAIL_TEST("x=" + format("%.17g", double(x)) + ": got " + hex(got) +
+                              ", reference " + hex(want));
                 if (sixteen && double(float(x)) == x) {
                     const std::uint16_t fast = dtype == DType::Float16
                                                    ? float_to_half_bits(float(x))
                                                    : float_to_bfloat16_bits(float(x));
                     if (fast != want)
-                        QFAIL(qPrintable(QString("fast x=%1: got %2, reference %3")
-                                             .arg(x, 0, 'g', 17)
-                                             .arg(hex(fast), hex(want))));
+                        FAIL_TEST("fast x=" + format("%.17g", double(x)) + ": got " + hex(fast) +
+                                  ", reference " + hex(want));
                 }
                 ++checked;
             }
         }
     }
-    QVERIFY(checked > 12 * (ref.values.size() - 1) - 1);
+    CHECK(checked > 12 * (ref.values.size() - 1) - 1);
 }
 
 void TestNumeric::randomDoublesMatchReference_data() {
-    QTest::addColumn<DType>("dtype");
-    for (DType d : kNarrow) QTest::newRow(dtype_name(d).data()) << d;
+    add_column<DType>("dtype");
+    for (DType d : kNarrow) new_row(dtype_name(d).data()) << d;
 }
 
 void TestNumeric::randomDoublesMatchReference() {
-    QFETCH(DType, dtype);
+    FETCH(DType, dtype);
     const Reference& ref = reference(dtype);
     std::mt19937_64 rng(1234);
     const FloatFormat& f = float_format(dtype);
@@ -413,8 +420,8 @@ void TestNumeric::randomDoublesMatchReference() {
         const std::uint64_t want = ref.encode(x, sat);
         const std::uint64_t got = encode_bits(x, dtype, sat ? Overflow::Saturate : Overflow::Ieee);
         if (got != want)
-            QFAIL(qPrintable(
-                QString("x=%1: got %2, reference %3").arg(x, 0, 'g', 17).arg(hex(got), hex(want))));
+            FAIL_TEST("x=" + format("%.17g", double(x)) + ": got " + hex(got) + ", reference " +
+                      hex(want));
     }
 }
 
@@ -431,12 +438,12 @@ void TestNumeric::fastPathsAgreeWithEncodeSweep() {
     std::uint64_t checked = 0;
     for (std::uint64_t b = 0; b <= 0xFFFFFFFFull; b += 97, ++checked)
         if (!check(static_cast<std::uint32_t>(b)))
-            QFAIL(qPrintable("fast path differs from encode_bits at float32 " + hex(b)));
+            FAIL_TEST("fast path differs from encode_bits at float32 " + hex(b));
     std::mt19937 rng(42);
     for (int i = 0; i < 1000000; ++i, ++checked)
         if (const std::uint32_t b = rng(); !check(b))
-            QFAIL(qPrintable("fast path differs from encode_bits at float32 " + hex(b)));
-    QVERIFY(checked > 45000000);
+            FAIL_TEST("fast path differs from encode_bits at float32 " + hex(b));
+    CHECK(checked > 45000000);
 }
 
 void TestNumeric::float32EncodeMatchesHardwareCast() {
@@ -447,180 +454,176 @@ void TestNumeric::float32EncodeMatchesHardwareCast() {
         if (std::isnan(x)) continue;
         const auto want = f32_bits(static_cast<float>(x));
         const auto got = encode_bits(x, DType::Float32);
-        if (got != want) QFAIL(qPrintable("float32 encode differs at " + hex(f32_bits(float(x)))));
+        if (got != want) FAIL_TEST("float32 encode differs at " + hex(f32_bits(float(x))));
     }
-    QCOMPARE(encode_bits(0.1, DType::Float64), std::bit_cast<std::uint64_t>(0.1));
-    QCOMPARE(decode_bits(std::bit_cast<std::uint64_t>(-2.5), DType::Float64), -2.5);
+    CHECK_EQ(encode_bits(0.1, DType::Float64), std::bit_cast<std::uint64_t>(0.1));
+    CHECK_EQ(decode_bits(std::bit_cast<std::uint64_t>(-2.5), DType::Float64), -2.5);
 }
 
 void TestNumeric::kerasGuideFacts() {
     const DType f16 = DType::Float16;
     // float16 overflows above 65504: 256 * 256 = 65536 -> inf.
     const double x = round_to_dtype(256.0, f16);
-    QCOMPARE(x, 256.0);
-    QCOMPARE(classify_bits(encode_bits(x * x, f16), f16), FloatClass::Infinity);
-    QCOMPARE(encode_bits(x * x, f16), std::uint64_t(0x7C00));
-    QCOMPARE(half_bits_to_float(float_to_half_bits(256.0f * 256.0f)), INFINITY);
+    CHECK_EQ(x, 256.0);
+    CHECK_EQ(classify_bits(encode_bits(x * x, f16), f16), FloatClass::Infinity);
+    CHECK_EQ(encode_bits(x * x, f16), std::uint64_t(0x7C00));
+    CHECK_EQ(half_bits_to_float(float_to_half_bits(256.0f * 256.0f)), INFINITY);
     // ... and underflows below about 6e-8: (1e-5)^2 = 1e-10 -> 0.
     const double y = round_to_dtype(1e-5, f16);
-    QVERIFY(y > 0);
-    QCOMPARE(classify_bits(encode_bits(y, f16), f16), FloatClass::Subnormal);
-    QCOMPARE(round_to_dtype(y * y, f16), 0.0);
-    QCOMPARE(float_format(f16).max_finite, 65504.0);
-    QCOMPARE(float_format(f16).min_subnormal, std::ldexp(1.0, -24));
-    QVERIFY(std::fabs(float_format(f16).min_subnormal - 5.96e-8) < 0.01e-8);
+    CHECK(y > 0);
+    CHECK_EQ(classify_bits(encode_bits(y, f16), f16), FloatClass::Subnormal);
+    CHECK_EQ(round_to_dtype(y * y, f16), 0.0);
+    CHECK_EQ(float_format(f16).max_finite, 65504.0);
+    CHECK_EQ(float_format(f16).min_subnormal, std::ldexp(1.0, -24));
+    CHECK(std::fabs(float_format(f16).min_subnormal - 5.96e-8) < 0.01e-8);
     // bfloat16 keeps float32's range: 256^2 and 1e-10 are fine there.
-    QCOMPARE(round_to_dtype(65536.0, DType::BFloat16), 65536.0);
-    QVERIFY(round_to_dtype(1e-10, DType::BFloat16) > 0);
+    CHECK_EQ(round_to_dtype(65536.0, DType::BFloat16), 65536.0);
+    CHECK(round_to_dtype(1e-10, DType::BFloat16) > 0);
 }
 
 void TestNumeric::fp8Facts_data() {
-    QTest::addColumn<DType>("dtype");
-    QTest::addColumn<double>("x");
-    QTest::addColumn<quint64>("ieee");
-    QTest::addColumn<quint64>("saturating");
+    add_column<DType>("dtype");
+    add_column<double>("x");
+    add_column<std::uint64_t>("ieee");
+    add_column<std::uint64_t>("saturating");
     const double inf = std::numeric_limits<double>::infinity();
-    QTest::newRow("e4m3 448") << DType::Float8E4M3 << 448.0 << 0x7Eull << 0x7Eull;
-    QTest::newRow("e4m3 464 ties to 448") << DType::Float8E4M3 << 464.0 << 0x7Eull << 0x7Eull;
-    QTest::newRow("e4m3 465 overflows") << DType::Float8E4M3 << 465.0 << 0x7Full << 0x7Eull;
-    QTest::newRow("e4m3 -465") << DType::Float8E4M3 << -465.0 << 0xFFull << 0xFEull;
-    QTest::newRow("e4m3 1e6") << DType::Float8E4M3 << 1e6 << 0x7Full << 0x7Eull;
-    QTest::newRow("e4m3 inf") << DType::Float8E4M3 << inf << 0x7Full << 0x7Eull;
-    QTest::newRow("e4m3 256 (exponent 15 is finite)")
-        << DType::Float8E4M3 << 256.0 << 0x78ull << 0x78ull;
-    QTest::newRow("e4m3 min subnormal")
-        << DType::Float8E4M3 << std::ldexp(1.0, -9) << 0x01ull << 0x01ull;
-    QTest::newRow("e5m2 57344") << DType::Float8E5M2 << 57344.0 << 0x7Bull << 0x7Bull;
-    QTest::newRow("e5m2 61439") << DType::Float8E5M2 << 61439.0 << 0x7Bull << 0x7Bull;
-    QTest::newRow("e5m2 61440 ties to inf") << DType::Float8E5M2 << 61440.0 << 0x7Cull << 0x7Bull;
-    QTest::newRow("e5m2 -inf") << DType::Float8E5M2 << -inf << 0xFCull << 0xFBull;
-    QTest::newRow("e5m2 min subnormal")
-        << DType::Float8E5M2 << std::ldexp(1.0, -16) << 0x01ull << 0x01ull;
+    new_row("e4m3 448") << DType::Float8E4M3 << 448.0 << 0x7Eull << 0x7Eull;
+    new_row("e4m3 464 ties to 448") << DType::Float8E4M3 << 464.0 << 0x7Eull << 0x7Eull;
+    new_row("e4m3 465 overflows") << DType::Float8E4M3 << 465.0 << 0x7Full << 0x7Eull;
+    new_row("e4m3 -465") << DType::Float8E4M3 << -465.0 << 0xFFull << 0xFEull;
+    new_row("e4m3 1e6") << DType::Float8E4M3 << 1e6 << 0x7Full << 0x7Eull;
+    new_row("e4m3 inf") << DType::Float8E4M3 << inf << 0x7Full << 0x7Eull;
+    new_row("e4m3 256 (exponent 15 is finite)") << DType::Float8E4M3 << 256.0 << 0x78ull << 0x78ull;
+    new_row("e4m3 min subnormal") << DType::Float8E4M3 << std::ldexp(1.0, -9) << 0x01ull << 0x01ull;
+    new_row("e5m2 57344") << DType::Float8E5M2 << 57344.0 << 0x7Bull << 0x7Bull;
+    new_row("e5m2 61439") << DType::Float8E5M2 << 61439.0 << 0x7Bull << 0x7Bull;
+    new_row("e5m2 61440 ties to inf") << DType::Float8E5M2 << 61440.0 << 0x7Cull << 0x7Bull;
+    new_row("e5m2 -inf") << DType::Float8E5M2 << -inf << 0xFCull << 0xFBull;
+    new_row("e5m2 min subnormal") << DType::Float8E5M2 << std::ldexp(1.0, -16) << 0x01ull
+                                  << 0x01ull;
 }
 
 void TestNumeric::fp8Facts() {
-    QFETCH(DType, dtype);
-    QFETCH(double, x);
-    QFETCH(quint64, ieee);
-    QFETCH(quint64, saturating);
-    QCOMPARE(hex(encode_bits(x, dtype)), hex(ieee));
-    QCOMPARE(hex(encode_bits(x, dtype, Overflow::Saturate)), hex(saturating));
+    FETCH(DType, dtype);
+    FETCH(double, x);
+    FETCH(std::uint64_t, ieee);
+    FETCH(std::uint64_t, saturating);
+    CHECK_EQ(hex(encode_bits(x, dtype)), hex(ieee));
+    CHECK_EQ(hex(encode_bits(x, dtype, Overflow::Saturate)), hex(saturating));
 }
 
 void TestNumeric::singleRoundingFromDouble() {
     // x = 1 + 2^-11 + 2^-30: just above the float16 tie between 1 and 1 + 2^-10, so one rounding
     // gives 1 + 2^-10. Through float32 first, the 2^-30 is lost, leaving an exact tie -> 1.0.
     const double x = 1.0 + std::ldexp(1.0, -11) + std::ldexp(1.0, -30);
-    QCOMPARE(hex(encode_bits(x, DType::Float16)), hex(0x3C01));
-    QCOMPARE(hex(float_to_half_bits(float(x))), hex(0x3C00)); // the double rounding
-    QCOMPARE(hex(reference(DType::Float16).encode(x)), hex(0x3C01));
+    CHECK_EQ(hex(encode_bits(x, DType::Float16)), hex(0x3C01));
+    CHECK_EQ(hex(float_to_half_bits(float(x))), hex(0x3C00)); // the double rounding
+    CHECK_EQ(hex(reference(DType::Float16).encode(x)), hex(0x3C01));
     // Same for bfloat16 and e4m3.
     const double y = 1.0 + std::ldexp(1.0, -8) + std::ldexp(1.0, -30);
-    QCOMPARE(hex(encode_bits(y, DType::BFloat16)), hex(0x3F81));
-    QCOMPARE(hex(float_to_bfloat16_bits(float(y))), hex(0x3F80));
+    CHECK_EQ(hex(encode_bits(y, DType::BFloat16)), hex(0x3F81));
+    CHECK_EQ(hex(float_to_bfloat16_bits(float(y))), hex(0x3F80));
     const double z = 1.0 + std::ldexp(1.0, -4) + std::ldexp(1.0, -40);
-    QCOMPARE(hex(encode_bits(z, DType::Float8E4M3)), hex(0x39));
+    CHECK_EQ(hex(encode_bits(z, DType::Float8E4M3)), hex(0x39));
     // The bulk double path rounds once too.
     std::uint16_t out = 0;
     convert_from_double(&x, &out, DType::Float16, 1);
-    QCOMPARE(hex(out), hex(0x3C01));
+    CHECK_EQ(hex(out), hex(0x3C01));
 }
 
 void TestNumeric::nanAndSignedZero_data() {
-    QTest::addColumn<DType>("dtype");
-    QTest::addColumn<quint64>("zero");
-    QTest::addColumn<quint64>("negZero");
-    QTest::addColumn<quint64>("nan");
-    QTest::addColumn<quint64>("negNan");
-    QTest::addColumn<quint64>("inf");
-    QTest::newRow("float32") << DType::Float32 << 0x0ull << 0x80000000ull << 0x7FC00000ull
-                             << 0xFFC00000ull << 0x7F800000ull;
-    QTest::newRow("float16") << DType::Float16 << 0x0ull << 0x8000ull << 0x7E00ull << 0xFE00ull
-                             << 0x7C00ull;
-    QTest::newRow("bfloat16") << DType::BFloat16 << 0x0ull << 0x8000ull << 0x7FC0ull << 0xFFC0ull
-                              << 0x7F80ull;
-    QTest::newRow("e4m3") << DType::Float8E4M3 << 0x0ull << 0x80ull << 0x7Full << 0xFFull
-                          << 0x7Full; // no infinity: inf -> NaN
-    QTest::newRow("e5m2") << DType::Float8E5M2 << 0x0ull << 0x80ull << 0x7Eull << 0xFEull
-                          << 0x7Cull;
+    add_column<DType>("dtype");
+    add_column<std::uint64_t>("zero");
+    add_column<std::uint64_t>("negZero");
+    add_column<std::uint64_t>("nan");
+    add_column<std::uint64_t>("negNan");
+    add_column<std::uint64_t>("inf");
+    new_row("float32") << DType::Float32 << 0x0ull << 0x80000000ull << 0x7FC00000ull
+                       << 0xFFC00000ull << 0x7F800000ull;
+    new_row("float16") << DType::Float16 << 0x0ull << 0x8000ull << 0x7E00ull << 0xFE00ull
+                       << 0x7C00ull;
+    new_row("bfloat16") << DType::BFloat16 << 0x0ull << 0x8000ull << 0x7FC0ull << 0xFFC0ull
+                        << 0x7F80ull;
+    new_row("e4m3") << DType::Float8E4M3 << 0x0ull << 0x80ull << 0x7Full << 0xFFull
+                    << 0x7Full; // no infinity: inf -> NaN
+    new_row("e5m2") << DType::Float8E5M2 << 0x0ull << 0x80ull << 0x7Eull << 0xFEull << 0x7Cull;
 }
 
 void TestNumeric::nanAndSignedZero() {
-    QFETCH(DType, dtype);
-    QFETCH(quint64, zero);
-    QFETCH(quint64, negZero);
-    QFETCH(quint64, nan);
-    QFETCH(quint64, negNan);
-    QFETCH(quint64, inf);
+    FETCH(DType, dtype);
+    FETCH(std::uint64_t, zero);
+    FETCH(std::uint64_t, negZero);
+    FETCH(std::uint64_t, nan);
+    FETCH(std::uint64_t, negNan);
+    FETCH(std::uint64_t, inf);
     const double qnan = std::numeric_limits<double>::quiet_NaN();
-    QCOMPARE(hex(encode_bits(0.0, dtype)), hex(zero));
-    QCOMPARE(hex(encode_bits(-0.0, dtype)), hex(negZero));
-    QVERIFY(std::signbit(round_to_dtype(-0.0, dtype)));
-    QVERIFY(std::signbit(round_to_dtype(-1e-300, dtype))); // underflow keeps the sign
-    QCOMPARE(hex(encode_bits(qnan, dtype)), hex(nan));
-    QCOMPARE(hex(encode_bits(-qnan, dtype)), hex(negNan));
-    QCOMPARE(hex(encode_bits(INFINITY, dtype)), hex(inf));
-    QVERIFY(std::isnan(round_to_dtype(qnan, dtype)));
-    QVERIFY(std::signbit(round_to_dtype(-qnan, dtype)));
+    CHECK_EQ(hex(encode_bits(0.0, dtype)), hex(zero));
+    CHECK_EQ(hex(encode_bits(-0.0, dtype)), hex(negZero));
+    CHECK(std::signbit(round_to_dtype(-0.0, dtype)));
+    CHECK(std::signbit(round_to_dtype(-1e-300, dtype))); // underflow keeps the sign
+    CHECK_EQ(hex(encode_bits(qnan, dtype)), hex(nan));
+    CHECK_EQ(hex(encode_bits(-qnan, dtype)), hex(negNan));
+    CHECK_EQ(hex(encode_bits(INFINITY, dtype)), hex(inf));
+    CHECK(std::isnan(round_to_dtype(qnan, dtype)));
+    CHECK(std::signbit(round_to_dtype(-qnan, dtype)));
     // A signalling NaN whose kept payload vanishes becomes the quiet NaN, never inf.
     const double snan = std::bit_cast<double>(0x7FF0000000000001ull);
-    QCOMPARE(classify_bits(encode_bits(snan, dtype), dtype), FloatClass::NaN);
+    CHECK_EQ(classify_bits(encode_bits(snan, dtype), dtype), FloatClass::NaN);
 }
 
 void TestNumeric::classifyAndSplit_data() {
-    QTest::addColumn<DType>("dtype");
-    QTest::addColumn<quint64>("bits");
-    QTest::addColumn<QString>("cls");
-    QTest::addColumn<QString>("fields"); // sign|exponent|mantissa in binary
-    QTest::newRow("f16 max") << DType::Float16 << 0x7BFFull << "normal"
-                             << "0|11110|1111111111";
-    QTest::newRow("f16 inf") << DType::Float16 << 0x7C00ull << "inf"
-                             << "0|11111|0000000000";
-    QTest::newRow("f16 nan") << DType::Float16 << 0xFE00ull << "nan"
-                             << "1|11111|1000000000";
-    QTest::newRow("f16 sub") << DType::Float16 << 0x0001ull << "subnormal"
-                             << "0|00000|0000000001";
-    QTest::newRow("f16 -0") << DType::Float16 << 0x8000ull << "zero"
-                            << "1|00000|0000000000";
-    QTest::newRow("bf16 1") << DType::BFloat16 << 0x3F80ull << "normal"
-                            << "0|01111111|0000000";
-    QTest::newRow("e4m3 448") << DType::Float8E4M3 << 0x7Eull << "normal"
-                              << "0|1111|110";
-    QTest::newRow("e4m3 nan") << DType::Float8E4M3 << 0x7Full << "nan"
-                              << "0|1111|111";
-    QTest::newRow("e5m2 inf") << DType::Float8E5M2 << 0xFCull << "inf"
-                              << "1|11111|00";
-    QTest::newRow("e5m2 nan") << DType::Float8E5M2 << 0x7Dull << "nan"
-                              << "0|11111|01";
-    QTest::newRow("f32 1") << DType::Float32 << 0x3F800000ull << "normal"
-                           << "0|01111111|00000000000000000000000";
-    QTest::newRow("f64 sub") << DType::Float64 << 0x1ull << "subnormal"
-                             << "0|00000000000|" + QString(51, '0') + "1";
+    add_column<DType>("dtype");
+    add_column<std::uint64_t>("bits");
+    add_column<std::string>("cls");
+    add_column<std::string>("fields"); // sign|exponent|mantissa in binary
+    new_row("f16 max") << DType::Float16 << 0x7BFFull << "normal"
+                       << "0|11110|1111111111";
+    new_row("f16 inf") << DType::Float16 << 0x7C00ull << "inf"
+                       << "0|11111|0000000000";
+    new_row("f16 nan") << DType::Float16 << 0xFE00ull << "nan"
+                       << "1|11111|1000000000";
+    new_row("f16 sub") << DType::Float16 << 0x0001ull << "subnormal"
+                       << "0|00000|0000000001";
+    new_row("f16 -0") << DType::Float16 << 0x8000ull << "zero"
+                      << "1|00000|0000000000";
+    new_row("bf16 1") << DType::BFloat16 << 0x3F80ull << "normal"
+                      << "0|01111111|0000000";
+    new_row("e4m3 448") << DType::Float8E4M3 << 0x7Eull << "normal"
+                        << "0|1111|110";
+    new_row("e4m3 nan") << DType::Float8E4M3 << 0x7Full << "nan"
+                        << "0|1111|111";
+    new_row("e5m2 inf") << DType::Float8E5M2 << 0xFCull << "inf"
+                        << "1|11111|00";
+    new_row("e5m2 nan") << DType::Float8E5M2 << 0x7Dull << "nan"
+                        << "0|11111|01";
+    new_row("f32 1") << DType::Float32 << 0x3F800000ull << "normal"
+                     << "0|01111111|00000000000000000000000";
+    new_row("f64 sub") << DType::Float64 << 0x1ull << "subnormal"
+                       << "0|00000000000|" + std::string(51, '0') + "1";
 }
 
 void TestNumeric::classifyAndSplit() {
-    QFETCH(DType, dtype);
-    QFETCH(quint64, bits);
-    QFETCH(QString, cls);
-    QFETCH(QString, fields);
-    QCOMPARE(QString(float_class_name(classify_bits(bits, dtype))), cls);
+    FETCH(DType, dtype);
+    FETCH(std::uint64_t, bits);
+    FETCH(std::string, cls);
+    FETCH(std::string, fields);
+    CHECK_EQ(std::string(float_class_name(classify_bits(bits, dtype))), cls);
     const FloatFormat& f = float_format(dtype);
     const BitFields s = split_bits(bits, dtype);
-    const QString got = QString::number(s.sign) + "|" +
-                        QString::number(s.exponent, 2).rightJustified(f.exponent_bits, '0') + "|" +
-                        QString::number(s.mantissa, 2).rightJustified(f.mantissa_bits, '0');
-    QCOMPARE(got, fields);
+    const std::string got = arg_text(s.sign) + "|" + binary(s.exponent, f.exponent_bits) + "|" +
+                            binary(s.mantissa, f.mantissa_bits);
+    CHECK_EQ(got, fields);
 }
 
 // The bulk functions against the scalar reference on data with specials and an odd length
 // (so the vectorised blocks and the scalar tail both run).
 void TestNumeric::bulkConversionsMatchScalar_data() {
-    QTest::addColumn<DType>("dtype");
-    for (DType d : floating_dtypes()) QTest::newRow(dtype_name(d).data()) << d;
+    add_column<DType>("dtype");
+    for (DType d : floating_dtypes()) new_row(dtype_name(d).data()) << d;
 }
 
 void TestNumeric::bulkConversionsMatchScalar() {
-    QFETCH(DType, dtype);
+    FETCH(DType, dtype);
     std::mt19937 rng(99);
     std::vector<float> src = {0.0f,     -0.0f,    INFINITY, -INFINITY, NAN,    -NAN,
                               65504.0f, 65520.0f, 448.0f,   464.0f,    465.0f, 57344.0f,
@@ -641,7 +644,7 @@ void TestNumeric::bulkConversionsMatchScalar() {
     for (std::size_t i = 0; i < count; ++i) {
         const double x = decode_bits(f32_bits(src[i]), DType::Float32);
         if (stored_bits(i) != encode_bits(x, dtype))
-            QFAIL(qPrintable(QString("convert_from_float at %1 (%2)").arg(i).arg(src[i])));
+            FAIL_TEST("convert_from_float at " + arg_text(i) + " (" + arg_text(src[i]) + ")");
     }
     // dtype -> float32 / float64
     std::vector<float> back(count);
@@ -650,11 +653,11 @@ void TestNumeric::bulkConversionsMatchScalar() {
     convert_to_double(stored.data(), dtype, back64.data(), count);
     for (std::size_t i = 0; i < count; ++i) {
         const double want = decode_bits(stored_bits(i), dtype);
-        QVERIFY(same_bits(back64[i], want));
+        CHECK(same_bits(back64[i], want));
         if (std::isnan(want))
-            QVERIFY(std::isnan(back[i]) && std::signbit(back[i]) == std::signbit(want));
+            CHECK(std::isnan(back[i]) && std::signbit(back[i]) == std::signbit(want));
         else
-            QCOMPARE(back[i], float(want)); // float64 -> float32 rounds; others exact
+            CHECK_EQ(back[i], float(want)); // float64 -> float32 rounds; others exact
     }
     // round_in_place == decode(encode(x)) in float32
     std::vector<float> rounded = src;
@@ -663,9 +666,9 @@ void TestNumeric::bulkConversionsMatchScalar() {
         const double want =
             dtype == DType::Float64 ? double(src[i]) : round_to_dtype(src[i], dtype);
         if (std::isnan(want))
-            QVERIFY(std::isnan(rounded[i]));
+            CHECK(std::isnan(rounded[i]));
         else if (rounded[i] != float(want) || std::signbit(rounded[i]) != std::signbit(want))
-            QFAIL(qPrintable(QString("round_in_place at %1: %2").arg(i).arg(src[i])));
+            FAIL_TEST("round_in_place at " + arg_text(i) + ": " + arg_text(src[i]));
     }
     // float64 -> dtype rounds once
     std::vector<double> src64(count);
@@ -673,7 +676,7 @@ void TestNumeric::bulkConversionsMatchScalar() {
     convert_from_double(src64.data(), stored.data(), dtype, count);
     for (std::size_t i = 0; i < count; ++i)
         if (stored_bits(i) != encode_bits(src64[i], dtype))
-            QFAIL(qPrintable(QString("convert_from_double at %1").arg(i)));
+            FAIL_TEST("convert_from_double at " + arg_text(i));
 }
 
 void TestNumeric::convertAnyToAny() {
@@ -690,8 +693,8 @@ void TestNumeric::convertAnyToAny() {
             std::memcpy(&got, out.data() + b * width, width);
             const std::uint64_t want = encode_bits(decode_bits(b, DType::Float16), to);
             if (got != want)
-                QFAIL(qPrintable(QString("float16 %1 -> %2: got %3, want %4")
-                                     .arg(hex(b), dtype_name(to).data(), hex(got), hex(want))));
+                FAIL_TEST("float16 " + hex(b) + " -> " + arg_text(dtype_name(to).data()) +
+                          ": got " + hex(got) + ", want " + hex(want));
         }
     }
 }
@@ -700,23 +703,27 @@ void TestNumeric::integerDtypes() {
     const std::uint8_t pixels[] = {0, 1, 128, 255};
     float f[4];
     convert_to_float(pixels, DType::UInt8, f, 4);
-    QCOMPARE(f[3], 255.0f);
+    CHECK_EQ(f[3], 255.0f);
     const std::int32_t labels[] = {-7, 0, 9};
     double d[3];
     convert_to_double(labels, DType::Int32, d, 3);
-    QCOMPARE(d[0], -7.0);
+    CHECK_EQ(d[0], -7.0);
     const float in[] = {-3.0f, 2.5f, 3.5f, 300.0f, NAN};
     std::uint8_t out[5];
     convert_from_float(in, out, DType::UInt8, 5);
-    QCOMPARE(int(out[0]), 0); // saturated
-    QCOMPARE(int(out[1]), 2); // ties to even
-    QCOMPARE(int(out[2]), 4);
-    QCOMPARE(int(out[3]), 255); // saturated
-    QCOMPARE(int(out[4]), 0);   // NaN
+    CHECK_EQ(int(out[0]), 0); // saturated
+    CHECK_EQ(int(out[1]), 2); // ties to even
+    CHECK_EQ(int(out[2]), 4);
+    CHECK_EQ(int(out[3]), 255); // saturated
+    CHECK_EQ(int(out[4]), 0);   // NaN
     std::uint16_t h[4];
     convert(pixels, DType::UInt8, h, DType::Float16, 4);
-    QCOMPARE(half_bits_to_float(h[3]), 255.0f);
+    CHECK_EQ(half_bits_to_float(h[3]), 255.0f);
 }
 
-QTEST_APPLESS_MAIN(TestNumeric)
-#include "tst_numeric.moc"
+MANTISSA_TEST_MAIN(TestNumeric, formatTable, nonFloatDtypesAreRejected, all16BitPatternsRoundTrip,
+                   allFp8PatternsRoundTrip, referenceListMatchesDecode, edges,
+                   tiesAndNeighboursEveryInterval, randomDoublesMatchReference,
+                   fastPathsAgreeWithEncodeSweep, float32EncodeMatchesHardwareCast, kerasGuideFacts,
+                   fp8Facts, singleRoundingFromDouble, nanAndSignedZero, classifyAndSplit,
+                   bulkConversionsMatchScalar, convertAnyToAny, integerDtypes)

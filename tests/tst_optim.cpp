@@ -1,7 +1,6 @@
 // Optimizer tests: Keras defaults and validation, each update against an independent float64
 // reference, float16 failure modes (epsilon, g² underflow, vanishing updates) and bit-identical
 // skips.
-#include <QtTest>
 
 #include "tests/host_tensor.h"
 
@@ -19,11 +18,13 @@
 #include "core/numeric/half.h"
 #include "core/optim/optimizer_config.h"
 #include "core/optim/update_rules.h"
+#include "tests/unit/check_throws.h"
+#include "tests/unit/files.h"
+#include "tests/unit/format.h"
+#include "tests/unit/unit_test.h"
 
 using namespace mantissa;
-
-Q_DECLARE_METATYPE(mantissa::OptimizerConfig)
-Q_DECLARE_METATYPE(mantissa::DType)
+using namespace mantissa::unit;
 
 using mantissa::test::HostScalars;
 using mantissa::test::HostTensor;
@@ -146,16 +147,16 @@ std::vector<double> gradient(int step) {
 }
 
 void add_optimizer_rows() {
-    QTest::addColumn<OptimizerConfig>("config");
-    QTest::newRow("sgd") << make(OptimizerType::SGD);
-    QTest::newRow("sgd_momentum") << make(OptimizerType::SGD, 0.9);
-    QTest::newRow("sgd_nesterov") << make(OptimizerType::SGD, 0.9, true);
-    QTest::newRow("rmsprop") << make(OptimizerType::RMSprop);
-    QTest::newRow("rmsprop_momentum") << make(OptimizerType::RMSprop, 0.5);
-    QTest::newRow("rmsprop_centered") << make(OptimizerType::RMSprop, 0.0, false, true);
-    QTest::newRow("rmsprop_centered_momentum") << make(OptimizerType::RMSprop, 0.5, false, true);
-    QTest::newRow("adam") << make(OptimizerType::Adam);
-    QTest::newRow("adamw") << make(OptimizerType::AdamW);
+    add_column<OptimizerConfig>("config");
+    new_row("sgd") << make(OptimizerType::SGD);
+    new_row("sgd_momentum") << make(OptimizerType::SGD, 0.9);
+    new_row("sgd_nesterov") << make(OptimizerType::SGD, 0.9, true);
+    new_row("rmsprop") << make(OptimizerType::RMSprop);
+    new_row("rmsprop_momentum") << make(OptimizerType::RMSprop, 0.5);
+    new_row("rmsprop_centered") << make(OptimizerType::RMSprop, 0.0, false, true);
+    new_row("rmsprop_centered_momentum") << make(OptimizerType::RMSprop, 0.5, false, true);
+    new_row("adam") << make(OptimizerType::Adam);
+    new_row("adamw") << make(OptimizerType::AdamW);
 }
 
 // Round to float16 for make_update_rule, through the engine's scalar conversion.
@@ -200,101 +201,98 @@ bool same_bits(const float* a, const float* b, std::size_t n) {
 
 } // namespace
 
-class TestOptim : public QObject {
-    Q_OBJECT
-
-private slots:
+class TestOptim {
+public:
     void kerasDefaults() {
         const OptimizerConfig sgd = optimizer_defaults(OptimizerType::SGD);
-        QCOMPARE(sgd.learning_rate, 0.01);
-        QCOMPARE(sgd.momentum, 0.0);
-        QCOMPARE(sgd.nesterov, false);
-        QCOMPARE(optimizer_slot_count(sgd), 0);
+        CHECK_EQ(sgd.learning_rate, 0.01);
+        CHECK_EQ(sgd.momentum, 0.0);
+        CHECK_EQ(sgd.nesterov, false);
+        CHECK_EQ(optimizer_slot_count(sgd), 0);
 
         const OptimizerConfig rms = optimizer_defaults(OptimizerType::RMSprop);
-        QCOMPARE(rms.learning_rate, 0.001);
-        QCOMPARE(rms.rho, 0.9);
-        QCOMPARE(rms.momentum, 0.0);
-        QCOMPARE(rms.epsilon, 1e-7);
-        QCOMPARE(rms.centered, false);
-        QCOMPARE(optimizer_slot_count(rms), 1);
-        QCOMPARE(optimizer_slot_name(rms, 0), "velocity");
+        CHECK_EQ(rms.learning_rate, 0.001);
+        CHECK_EQ(rms.rho, 0.9);
+        CHECK_EQ(rms.momentum, 0.0);
+        CHECK_EQ(rms.epsilon, 1e-7);
+        CHECK_EQ(rms.centered, false);
+        CHECK_EQ(optimizer_slot_count(rms), 1);
+        CHECK_EQ(optimizer_slot_name(rms, 0), "velocity");
 
         const OptimizerConfig adam = optimizer_defaults(OptimizerType::Adam);
-        QCOMPARE(adam.learning_rate, 0.001);
-        QCOMPARE(adam.beta_1, 0.9);
-        QCOMPARE(adam.beta_2, 0.999);
-        QCOMPARE(adam.epsilon, 1e-7);
-        QCOMPARE(optimizer_slot_count(adam), 2);
-        QCOMPARE(optimizer_slot_name(adam, 0), "m");
-        QCOMPARE(optimizer_slot_name(adam, 1), "v");
+        CHECK_EQ(adam.learning_rate, 0.001);
+        CHECK_EQ(adam.beta_1, 0.9);
+        CHECK_EQ(adam.beta_2, 0.999);
+        CHECK_EQ(adam.epsilon, 1e-7);
+        CHECK_EQ(optimizer_slot_count(adam), 2);
+        CHECK_EQ(optimizer_slot_name(adam, 0), "m");
+        CHECK_EQ(optimizer_slot_name(adam, 1), "v");
 
         const OptimizerConfig adamw = optimizer_defaults(OptimizerType::AdamW);
-        QCOMPARE(adamw.learning_rate, 0.001);
-        QCOMPARE(adamw.weight_decay, 0.004);
-        QCOMPARE(optimizer_slot_count(adamw), 2);
+        CHECK_EQ(adamw.learning_rate, 0.001);
+        CHECK_EQ(adamw.weight_decay, 0.004);
+        CHECK_EQ(optimizer_slot_count(adamw), 2);
 
         OptimizerConfig full = make(OptimizerType::RMSprop, 0.5, false, true);
-        QCOMPARE(optimizer_slot_count(full), 3);
-        QCOMPARE(optimizer_slot_name(full, 1), "momentum");
-        QCOMPARE(optimizer_slot_name(full, 2), "average_gradient");
+        CHECK_EQ(optimizer_slot_count(full), 3);
+        CHECK_EQ(optimizer_slot_name(full, 1), "momentum");
+        CHECK_EQ(optimizer_slot_name(full, 2), "average_gradient");
         full.momentum = 0.0;
-        QCOMPARE(optimizer_slot_name(full, 1), "average_gradient");
-        QCOMPARE(optimizer_slot_name(make(OptimizerType::SGD, 0.9), 0), "momentum");
-        QVERIFY_THROWS_EXCEPTION(Error, optimizer_slot_name(adam, 2));
+        CHECK_EQ(optimizer_slot_name(full, 1), "average_gradient");
+        CHECK_EQ(optimizer_slot_name(make(OptimizerType::SGD, 0.9), 0), "momentum");
+        CHECK_THROWS(Error, optimizer_slot_name(adam, 2));
     }
 
     void names() {
-        QCOMPARE(optimizer_type_from_name("RMSprop"), OptimizerType::RMSprop);
-        QCOMPARE(optimizer_type_from_name("adamw"), OptimizerType::AdamW);
-        QCOMPARE(optimizer_type_from_name("SGD"), OptimizerType::SGD);
-        QCOMPARE(optimizer_type_name(OptimizerType::Adam), "adam");
+        CHECK_EQ(optimizer_type_from_name("RMSprop"), OptimizerType::RMSprop);
+        CHECK_EQ(optimizer_type_from_name("adamw"), OptimizerType::AdamW);
+        CHECK_EQ(optimizer_type_from_name("SGD"), OptimizerType::SGD);
+        CHECK_EQ(optimizer_type_name(OptimizerType::Adam), "adam");
         try {
             optimizer_type_from_name("adagrad");
-            QFAIL("no error for an unknown optimizer");
+            FAIL_TEST("no error for an unknown optimizer");
         } catch (const Error& e) {
-            QCOMPARE(e.kind(), ErrorKind::Config);
-            QVERIFY2(std::strstr(e.what(), "adagrad") && std::strstr(e.what(), "rmsprop"),
-                     e.what());
+            CHECK_EQ(e.kind(), ErrorKind::Config);
+            CHECK_MSG(std::strstr(e.what(), "adagrad") && std::strstr(e.what(), "rmsprop"),
+                      e.what());
         }
     }
 
     void validationNamesTheField_data() {
-        QTest::addColumn<OptimizerConfig>("config");
-        QTest::addColumn<QString>("message");
+        add_column<OptimizerConfig>("config");
+        add_column<std::string>("message");
         OptimizerConfig c = optimizer_defaults(OptimizerType::RMSprop);
         c.learning_rate = std::nan("");
-        QTest::newRow("lr nan") << c
-                                << "optimizer.learning_rate must be a finite number > 0 (got nan)";
+        new_row("lr nan") << c << "optimizer.learning_rate must be a finite number > 0 (got nan)";
         c.learning_rate = -0.5;
-        QTest::newRow("lr negative")
-            << c << "optimizer.learning_rate must be a finite number > 0 (got -0.5)";
+        new_row("lr negative") << c
+                               << "optimizer.learning_rate must be a finite number > 0 (got -0.5)";
         c = optimizer_defaults(OptimizerType::SGD);
         c.momentum = 1.0;
-        QTest::newRow("momentum 1") << c << "optimizer.momentum must be in [0, 1) (got 1)";
+        new_row("momentum 1") << c << "optimizer.momentum must be in [0, 1) (got 1)";
         c = optimizer_defaults(OptimizerType::RMSprop);
         c.rho = 1.5;
-        QTest::newRow("rho") << c << "optimizer.rho must be in [0, 1) (got 1.5)";
+        new_row("rho") << c << "optimizer.rho must be in [0, 1) (got 1.5)";
         c = optimizer_defaults(OptimizerType::Adam);
         c.beta_2 = -0.1;
-        QTest::newRow("beta_2") << c << "optimizer.beta_2 must be in [0, 1) (got -0.1)";
+        new_row("beta_2") << c << "optimizer.beta_2 must be in [0, 1) (got -0.1)";
         c.beta_2 = 0.999;
         c.epsilon = INFINITY;
-        QTest::newRow("epsilon") << c << "optimizer.epsilon must be a finite number >= 0 (got inf)";
+        new_row("epsilon") << c << "optimizer.epsilon must be a finite number >= 0 (got inf)";
         c = optimizer_defaults(OptimizerType::AdamW);
         c.weight_decay = -1;
-        QTest::newRow("weight_decay")
-            << c << "optimizer.weight_decay must be a finite number >= 0 (got -1)";
+        new_row("weight_decay") << c
+                                << "optimizer.weight_decay must be a finite number >= 0 (got -1)";
     }
     void validationNamesTheField() {
-        QFETCH(OptimizerConfig, config);
-        QFETCH(QString, message);
+        FETCH(OptimizerConfig, config);
+        FETCH(std::string, message);
         try {
             validate_optimizer(config);
-            QFAIL("no error");
+            FAIL_TEST("no error");
         } catch (const Error& e) {
-            QCOMPARE(e.kind(), ErrorKind::Config);
-            QCOMPARE(QString::fromUtf8(e.what()), message);
+            CHECK_EQ(e.kind(), ErrorKind::Config);
+            CHECK_EQ(e.what(), message);
         }
     }
 
@@ -307,7 +305,7 @@ private slots:
     // Three steps through CpuBackend against the float64 reference of Keras's formulas.
     void matchesKerasFormulas_data() { add_optimizer_rows(); }
     void matchesKerasFormulas() {
-        QFETCH(OptimizerConfig, config);
+        FETCH(OptimizerConfig, config);
         for (DType dtype : {DType::Float32, DType::Float64}) {
             CpuBackend backend;
             Run run(config, dtype, kW0);
@@ -317,29 +315,24 @@ private slots:
             for (int step = 0; step < 3; ++step) {
                 run.step(backend, gradient(step));
                 ref.step(gradient(step));
-                QCOMPARE(backend.read_scalars(run.scalars.tensor).iterations, step + 1);
+                CHECK_EQ(backend.read_scalars(run.scalars.tensor).iterations, step + 1);
                 const std::vector<double> w = run.param.values();
                 for (std::size_t i = 0; i < w.size(); ++i)
-                    QVERIFY2(std::abs(w[i] - ref.w[i]) <= rel * std::max(1.0, std::abs(ref.w[i])),
-                             qPrintable(QString("%1 step %2 w[%3]: %4 vs reference %5")
-                                            .arg(dtype_name(dtype).data())
-                                            .arg(step + 1)
-                                            .arg(i)
-                                            .arg(w[i], 0, 'g', 17)
-                                            .arg(ref.w[i], 0, 'g', 17)));
+                    CHECK_MSG(std::abs(w[i] - ref.w[i]) <= rel * std::max(1.0, std::abs(ref.w[i])),
+                              arg_text(dtype_name(dtype).data()) + " step " + arg_text(step + 1) +
+                                  " w[" + arg_text(i) + "]: " + format("%.17g", double(w[i])) +
+                                  " vs reference " + format("%.17g", double(ref.w[i])));
                 const auto ref_slots = ref.slot_values();
-                QCOMPARE(run.slot_tensors.size(), ref_slots.size());
+                CHECK_EQ(run.slot_tensors.size(), ref_slots.size());
                 for (std::size_t k = 0; k < ref_slots.size(); ++k) {
                     const std::vector<double> s = run.slot_tensors[k].values();
                     for (std::size_t i = 0; i < s.size(); ++i)
-                        QVERIFY2(std::abs(s[i] - ref_slots[k][i]) <=
-                                     rel * std::abs(ref_slots[k][i]) + 1e-30,
-                                 qPrintable(QString("step %1 slot %2 [%3]: %4 vs reference %5")
-                                                .arg(step + 1)
-                                                .arg(optimizer_slot_name(config, int(k)))
-                                                .arg(i)
-                                                .arg(s[i], 0, 'g', 17)
-                                                .arg(ref_slots[k][i], 0, 'g', 17)));
+                        CHECK_MSG(std::abs(s[i] - ref_slots[k][i]) <=
+                                      rel * std::abs(ref_slots[k][i]) + 1e-30,
+                                  ("step " + arg_text(step + 1) + " slot " +
+                                   arg_text(optimizer_slot_name(config, int(k))) + " [" +
+                                   arg_text(i) + "]: " + format("%.17g", double(s[i])) +
+                                   " vs reference " + format("%.17g", double(ref_slots[k][i]))));
                 }
             }
         }
@@ -349,7 +342,7 @@ private slots:
     // float32 path does: float64 holds every float32 gradient exactly.
     void chunkedPathMatchesDirect_data() { add_optimizer_rows(); }
     void chunkedPathMatchesDirect() {
-        QFETCH(OptimizerConfig, config);
+        FETCH(OptimizerConfig, config);
         std::vector<double> w0(1500), g0(1500);
         for (std::size_t i = 0; i < w0.size(); ++i) {
             w0[i] = std::sin(0.37 * double(i));
@@ -362,9 +355,9 @@ private slots:
             direct.step(backend, g0);
             chunked.step(backend, g0);
         }
-        QVERIFY(direct.param.bytes() == chunked.param.bytes());
+        CHECK(direct.param.bytes() == chunked.param.bytes());
         for (std::size_t k = 0; k < direct.slot_tensors.size(); ++k)
-            QVERIFY(direct.slot_tensors[k].bytes() == chunked.slot_tensors[k].bytes());
+            CHECK(direct.slot_tensors[k].bytes() == chunked.slot_tensors[k].bytes());
     }
 
     // update_chunk (vectorised, one operation at a time over a chunk) against update_element
@@ -373,7 +366,7 @@ private slots:
     // through CpuBackend over several 512-element chunks against apply_update per element.
     void chunkPathMatchesElementPath_data() { add_optimizer_rows(); }
     void chunkPathMatchesElementPath() {
-        QFETCH(OptimizerConfig, config);
+        FETCH(OptimizerConfig, config);
         const int slot_count = optimizer_slot_count(config);
         for (DType dtype : {DType::Float16, DType::BFloat16}) {
             const auto round_array = [dtype](float* data, std::size_t count) {
@@ -406,16 +399,13 @@ private slots:
                     for (std::size_t i = 0; i < n; ++i)
                         update_element(rule, w_ref[i], g[i], slot_ref_ptrs, i, ToBFloat16{});
                 }
-                QVERIFY2(
-                    same_bits(w.data(), w_ref.data(), n),
-                    qPrintable(
-                        QString("%1 t=%2: weights differ").arg(dtype_name(dtype).data()).arg(t)));
+                CHECK_MSG(same_bits(w.data(), w_ref.data(), n), arg_text(dtype_name(dtype).data()) +
+                                                                    " t=" + arg_text(t) +
+                                                                    ": weights differ");
                 for (int k = 0; k < slot_count; ++k)
-                    QVERIFY2(same_bits(slot_ptrs[k], slot_ref_ptrs[k], n),
-                             qPrintable(QString("%1 t=%2: slot %3 differs")
-                                            .arg(dtype_name(dtype).data())
-                                            .arg(t)
-                                            .arg(optimizer_slot_name(config, k))));
+                    CHECK_MSG(same_bits(slot_ptrs[k], slot_ref_ptrs[k], n),
+                              (arg_text(dtype_name(dtype).data()) + " t=" + arg_text(t) +
+                               ": slot " + arg_text(optimizer_slot_name(config, k)) + " differs"));
             }
             // The CPU engine's 16-bit path against apply_update with the scalar rounding.
             const std::size_t m = 1300; // two full 512-element chunks and a partial one
@@ -460,10 +450,10 @@ private slots:
             else
                 apply_update(config, w_expect.data(), g_expect.data(), s_expect_ptrs, m, 1,
                              ToBFloat16{});
-            QVERIFY(same_bits(stored(run.param).data(), round_trip(w_expect).data(), m));
+            CHECK(same_bits(stored(run.param).data(), round_trip(w_expect).data(), m));
             for (int k = 0; k < slot_count; ++k)
-                QVERIFY(same_bits(stored(run.slot_tensors[std::size_t(k)]).data(),
-                                  round_trip(s_expect[std::size_t(k)]).data(), m));
+                CHECK(same_bits(stored(run.slot_tensors[std::size_t(k)]).data(),
+                                round_trip(s_expect[std::size_t(k)]).data(), m));
         }
     }
 
@@ -473,13 +463,13 @@ private slots:
         OptimizerConfig config = optimizer_defaults(OptimizerType::RMSprop);
         const UpdateRule<float> rule = make_update_rule<float>(config, 1, ToHalf{});
         // Exact comparisons (QCOMPARE on floats is fuzzy, and treats |x| < 1e-5 as zero).
-        QVERIFY(double(rule.epsilon) == std::ldexp(1.0, -23));
-        QVERIFY(double(rule.epsilon) != 1e-7f);
-        QVERIFY(rule.one_minus_rho == half_bits_to_float(float_to_half_bits(0.1f)));
+        CHECK(double(rule.epsilon) == std::ldexp(1.0, -23));
+        CHECK(double(rule.epsilon) != 1e-7f);
+        CHECK(rule.one_minus_rho == half_bits_to_float(float_to_half_bits(0.1f)));
         const float g = half_bits_to_float(float_to_half_bits(1e-4f));
-        QVERIFY(g > 0.0f);
-        QVERIFY(ToHalf{}(g * g) == 0.0f);
-        QVERIFY(g * g > 0.0f); // float32 still holds it
+        CHECK(g > 0.0f);
+        CHECK(ToHalf{}(g * g) == 0.0f);
+        CHECK(g * g > 0.0f); // float32 still holds it
 
         CpuBackend backend;
         Run f16(config, DType::Float16, {1.0, -0.5});
@@ -488,28 +478,28 @@ private slots:
         f32.step(backend, {1e-4, -1e-4});
         // The velocity stays exactly zero in float16 (all bits clear) but not in float32.
         const std::vector<unsigned char> zero(f16.slot_tensors[0].tensor.bytes(), 0);
-        QVERIFY(f16.slot_tensors[0].bytes() == zero);
-        QVERIFY(f32.slot_tensors[0].values()[0] > 0.0);
+        CHECK(f16.slot_tensors[0].bytes() == zero);
+        CHECK(f32.slot_tensors[0].values()[0] > 0.0);
         // The step is taken all the same: v = 0 leaves epsilon alone in the denominator.
-        QVERIFY(f16.param.values()[0] < 1.0);
+        CHECK(f16.param.values()[0] < 1.0);
     }
 
     // Micikevicius et al.: an update below half an ulp of a float16 weight is rounded away, while a
     // float32 master weight keeps it (w = 1: ulp 2^-10; w = 2048: ulp 2).
     void float16UpdateVanishes_data() {
-        QTest::addColumn<double>("weight");
-        QTest::addColumn<double>("lr");
-        QTest::addColumn<double>("grad");
+        add_column<double>("weight");
+        add_column<double>("lr");
+        add_column<double>("grad");
         // Updates that grow |w|: above a power of two the spacing is the coarser one.
-        QTest::newRow("w=1, update +4e-4") << 1.0 << 0.01 << -0.04;
-        QTest::newRow("w=1, update +2^-11 (tie to even)") << 1.0 << 1.0 << -std::ldexp(1.0, -11);
-        QTest::newRow("w=2048, update +0.9") << 2048.0 << 1.0 << -0.9;
-        QTest::newRow("w=-2048, update -1 (tie to even)") << -2048.0 << 1.0 << 1.0;
+        new_row("w=1, update +4e-4") << 1.0 << 0.01 << -0.04;
+        new_row("w=1, update +2^-11 (tie to even)") << 1.0 << 1.0 << -std::ldexp(1.0, -11);
+        new_row("w=2048, update +0.9") << 2048.0 << 1.0 << -0.9;
+        new_row("w=-2048, update -1 (tie to even)") << -2048.0 << 1.0 << 1.0;
     }
     void float16UpdateVanishes() {
-        QFETCH(double, weight);
-        QFETCH(double, lr);
-        QFETCH(double, grad);
+        FETCH(double, weight);
+        FETCH(double, lr);
+        FETCH(double, grad);
         OptimizerConfig config = optimizer_defaults(OptimizerType::SGD);
         config.learning_rate = lr;
         CpuBackend backend;
@@ -518,20 +508,20 @@ private slots:
         const std::vector<unsigned char> before = f16.param.bytes();
         f16.step(backend, {grad});
         master.step(backend, {grad});
-        QVERIFY2(f16.param.bytes() == before, "the float16 weight changed");
-        QVERIFY(master.param.values()[0] != weight);
-        QVERIFY(std::abs(master.param.values()[0] - (weight - float(lr) * float(grad))) <
-                1e-6 * std::abs(weight));
+        CHECK_MSG(f16.param.bytes() == before, "the float16 weight changed");
+        CHECK(master.param.values()[0] != weight);
+        CHECK(std::abs(master.param.values()[0] - (weight - float(lr) * float(grad))) <
+              1e-6 * std::abs(weight));
         // The same update on a weight of similar size to it is kept in float16.
         Run small(config, DType::Float16, {std::abs(grad)});
         small.step(backend, {grad});
-        QVERIFY(small.param.values()[0] != std::abs(grad));
+        CHECK(small.param.values()[0] != std::abs(grad));
     }
 
     // A skipped step writes nothing: weights and every slot stay bit-identical.
     void skippedStepIsBitIdentical_data() {
-        QTest::addColumn<OptimizerConfig>("config");
-        QTest::addColumn<DType>("dtype");
+        add_column<OptimizerConfig>("config");
+        add_column<DType>("dtype");
         const OptimizerConfig configs[] = {
             make(OptimizerType::SGD),
             make(OptimizerType::SGD, 0.9),
@@ -546,11 +536,12 @@ private slots:
             "adam", "adamw"};
         for (DType dtype : {DType::Float32, DType::Float64, DType::Float16, DType::BFloat16})
             for (std::size_t i = 0; i < std::size(configs); ++i)
-                QTest::addRow("%s %s", labels[i], dtype_name(dtype).data()) << configs[i] << dtype;
+                new_row(format("%s %s", labels[i], dtype_name(dtype).data()))
+                    << configs[i] << dtype;
     }
     void skippedStepIsBitIdentical() {
-        QFETCH(OptimizerConfig, config);
-        QFETCH(DType, dtype);
+        FETCH(OptimizerConfig, config);
+        FETCH(DType, dtype);
         CpuBackend backend;
         std::vector<double> w0(700);
         for (std::size_t i = 0; i < w0.size(); ++i) w0[i] = std::sin(double(i)) * 3.0;
@@ -567,26 +558,26 @@ private slots:
         backend.begin_step(run.scalars.tensor);
         Tensor* grads[] = {&run.grad.tensor};
         backend.unscale_and_check_finite(grads, run.scalars.tensor);
-        QCOMPARE(backend.read_scalars(run.scalars.tensor).found_inf, 1);
+        CHECK_EQ(backend.read_scalars(run.scalars.tensor).found_inf, 1);
         const std::vector<Tensor*> slot_list = run.slot_ptrs();
         backend.optimizer_update(config, run.param.tensor, run.grad.tensor, slot_list,
                                  run.scalars.tensor, true);
         backend.finish_step(LossScaleConfig{LossScaleMode::Dynamic, 1024.0, 2000, 2.0, 1.0},
                             run.scalars.tensor);
 
-        QVERIFY(std::memcmp(run.param.bytes().data(), before[0].data(), before[0].size()) == 0);
+        CHECK(std::memcmp(run.param.bytes().data(), before[0].data(), before[0].size()) == 0);
         for (std::size_t k = 0; k < run.slot_tensors.size(); ++k)
-            QVERIFY2(run.slot_tensors[k].bytes() == before[k + 1],
-                     optimizer_slot_name(config, int(k)));
+            CHECK_MSG(run.slot_tensors[k].bytes() == before[k + 1],
+                      optimizer_slot_name(config, int(k)));
         const StepScalars s = backend.read_scalars(run.scalars.tensor);
-        QCOMPARE(s.skipped, 1);
-        QCOMPARE(s.iterations, std::int64_t(2));
-        QCOMPARE(s.skipped_total, std::int64_t(1));
+        CHECK_EQ(s.skipped, 1);
+        CHECK_EQ(s.iterations, std::int64_t(2));
+        CHECK_EQ(s.skipped_total, std::int64_t(1));
 
         // Without the gate the same call does write (so the comparison above can fail).
         backend.optimizer_update(config, run.param.tensor, run.grad.tensor, slot_list,
                                  run.scalars.tensor, false);
-        QVERIFY(run.param.bytes() != before[0]);
+        CHECK(run.param.bytes() != before[0]);
     }
 
     // Adam's t counts applied updates: a skipped step in the middle does not advance it, so
@@ -613,36 +604,37 @@ private slots:
         bad[2] = std::nan("");
         step(a, gradient(0));
         step(a, bad);
-        QCOMPARE(a.scalars.values.skipped, 1);
-        QCOMPARE(a.scalars.values.loss_scale, 4.0);
+        CHECK_EQ(a.scalars.values.skipped, 1);
+        CHECK_EQ(a.scalars.values.loss_scale, 4.0);
         step(a, gradient(2));
         step(b, gradient(0));
         step(b, gradient(2));
-        QCOMPARE(a.scalars.values.iterations, std::int64_t(2));
-        QVERIFY(a.param.bytes() == b.param.bytes());
+        CHECK_EQ(a.scalars.values.iterations, std::int64_t(2));
+        CHECK(a.param.bytes() == b.param.bytes());
         for (std::size_t k = 0; k < a.slot_tensors.size(); ++k)
-            QVERIFY(a.slot_tensors[k].bytes() == b.slot_tensors[k].bytes());
+            CHECK(a.slot_tensors[k].bytes() == b.slot_tensors[k].bytes());
         // Had t advanced to 3, the result would differ: the check above can fail.
         step(c, gradient(0));
         c.scalars.values.iterations = 2;
         step(c, gradient(2));
-        QVERIFY(c.param.bytes() != b.param.bytes());
+        CHECK(c.param.bytes() != b.param.bytes());
     }
 
     void rejectsMismatchedOperands() {
         CpuBackend backend;
         Run run(make(OptimizerType::Adam), DType::Float32, {1.0, 2.0});
         const std::vector<Tensor*> one_slot = {&run.slot_tensors[0].tensor};
-        QVERIFY_THROWS_EXCEPTION(Error, backend.optimizer_update(run.config, run.param.tensor,
-                                                                 run.grad.tensor, one_slot,
-                                                                 run.scalars.tensor, true));
+        CHECK_THROWS(Error, backend.optimizer_update(run.config, run.param.tensor, run.grad.tensor,
+                                                     one_slot, run.scalars.tensor, true));
         HostTensor short_grad(DType::Float32, {1.0});
         const std::vector<Tensor*> slot_list = run.slot_ptrs();
-        QVERIFY_THROWS_EXCEPTION(Error, backend.optimizer_update(run.config, run.param.tensor,
-                                                                 short_grad.tensor, slot_list,
-                                                                 run.scalars.tensor, true));
+        CHECK_THROWS(Error,
+                     backend.optimizer_update(run.config, run.param.tensor, short_grad.tensor,
+                                              slot_list, run.scalars.tensor, true));
     }
 };
 
-QTEST_APPLESS_MAIN(TestOptim)
-#include "tst_optim.moc"
+MANTISSA_TEST_MAIN(TestOptim, kerasDefaults, names, validationNamesTheField, defaultsValidate,
+                   matchesKerasFormulas, chunkedPathMatchesDirect, chunkPathMatchesElementPath,
+                   float16EpsilonAndSquareUnderflow, float16UpdateVanishes,
+                   skippedStepIsBitIdentical, skippedStepDoesNotAdvanceT, rejectsMismatchedOperands)

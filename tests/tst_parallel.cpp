@@ -1,7 +1,6 @@
 // Data-parallel training without MPI: the batch shards, the one-process communicator, and two
 // Trainers in two threads joined by an in-process communicator, against one Trainer on the same
 // global batch. Runs in every build, sanitizers included (tst_data_parallel needs mpirun).
-#include <QtTest>
 
 #include <condition_variable>
 #include <cstring>
@@ -19,8 +18,12 @@
 #include "core/parallel/single_process_communicator.h"
 #include "core/train/trainer.h"
 #include "tests/test_support.h"
+#include "tests/unit/check_throws.h"
+#include "tests/unit/files.h"
+#include "tests/unit/unit_test.h"
 
 using namespace mantissa;
+using namespace mantissa::unit;
 using namespace mantissa::test;
 
 namespace {
@@ -176,40 +179,39 @@ std::vector<std::vector<StepRecord>> train_two_ranks(const Experiment& e, DType 
 
 } // namespace
 
-class TestParallel : public QObject {
-    Q_OBJECT
-
-private slots:
+class TestParallel {
+public:
     void shardsSplitTheGlobalBatch() {
         // A full batch of 128 on 2 ranks: rows 0-63 and 64-127, half the mean each.
         const BatchShard a = batch_shard(256, 128, 64, 0), b = batch_shard(256, 128, 64, 1);
-        QCOMPARE(a.offset, std::int64_t(256));
-        QCOMPARE(a.count, std::int64_t(64));
-        QCOMPARE(b.offset, std::int64_t(320));
-        QCOMPARE(b.count, std::int64_t(64));
-        QCOMPARE(a.weight, 0.5);
-        QCOMPARE(b.weight, 0.5);
+        CHECK_EQ(a.offset, std::int64_t(256));
+        CHECK_EQ(a.count, std::int64_t(64));
+        CHECK_EQ(b.offset, std::int64_t(320));
+        CHECK_EQ(b.count, std::int64_t(64));
+        CHECK_EQ(a.weight, 0.5);
+        CHECK_EQ(b.weight, 0.5);
         // The short last batch of an epoch (96 rows) on 4 ranks of 32: the last rank has none,
         // keeps an in-range offset, and the weights still add up to one.
         double total = 0;
         for (int r = 0; r < 4; ++r) {
             const BatchShard s = batch_shard(59904, 96, 32, r);
-            QCOMPARE(s.count, r < 3 ? std::int64_t(32) : std::int64_t(0));
-            QCOMPARE(s.offset, r < 3 ? 59904 + 32 * r : std::int64_t(59904));
+            CHECK_EQ(s.count, r < 3 ? std::int64_t(32) : std::int64_t(0));
+            CHECK_EQ(s.offset, r < 3 ? 59904 + 32 * r : std::int64_t(59904));
             total += s.weight;
         }
-        QCOMPARE(total, 1.0);
+        CHECK_EQ(total, 1.0);
     }
 
     void batchThatDoesNotDivideNamesTheField() {
-        QCOMPARE(local_batch_size(128, 2), std::int64_t(64));
+        CHECK_EQ(local_batch_size(128, 2), std::int64_t(64));
         try {
             local_batch_size(127, 2);
-            QFAIL("no error");
+            FAIL_TEST("no error");
         } catch (const Error& e) {
-            QCOMPARE(e.kind(), ErrorKind::Config);
-            QVERIFY2(QString(e.what()).startsWith("batch_size: 127 does not divide by the 2 ranks"),
-                     e.what());
+            CHECK_EQ(e.kind(), ErrorKind::Config);
+            CHECK_MSG(
+                std::string(e.what()).starts_with("batch_size: 127 does not divide by the 2 ranks"),
+                e.what());
         }
         // The Trainer checks it before compiling anything.
         LoopbackGroup group(2);
@@ -219,20 +221,20 @@ private slots:
         Experiment e = experiment("float32", 1);
         e.batch_size = 127;
         CpuBackend backend;
-        QVERIFY_THROWS_EXCEPTION(Error, Trainer(e, mnist(), backend, options));
+        CHECK_THROWS(Error, Trainer(e, mnist(), backend, options));
     }
 
     void singleProcessCommunicatorIsTheIdentity() {
         SingleProcessCommunicator one;
         float values[3] = {1.5f, -2.0f, 3.25f};
         one.allreduce_sum(values, 3, DType::Float32);
-        QCOMPARE(values[2], 3.25f);
-        QCOMPARE(one.allreduce_max(7), std::int64_t(7));
+        CHECK_EQ(values[2], 3.25f);
+        CHECK_EQ(one.allreduce_max(7), std::int64_t(7));
         const double mine[2] = {4, 5};
         double all[2] = {};
         one.allgather(mine, all);
-        QCOMPARE(all[1], 5.0);
-        QVERIFY_THROWS_EXCEPTION(Error, one.allreduce_sum(values, 3, DType::Int32));
+        CHECK_EQ(all[1], 5.0);
+        CHECK_THROWS(Error, one.allreduce_sum(values, 3, DType::Int32));
     }
 
     // Two ranks of 64 rows against one process of 128 (see tst_data_parallel for the tolerance).
@@ -240,39 +242,37 @@ private slots:
         const Experiment e = experiment("float32", 20);
         const auto one = train(e);
         const auto ranks = train_two_ranks(e, DType::Float32);
-        QCOMPARE(one.size(), std::size_t(20));
+        CHECK_EQ(one.size(), std::size_t(20));
         for (const auto& steps : ranks) {
-            QCOMPARE(steps.size(), one.size());
+            CHECK_EQ(steps.size(), one.size());
             for (std::size_t i = 0; i < one.size(); ++i) {
-                QVERIFY2(std::abs(steps[i].loss - one[i].loss) <= 1e-4 * std::abs(one[i].loss),
-                         qPrintable(QString("step %1: %2 vs %3")
-                                        .arg(i + 1)
-                                        .arg(steps[i].loss)
-                                        .arg(one[i].loss)));
-                QCOMPARE(steps[i].ranks, 2);
-                QCOMPARE(steps[i].allreduce_bytes, std::int64_t(4 * 118282));
+                CHECK_MSG(std::abs(steps[i].loss - one[i].loss) <= 1e-4 * std::abs(one[i].loss),
+                          "step " + std::to_string(i + 1) + ": " + describe_value(steps[i].loss) +
+                              " vs " + describe_value(one[i].loss));
+                CHECK_EQ(steps[i].ranks, 2);
+                CHECK_EQ(steps[i].allreduce_bytes, std::int64_t(4 * 118282));
             }
         }
         // Both ranks report the same global numbers.
-        for (std::size_t i = 0; i < one.size(); ++i) QCOMPARE(ranks[0][i].loss, ranks[1][i].loss);
+        for (std::size_t i = 0; i < one.size(); ++i) CHECK_EQ(ranks[0][i].loss, ranks[1][i].loss);
     }
 
     void bfloat16WireHalvesTheBytes() {
         const auto ranks = train_two_ranks(experiment("float32", 5), DType::BFloat16);
-        QCOMPARE(ranks[0].back().allreduce_bytes, std::int64_t(2 * 118282));
+        CHECK_EQ(ranks[0].back().allreduce_bytes, std::int64_t(2 * 118282));
     }
 
     // Rank 1 alone sees an inf gradient at step 3: both ranks skip it and halve the scale.
     void nonFiniteOnOneRankSkipsEverywhere() {
         const auto ranks = train_two_ranks(experiment("mixed_float16", 5), DType::Float32, 1, 3);
         for (const auto& steps : ranks) {
-            QCOMPARE(steps.size(), std::size_t(5));
+            CHECK_EQ(steps.size(), std::size_t(5));
             for (const StepRecord& s : steps) {
-                QCOMPARE(s.skipped, s.step == 3);
-                QCOMPARE(s.rank_skipped, std::vector<bool>({s.step == 3, s.step == 3}));
+                CHECK_EQ(s.skipped, s.step == 3);
+                CHECK_EQ(s.rank_skipped, std::vector<bool>({s.step == 3, s.step == 3}));
             }
-            QCOMPARE(steps[2].loss_scale, 32768.0);
-            QCOMPARE(steps[3].loss_scale, 16384.0);
+            CHECK_EQ(steps[2].loss_scale, 32768.0);
+            CHECK_EQ(steps[3].loss_scale, 16384.0);
         }
     }
 
@@ -345,5 +345,6 @@ private slots:
     }
 };
 
-QTEST_APPLESS_MAIN(TestParallel)
-#include "tst_parallel.moc"
+MANTISSA_TEST_MAIN(TestParallel, shardsSplitTheGlobalBatch, batchThatDoesNotDivideNamesTheField,
+                   singleProcessCommunicatorIsTheIdentity, twoRanksMatchOneProcess,
+                   bfloat16WireHalvesTheBytes, nonFiniteOnOneRankSkipsEverywhere)

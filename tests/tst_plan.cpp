@@ -1,17 +1,18 @@
 // The compiled Plan: exact bytes per memory category, explicit casts per policy, shape errors
 // that name the layer, lint messages, and FLOPs per step.
-#include <QtTest>
 
 #include "core/backend/cpu/cpu_backend.h"
 #include "core/error.h"
 #include "core/nn/model.h"
 #include "core/plan/compile.h"
 #include "tests/test_support.h"
+#include "tests/unit/files.h"
+#include "tests/unit/unit_test.h"
+#include <cstdint>
 
 using namespace mantissa;
+using namespace mantissa::unit;
 using namespace mantissa::test;
-
-Q_DECLARE_METATYPE(mantissa::ModelSpec)
 
 namespace {
 // mlp-small's parameters: 784·128+128 + 128·128+128 + 128·10+10
@@ -34,54 +35,52 @@ int count_casts(const Plan& plan, const std::string& op) {
 }
 } // namespace
 
-class TestPlan : public QObject {
-    Q_OBJECT
-
-private slots:
+class TestPlan {
+public:
     void memoryFloat32() {
         CpuBackend backend;
         auto plan = compile_policy(backend, mlp_small(), "float32");
-        QCOMPARE(plan->param_count, static_cast<std::int64_t>(kMlpSmallParams));
-        QCOMPARE(plan->memory[MemCategory::Weights], 4 * kMlpSmallParams);
-        QCOMPARE(plan->memory[MemCategory::Master], std::size_t(0));
-        QCOMPARE(plan->memory[MemCategory::Optimizer], 4 * kMlpSmallParams); // RMSprop: velocity
+        CHECK_EQ(plan->param_count, static_cast<std::int64_t>(kMlpSmallParams));
+        CHECK_EQ(plan->memory[MemCategory::Weights], 4 * kMlpSmallParams);
+        CHECK_EQ(plan->memory[MemCategory::Master], std::size_t(0));
+        CHECK_EQ(plan->memory[MemCategory::Optimizer], 4 * kMlpSmallParams); // RMSprop: velocity
         // Activations: input, labels, 3 dense outputs, probabilities (the Flatten view is free).
         const std::size_t acts =
             4 * 128 * 784 + 4 * 128 + 4 * 128 * (128 + 128 + 10) + 4 * 128 * 10;
-        QCOMPARE(plan->memory[MemCategory::Activations], acts);
+        CHECK_EQ(plan->memory[MemCategory::Activations], acts);
         // Gradients: the variables' plus each layer output's (dense outputs; the input has none).
-        QCOMPARE(plan->memory[MemCategory::Gradients],
+        CHECK_EQ(plan->memory[MemCategory::Gradients],
                  4 * kMlpSmallParams + 4 * 128 * (128 + 128 + 10));
-        QVERIFY(plan->arena.size() >= plan->memory.total());
-        QCOMPARE(count_casts(*plan, "cast float32→float16"), 0);
+        CHECK(plan->arena.size() >= plan->memory.total());
+        CHECK_EQ(count_casts(*plan, "cast float32→float16"), 0);
     }
     void memoryMixedFloat16() {
         CpuBackend backend;
         auto plan = compile_policy(backend, mlp_small(), "mixed_float16", OptimizerType::Adam);
-        QCOMPARE(plan->memory[MemCategory::Master], 4 * kMlpSmallParams);  // float32 variables
-        QCOMPARE(plan->memory[MemCategory::Weights], 2 * kMlpSmallParams); // float16 copies
-        QCOMPARE(plan->memory[MemCategory::Optimizer],
+        CHECK_EQ(plan->memory[MemCategory::Master], 4 * kMlpSmallParams);  // float32 variables
+        CHECK_EQ(plan->memory[MemCategory::Weights], 2 * kMlpSmallParams); // float16 copies
+        CHECK_EQ(plan->memory[MemCategory::Optimizer],
                  2 * 4 * kMlpSmallParams); // Adam m, v in float32
-        QCOMPARE(plan->loss_scale.mode, LossScaleMode::Dynamic);
+        CHECK_EQ(plan->loss_scale.mode, LossScaleMode::Dynamic);
         // Casts: the input and each of the 6 variables to float16, the logits back to float32,
         // and, backward, the logits' gradient to float16.
-        QCOMPARE(count_casts(*plan, "cast float32→float16"), 8);
-        QCOMPARE(count_casts(*plan, "cast float16→float32"), 1 + 6); // logits + 6 gradients back
+        CHECK_EQ(count_casts(*plan, "cast float32→float16"), 8);
+        CHECK_EQ(count_casts(*plan, "cast float16→float32"), 1 + 6); // logits + 6 gradients back
     }
     void pureFloat16KeepsEverythingIn16Bits() {
         CpuBackend backend;
         auto plan = compile_policy(backend, mlp_small(), "float16");
-        QCOMPARE(plan->memory[MemCategory::Weights], 2 * kMlpSmallParams);
-        QCOMPARE(plan->memory[MemCategory::Master], std::size_t(0));
-        QCOMPARE(plan->memory[MemCategory::Optimizer], 2 * kMlpSmallParams);
+        CHECK_EQ(plan->memory[MemCategory::Weights], 2 * kMlpSmallParams);
+        CHECK_EQ(plan->memory[MemCategory::Master], std::size_t(0));
+        CHECK_EQ(plan->memory[MemCategory::Optimizer], 2 * kMlpSmallParams);
         for (const PlanParam& p : plan->params)
-            QCOMPARE(plan->tensor(p.optimizer_slots[0]).dtype, DType::Float16);
+            CHECK_EQ(plan->tensor(p.optimizer_slots[0]).dtype, DType::Float16);
     }
     void bfloat16NeedsNoLossScaling() {
         CpuBackend backend;
-        QCOMPARE(compile_policy(backend, mlp_small(), "mixed_bfloat16")->loss_scale.mode,
+        CHECK_EQ(compile_policy(backend, mlp_small(), "mixed_bfloat16")->loss_scale.mode,
                  LossScaleMode::None);
-        QCOMPARE(compile_policy(backend, mlp_small(), "float32")->loss_scale.mode,
+        CHECK_EQ(compile_policy(backend, mlp_small(), "float32")->loss_scale.mode,
                  LossScaleMode::None);
     }
     void flopsPerStep() {
@@ -90,56 +89,55 @@ private slots:
         // Forward 2·B·Σ(in·out); backward twice that, minus the first layer's dX.
         const double fwd = 2.0 * 128 * (784 * 128 + 128 * 128 + 128 * 10);
         const double dx_first = 2.0 * 128 * 784 * 128;
-        QVERIFY(plan->train_flops_per_step() > 3 * fwd - dx_first);
-        QVERIFY(plan->train_flops_per_step() < 3.2 * fwd - dx_first);
+        CHECK(plan->train_flops_per_step() > 3 * fwd - dx_first);
+        CHECK(plan->train_flops_per_step() < 3.2 * fwd - dx_first);
     }
     void shapeErrorsNameTheLayer_data() {
-        QTest::addColumn<ModelSpec>("spec");
-        QTest::addColumn<QString>("layer");
-        QTest::addColumn<QString>("words");
+        add_column<ModelSpec>("spec");
+        add_column<std::string>("layer");
+        add_column<std::string>("words");
         auto model = [](std::vector<LayerSpec> layers) {
             ModelSpec m;
             m.layers = std::move(layers);
             return m;
         };
-        QTest::newRow("dense before flatten") << model({dense(10)}) << "dense_1"
-                                              << "Flatten";
-        QTest::newRow("conv after flatten")
-            << model({flatten(), conv(8, 3), dense(10)}) << "conv2d_1"
-            << "(784,)";
-        QTest::newRow("kernel larger than input")
+        new_row("dense before flatten") << model({dense(10)}) << "dense_1"
+                                        << "Flatten";
+        new_row("conv after flatten") << model({flatten(), conv(8, 3), dense(10)}) << "conv2d_1"
+                                      << "(784,)";
+        new_row("kernel larger than input")
             << model({conv(4, 29), flatten(), dense(10)}) << "conv2d_1"
             << "29x29";
-        QTest::newRow("wrong class count") << model({flatten(), dense(12)}) << ""
-                                           << "10 classes";
-        QTest::newRow("pool too large") << model({maxpool(2), maxpool(2), maxpool(2), maxpool(2),
-                                                  maxpool(2), flatten(), dense(10)})
-                                        << "max_pool2d_5"
-                                        << "2x2";
+        new_row("wrong class count") << model({flatten(), dense(12)}) << ""
+                                     << "10 classes";
+        new_row("pool too large") << model({maxpool(2), maxpool(2), maxpool(2), maxpool(2),
+                                            maxpool(2), flatten(), dense(10)})
+                                  << "max_pool2d_5"
+                                  << "2x2";
         // Fuzz findings (fuzz_experiment): sizes from a file overflowed int64 in the parameter
         // count, undefined behaviour in the editor's shape inference.
-        QTest::newRow("units overflow int64")
+        new_row("units overflow int64")
             << model({flatten(), dense(2222222222222222215LL)}) << "dense_1"
             << "more parameters than 64 bits count";
-        QTest::newRow("parameter total overflows int64")
+        new_row("parameter total overflows int64")
             << model({flatten(), dense(INT64_MAX / 785), dense(10)}) << "dense_2"
             << "more parameters than 64 bits count";
     }
     void shapeErrorsNameTheLayer() {
-        QFETCH(ModelSpec, spec);
-        QFETCH(QString, layer);
-        QFETCH(QString, words);
+        FETCH(ModelSpec, spec);
+        FETCH(std::string, layer);
+        FETCH(std::string, words);
         CpuBackend backend;
         Model model(spec, policy_from_name("float32"));
         const ModelAnalysis analysis = model.analyze();
-        QVERIFY(!analysis.ok());
-        QVERIFY2(QString::fromStdString(analysis.error).contains(layer), analysis.error.c_str());
-        QVERIFY2(QString::fromStdString(analysis.error).contains(words), analysis.error.c_str());
+        CHECK(!analysis.ok());
+        CHECK_MSG(contains(analysis.error, layer), analysis.error.c_str());
+        CHECK_MSG(contains(analysis.error, words), analysis.error.c_str());
         try {
             compile_policy(backend, spec, "float32");
-            QFAIL("compile accepted a stack that does not fit");
+            FAIL_TEST("compile accepted a stack that does not fit");
         } catch (const Error& e) {
-            QCOMPARE(e.kind(), ErrorKind::Shape);
+            CHECK_EQ(e.kind(), ErrorKind::Shape);
         }
     }
     void lint() {
@@ -153,28 +151,27 @@ private slots:
         options.optimizer = optimizer_defaults(OptimizerType::Adam);
         options.loss_scale.mode = LossScaleMode::None;
         auto plan = compile(model, options, backend);
-        QString all;
-        for (const LintMessage& m : plan->lint)
-            all += QString::fromStdString(m.layer + ": " + m.text) + "\n";
-        QVERIFY2(all.contains("activation_1: the output softmax computes in float16"),
-                 qPrintable(all));
-        QVERIFY2(all.contains("dense_1: 100 units is not a multiple of 8"), qPrintable(all));
-        QVERIFY2(!all.contains("dense_2"), qPrintable(all)); // the 10 output classes are exempt
-        QVERIFY2(all.contains("without loss scaling"), qPrintable(all));
+        std::string all;
+        for (const LintMessage& m : plan->lint) all += m.layer + ": " + m.text + "\n";
+        CHECK_MSG(contains(all, "activation_1: the output softmax computes in float16"), all);
+        CHECK_MSG(contains(all, "dense_1: 100 units is not a multiple of 8"), all);
+        CHECK_MSG(!contains(all, "dense_2"), all); // the 10 output classes are exempt
+        CHECK_MSG(contains(all, "without loss scaling"), all);
     }
     void unknownLayerPolicyIsAConfigError() {
         ModelSpec spec = mlp_small();
         spec.layers[1].dtype = "float17";
         try {
             Model model(spec, policy_from_name("float32"));
-            QFAIL("accepted an unknown policy");
+            FAIL_TEST("accepted an unknown policy");
         } catch (const Error& e) {
-            QCOMPARE(e.kind(), ErrorKind::Config);
-            QVERIFY(QString(e.what()).contains("model.layers[1].dtype"));
-            QVERIFY(QString(e.what()).contains("mixed_float16"));
+            CHECK_EQ(e.kind(), ErrorKind::Config);
+            CHECK(contains(e.what(), "model.layers[1].dtype"));
+            CHECK(contains(e.what(), "mixed_float16"));
         }
     }
 };
 
-QTEST_APPLESS_MAIN(TestPlan)
-#include "tst_plan.moc"
+MANTISSA_TEST_MAIN(TestPlan, memoryFloat32, memoryMixedFloat16, pureFloat16KeepsEverythingIn16Bits,
+                   bfloat16NeedsNoLossScaling, flopsPerStep, shapeErrorsNameTheLayer, lint,
+                   unknownLayerPolicyIsAConfigError)
