@@ -5,6 +5,7 @@
 #include <cmath>
 #include <vector>
 
+#include "core/error.h"
 #include "core/numeric/convert.h"
 
 namespace mantissa {
@@ -55,6 +56,8 @@ void Plan::initialize(Backend& backend, std::uint64_t seed) {
 }
 
 void Plan::train_step(Backend& backend, const RunContext& context) {
+    if (inference_only)
+        throw Error(ErrorKind::Internal, "train_step on a plan compiled for inference only");
     StepHooks* hooks = context.hooks;
     bool gradients_ready = false;
     for (PlanStep& step : steps) {

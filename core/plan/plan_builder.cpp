@@ -121,7 +121,8 @@ PlanBuilder::ParamRef PlanBuilder::add_param(const std::string& name, const Shap
     param.variable = add_tensor(full, m_policy.variable, shape,
                                 mixed ? MemCategory::Master : MemCategory::Weights);
     param.grad = add_tensor("grad(" + full + ")", m_policy.variable, shape, MemCategory::Gradients);
-    for (int slot = 0; slot < optimizer_slot_count(m_plan.optimizer); ++slot)
+    const int slots = m_plan.inference_only ? 0 : optimizer_slot_count(m_plan.optimizer);
+    for (int slot = 0; slot < slots; ++slot)
         param.optimizer_slots.push_back(
             add_tensor(full + "/" + optimizer_slot_name(m_plan.optimizer, slot), m_policy.variable,
                        shape, MemCategory::Optimizer));
