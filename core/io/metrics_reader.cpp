@@ -229,6 +229,60 @@ RunSummary read_summary(const LineReader& r) {
     return s;
 }
 
+// One `kHistogramBins` list of counts (>= 0).
+ExponentCounts read_counts(const LineReader& r, const json& value, const std::string& field) {
+    if (!value.is_array() || value.size() != static_cast<std::size_t>(kHistogramBins))
+        r.fail(field, "expected an array of " + std::to_string(kHistogramBins) + " counts");
+    ExponentCounts out;
+    for (std::size_t i = 0; i < out.bins.size(); ++i) {
+        if (!value[i].is_number_integer() || value[i].get<std::int64_t>() < 0)
+            r.fail(field, "expected counts >= 0, item " + std::to_string(i) + " is " + value[i].dump());
+        out.bins[i] = value[i].get<std::int64_t>();
+    }
+    return out;
+}
+
+GradientHistogram read_histogram(const LineReader& r) {
+    GradientHistogram h;
+    h.step = r.integer("step");
+    h.loss_scale = r.number("loss_scale");
+    // The layout travels with the record; counts binned differently cannot be drawn here.
+    const json& bins = r.require("bins");
+    if (!bins.is_object()) r.fail("bins", "expected an object");
+    const LineReader b(bins, r.where() + ": bins");
+    const std::int64_t layout[][2] = {{b.integer("zero"), kHistogramZeroBin},
+                                      {b.integer("min_exponent"), kHistogramMinExp},
+                                      {b.integer("max_exponent"), kHistogramMaxExp},
+                                      {b.integer("non_finite"), kHistogramNonFiniteBin}};
+    for (const auto& pair : layout)
+        if (pair[0] != pair[1])
+            r.fail("bins", "a bin layout this version does not use (expected zero " +
+                               std::to_string(kHistogramZeroBin) + ", min_exponent " +
+                               std::to_string(kHistogramMinExp) + ", max_exponent " +
+                               std::to_string(kHistogramMaxExp) + ", non_finite " +
+                               std::to_string(kHistogramNonFiniteBin) + ")");
+    const json& layers = r.require("layers");
+    if (!layers.is_array()) r.fail("layers", "expected an array");
+    for (std::size_t i = 0; i < layers.size(); ++i) {
+        const std::string field = "layers[" + std::to_string(i) + "]";
+        if (!layers[i].is_object()) r.fail(field, "expected an object");
+        const LineReader l(layers[i], r.where() + ": " + field);
+        LayerGradientHistogram layer;
+        layer.layer = l.string("name");
+        layer.activation = read_counts(r, l.require("activation"), field + ".activation");
+        const json& weight = l.require("weight");
+        layer.has_weights = !weight.is_null();
+        if (layer.has_weights) layer.weight = read_counts(r, weight, field + ".weight");
+        h.layers.push_back(std::move(layer));
+    }
+    const json& all = r.require("all");
+    if (!all.is_object()) r.fail("all", "expected an object");
+    const LineReader a(all, r.where() + ": all");
+    h.all_activation = read_counts(r, a.require("activation"), "all.activation");
+    h.all_weight = read_counts(r, a.require("weight"), "all.weight");
+    return h;
+}
+
 } // namespace
 
 RunMetrics parse_metrics_jsonl(const std::string& text, const std::string& source) {
@@ -281,7 +335,9 @@ RunMetrics parse_metrics_jsonl(const std::string& text, const std::string& sourc
                 out.summary = read_summary(r);
             else if (type == "log")
                 out.log.push_back(r.string("message", std::string()));
-            // Any other type (histograms, future records) is for other readers: skip it.
+            else if (type == "histogram")
+                out.histograms.push_back(read_histogram(r));
+            // Any other type (future records) is for other readers: skip it.
         } catch (const json::exception& e) {
             // Every access is type-checked first; this is a last line of defence.
             throw Error(ErrorKind::Data, where + ": " + e.what());
