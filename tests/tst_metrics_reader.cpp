@@ -308,8 +308,8 @@ private slots:
             errorOf([&] { parse_metrics_jsonl(text, "m.jsonl"); }, ErrorKind::Data);
         QVERIFY2(message.startsWith("m.jsonl: line 2: the record nests deeper than 64 levels"),
                  qPrintable(message));
-        const std::string nested =
-            "{\"type\":\"future_record\",\"x\":" + std::string(60, '[') + std::string(60, ']') + "}\n";
+        const std::string nested = "{\"type\":\"future_record\",\"x\":" + std::string(60, '[') +
+                                   std::string(60, ']') + "}\n";
         QCOMPARE(parse_metrics_jsonl(nested, "m.jsonl").steps.size(), std::size_t(0));
     }
 

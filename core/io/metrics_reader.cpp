@@ -236,7 +236,8 @@ ExponentCounts read_counts(const LineReader& r, const json& value, const std::st
     ExponentCounts out;
     for (std::size_t i = 0; i < out.bins.size(); ++i) {
         if (!value[i].is_number_integer() || value[i].get<std::int64_t>() < 0)
-            r.fail(field, "expected counts >= 0, item " + std::to_string(i) + " is " + value[i].dump());
+            r.fail(field,
+                   "expected counts >= 0, item " + std::to_string(i) + " is " + value[i].dump());
         out.bins[i] = value[i].get<std::int64_t>();
     }
     return out;

@@ -93,8 +93,7 @@ EvalResult EvalSession::run() {
     out.examples = result.examples;
     if (result.examples > 0) {
         out.loss = result.loss_sum / static_cast<double>(result.examples);
-        out.accuracy =
-            static_cast<double>(result.correct) / static_cast<double>(result.examples);
+        out.accuracy = static_cast<double>(result.correct) / static_cast<double>(result.examples);
     }
     return out;
 }

@@ -27,8 +27,7 @@ RunSession::RunSession(RunSessionOptions options)
         m_owned_data = load_mnist(find_data_dir(options.data.dir));
         m_data = &*m_owned_data;
     }
-    m_trainer =
-        std::make_unique<Trainer>(options.experiment, *m_data, backend(), options.parallel);
+    m_trainer = std::make_unique<Trainer>(options.experiment, *m_data, backend(), options.parallel);
     if (options.initial_weights) {
         const StartingWeights& w = *options.initial_weights;
         m_trainer->load_weights(w.weights, w.source, w.options);
@@ -61,7 +60,8 @@ bool RunSession::is_root() const {
 
 // A disk problem ends the run unless the caller asked to hear about it instead: then the file is
 // dropped once and training goes on.
-template <typename Write> void RunSession::record(Write&& write) {
+template <typename Write>
+void RunSession::record(Write&& write) {
     if (!m_metrics) return;
     if (!m_callbacks.on_metrics_error) {
         write(*m_metrics);

@@ -79,7 +79,8 @@ public:
     Trainer& trainer() { return *m_trainer; }
 
 private:
-    template <typename Write> void record(Write&& write);
+    template <typename Write>
+    void record(Write&& write);
 
     // Declaration order is destruction order reversed: the engine outlives the data, the data
     // the Trainer (which holds the engine), the Trainer the metrics writer's last records.

@@ -10,8 +10,9 @@ SessionEngine::SessionEngine(EngineSource source, const std::string& device) {
         m_backend = source.backend;
         return;
     }
-    m_choice = source.device ? std::move(source.device)
-                             : std::optional<DeviceChoice>(open_device(device, source.open_options));
+    m_choice = source.device
+                   ? std::move(source.device)
+                   : std::optional<DeviceChoice>(open_device(device, source.open_options));
     if (!m_choice->backend) throw Error(ErrorKind::Internal, "session: the device has no engine");
     m_backend = m_choice->backend.get();
 }

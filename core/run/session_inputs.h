@@ -1,5 +1,5 @@
 // What a run or eval session runs on: the engine (borrowed, handed over, or opened from the
-// experiment's device string) and the MNIST data (injected or loaded). See ARCHITECTURE.md, core/run.
+// experiment's device string) and the MNIST data (injected or loaded).
 #pragma once
 
 #include <optional>
