@@ -114,6 +114,7 @@ private slots:
             }
         }
         QCOMPARE(read.summary->steps, outcome.summary.steps);
+        QVERIFY_THROWS_EXCEPTION(Error, session.run(control)); // its summary is written
     }
 
     void histogramWithAnotherBinLayoutIsAnError() {

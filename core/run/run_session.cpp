@@ -76,6 +76,8 @@ void RunSession::record(Write&& write) {
 }
 
 RunOutcome RunSession::run(TrainControl& control) {
+    if (m_ran) throw Error(ErrorKind::Internal, "RunSession::run: a session runs once");
+    m_ran = true;
     TrainerCallbacks callbacks;
     // The caller hears a record first: a callback that throws (a test's injected failure) stops
     // the run before the record is written, as a crash at that point would.

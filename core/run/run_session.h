@@ -64,7 +64,8 @@ public:
     RunSession& operator=(const RunSession&) = delete;
 
     // Trains to the end (epochs, max_steps, stop or divergence) and writes every record and the
-    // summary. An exception is written as a `failed` summary, then rethrown.
+    // summary. An exception is written as a `failed` summary, then rethrown. Once per session:
+    // a second call throws Error(Internal) (the metrics file already has its summary).
     RunOutcome run(TrainControl& control);
 
     const Experiment& experiment() const { return m_trainer->experiment(); }
@@ -91,6 +92,7 @@ private:
     std::unique_ptr<MetricsJsonlWriter> m_metrics;
     RunCallbacks m_callbacks;
     Communicator* m_comm = nullptr;
+    bool m_ran = false;
 };
 
 } // namespace mantissa
