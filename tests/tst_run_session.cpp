@@ -177,8 +177,8 @@ private slots:
         QCOMPARE(read.summary->message, std::string("injected at step 3"));
     }
 
-    // Evaluation: no optimizer bytes, only the test split uploaded, and the same loss and
-    // accuracy as the Trainer's own validation of the same weights.
+    // Evaluation: no optimizer or gradient bytes, only the test split uploaded, and the same loss
+    // and accuracy as the Trainer's own validation of the same weights.
     void evalHoldsNoOptimizerStateAndOnlyTestImages() {
         CpuBackend cpu;
         const Experiment e = small_experiment("mixed_float16");
@@ -198,7 +198,9 @@ private slots:
         QVERIFY(eval.plan().inference_only);
         QCOMPARE(eval.memory()[MemCategory::Optimizer], std::size_t(0));
         for (const PlanParam& p : eval.plan().params) QVERIFY(p.optimizer_slots.empty());
-        for (const PlanStep& step : eval.plan().steps) QVERIFY(step.phase != StepPhase::Update);
+        QCOMPARE(eval.memory()[MemCategory::Gradients], std::size_t(0));
+        QVERIFY(eval.memory()[MemCategory::Activations] > 0);
+        for (const PlanStep& step : eval.plan().steps) QVERIFY(step.phase == StepPhase::Forward);
         // Test images, labels and their int32 order: nothing of the training split.
         const std::size_t test_bytes = kTest * 28 * 28 + kTest + kTest * 4;
         QCOMPARE(eval.memory()[MemCategory::Data], test_bytes);
@@ -215,6 +217,51 @@ private slots:
         QCOMPARE(result.accuracy, outcome.summary.val_accuracy);
         QVERIFY(std::fabs(result.loss - outcome.summary.val_loss) <=
                 1e-12 * std::fabs(outcome.summary.val_loss));
+    }
+
+    // Every layer type's forward steps run without gradient memory, under each kind of policy,
+    // and reach the Trainer's own validation numbers.
+    void evalMatchesValidation_data() {
+        QTest::addColumn<QString>("policy");
+        for (const char* p : {"float32", "mixed_bfloat16", "float16", "float64"})
+            QTest::newRow(p) << QString(p);
+    }
+    void evalMatchesValidation() {
+        QFETCH(QString, policy);
+        CpuBackend cpu;
+        Experiment e = small_experiment(policy.toStdString().c_str());
+        e.model.layers = {conv(4, 3, Activation::Relu),
+                          maxpool(),
+                          flatten(),
+                          dropout(0.25),
+                          dense(16, Activation::Tanh),
+                          dense(10),
+                          activation(Activation::Softmax, "float32")};
+        e.epochs = 1;
+        RunSession training(session_options(e, cpu));
+        TrainControl control;
+        const RunOutcome outcome = training.run(control);
+        EvalSessionOptions options;
+        options.experiment = e;
+        options.engine.backend = &cpu;
+        options.data.data = &data();
+        options.weights = outcome.model.weights;
+        EvalSession eval(std::move(options));
+        QCOMPARE(eval.memory()[MemCategory::Gradients], std::size_t(0));
+        // No step an evaluation runs reads or writes a gradient (the loss names dlogits as an
+        // output but writes it only when training): so on every engine, not only this one.
+        for (const PlanStep& step : eval.plan().steps) {
+            std::vector<TensorId> ids = step.inputs;
+            if (step.op != "softmax_xent")
+                ids.insert(ids.end(), step.outputs.begin(), step.outputs.end());
+            for (TensorId id : ids)
+                QVERIFY2(eval.plan().tensor(id).category != MemCategory::Gradients,
+                         (step.op + " uses " + eval.plan().tensor(id).name).c_str());
+        }
+        const EvalResult result = eval.run();
+        QCOMPARE(result.examples, kTest);
+        QCOMPARE(result.accuracy, outcome.summary.val_accuracy);
+        QCOMPARE(result.loss, outcome.summary.val_loss);
     }
 
     void evalChecksTheWeights() {

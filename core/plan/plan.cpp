@@ -47,7 +47,7 @@ void Plan::initialize(Backend& backend, std::uint64_t seed) {
         convert_from_double(values.data(), bytes.data(), var.dtype, values.size());
         backend.upload(bytes.data(), var);
         for (TensorId slot : p.optimizer_slots) backend.fill(tensor(slot), 0.0);
-        backend.fill(tensor(p.grad), 0.0);
+        if (!inference_only) backend.fill(tensor(p.grad), 0.0); // inference: no gradients
     }
     StepScalars initial;
     initial.loss_scale = loss_scale.mode == LossScaleMode::None ? 1.0 : loss_scale.initial;

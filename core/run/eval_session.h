@@ -1,6 +1,6 @@
 // EvalSession: trained weights measured on the 10,000 MNIST test images, as Keras's evaluate()
-// does, with a plan compiled for inference only (no optimizer state, no updates) and only the test
-// split on the device. `mantissa-cli eval` and the GUI's Evaluate Weights present it.
+// does, with a plan compiled for inference only (forward steps; no gradients, no optimizer state)
+// and only the test split on the device. `mantissa-cli eval` and Evaluate Weights present it.
 #pragma once
 
 #include <memory>
