@@ -29,6 +29,7 @@
 #include "tiny_experiment.h"
 #include "ui/charts/chart_export.h"
 #include "ui/charts/charts_panel.h"
+#include "ui/charts/gradient_histogram_chart.h"
 #include "ui/comparison_model.h"
 #include "ui/error_banner.h"
 #include "ui/experiment_document.h"
@@ -247,6 +248,38 @@ private slots:
 
         QTRY_VERIFY(!restarted.run_history()->is_loading());
         QCOMPARE(restarted.run_store()->rowCount(), 0);
+    }
+
+    // The Gradients tab of a run trained in the app comes back when the run is reopened: the
+    // worker's metrics file holds its histogram records and the history reads them.
+    void reopenedRunShowsItsHistograms() {
+        clear_runs();
+        Experiment e = tiny_experiment("history-histograms", 30);
+        e.histogram_every = 10; // steps 1, 11 and 21
+        {
+            MainWindow window;
+            QTRY_VERIFY(!window.run_history()->is_loading());
+            window.set_experiment(e);
+            window.train();
+            QTRY_VERIFY_WITH_TIMEOUT(!window.controller()->is_running(), 60000);
+            const RunRecord* run = only_run(window);
+            QVERIFY(run);
+            QCOMPARE(run->state, RunState::Completed);
+        }
+        MainWindow restarted;
+        QTRY_VERIFY(!restarted.run_history()->is_loading());
+        const RunRecord* run = only_run(restarted);
+        QVERIFY(run);
+        QVERIFY(run->reopened);
+        QCOMPARE(run->histograms.size(), qsizetype(3));
+        QCOMPARE(run->histograms.front().step, std::int64_t(1));
+        QCOMPARE(run->histograms.back().step, std::int64_t(21));
+        GradientHistogramChart* chart = restarted.charts()->histogram_chart();
+        QCOMPARE(chart->shown_run(), run->id);
+        QVERIFY(chart->shown_histogram());
+        QCOMPARE(chart->shown_histogram()->step, std::int64_t(21));
+        QVERIFY(chart->bar_count() > 0);
+        QVERIFY(chart->fractions().total > 0);
     }
 
     void killedRunReopensAsIncomplete() {

@@ -256,7 +256,7 @@ private slots:
 
     void unknownRecordTypesAreSkipped() {
         const std::string text =
-            "{\"type\":\"histogram\",\"bins\":[1,2,3]}"
+            "{\"type\":\"future_record\",\"bins\":[1,2,3]}"
             "\n"
             "{\"type\":\"step\",\"step\":1,\"epoch\":1,\"loss\":1,\"accuracy\":0.5,"
             "\"step_ms\":2,\"samples_per_s\":3,\"loss_scale\":1,\"skipped\":false}"
@@ -331,8 +331,8 @@ private slots:
             errorOf([&] { parse_metrics_jsonl(text, "m.jsonl"); }, ErrorKind::Data);
         QVERIFY2(message.startsWith("m.jsonl: line 2: the record nests deeper than 64 levels"),
                  qPrintable(message));
-        const std::string nested =
-            "{\"type\":\"histogram\",\"x\":" + std::string(60, '[') + std::string(60, ']') + "}\n";
+        const std::string nested = "{\"type\":\"future_record\",\"x\":" + std::string(60, '[') +
+                                   std::string(60, ']') + "}\n";
         QCOMPARE(parse_metrics_jsonl(nested, "m.jsonl").steps.size(), std::size_t(0));
     }
 

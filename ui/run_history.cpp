@@ -175,6 +175,8 @@ StoredRun RunHistory::read_folder(const QString& folder) {
         record.data_parallel = metrics.data_parallel;
         record.steps = QVector<StepRecord>(metrics.steps.begin(), metrics.steps.end());
         record.epochs = QVector<EpochRecord>(metrics.epochs.begin(), metrics.epochs.end());
+        record.histograms =
+            QVector<GradientHistogram>(metrics.histograms.begin(), metrics.histograms.end());
         if (!record.epochs.isEmpty() && record.epochs.front().steps > 0)
             record.steps_per_epoch = record.epochs.front().steps;
         record.summary = metrics.summary;

@@ -11,6 +11,7 @@
 
 #include "core/records/metrics_reader.h"
 #include "core/train/experiment.h"
+#include "core/train/gradient_histogram.h"
 #include "core/train/metrics.h"
 
 namespace mantissa::ui {
@@ -34,6 +35,9 @@ struct RunRecord {
     MemoryByCategory memory;     // the compiled plan + data, bytes per category
     QVector<StepRecord> steps;   // every step, in order
     QVector<EpochRecord> epochs; // every epoch, in order
+    // A reopened run's gradient histograms (the Gradients tab); a live run's go straight to the
+    // chart (TrainingController::histograms_arrived).
+    QVector<GradientHistogram> histograms;
     std::optional<RunSummary> summary;
     QString folder;        // its folder in the run history (RunHistory); empty until it starts
     QDateTime created;     // when its folder was made (UTC)

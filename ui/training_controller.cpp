@@ -1,4 +1,4 @@
-// TrainingController and TrainingWorker: the Trainer runs on its own QThread and only appends
+// TrainingController and TrainingWorker: a RunSession runs on its own QThread and only appends
 // value records to a locked buffer, which the UI thread drains every 40 ms and forwards as signals.
 #include "ui/training_controller.h"
 
@@ -16,8 +16,7 @@
 #include "core/device/device_selection.h"
 #include "core/error.h"
 #include "core/export/weights_export.h"
-#include "core/records/metrics_jsonl.h"
-#include "core/train/trainer.h"
+#include "core/run/run_session.h"
 #include "ui/run_history.h"
 
 namespace mantissa::ui {
@@ -102,7 +101,7 @@ struct PendingMetrics {
     }
 };
 
-// Lives on the controller's QThread and owns the Trainer for the length of one run. It never
+// Lives on the controller's QThread and owns the RunSession for the length of one run. It never
 // touches a widget; everything it learns goes through PendingMetrics. No signals, so no moc.
 class TrainingWorker final : public QObject {
 public:
@@ -113,8 +112,7 @@ public:
              const QString& metrics_path, const std::shared_ptr<const InitialWeights>& initial);
 
 private:
-    void write_weights(Trainer& trainer, const RunSummary& summary, const QString& path,
-                       int run_id);
+    void write_weights(const TrainedModel& model, const QString& path, int run_id);
     void finish(int run_id, const RunSummary& summary);
     void fail(int run_id, const QString& message);
 
@@ -126,28 +124,6 @@ void TrainingWorker::run(const Experiment& experiment, int run_id,
                          const std::shared_ptr<TrainControl>& control, const QString& metrics_path,
                          const std::shared_ptr<const InitialWeights>& initial) {
     PendingMetrics& pending = *m_pending;
-    // The run's history file. A disk problem costs the file, never the run: it is logged once and
-    // the writer dropped, while training and the charts go on.
-    std::unique_ptr<MetricsJsonlWriter> metrics;
-    auto record = [&](auto&& write) {
-        if (!metrics) return;
-        try {
-            write(*metrics);
-        } catch (const Error& error) {
-            metrics.reset();
-            pending.log(run_id, QStringLiteral("Run history: %1; this run's metrics are kept in "
-                                               "memory only")
-                                    .arg(QString::fromStdString(error.what())));
-        }
-    };
-    auto record_failure = [&](const QString& message) {
-        RunSummary summary;
-        summary.status = RunStatus::Failed;
-        summary.message = message.toStdString();
-        summary.train_loss = summary.train_accuracy = std::nan("");
-        summary.val_loss = summary.val_accuracy = std::nan("");
-        record([&](MetricsJsonlWriter& w) { w.write_summary(summary); });
-    };
     try {
         if (!m_data) {
             const std::string dir = find_data_dir("");
@@ -164,9 +140,11 @@ void TrainingWorker::run(const Experiment& experiment, int run_id,
             return;
         }
         control->enter_phase(RunPhase::Preparing); // the engine and the plan's compilation
-        // Declared before the Trainer so the Trainer (which references it) is destroyed first.
+        RunSessionOptions options;
+        options.experiment = experiment;
+        options.data.data = m_data.get();
         // "auto" may check an unchecked GPU first (seconds): its progress goes to the status
-        // line; a fallback to the CPU and any warning go to the banner.
+        // line; a fallback to the CPU and any warning go to the banner, even if the plan fails.
         DeviceOpenOptions device_options;
         device_options.progress = [&pending, run_id](const QualificationProgress& p) {
             pending.device_notice(run_id, QString::fromStdString(p.message), false);
@@ -179,50 +157,28 @@ void TrainingWorker::run(const Experiment& experiment, int run_id,
             pending.device_notice(run_id, QString::fromStdString(choice.note), true);
         for (const std::string& warning : choice.warnings)
             pending.device_notice(run_id, QString::fromStdString(warning), true);
-        Trainer trainer(experiment, *m_data, *choice.backend);
+        options.engine.device = std::move(choice); // the session owns it from here
         if (initial) {
             // Rounding is allowed so weights trained under a mixed policy can continue under pure
             // float16; the log line says where the weights came from.
-            trainer.load_weights(initial->weights, initial->source.toStdString(),
-                                 LoadWeightsOptions{.allow_rounding = true});
-            pending.log(run_id, QStringLiteral("Starting from the weights in %1 (converted to the "
-                                               "model's variable dtype where it differs)")
-                                    .arg(initial->source));
+            options.initial_weights =
+                StartingWeights{initial->weights, initial->source.toStdString(),
+                                LoadWeightsOptions{.allow_rounding = true}};
         }
-        const QString device = QString::fromStdString(choice.backend->info().name);
-
-        PendingEvent started;
-        started.kind = PendingEvent::Kind::Started;
-        started.run_id = run_id;
-        started.text = device;
-        started.memory = trainer.memory();
-        started.steps_per_epoch = trainer.steps_per_epoch();
-        pending.push(std::move(started));
-        if (!metrics_path.isEmpty()) {
-            try {
-                metrics = std::make_unique<MetricsJsonlWriter>(metrics_path.toStdString());
-            } catch (const Error& error) {
-                pending.log(run_id, QStringLiteral("Run history: %1; this run's metrics are kept "
-                                                   "in memory only")
-                                        .arg(QString::fromStdString(error.what())));
-            }
-            record([&](MetricsJsonlWriter& w) {
-                w.write_header(experiment, choice.backend->info(), trainer.plan(),
-                               trainer.memory());
-            });
-        }
-        pending.log(run_id, QStringLiteral("Mantissa: %1 (%2) on %3")
-                                .arg(QString::fromStdString(experiment.name),
-                                     QString::fromStdString(experiment.policy), device));
-
-        TrainerCallbacks callbacks;
-        callbacks.on_step = [&pending, &record](const StepRecord& step) {
-            record([&](MetricsJsonlWriter& w) { w.write_step(step); });
+        // The run's history file. A disk problem costs the file, never the run: it is logged once
+        // and the file dropped, while training and the charts go on.
+        options.metrics_path = metrics_path.toStdString();
+        RunCallbacks& callbacks = options.callbacks;
+        callbacks.on_metrics_error = [&pending, run_id](const std::string& error) {
+            pending.log(run_id, QStringLiteral("Run history: %1; this run's metrics are kept in "
+                                               "memory only")
+                                    .arg(QString::fromStdString(error)));
+        };
+        callbacks.on_step = [&pending](const StepRecord& step) {
             std::lock_guard lock(pending.mutex);
             pending.steps.push_back(step);
         };
-        callbacks.on_epoch = [&pending, &experiment, &record, run_id](const EpochRecord& epoch) {
-            record([&](MetricsJsonlWriter& w) { w.write_epoch(epoch); }); // flushes
+        callbacks.on_epoch = [&pending, &experiment, run_id](const EpochRecord& epoch) {
             {
                 std::lock_guard lock(pending.mutex);
                 pending.epochs.push_back(epoch);
@@ -236,11 +192,29 @@ void TrainingWorker::run(const Experiment& experiment, int run_id,
         callbacks.on_log = [&pending, run_id](const std::string& line) {
             pending.log(run_id, QString::fromStdString(line));
         };
-        const RunSummary summary = trainer.run(*control, callbacks);
-        record([&](MetricsJsonlWriter& w) { w.write_summary(summary); });
+        RunSession session(std::move(options));
+        if (initial)
+            pending.log(run_id, QStringLiteral("Starting from the weights in %1 (converted to the "
+                                               "model's variable dtype where it differs)")
+                                    .arg(initial->source));
+        const QString device = QString::fromStdString(session.backend().info().name);
+
+        PendingEvent started;
+        started.kind = PendingEvent::Kind::Started;
+        started.run_id = run_id;
+        started.text = device;
+        started.memory = session.memory();
+        started.steps_per_epoch = session.steps_per_epoch();
+        pending.push(std::move(started));
+        pending.log(run_id, QStringLiteral("Mantissa: %1 (%2) on %3")
+                                .arg(QString::fromStdString(experiment.name),
+                                     QString::fromStdString(experiment.policy), device));
+
+        const RunOutcome outcome = session.run(*control);
+        const RunSummary& summary = outcome.summary;
         if (!metrics_path.isEmpty()) {
             control->enter_phase(RunPhase::Saving);
-            write_weights(trainer, summary,
+            write_weights(outcome.model,
                           QFileInfo(metrics_path).dir().filePath(RunHistory::kWeightsFile), run_id);
         }
         pending.log(run_id, summary_line(experiment, summary));
@@ -248,15 +222,11 @@ void TrainingWorker::run(const Experiment& experiment, int run_id,
             pending.log(run_id, QString::fromStdString(summary.message));
         finish(run_id, summary);
     } catch (const Error& error) {
-        record_failure(QString::fromStdString(error.what()));
         fail(run_id, QString::fromStdString(error.what()));
     } catch (const std::exception& error) {
-        const QString message =
-            QStringLiteral("unexpected error: %1").arg(QString::fromStdString(error.what()));
-        record_failure(message);
-        fail(run_id, message);
+        fail(run_id,
+             QStringLiteral("unexpected error: %1").arg(QString::fromStdString(error.what())));
     } catch (...) {
-        record_failure(QStringLiteral("unexpected error of an unknown type"));
         fail(run_id, QStringLiteral("unexpected error of an unknown type"));
     }
 }
@@ -264,11 +234,9 @@ void TrainingWorker::run(const Experiment& experiment, int run_id,
 // The run's final weights next to its metrics, in the stored dtype (float32 masters under a mixed
 // policy), with the experiment and test metrics in the metadata. A failed write costs the file,
 // never the run: it is a log line.
-void TrainingWorker::write_weights(Trainer& trainer, const RunSummary& summary, const QString& path,
-                                   int run_id) {
+void TrainingWorker::write_weights(const TrainedModel& model, const QString& path, int run_id) {
     try {
-        export_weights(trained_model(trainer, summary.val_loss, summary.val_accuracy),
-                       path.toStdString());
+        export_weights(model, path.toStdString());
     } catch (const std::exception& error) {
         m_pending->log(run_id, QStringLiteral("Run history: the weights were not saved: %1")
                                    .arg(QString::fromStdString(error.what())));

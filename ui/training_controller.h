@@ -1,4 +1,4 @@
-// TrainingController (UI thread) and its worker (a QObject on a QThread that owns the Trainer):
+// TrainingController (UI thread) and its worker (a QObject on a QThread that owns a RunSession):
 // the worker never touches a widget; it appends value-type records to a mutex-guarded buffer
 // that the controller drains every 40 ms and forwards as signals.
 #pragma once
@@ -47,7 +47,7 @@ public:
     void set_metrics_path_provider(std::function<QString(int run_id)> provider) {
         m_metrics_path = std::move(provider);
     }
-    // The next start() loads these into its Trainer before the first step (then forgets them), so
+    // The next start() loads these into its run before the first step (then forgets them), so
     // imported weights continue training. A mismatch with the model fails that run, naming the
     // tensor.
     void set_initial_weights(std::shared_ptr<const InitialWeights> weights) {

@@ -1,5 +1,5 @@
-// WeightsEvaluator: builds a Trainer for the file's experiment, loads the weights (checked by
-// name, shape and dtype) and runs the test evaluation; results come back as queued signals.
+// WeightsEvaluator: an EvalSession for the file's experiment (an inference-only plan, the test
+// images only; weights checked by name, shape and dtype); results come back as queued signals.
 #include "ui/weights_evaluator.h"
 
 #include <QMetaObject>
@@ -7,9 +7,8 @@
 #include <exception>
 
 #include "core/data/mnist.h"
-#include "core/device/device_selection.h"
 #include "core/records/trained_model.h"
-#include "core/train/trainer.h"
+#include "core/run/eval_session.h"
 
 namespace mantissa::ui {
 
@@ -29,14 +28,21 @@ bool WeightsEvaluator::evaluate(const QString& path, const QString& device) {
         qint64 examples = 0;
         QString problem;
         try {
-            const TrainedModel model = load_trained_model(path.toStdString());
-            if (!*data) *data = std::make_unique<Mnist>(load_mnist(find_data_dir("")));
-            Experiment experiment = model.experiment;
-            experiment.device = device.toStdString();
-            DeviceChoice choice = open_device(experiment.device);
-            Trainer trainer(experiment, **data, *choice.backend);
-            trainer.load_weights(model.weights, path.toStdString());
-            const EvalResult result = trainer.evaluate();
+            TrainedModel model = load_trained_model(path.toStdString());
+            if (!*data) {
+                // The test split is all an evaluation reads; the training images stay on disk.
+                auto test_only = std::make_unique<Mnist>();
+                test_only->test = load_mnist_test(find_data_dir(""));
+                *data = std::move(test_only);
+            }
+            EvalSessionOptions options;
+            options.experiment = model.experiment;
+            options.experiment.device = device.toStdString();
+            options.data.data = data->get();
+            options.weights = std::move(model.weights);
+            options.source = path.toStdString();
+            EvalSession session(std::move(options));
+            const EvalResult result = session.run();
             loss = result.loss;
             accuracy = result.accuracy;
             examples = result.examples;

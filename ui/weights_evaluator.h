@@ -35,7 +35,8 @@ signals:
 private:
     QThread* m_thread = nullptr; // until it has returned
     bool m_running = false;      // until its result has been delivered
-    // MNIST, loaded by the first evaluation and kept; only the evaluation thread touches it.
+    // The MNIST test split, loaded by the first evaluation and kept; only the evaluation thread
+    // touches it.
     std::shared_ptr<std::unique_ptr<Mnist>> m_data;
 };
 

@@ -16,7 +16,7 @@
 #include "core/data/mnist.h"
 #include "core/error.h"
 #include "core/numeric/policy.h"
-#include "core/train/trainer.h"
+#include "core/run/run_session.h"
 
 namespace mantissa::cli {
 
@@ -165,7 +165,12 @@ int run_bench(const Args& args) {
     for (const std::string& policy : policies) {
         Experiment e = base;
         e.policy = policy;
-        Trainer trainer(e, data, backend);
+        RunSessionOptions options;
+        options.experiment = e;
+        options.engine.backend = &backend;
+        options.data.data = &data;
+        RunSession session(std::move(options));
+        Trainer& trainer = session.trainer(); // timed step by step, not run()
         // Full batches only, as bench/peer_torch.py times them (a padded short batch costs a full
         // step here but less in PyTorch; neither side times it).
         const std::int64_t full = std::max<std::int64_t>(1, data.train.count / e.batch_size);

@@ -1,5 +1,6 @@
 // `mantissa-cli eval`: loads trained weights into the experiment's model and prints loss and
-// accuracy on the 10,000 MNIST test images, as Keras's model.evaluate() does.
+// accuracy on the 10,000 MNIST test images, as Keras's model.evaluate() does (an EvalSession:
+// no optimizer state, only the test images on the device).
 #include <cmath>
 #include <cstdio>
 
@@ -7,9 +8,7 @@
 #include "app/cli/cli_device.h"
 #include "app/cli/commands.h"
 #include "app/cli/weights_input.h"
-#include "core/backend/factory/backend_factory.h"
-#include "core/data/mnist.h"
-#include "core/train/trainer.h"
+#include "core/run/eval_session.h"
 
 namespace mantissa::cli {
 
@@ -30,18 +29,21 @@ int run_eval(const Args& args) {
     const TrainedModel model = read_weights_input(parser);
     const std::string weights_path = parser.value("--weights");
 
-    DeviceChoice choice = open_cli_device(model.experiment.device);
-    const Mnist data = load_mnist(find_data_dir(parser.value("--data")));
-    Trainer trainer(model.experiment, data, *choice.backend);
-    LoadWeightsOptions options;
-    options.allow_rounding = parser.has("--allow-rounding");
-    trainer.load_weights(model.weights, weights_path, options);
-    const EvalResult result = trainer.evaluate();
+    EvalSessionOptions options;
+    options.experiment = model.experiment;
+    options.engine.device = open_cli_device(model.experiment.device);
+    options.data.dir = parser.value("--data");
+    options.weights = model.weights;
+    options.source = weights_path;
+    options.load.allow_rounding = parser.has("--allow-rounding");
+    EvalSession session(std::move(options));
+    const EvalResult result = session.run();
 
-    if (!choice.note.empty()) std::fprintf(stderr, "note: %s\n", choice.note.c_str());
+    const std::string& note = session.device_choice()->note;
+    if (!note.empty()) std::fprintf(stderr, "note: %s\n", note.c_str());
     std::printf("%s (%s, %s): %lld test images - loss: %.4f - accuracy: %.4f\n",
-                model.experiment.name.c_str(), trainer.plan().policy.name.c_str(),
-                choice.backend->info().id.c_str(), static_cast<long long>(result.examples),
+                model.experiment.name.c_str(), session.plan().policy.name.c_str(),
+                session.backend().info().id.c_str(), static_cast<long long>(result.examples),
                 result.loss, result.accuracy);
     if (std::isfinite(model.test_accuracy))
         std::printf("recorded in %s: accuracy %.4f\n", weights_path.c_str(), model.test_accuracy);

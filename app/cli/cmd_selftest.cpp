@@ -20,7 +20,7 @@
 #include "core/data/synthetic_mnist.h"
 #include "core/error.h"
 #include "core/numeric/policy.h"
-#include "core/train/trainer.h"
+#include "core/run/run_session.h"
 
 namespace mantissa::cli {
 
@@ -41,6 +41,15 @@ ModelSpec cnn_spec() {
     pool.type = LayerType::MaxPool2D;
     spec.layers.insert(spec.layers.begin(), {conv, pool});
     return spec;
+}
+
+// A session of `experiment` on an engine and data the check already holds.
+RunSessionOptions on_engine(const Experiment& experiment, Backend& engine, const Mnist& data) {
+    RunSessionOptions options;
+    options.experiment = experiment;
+    options.engine.backend = &engine;
+    options.data.data = &data;
+    return options;
 }
 
 // Every case of the op table on two engines, one line each; returns the failures. `exact`: every
@@ -103,13 +112,13 @@ int check_graph_replay(Backend& engine, const Mnist& data) {
         int differ = 0;
         try {
             for (int side = 0; side < 2; ++side) {
-                Trainer trainer(side ? graph : eager, data, engine);
-                TrainControl control;
-                TrainerCallbacks callbacks;
-                callbacks.on_step = [&steps, side](const StepRecord& r) {
+                RunSessionOptions options = on_engine(side ? graph : eager, engine, data);
+                options.callbacks.on_step = [&steps, side](const StepRecord& r) {
                     steps[side].push_back(r);
                 };
-                trainer.run(control, callbacks);
+                RunSession session(std::move(options));
+                TrainControl control;
+                session.run(control);
             }
             if (steps[0].size() != steps[1].size()) verdict = "FAIL: the step counts differ";
             for (std::size_t i = 0; i < std::min(steps[0].size(), steps[1].size()); ++i) {
@@ -170,12 +179,13 @@ int check_out_of_memory(Backend& engine, const Mnist& data) {
     for (LayerSpec& layer : huge.model.layers) // activations alone: 262 GB
         if (layer.type == LayerType::Dense && layer.units > 10) layer.units = 65536;
     if (verdict == "ok")
-        expect_oom("a batch of 10^6 on Dense 65536", [&] { Trainer t(huge, data, engine); });
+        expect_oom("a batch of 10^6 on Dense 65536",
+                   [&] { RunSession session(on_engine(huge, engine, data)); });
     if (verdict == "ok") {
         try {
-            Trainer trainer(e, data, engine);
+            RunSession session(on_engine(e, engine, data));
             TrainControl control;
-            const RunSummary summary = trainer.run(control, {});
+            const RunSummary summary = session.run(control).summary;
             if (summary.status != RunStatus::Completed || summary.steps != 3)
                 verdict = "FAIL: the run after the OOM did not complete: " + summary.message;
         } catch (const Error& err) {
@@ -205,14 +215,14 @@ int train_policies(const char* engine, Backend& backend, const Mnist& data) {
             std::string verdict = "ok";
             double first = NAN, last = NAN, accuracy = 0;
             try {
-                Trainer trainer(e, data, backend);
-                TrainControl control;
-                TrainerCallbacks callbacks;
-                callbacks.on_step = [&](const StepRecord& r) {
+                RunSessionOptions options = on_engine(e, backend, data);
+                options.callbacks.on_step = [&](const StepRecord& r) {
                     if (std::isnan(first) && !r.skipped) first = r.loss;
                     if (!r.skipped) last = r.loss;
                 };
-                RunSummary summary = trainer.run(control, callbacks);
+                RunSession session(std::move(options));
+                TrainControl control;
+                const RunSummary summary = session.run(control).summary;
                 accuracy = summary.val_accuracy;
                 // Pure 16-bit policies may train poorly; they must still produce finite numbers.
                 const bool pure16 = policy.name == "float16" || policy.name == "bfloat16";

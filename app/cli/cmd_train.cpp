@@ -16,13 +16,10 @@
 #include "app/cli/interrupt.h"
 #include "app/cli/plan_summary.h"
 #include "app/cli/weights_input.h"
-#include "core/backend/factory/backend_factory.h"
-#include "core/data/mnist.h"
 #include "core/error.h"
 #include "core/export/weights_export.h"
 #include "core/io/safetensors.h"
-#include "core/records/metrics_jsonl.h"
-#include "core/train/trainer.h"
+#include "core/run/run_session.h"
 
 namespace mantissa::cli {
 
@@ -61,94 +58,33 @@ int run_train(const Args& args) {
     ExportOptions export_options;
     export_options.dtype = export_dtype_option(parser, "--export-dtype");
 
-    DeviceChoice choice;
-    std::exception_ptr setup_error;
+    // NCCL starts collectively on the open engines: the ranks first agree each opened its GPU,
+    // then attach NCCL to it before the session is built on that engine.
+    DeviceChoice nccl_device;
     if (parallel.uses_nccl) {
-        // NCCL starts collectively on the open engines: the ranks first agree each opened its GPU.
+        std::exception_ptr device_error;
         try {
-            choice = open_cli_device(experiment.device);
+            nccl_device = open_cli_device(experiment.device);
         } catch (...) {
-            setup_error = std::current_exception();
+            device_error = std::current_exception();
         }
         int device_status = 0;
-        if (setup_failed_somewhere(parallel, setup_error, &device_status)) return device_status;
-        attach_nccl(parallel, *choice.backend);
-    }
-    DataParallelInfo parallel_info;
-    if (parallel.enabled()) {
-        parallel_info.ranks = parallel.size();
-        parallel_info.allreduce_dtype = std::string(dtype_name(parallel.options.allreduce_dtype));
-        parallel_info.communicator = parallel.communicator->name();
+        if (setup_failed_somewhere(parallel, device_error, &device_status)) return device_status;
+        attach_nccl(parallel, *nccl_device.backend);
     }
     // Setup may fail on one rank only (a file missing on one host): the ranks agree on it below
     // before any of them trains, so none is left waiting in a collective.
-    std::unique_ptr<Trainer> trainer_owner;
-    std::unique_ptr<MetricsJsonlWriter> metrics;
-    try {
-        if (!choice.backend) choice = open_cli_device(experiment.device);
-        const Mnist data = load_mnist(find_data_dir(parser.value("--data")));
-        trainer_owner =
-            std::make_unique<Trainer>(experiment, data, *choice.backend, parallel.options);
-        if (parser.has("--weights")) {
-            const std::string path = parser.value("--weights");
-            SafetensorsFile file;
-            try {
-                file = read_safetensors(path);
-            } catch (const Error& e) {
-                if (e.kind() != ErrorKind::Io) throw;
-                throw UsageError(std::string("--weights: ") + e.what());
-            }
-            LoadWeightsOptions load;
-            load.allow_rounding = parser.has("--allow-rounding");
-            trainer_owner->load_weights(file.weights, path, load);
-        }
-        if (parser.has("--metrics") && root) {
-            metrics = std::make_unique<MetricsJsonlWriter>(parser.value("--metrics"));
-            metrics->write_header(experiment, choice.backend->info(), trainer_owner->plan(),
-                                  trainer_owner->memory(),
-                                  parallel.enabled() ? &parallel_info : nullptr);
-        }
-    } catch (...) {
-        setup_error = std::current_exception();
-    }
-    int setup_status = 0;
-    if (setup_failed_somewhere(parallel, setup_error, &setup_status)) return setup_status;
-    Backend& backend = *choice.backend;
-    Trainer& trainer = *trainer_owner;
-    const Plan& plan = trainer.plan();
-
-    if (!quiet) {
-        std::printf("Mantissa: %s on %s\n", experiment.name.c_str(), backend.info().name.c_str());
-        if (!choice.note.empty()) std::printf("note: %s\n", choice.note.c_str());
-        std::printf("Policy %s · %s lr %g · batch %lld · loss scaling %s", plan.policy.name.c_str(),
-                    optimizer_type_name(plan.optimizer.type), plan.optimizer.learning_rate,
-                    static_cast<long long>(experiment.batch_size),
-                    loss_scale_mode_name(plan.loss_scale.mode));
-        if (plan.loss_scale.mode != LossScaleMode::None)
-            std::printf(" (initial %g)", plan.loss_scale.initial);
-        std::printf("\n");
-        if (parallel.enabled())
-            std::printf("Data parallel: %d ranks x %lld examples (global batch %lld) · allreduce "
-                        "%s · %s\n",
-                        parallel.size(), static_cast<long long>(trainer.local_batch_size()),
-                        static_cast<long long>(experiment.batch_size),
-                        parallel_info.allreduce_dtype.c_str(), parallel_info.communicator.c_str());
-        print_plan_summary(stdout, plan, trainer.memory());
-        std::fflush(stdout);
-    }
-
     const bool tty = isatty(STDOUT_FILENO) && !quiet;
-    const std::int64_t per_epoch = trainer.steps_per_epoch();
+    std::int64_t per_epoch = 0;
     int current_epoch = 0;
-    TrainerCallbacks callbacks;
+    RunSessionOptions options;
+    options.experiment = experiment;
+    options.parallel = parallel.options;
+    if (parser.has("--metrics")) options.metrics_path = parser.value("--metrics");
+    RunCallbacks& callbacks = options.callbacks;
     callbacks.on_step = [&](const StepRecord& r) {
         if (r.step == parallel.fail_step && parallel.rank() == parallel.fail_rank)
             throw Error(ErrorKind::Device, "test failure injected by MANTISSA_TEST_FAIL_RANK");
-        if (metrics) {
-            metrics->write_step(r);
-            // If another rank dies, mpirun kills this one: what was written must be on disk.
-            if (parallel.enabled()) metrics->flush();
-        }
         if (!quiet && r.epoch != current_epoch) {
             current_epoch = r.epoch;
             std::printf("Epoch %d/%d\n", r.epoch, experiment.epochs);
@@ -162,7 +98,6 @@ int run_train(const Args& args) {
         }
     };
     callbacks.on_epoch = [&](const EpochRecord& r) {
-        if (metrics) metrics->write_epoch(r);
         if (quiet) return;
         std::printf(
             "%s%lld/%lld - %.1fs - %.2fms/step - loss: %.4f - accuracy: %.4f - val_loss: %.4f - "
@@ -172,21 +107,72 @@ int run_train(const Args& args) {
             r.loss_scale, static_cast<long long>(r.skipped_steps));
         std::fflush(stdout);
     };
-    if (metrics)
-        callbacks.on_histogram = [&](const GradientHistogram& h) { metrics->write_histogram(h); };
     callbacks.on_log = [&](const std::string& line) {
-        if (metrics) metrics->write_log(line);
         if (root) std::fprintf(stderr, "%s\n", line.c_str());
     };
+    std::unique_ptr<RunSession> session;
+    std::exception_ptr setup_error;
+    try {
+        options.engine.device =
+            nccl_device.backend ? std::move(nccl_device) : open_cli_device(experiment.device);
+        options.data.dir = parser.value("--data");
+        if (parser.has("--weights")) {
+            const std::string path = parser.value("--weights");
+            SafetensorsFile file;
+            try {
+                file = read_safetensors(path);
+            } catch (const Error& e) {
+                if (e.kind() != ErrorKind::Io) throw;
+                throw UsageError(std::string("--weights: ") + e.what());
+            }
+            StartingWeights start;
+            start.weights = std::move(file.weights);
+            start.source = path;
+            start.options.allow_rounding = parser.has("--allow-rounding");
+            options.initial_weights = std::move(start);
+        }
+        session = std::make_unique<RunSession>(std::move(options));
+    } catch (...) {
+        setup_error = std::current_exception();
+    }
+    int setup_status = 0;
+    if (setup_failed_somewhere(parallel, setup_error, &setup_status)) return setup_status;
+    Backend& backend = session->backend();
+    const Plan& plan = session->plan();
+    per_epoch = session->steps_per_epoch();
+    const std::string note = session->device_choice() ? session->device_choice()->note : "";
+
+    if (!quiet) {
+        std::printf("Mantissa: %s on %s\n", experiment.name.c_str(), backend.info().name.c_str());
+        if (!note.empty()) std::printf("note: %s\n", note.c_str());
+        std::printf("Policy %s · %s lr %g · batch %lld · loss scaling %s", plan.policy.name.c_str(),
+                    optimizer_type_name(plan.optimizer.type), plan.optimizer.learning_rate,
+                    static_cast<long long>(experiment.batch_size),
+                    loss_scale_mode_name(plan.loss_scale.mode));
+        if (plan.loss_scale.mode != LossScaleMode::None)
+            std::printf(" (initial %g)", plan.loss_scale.initial);
+        std::printf("\n");
+        if (parallel.enabled())
+            std::printf("Data parallel: %d ranks x %lld examples (global batch %lld) · allreduce "
+                        "%s · %s\n",
+                        parallel.size(),
+                        static_cast<long long>(session->trainer().local_batch_size()),
+                        static_cast<long long>(experiment.batch_size),
+                        std::string(dtype_name(parallel.options.allreduce_dtype)).c_str(),
+                        parallel.communicator->name().c_str());
+        print_plan_summary(stdout, plan, session->memory());
+        std::fflush(stdout);
+    }
+
     TrainControl control;
     const StopOnInterrupt interrupt(control); // until the exports below are written
-    RunSummary summary;
+    RunOutcome outcome;
     try {
-        summary = trainer.run(control, callbacks);
+        outcome = session->run(control);
     } catch (...) {
         fail_all_ranks(parallel, std::current_exception()); // one process: rethrows
     }
-    if (metrics) metrics->write_summary(summary);
+    const RunSummary& summary = outcome.summary;
     if (!root) // every rank took the same decisions; rank 0 reports and exports them
         return summary.status == RunStatus::Diverged ? 1
                : interrupt.signal_received() != 0    ? 128 + interrupt.signal_received()
@@ -205,9 +191,8 @@ int run_train(const Args& args) {
         return 1;
     }
     if (!exports.empty()) {
-        const TrainedModel model = trained_model(trainer, summary.val_loss, summary.val_accuracy);
         for (const std::string& path : exports) {
-            export_weights(model, path, export_options);
+            export_weights(outcome.model, path, export_options);
             if (!quiet)
                 std::printf("wrote %s (%s)\n", path.c_str(),
                             weights_format_name(weights_format_for_path(path)));

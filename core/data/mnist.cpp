@@ -85,8 +85,16 @@ Mnist load_mnist(const std::string& dir) {
         fail("MNIST data folder '" + dir + "' is not a folder. " + kHowToGetData);
     Mnist mnist;
     mnist.train = load_split(dir, "train-images-idx3-ubyte", "train-labels-idx1-ubyte", 60000);
-    mnist.test = load_split(dir, "t10k-images-idx3-ubyte", "t10k-labels-idx1-ubyte", 10000);
+    mnist.test = load_mnist_test(dir);
     return mnist;
+}
+
+MnistSplit load_mnist_test(const std::string& dir) {
+    namespace fs = std::filesystem;
+    std::error_code ec;
+    if (!fs::is_directory(dir, ec))
+        fail("MNIST data folder '" + dir + "' does not exist. " + kHowToGetData);
+    return load_split(dir, "t10k-images-idx3-ubyte", "t10k-labels-idx1-ubyte", 10000);
 }
 
 std::string find_data_dir(const std::string& cli_value) {

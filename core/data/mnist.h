@@ -24,6 +24,8 @@ struct Mnist {
 // t10k-labels-idx1-ubyte from `dir`. Throws Error(Data) naming the file and the problem,
 // and saying how to fetch the data (./mantissa.sh) when the folder is missing.
 Mnist load_mnist(const std::string& dir);
+// Only the two t10k files (evaluation needs no training images); the same checks and errors.
+MnistSplit load_mnist_test(const std::string& dir);
 
 // The data folder: `cli_value` if not empty, else $MANTISSA_DATA, else data/mnist beside the
 // checkout (the source tree this binary was built from), else data/mnist in the current folder.

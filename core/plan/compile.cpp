@@ -28,6 +28,7 @@ std::unique_ptr<Plan> compile(const Model& model, const CompileOptions& options,
     plan->policy = options.policy;
     plan->batch_size = options.batch_size;
     plan->optimizer = options.optimizer;
+    plan->inference_only = options.inference_only;
     plan->loss_scale = resolve_loss_scale(options.loss_scale, options.policy);
     validate_loss_scale(plan->loss_scale);
     plan->lint = lint_model(model, plan->loss_scale);
@@ -105,6 +106,10 @@ std::unique_ptr<Plan> compile(const Model& model, const CompileOptions& options,
 
     // Updates: unscale + finite check over every gradient, the gated optimizer, the scale update.
     std::vector<PlanStep> updates;
+    if (options.inference_only) { // evaluation never updates: no slots, no update steps
+        b.finish(std::move(updates));
+        return plan;
+    }
     const LossScaleConfig scale = plan->loss_scale;
     if (scale.mode != LossScaleMode::None) {
         std::vector<Tensor*> grads;

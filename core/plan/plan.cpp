@@ -5,6 +5,7 @@
 #include <cmath>
 #include <vector>
 
+#include "core/error.h"
 #include "core/numeric/convert.h"
 
 namespace mantissa {
@@ -46,7 +47,7 @@ void Plan::initialize(Backend& backend, std::uint64_t seed) {
         convert_from_double(values.data(), bytes.data(), var.dtype, values.size());
         backend.upload(bytes.data(), var);
         for (TensorId slot : p.optimizer_slots) backend.fill(tensor(slot), 0.0);
-        backend.fill(tensor(p.grad), 0.0);
+        if (!inference_only) backend.fill(tensor(p.grad), 0.0); // inference: no gradients
     }
     StepScalars initial;
     initial.loss_scale = loss_scale.mode == LossScaleMode::None ? 1.0 : loss_scale.initial;
@@ -55,6 +56,8 @@ void Plan::initialize(Backend& backend, std::uint64_t seed) {
 }
 
 void Plan::train_step(Backend& backend, const RunContext& context) {
+    if (inference_only)
+        throw Error(ErrorKind::Internal, "train_step on a plan compiled for inference only");
     StepHooks* hooks = context.hooks;
     bool gradients_ready = false;
     for (PlanStep& step : steps) {

@@ -92,6 +92,9 @@ struct CompileOptions {
     std::int64_t batch_size = 128;
     OptimizerConfig optimizer;
     LossScaleConfig loss_scale; // Auto is resolved against the global policy
+    // Evaluation only (core/run's EvalSession): no optimizer slots, no backward or update steps
+    // and no memory for gradients (their tensors have no data); train_step() refuses such a plan.
+    bool inference_only = false;
 };
 
 class Plan {
@@ -109,6 +112,7 @@ public:
     std::vector<LintMessage> lint;
     MemoryByCategory memory; // exact bytes per category, allocated before step 1
     std::int64_t param_count = 0;
+    bool inference_only = false; // compiled for evaluation: forward steps, no gradients/optimizer
     double train_flops_per_step() const;
 
     // --- what the executor runs ---

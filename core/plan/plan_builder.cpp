@@ -121,7 +121,8 @@ PlanBuilder::ParamRef PlanBuilder::add_param(const std::string& name, const Shap
     param.variable = add_tensor(full, m_policy.variable, shape,
                                 mixed ? MemCategory::Master : MemCategory::Weights);
     param.grad = add_tensor("grad(" + full + ")", m_policy.variable, shape, MemCategory::Gradients);
-    for (int slot = 0; slot < optimizer_slot_count(m_plan.optimizer); ++slot)
+    const int slots = m_plan.inference_only ? 0 : optimizer_slot_count(m_plan.optimizer);
+    for (int slot = 0; slot < slots; ++slot)
         param.optimizer_slots.push_back(
             add_tensor(full + "/" + optimizer_slot_name(m_plan.optimizer, slot), m_policy.variable,
                        shape, MemCategory::Optimizer));
@@ -190,7 +191,10 @@ void PlanBuilder::finish(std::vector<PlanStep> update_steps) {
     // Step order: forward (incl. loss), each layer's backward block from last layer to first,
     // then the optimizer/loss-scale steps.
     m_plan.steps = std::move(m_forward);
-    for (auto block = m_blocks.rbegin(); block != m_blocks.rend(); ++block) {
+    // An inference plan keeps the forward steps only; its gradient tensors get no memory below
+    // (the loss step writes dlogits only when training).
+    const bool inference = m_plan.inference_only;
+    for (auto block = m_blocks.rbegin(); block != m_blocks.rend() && !inference; ++block) {
         for (PlanStep& step : block->own) m_plan.steps.push_back(std::move(step));
         for (PlanStep& step : block->tail) m_plan.steps.push_back(std::move(step));
     }
@@ -209,6 +213,7 @@ void PlanBuilder::finish(std::vector<PlanStep> update_steps) {
     for (std::size_t i = 0; i < m_plan.tensors.size(); ++i) {
         if (m_alias_of[i] != kNoTensor) continue;
         const Tensor& t = m_plan.tensors[i];
+        if (inference && t.category == MemCategory::Gradients) continue;
         offset[i] = total;
         total += align_up(t.bytes());
         memory[t.category] += t.bytes();
@@ -216,7 +221,9 @@ void PlanBuilder::finish(std::vector<PlanStep> update_steps) {
     m_plan.arena = m_backend.allocate(std::max<std::size_t>(total, kAlignment));
     auto* base = static_cast<unsigned char*>(m_plan.arena.data());
     for (std::size_t i = 0; i < m_plan.tensors.size(); ++i)
-        if (m_alias_of[i] == kNoTensor) m_plan.tensors[i].data = base + offset[i];
+        if (m_alias_of[i] == kNoTensor &&
+            !(inference && m_plan.tensors[i].category == MemCategory::Gradients))
+            m_plan.tensors[i].data = base + offset[i];
     for (std::size_t i = 0; i < m_plan.tensors.size(); ++i) {
         std::size_t root = i;
         while (m_alias_of[root] != kNoTensor) root = static_cast<std::size_t>(m_alias_of[root]);

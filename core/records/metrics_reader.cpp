@@ -100,7 +100,9 @@ RunMetrics parse_metrics_jsonl(const std::string& text, const std::string& sourc
                 out.summary = summary_from_json(r);
             else if (type == "log")
                 out.log.push_back(log_from_json(r));
-            // Any other type (histograms, future records) is for other readers: skip it.
+            else if (type == "histogram")
+                out.histograms.push_back(histogram_from_json(r));
+            // Any other type (future records) is for other readers: skip it.
         } catch (const json::exception& e) {
             // Every access is type-checked first; this is a last line of defence.
             throw Error(ErrorKind::Data, where + ": " + e.what());

@@ -9,6 +9,7 @@
 
 #include "core/tensor/memory_category.h"
 #include "core/train/experiment.h"
+#include "core/train/gradient_histogram.h"
 #include "core/train/metrics.h"
 
 namespace mantissa {
@@ -23,6 +24,7 @@ struct RunMetrics {
     std::optional<DataParallelInfo> data_parallel; // the header's, for data-parallel runs
     std::vector<StepRecord> steps;
     std::vector<EpochRecord> epochs;
+    std::vector<GradientHistogram> histograms; // `histogram` records, in order
     std::optional<RunSummary> summary;
     std::vector<std::string> log; // `log` records, in order
     // The last line had no newline and did not parse: the writer was killed mid-line.
@@ -34,6 +36,7 @@ struct RunMetrics {
 // Parses JSONL text. `source` names the file in messages. A line that is not a JSON object, lacks
 // a known field or has one of the wrong type throws Error(Data) naming the source, the 1-based
 // line and the field ("run-3/metrics.jsonl: line 17: field 'loss': expected a number").
+// A `histogram` record whose bin layout differs from this build's is an error naming the field.
 // Records of unknown types are skipped (newer writers may add some); null numbers read as NaN.
 // Only a final line without its newline may be unparseable: it is dropped (see truncated_tail).
 RunMetrics parse_metrics_jsonl(const std::string& text, const std::string& source);

@@ -342,4 +342,71 @@ std::string log_from_json(const RecordReader& r) {
     return r.string("message", std::string());
 }
 
+namespace {
+
+// The field's value, or an error naming it when the record lacks it.
+const json& required(const RecordReader& r, const std::string& field) {
+    const json* value = r.find(field);
+    if (!value) r.fail(field, "missing");
+    return *value;
+}
+
+// One kHistogramBins list of counts (>= 0).
+ExponentCounts counts_from_json(const RecordReader& r, const json& value,
+                                const std::string& field) {
+    if (!value.is_array() || value.size() != static_cast<std::size_t>(kHistogramBins))
+        r.fail(field, "expected an array of " + std::to_string(kHistogramBins) + " counts");
+    ExponentCounts out;
+    for (std::size_t i = 0; i < out.bins.size(); ++i) {
+        if (!value[i].is_number_integer() || value[i].get<std::int64_t>() < 0)
+            r.fail(field,
+                   "expected counts >= 0, item " + std::to_string(i) + " is " + value[i].dump());
+        out.bins[i] = value[i].get<std::int64_t>();
+    }
+    return out;
+}
+
+} // namespace
+
+GradientHistogram histogram_from_json(const RecordReader& r) {
+    GradientHistogram h;
+    h.step = r.integer("step");
+    h.loss_scale = r.number("loss_scale");
+    // The layout travels with the record; counts binned differently cannot be drawn here.
+    const json& bins = required(r, "bins");
+    if (!bins.is_object()) r.fail("bins", "expected an object");
+    const RecordReader b(bins, r.where() + ": bins");
+    const std::int64_t layout[][2] = {{b.integer("zero"), kHistogramZeroBin},
+                                      {b.integer("min_exponent"), kHistogramMinExp},
+                                      {b.integer("max_exponent"), kHistogramMaxExp},
+                                      {b.integer("non_finite"), kHistogramNonFiniteBin}};
+    for (const auto& pair : layout)
+        if (pair[0] != pair[1])
+            r.fail("bins", "a bin layout this version does not use (expected zero " +
+                               std::to_string(kHistogramZeroBin) + ", min_exponent " +
+                               std::to_string(kHistogramMinExp) + ", max_exponent " +
+                               std::to_string(kHistogramMaxExp) + ", non_finite " +
+                               std::to_string(kHistogramNonFiniteBin) + ")");
+    const json& layers = required(r, "layers");
+    if (!layers.is_array()) r.fail("layers", "expected an array");
+    for (std::size_t i = 0; i < layers.size(); ++i) {
+        const std::string field = "layers[" + std::to_string(i) + "]";
+        if (!layers[i].is_object()) r.fail(field, "expected an object");
+        const RecordReader l(layers[i], r.where() + ": " + field);
+        LayerGradientHistogram layer;
+        layer.layer = l.string("name");
+        layer.activation = counts_from_json(r, required(l, "activation"), field + ".activation");
+        const json& weight = required(l, "weight");
+        layer.has_weights = !weight.is_null();
+        if (layer.has_weights) layer.weight = counts_from_json(r, weight, field + ".weight");
+        h.layers.push_back(std::move(layer));
+    }
+    const json& all = required(r, "all");
+    if (!all.is_object()) r.fail("all", "expected an object");
+    const RecordReader a(all, r.where() + ": all");
+    h.all_activation = counts_from_json(r, required(a, "activation"), "all.activation");
+    h.all_weight = counts_from_json(r, required(a, "weight"), "all.weight");
+    return h;
+}
+
 } // namespace mantissa

@@ -96,6 +96,8 @@ StepRecord step_from_json(const RecordReader& reader);
 EpochRecord epoch_from_json(const RecordReader& reader);
 RunSummary summary_from_json(const RecordReader& reader);
 std::string log_from_json(const RecordReader& reader); // the message ("" when absent)
+// A `histogram` record; a bin layout other than histogram.h's is an error naming "bins".
+GradientHistogram histogram_from_json(const RecordReader& reader);
 
 // The JSON name of a record's member ("val_loss" for &EpochRecord::val_loss).
 template <class R, class T>

@@ -81,6 +81,12 @@ ChartsPanel::ChartsPanel(RunStore* store, QWidget* parent) : QWidget(parent), m_
     connect(m_redraw_timer, &QTimer::timeout, this, &ChartsPanel::redraw);
     if (m_store) {
         connect(m_store, &RunStore::run_added, this, &ChartsPanel::schedule_redraw);
+        // A run reopened from the history brings its histograms along; a live run's arrive
+        // through add_histograms() as it trains.
+        connect(m_store, &RunStore::run_added, this, [this](int id) {
+            const RunRecord* run = m_store->run(id);
+            if (run && !run->histograms.isEmpty()) add_histograms(id, run->histograms);
+        });
         connect(m_store, &RunStore::run_changed, this, &ChartsPanel::schedule_redraw);
         connect(m_store, &RunStore::run_removed, this, &ChartsPanel::schedule_redraw);
         connect(m_store, &RunStore::run_removed, m_histogram, &GradientHistogramChart::remove_run);
