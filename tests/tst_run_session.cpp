@@ -1,9 +1,6 @@
 // core/run on synthetic MNIST: a RunSession writes every record of its run (histograms included)
 // and the reader gives them back; an EvalSession holds no optimizer state and only the test images;
 // a metrics file that cannot be written is the run's end or a note, as the caller chose.
-#include <QTemporaryDir>
-#include <QtTest>
-
 #include <cmath>
 #include <string>
 #include <vector>
@@ -16,8 +13,13 @@
 #include "core/run/run_session.h"
 #include "tests/ops/forwarding_backend.h"
 #include "tests/test_support.h"
+#include "tests/unit/check_throws.h"
+#include "tests/unit/files.h"
+#include "tests/unit/temp_dir.h"
+#include "tests/unit/unit_test.h"
 
 using namespace mantissa;
+using namespace mantissa::unit;
 using namespace mantissa::test;
 
 namespace {
@@ -62,16 +64,14 @@ RunSessionOptions session_options(const Experiment& e, Backend& backend) {
 
 } // namespace
 
-class TestRunSession : public QObject {
-    Q_OBJECT
+class TestRunSession {
 
-private slots:
+public:
     // Every record the session hears is in its metrics file, and the reader returns histograms
     // equal to those the callbacks saw.
     void runWritesEveryRecordAndTheReaderReadsHistograms() {
-        QTemporaryDir dir;
-        QVERIFY(dir.isValid());
-        const std::string path = dir.filePath("metrics.jsonl").toStdString();
+        TempDir dir;
+        const std::string path = dir.file("metrics.jsonl");
         CpuBackend cpu;
         Experiment e = small_experiment("mixed_float16");
         e.histogram_every = 5;
@@ -84,37 +84,37 @@ private slots:
             histograms.push_back(h);
         };
         RunSession session(std::move(options));
-        QVERIFY(session.writes_metrics());
+        CHECK(session.writes_metrics());
         TrainControl control;
         const RunOutcome outcome = session.run(control);
-        QCOMPARE(outcome.summary.status, RunStatus::Completed);
-        QCOMPARE(outcome.summary.steps, std::int64_t(16)); // 2 epochs of 256 / 32
-        QVERIFY(!outcome.model.weights.tensors.empty());
-        QCOMPARE(outcome.model.test_accuracy, outcome.summary.val_accuracy);
+        CHECK_EQ(outcome.summary.status, RunStatus::Completed);
+        CHECK_EQ(outcome.summary.steps, std::int64_t(16)); // 2 epochs of 256 / 32
+        CHECK(!outcome.model.weights.tensors.empty());
+        CHECK_EQ(outcome.model.test_accuracy, outcome.summary.val_accuracy);
 
         const RunMetrics read = read_metrics_jsonl(path);
-        QVERIFY(read.complete());
-        QCOMPARE(read.steps.size(), steps.size());
-        QCOMPARE(read.epochs.size(), std::size_t(2));
-        QCOMPARE(histograms.size(), std::size_t(4)); // steps 1, 6, 11, 16
-        QCOMPARE(read.histograms.size(), histograms.size());
+        CHECK(read.complete());
+        CHECK_EQ(read.steps.size(), steps.size());
+        CHECK_EQ(read.epochs.size(), std::size_t(2));
+        CHECK_EQ(histograms.size(), std::size_t(4)); // steps 1, 6, 11, 16
+        CHECK_EQ(read.histograms.size(), histograms.size());
         for (std::size_t i = 0; i < histograms.size(); ++i) {
             const GradientHistogram &a = histograms[i], &b = read.histograms[i];
-            QCOMPARE(b.step, a.step);
-            QCOMPARE(b.loss_scale, a.loss_scale);
-            QVERIFY(b.all_activation == a.all_activation);
-            QVERIFY(b.all_weight == a.all_weight);
-            QVERIFY(b.all_weight.total() > 0);
-            QCOMPARE(b.layers.size(), a.layers.size());
+            CHECK_EQ(b.step, a.step);
+            CHECK_EQ(b.loss_scale, a.loss_scale);
+            CHECK(b.all_activation == a.all_activation);
+            CHECK(b.all_weight == a.all_weight);
+            CHECK(b.all_weight.total() > 0);
+            CHECK_EQ(b.layers.size(), a.layers.size());
             for (std::size_t l = 0; l < a.layers.size(); ++l) {
-                QCOMPARE(b.layers[l].layer, a.layers[l].layer);
-                QCOMPARE(b.layers[l].has_weights, a.layers[l].has_weights);
-                QVERIFY(b.layers[l].activation == a.layers[l].activation);
-                QVERIFY(b.layers[l].weight == a.layers[l].weight);
+                CHECK_EQ(b.layers[l].layer, a.layers[l].layer);
+                CHECK_EQ(b.layers[l].has_weights, a.layers[l].has_weights);
+                CHECK(b.layers[l].activation == a.layers[l].activation);
+                CHECK(b.layers[l].weight == a.layers[l].weight);
             }
         }
-        QCOMPARE(read.summary->steps, outcome.summary.steps);
-        QVERIFY_THROWS_EXCEPTION(Error, session.run(control)); // its summary is written
+        CHECK_EQ(read.summary->steps, outcome.summary.steps);
+        CHECK_THROWS(Error, session.run(control)); // its summary is written
     }
 
     void histogramWithAnotherBinLayoutIsAnError() {
@@ -123,11 +123,11 @@ private slots:
                                  "\"non_finite\":129},\"layers\":[],\"all\":{}}\n";
         try {
             parse_metrics_jsonl(line, "m.jsonl");
-            QFAIL("a foreign bin layout was accepted");
+            FAIL_TEST("a foreign bin layout was accepted");
         } catch (const Error& e) {
-            QCOMPARE(e.kind(), ErrorKind::Data);
-            QVERIFY2(std::string(e.what()).find("line 1: field 'bins'") != std::string::npos,
-                     e.what());
+            CHECK_EQ(e.kind(), ErrorKind::Data);
+            CHECK_MSG(std::string(e.what()).find("line 1: field 'bins'") != std::string::npos,
+                      e.what());
         }
     }
 
@@ -141,26 +141,26 @@ private slots:
         strict.metrics_path = "/nonexistent/dir/metrics.jsonl";
         try {
             RunSession session(std::move(strict));
-            QFAIL("an unwritable metrics file was accepted");
+            FAIL_TEST("an unwritable metrics file was accepted");
         } catch (const Error& err) {
-            QCOMPARE(err.kind(), ErrorKind::Io);
+            CHECK_EQ(err.kind(), ErrorKind::Io);
         }
         RunSessionOptions lenient = session_options(e, cpu);
         lenient.metrics_path = "/nonexistent/dir/metrics.jsonl";
         std::vector<std::string> notes;
         lenient.callbacks.on_metrics_error = [&](const std::string& m) { notes.push_back(m); };
         RunSession session(std::move(lenient));
-        QVERIFY(!session.writes_metrics());
+        CHECK(!session.writes_metrics());
         TrainControl control;
-        QCOMPARE(session.run(control).summary.status, RunStatus::Completed);
-        QCOMPARE(notes.size(), std::size_t(1));
-        QVERIFY(notes[0].find("/nonexistent/dir/metrics.jsonl") != std::string::npos);
+        CHECK_EQ(session.run(control).summary.status, RunStatus::Completed);
+        CHECK_EQ(notes.size(), std::size_t(1));
+        CHECK(notes[0].find("/nonexistent/dir/metrics.jsonl") != std::string::npos);
     }
 
     // A run that throws mid-way leaves a `failed` summary naming the error.
     void failureIsWrittenAsTheSummary() {
-        QTemporaryDir dir;
-        const std::string path = dir.filePath("metrics.jsonl").toStdString();
+        TempDir dir;
+        const std::string path = dir.file("metrics.jsonl");
         CpuBackend cpu;
         RunSessionOptions options = session_options(small_experiment("float32"), cpu);
         options.metrics_path = path;
@@ -169,12 +169,12 @@ private slots:
         };
         RunSession session(std::move(options));
         TrainControl control;
-        QVERIFY_THROWS_EXCEPTION(Error, session.run(control));
+        CHECK_THROWS(Error, session.run(control));
         const RunMetrics read = read_metrics_jsonl(path);
-        QCOMPARE(read.steps.size(), std::size_t(2)); // step 3 was not written
-        QVERIFY(read.summary.has_value());
-        QCOMPARE(read.summary->status, RunStatus::Failed);
-        QCOMPARE(read.summary->message, std::string("injected at step 3"));
+        CHECK_EQ(read.steps.size(), std::size_t(2)); // step 3 was not written
+        CHECK(read.summary.has_value());
+        CHECK_EQ(read.summary->status, RunStatus::Failed);
+        CHECK_EQ(read.summary->message, std::string("injected at step 3"));
     }
 
     // Evaluation: no optimizer or gradient bytes, only the test split uploaded, and the same loss
@@ -183,7 +183,7 @@ private slots:
         CpuBackend cpu;
         const Experiment e = small_experiment("mixed_float16");
         RunSession training(session_options(e, cpu));
-        QVERIFY(training.memory()[MemCategory::Optimizer] > 0); // Adam: two slots per variable
+        CHECK(training.memory()[MemCategory::Optimizer] > 0); // Adam: two slots per variable
         TrainControl control;
         const RunOutcome outcome = training.run(control);
 
@@ -195,41 +195,41 @@ private slots:
         options.weights = outcome.model.weights;
         options.source = "trained.safetensors";
         EvalSession eval(std::move(options));
-        QVERIFY(eval.plan().inference_only);
-        QCOMPARE(eval.memory()[MemCategory::Optimizer], std::size_t(0));
-        for (const PlanParam& p : eval.plan().params) QVERIFY(p.optimizer_slots.empty());
-        QCOMPARE(eval.memory()[MemCategory::Gradients], std::size_t(0));
-        QVERIFY(eval.memory()[MemCategory::Activations] > 0);
-        for (const PlanStep& step : eval.plan().steps) QVERIFY(step.phase == StepPhase::Forward);
+        CHECK(eval.plan().inference_only);
+        CHECK_EQ(eval.memory()[MemCategory::Optimizer], std::size_t(0));
+        for (const PlanParam& p : eval.plan().params) CHECK(p.optimizer_slots.empty());
+        CHECK_EQ(eval.memory()[MemCategory::Gradients], std::size_t(0));
+        CHECK(eval.memory()[MemCategory::Activations] > 0);
+        for (const PlanStep& step : eval.plan().steps) CHECK(step.phase == StepPhase::Forward);
         // Test images, labels and their int32 order: nothing of the training split.
         const std::size_t test_bytes = kTest * 28 * 28 + kTest + kTest * 4;
-        QCOMPARE(eval.memory()[MemCategory::Data], test_bytes);
-        QCOMPARE(eval.test_examples(), kTest);
+        CHECK_EQ(eval.memory()[MemCategory::Data], test_bytes);
+        CHECK_EQ(eval.test_examples(), kTest);
         std::size_t data_uploaded = 0;
         for (const auto& [name, bytes] : counting.uploaded) {
-            QVERIFY2(name.rfind("train", 0) != 0, name.c_str());
+            CHECK_MSG(name.rfind("train", 0) != 0, name.c_str());
             if (name.rfind("test_", 0) == 0) data_uploaded += bytes;
         }
-        QCOMPARE(data_uploaded, test_bytes);
+        CHECK_EQ(data_uploaded, test_bytes);
 
         const EvalResult result = eval.run();
-        QCOMPARE(result.examples, kTest);
-        QCOMPARE(result.accuracy, outcome.summary.val_accuracy);
-        QVERIFY(std::fabs(result.loss - outcome.summary.val_loss) <=
-                1e-12 * std::fabs(outcome.summary.val_loss));
+        CHECK_EQ(result.examples, kTest);
+        CHECK_EQ(result.accuracy, outcome.summary.val_accuracy);
+        CHECK(std::fabs(result.loss - outcome.summary.val_loss) <=
+              1e-12 * std::fabs(outcome.summary.val_loss));
     }
 
     // Every layer type's forward steps run without gradient memory, under each kind of policy,
     // and reach the Trainer's own validation numbers.
     void evalMatchesValidation_data() {
-        QTest::addColumn<QString>("policy");
+        add_column<std::string>("policy");
         for (const char* p : {"float32", "mixed_bfloat16", "float16", "float64"})
-            QTest::newRow(p) << QString(p);
+            new_row(p) << std::string(p);
     }
     void evalMatchesValidation() {
-        QFETCH(QString, policy);
+        FETCH(std::string, policy);
         CpuBackend cpu;
-        Experiment e = small_experiment(policy.toStdString().c_str());
+        Experiment e = small_experiment(policy.c_str());
         e.model.layers = {conv(4, 3, Activation::Relu),
                           maxpool(),
                           flatten(),
@@ -247,7 +247,7 @@ private slots:
         options.data.data = &data();
         options.weights = outcome.model.weights;
         EvalSession eval(std::move(options));
-        QCOMPARE(eval.memory()[MemCategory::Gradients], std::size_t(0));
+        CHECK_EQ(eval.memory()[MemCategory::Gradients], std::size_t(0));
         // No step an evaluation runs reads or writes a gradient (the loss names dlogits as an
         // output but writes it only when training): so on every engine, not only this one.
         for (const PlanStep& step : eval.plan().steps) {
@@ -255,13 +255,13 @@ private slots:
             if (step.op != "softmax_xent")
                 ids.insert(ids.end(), step.outputs.begin(), step.outputs.end());
             for (TensorId id : ids)
-                QVERIFY2(eval.plan().tensor(id).category != MemCategory::Gradients,
-                         (step.op + " uses " + eval.plan().tensor(id).name).c_str());
+                CHECK_MSG(eval.plan().tensor(id).category != MemCategory::Gradients,
+                          (step.op + " uses " + eval.plan().tensor(id).name).c_str());
         }
         const EvalResult result = eval.run();
-        QCOMPARE(result.examples, kTest);
-        QCOMPARE(result.accuracy, outcome.summary.val_accuracy);
-        QCOMPARE(result.loss, outcome.summary.val_loss);
+        CHECK_EQ(result.examples, kTest);
+        CHECK_EQ(result.accuracy, outcome.summary.val_accuracy);
+        CHECK_EQ(result.loss, outcome.summary.val_loss);
     }
 
     void evalChecksTheWeights() {
@@ -273,11 +273,11 @@ private slots:
         options.source = "empty.safetensors";
         try {
             EvalSession eval(std::move(options));
-            QFAIL("missing weights were accepted");
+            FAIL_TEST("missing weights were accepted");
         } catch (const Error& err) {
-            QCOMPARE(err.kind(), ErrorKind::Config);
-            QVERIFY2(std::string(err.what()).find("empty.safetensors") != std::string::npos,
-                     err.what());
+            CHECK_EQ(err.kind(), ErrorKind::Config);
+            CHECK_MSG(std::string(err.what()).find("empty.safetensors") != std::string::npos,
+                      err.what());
         }
     }
 
@@ -294,9 +294,11 @@ private slots:
         options.weights = outcome.model.weights;
         EvalSession eval(std::move(options));
         RunContext ctx;
-        QVERIFY_THROWS_EXCEPTION(Error, const_cast<Plan&>(eval.plan()).train_step(cpu, ctx));
+        CHECK_THROWS(Error, const_cast<Plan&>(eval.plan()).train_step(cpu, ctx));
     }
 };
 
-QTEST_APPLESS_MAIN(TestRunSession)
-#include "tst_run_session.moc"
+MANTISSA_TEST_MAIN(TestRunSession, runWritesEveryRecordAndTheReaderReadsHistograms,
+                   histogramWithAnotherBinLayoutIsAnError, unwritableMetricsFile,
+                   failureIsWrittenAsTheSummary, evalHoldsNoOptimizerStateAndOnlyTestImages,
+                   evalMatchesValidation, evalChecksTheWeights, inferencePlanRefusesTraining)
