@@ -162,6 +162,7 @@ int run_train(const Args& args) {
     };
     if (metrics)
         callbacks.on_histogram = [&](const GradientHistogram& h) { metrics->write_histogram(h); };
+    if (metrics) callbacks.on_quant = [&](const QuantRecord& q) { metrics->write_quant(q); };
     callbacks.on_log = [&](const std::string& line) {
         if (metrics) metrics->write_log(line);
         if (root) std::fprintf(stderr, "%s\n", line.c_str());
