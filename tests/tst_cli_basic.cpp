@@ -165,7 +165,8 @@ void TestCliBasic::policiesJson() {
         QVERIFY(o.contains("compute") && o.contains("variable") && o.contains("loss_scaling"));
         if (o.contains("recipe")) ++recipes;
         if (o.value("name").toString() == "nvfp4")
-            QVERIFY2(o["recipe"].toObject()["weight"].toString().contains("16×16"), qPrintable(line));
+            QVERIFY2(o["recipe"].toObject()["weight"].toString().contains("16×16"),
+                     qPrintable(line));
     }
     QCOMPARE(recipes, 7);
 }

@@ -102,7 +102,8 @@ std::vector<float> grid_input(std::int64_t rows, std::int64_t cols) {
         const int k = static_cast<int>((i * 37 + 11) % 201) - 100; // -100 .. 100
         x[static_cast<std::size_t>(i)] = static_cast<float>(k) / 16.0f;
     }
-    for (std::int64_t r = 0; r < rows; ++r) x[static_cast<std::size_t>(r * cols + r % cols)] = 12.5f;
+    for (std::int64_t r = 0; r < rows; ++r)
+        x[static_cast<std::size_t>(r * cols + r % cols)] = 12.5f;
     return x;
 }
 
@@ -188,25 +189,42 @@ private slots:
         QTest::addColumn<QString>("policy");
         QTest::addColumn<QString>("recipe");
         QTest::addColumn<QString>("expected");
-        QTest::newRow("history 0") << "mixed_float8" << R"({"history_len": 0})"
+        QTest::newRow("history 0") << "mixed_float8"
+                                   << R"({"history_len": 0})"
                                    << "recipe.history_len: must be ≥ 1";
-        QTest::newRow("margin") << "mixed_float8" << R"({"margin": -1})" << "recipe.margin";
-        QTest::newRow("kind") << "mixed_float8" << R"({"kind": "lazy"})" << "recipe.kind";
-        QTest::newRow("history under current")
-            << "mixed_float8" << R"({"kind": "current", "history_len": 4})"
-            << "recipe.history_len: only for kind 'delayed'";
-        QTest::newRow("fp8 format") << "mixed_float8" << R"({"fp8_format": "e5m2"})"
+        QTest::newRow("margin") << "mixed_float8"
+                                << R"({"margin": -1})"
+                                << "recipe.margin";
+        QTest::newRow("kind") << "mixed_float8"
+                              << R"({"kind": "lazy"})"
+                              << "recipe.kind";
+        QTest::newRow("history under current") << "mixed_float8"
+                                               << R"({"kind": "current", "history_len": 4})"
+                                               << "recipe.history_len: only for kind 'delayed'";
+        QTest::newRow("fp8 format") << "mixed_float8"
+                                    << R"({"fp8_format": "e5m2"})"
                                     << "recipe.fp8_format";
-        QTest::newRow("amax rule on nvfp4") << "nvfp4" << R"({"scale_rule": "floor"})"
+        QTest::newRow("amax rule on nvfp4") << "nvfp4"
+                                            << R"({"scale_rule": "floor"})"
                                             << "recipe.scale_rule";
-        QTest::newRow("amax rule on mx") << "mxfp4" << R"({"scale_rule": "amax"})"
+        QTest::newRow("amax rule on mx") << "mxfp4"
+                                         << R"({"scale_rule": "amax"})"
                                          << "recipe.scale_rule";
-        QTest::newRow("2d on mx") << "mxfp8_e4m3" << R"({"weight_2d": true})"
+        QTest::newRow("2d on mx") << "mxfp8_e4m3"
+                                  << R"({"weight_2d": true})"
                                   << "recipe.weight_2d";
-        QTest::newRow("kind on mx") << "mxfp4" << R"({"kind": "current"})" << "recipe.kind";
-        QTest::newRow("unknown field") << "nvfp4" << R"({"tile": 8})" << "recipe.tile: unknown";
-        QTest::newRow("wrong type") << "nvfp4" << R"({"weight_2d": 1})" << "recipe.weight_2d";
-        QTest::newRow("no recipe policy") << "mixed_bfloat16" << "{}" << "quantises nothing";
+        QTest::newRow("kind on mx") << "mxfp4"
+                                    << R"({"kind": "current"})"
+                                    << "recipe.kind";
+        QTest::newRow("unknown field") << "nvfp4"
+                                       << R"({"tile": 8})"
+                                       << "recipe.tile: unknown";
+        QTest::newRow("wrong type") << "nvfp4"
+                                    << R"({"weight_2d": 1})"
+                                    << "recipe.weight_2d";
+        QTest::newRow("no recipe policy") << "mixed_bfloat16"
+                                          << "{}"
+                                          << "quantises nothing";
     }
 
     void badRecipesNameTheField() {
@@ -306,9 +324,12 @@ private slots:
             }
             for (std::int64_t c = 0; c < units; ++c) { // weight blocks run down each column
                 std::vector<double> col;
-                for (int r = 0; r < in; ++r) col.push_back(w[static_cast<std::size_t>(r * units + c)]);
+                for (int r = 0; r < in; ++r)
+                    col.push_back(w[static_cast<std::size_t>(r * units + c)]);
                 const auto q = quantize_blocks(col, ws.block);
-                for (int r = 0; r < in; ++r) ref_w[static_cast<std::size_t>(r * units + c)] = q.decoded[static_cast<std::size_t>(r)];
+                for (int r = 0; r < in; ++r)
+                    ref_w[static_cast<std::size_t>(r * units + c)] =
+                        q.decoded[static_cast<std::size_t>(r)];
             }
         }
         int changed = 0;
@@ -333,11 +354,14 @@ private slots:
                     ref += t;
                     mag += std::fabs(t);
                 }
-                const std::uint32_t b = static_cast<std::uint32_t>(y[static_cast<std::size_t>(r * units + c)]) << 16;
+                const std::uint32_t b =
+                    static_cast<std::uint32_t>(y[static_cast<std::size_t>(r * units + c)]) << 16;
                 float got;
                 std::memcpy(&got, &b, 4);
-                QVERIFY2(std::fabs(got - ref) <= mag * (1.0 / 128 + 1e-5),
-                         qPrintable(QString("y(%1,%2) = %3, reference %4").arg(r).arg(c).arg(got).arg(ref)));
+                QVERIFY2(
+                    std::fabs(got - ref) <= mag * (1.0 / 128 + 1e-5),
+                    qPrintable(
+                        QString("y(%1,%2) = %3, reference %4").arg(r).arg(c).arg(got).arg(ref)));
             }
     }
 
@@ -387,7 +411,7 @@ private slots:
         std::vector<float> spike_copy = spike;
         const auto d = fake_quantize_tensor(spike, 16, 16, delayed, state, 4, true);
         QCOMPARE(d.amax, 100.0);
-        QCOMPARE(d.clipped, std::size_t(2)); // 100 and -50 saturate at 448 / 448 = ±1
+        QCOMPARE(d.clipped, std::size_t(2));           // 100 and -50 saturate at 448 / 448 = ±1
         QVERIFY(std::fabs(spike[100] - 1.0f) < 1e-6f); // 100 came out as 448 x (1 / 448)
         QVERIFY(std::fabs(spike[101] + 1.0f) < 1e-6f);
         const auto c = fake_quantize_tensor(spike_copy, 16, 16, current, {}, 4, true);
@@ -408,8 +432,10 @@ private slots:
         QTest::addColumn<QString>("policy");
         QTest::addColumn<QString>("kind");
         for (const char* p : kQuantPolicies) QTest::newRow(p) << p << "";
-        QTest::newRow("mixed_float8 current") << "mixed_float8" << "current";
-        QTest::newRow("mixed_float8 block") << "mixed_float8" << "block";
+        QTest::newRow("mixed_float8 current") << "mixed_float8"
+                                              << "current";
+        QTest::newRow("mixed_float8 block") << "mixed_float8"
+                                            << "block";
     }
 
     void trainingRunsUnderEveryQuantisedPolicy() {
@@ -457,7 +483,7 @@ private slots:
             if (q.state != kNoTensor && q.role == QuantRole::Activation) {
                 const std::vector<float> st = download(be, plan->tensor(q.state));
                 QCOMPARE(st[0], 448.0f / 12.5f); // the next step's scale, from this amax
-                QCOMPARE(st[2], 12.5f);           // the history's first entry
+                QCOMPARE(st[2], 12.5f);          // the history's first entry
                 recorded = true;
             }
         QVERIFY(recorded);

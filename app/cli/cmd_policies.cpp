@@ -47,10 +47,10 @@ int run_policies(const Args& args) {
         std::string recipe;
         if (p.quant)
             recipe = ",\"recipe\":{\"name\":\"" + json_escape(p.quant->name) +
-                     "\",\"activation\":\"" + json_escape(describe_quant_spec(p.quant->activation)) +
-                     "\",\"weight\":\"" + json_escape(describe_quant_spec(p.quant->weight)) +
-                     "\",\"gradient\":\"" + json_escape(describe_quant_spec(p.quant->gradient)) +
-                     "\"}";
+                     "\",\"activation\":\"" +
+                     json_escape(describe_quant_spec(p.quant->activation)) + "\",\"weight\":\"" +
+                     json_escape(describe_quant_spec(p.quant->weight)) + "\",\"gradient\":\"" +
+                     json_escape(describe_quant_spec(p.quant->gradient)) + "\"}";
         if (json)
             std::printf("{\"name\":\"%s\",\"compute\":\"%s\",\"variable\":\"%s\",\"mixed\":%s,"
                         "\"loss_scaling\":\"%s\",\"description\":\"%s\"%s}\n",

@@ -123,7 +123,7 @@ BlockQuantStats fake_quantize(std::span<float> data, const BlockQuantConfig& con
 // r * cols + c) under stochastic rounding. The config's block_size is ignored. `max_scale` gets
 // the largest block scale in use (the one the tensor's amax sees).
 BlockQuantStats fake_quantize_blocks(std::span<float> data, std::size_t rows, std::size_t cols,
-                                     const BlockQuantConfig& config, int block_rows,
-                                     int block_cols, double* max_scale = nullptr);
+                                     const BlockQuantConfig& config, int block_rows, int block_cols,
+                                     double* max_scale = nullptr);
 
 } // namespace mantissa

@@ -98,7 +98,8 @@ QuantRecipe make_recipe(std::string_view policy_name, const RecipeOptions& o) {
             bad("kind", "expected \"delayed\", \"current\" or \"block\", got \"" + kind + "\"");
         const std::string f = o.fp8_format.value_or("hybrid");
         if (f != "hybrid" && f != "e4m3")
-            bad("fp8_format", "expected \"hybrid\" (E5M2 gradients) or \"e4m3\", got \"" + f + "\"");
+            bad("fp8_format",
+                "expected \"hybrid\" (E5M2 gradients) or \"e4m3\", got \"" + f + "\"");
         if (o.scale_rule) bad("scale_rule", "only for the MX policies (mxfp8_e4m3, ..., mxfp4)");
         if (o.weight_2d) bad("weight_2d", "only for policy nvfp4");
         const bool hybrid = f == "hybrid";
@@ -151,8 +152,8 @@ QuantRecipe make_recipe(std::string_view policy_name, const RecipeOptions& o) {
                 throw Error(ErrorKind::Config, e.what());
             }
             if (!supports_scale_rule(format, rule))
-                bad("scale_rule", std::string(policy_name) + " does not support '" +
-                                      *o.scale_rule + "'" +
+                bad("scale_rule", std::string(policy_name) + " does not support '" + *o.scale_rule +
+                                      "'" +
                                       (nv ? " (nvfp4's scales follow amax: use 'amax')"
                                           : " (use 'floor' or 'ceil')"));
             for (QuantSpec* s : {&r.activation, &r.weight, &r.gradient}) s->block.rule = rule;
@@ -171,8 +172,8 @@ std::string describe_quant_spec(const QuantSpec& s) {
     const std::string elem(element_format_name(s.element));
     if (s.scaling == QuantScaling::Delayed)
         return elem + " per tensor, delayed scale (amax " +
-               (s.amax_most_recent ? std::string("most recent") : std::string("max")) +
-               " over " + std::to_string(s.history_len) + " steps" +
+               (s.amax_most_recent ? std::string("most recent") : std::string("max")) + " over " +
+               std::to_string(s.history_len) + " steps" +
                (s.margin ? ", margin " + std::to_string(s.margin) : std::string()) + ")";
     if (s.scaling == QuantScaling::Current) return elem + " per tensor, current scale";
     const BlockFormatSpec& spec = block_format_spec(s.block.format);

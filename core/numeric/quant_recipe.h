@@ -36,7 +36,7 @@ struct QuantSpec {
     int block_rows = 1, block_cols = 1;
     // Delayed only.
     int history_len = 1024;
-    int margin = 0;               // scale divided by 2^margin
+    int margin = 0;                // scale divided by 2^margin
     bool amax_most_recent = false; // false: the max over the history (TE's default "max")
     bool operator==(const QuantSpec&) const = default;
 };
@@ -50,10 +50,10 @@ struct QuantRecipe {
 
 // What an experiment's "recipe" object may set; unset fields take the policy's defaults.
 struct RecipeOptions {
-    std::optional<std::string> kind;        // mixed_float8 only: delayed (default), current, block
-    std::optional<std::string> fp8_format;  // mixed_float8: "hybrid" (default) or "e4m3"
-    std::optional<int> history_len;         // delayed: >= 1 (default 1024)
-    std::optional<int> margin;              // delayed: >= 0
+    std::optional<std::string> kind;         // mixed_float8 only: delayed (default), current, block
+    std::optional<std::string> fp8_format;   // mixed_float8: "hybrid" (default) or "e4m3"
+    std::optional<int> history_len;          // delayed: >= 1 (default 1024)
+    std::optional<int> margin;               // delayed: >= 0
     std::optional<std::string> amax_compute; // delayed: "max" (default) or "most_recent"
     std::optional<std::string> scale_rule;   // MX: "floor" (default, the spec) or "ceil" (TE)
     std::optional<bool> weight_2d;           // nvfp4: 16x16 weight tiles (default true)

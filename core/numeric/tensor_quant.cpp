@@ -64,7 +64,7 @@ QuantTensorStats fake_quantize_tensor(std::span<float> data, std::size_t rows, s
     st.blocks = 1;
     for (float& v : data) {
         const double x = static_cast<double>(v) * static_cast<double>(scale); // exact: 24 x 24
-        const std::uint32_t code = encode_element(x, spec.element);          // saturating
+        const std::uint32_t code = encode_element(x, spec.element);           // saturating
         const double decoded = decode_element(code, spec.element) * static_cast<double>(scale_inv);
         // Beyond the float32 rounding of the scale itself (amax x fl(448 / amax) may exceed 448
         // by an ulp and still encode as 448): a real overflow, saturated.

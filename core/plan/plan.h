@@ -74,7 +74,7 @@ struct PlanParam {
 // One quantise step of a frontier policy (issue 18): what it quantises and where its persistent
 // scale state and its latest statistics live (float64 x kQuantStatsValues, see FakeQuantArgs).
 struct PlanQuant {
-    std::string layer;  // "dense_1"
+    std::string layer; // "dense_1"
     QuantRole role = QuantRole::Activation;
     std::string tensor; // the quantised tensor's name
     QuantSpec spec;

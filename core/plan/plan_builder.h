@@ -81,8 +81,8 @@ private:
     Backend& m_backend;
     Policy m_policy;
     std::string m_layer;
-    std::vector<TensorId> m_grad;     // tensor id -> gradient id
-    std::vector<TensorId> m_alias_of; // tensor id -> aliased tensor id
+    std::vector<TensorId> m_grad;      // tensor id -> gradient id
+    std::vector<TensorId> m_alias_of;  // tensor id -> aliased tensor id
     std::vector<TensorId> m_master_of; // compute-dtype weight copy -> its float32 master
     std::vector<PlanStep> m_forward;
     std::vector<BackwardBlock> m_blocks;

@@ -347,9 +347,9 @@ RecipeOptions Reader::read_recipe(const json& v, const std::string& path) const 
     };
     auto num = [&](const char* key, std::optional<int>& out) {
         if (v.contains(key))
-            out = static_cast<int>(integer(v[key], path + "." + key,
-                                           std::numeric_limits<int>::min(),
-                                           std::numeric_limits<int>::max()));
+            out =
+                static_cast<int>(integer(v[key], path + "." + key, std::numeric_limits<int>::min(),
+                                         std::numeric_limits<int>::max()));
     };
     auto flag = [&](const char* key, std::optional<bool>& out) {
         if (v.contains(key)) out = boolean(v[key], path + "." + key);

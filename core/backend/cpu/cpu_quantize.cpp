@@ -28,9 +28,9 @@ void CpuBackend::fake_quantize(const FakeQuantArgs& a) {
     const auto n = static_cast<std::size_t>(dst.numel());
     std::span<float> state;
     if (state_floats) state = {static_cast<float*>(a.state->data), state_floats};
-    const QuantTensorStats s =
-        fake_quantize_tensor({data, n}, static_cast<std::size_t>(dst.rows()),
-                             static_cast<std::size_t>(dst.cols()), *a.spec, state, a.step, a.record);
+    const QuantTensorStats s = fake_quantize_tensor({data, n}, static_cast<std::size_t>(dst.rows()),
+                                                    static_cast<std::size_t>(dst.cols()), *a.spec,
+                                                    state, a.step, a.record);
     if (!a.record) return;
     auto* out = static_cast<double*>(a.stats->data);
     out[0] = s.amax;
