@@ -157,12 +157,18 @@ void TestCliBasic::policiesJson() {
     const CliRun r = run_cli({"policies", "--json"});
     QCOMPARE(r.status, 0);
     const QStringList lines = r.out.split('\n', Qt::SkipEmptyParts);
-    QCOMPARE(lines.size(), 6);
+    QCOMPARE(lines.size(), 13); // 6 Keras policies + 7 quantised ones (issue 18)
+    int recipes = 0;
     for (const QString& line : lines) {
         const QJsonObject o = QJsonDocument::fromJson(line.toUtf8()).object();
         QVERIFY2(!o.value("name").toString().isEmpty(), qPrintable(line));
         QVERIFY(o.contains("compute") && o.contains("variable") && o.contains("loss_scaling"));
+        if (o.contains("recipe")) ++recipes;
+        if (o.value("name").toString() == "nvfp4")
+            QVERIFY2(o["recipe"].toObject()["weight"].toString().contains("16×16"),
+                     qPrintable(line));
     }
+    QCOMPARE(recipes, 7);
 }
 
 void TestCliBasic::help_data() {

@@ -43,11 +43,20 @@ int run_policies(const Args& args) {
         const std::string compute(dtype_name(p.compute)), variable(dtype_name(p.variable));
         const char* scaling = loss_scaling_recommended(p) ? "dynamic" : "none";
         const std::string description = policy_description(p);
+        // Quantised policies (issue 18) add {"recipe": {name, activation, weight, gradient}}.
+        std::string recipe;
+        if (p.quant)
+            recipe = ",\"recipe\":{\"name\":\"" + json_escape(p.quant->name) +
+                     "\",\"activation\":\"" +
+                     json_escape(describe_quant_spec(p.quant->activation)) + "\",\"weight\":\"" +
+                     json_escape(describe_quant_spec(p.quant->weight)) + "\",\"gradient\":\"" +
+                     json_escape(describe_quant_spec(p.quant->gradient)) + "\"}";
         if (json)
             std::printf("{\"name\":\"%s\",\"compute\":\"%s\",\"variable\":\"%s\",\"mixed\":%s,"
-                        "\"loss_scaling\":\"%s\",\"description\":\"%s\"}\n",
+                        "\"loss_scaling\":\"%s\",\"description\":\"%s\"%s}\n",
                         p.name.c_str(), compute.c_str(), variable.c_str(),
-                        p.is_mixed() ? "true" : "false", scaling, json_escape(description).c_str());
+                        p.is_mixed() ? "true" : "false", scaling, json_escape(description).c_str(),
+                        recipe.c_str());
         else
             std::printf("%-16s %-9s %-9s %-13s %s\n", p.name.c_str(), compute.c_str(),
                         variable.c_str(), scaling, description.c_str());

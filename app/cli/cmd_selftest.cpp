@@ -203,6 +203,8 @@ int train_policies(const char* engine, Backend& backend, const Mnist& data) {
     int failures = 0;
     for (const char* model : {"mlp", "cnn"})
         for (const Policy& policy : all_policies()) {
+            // The frontier policies' quantise steps run on the CPU engine only (issue 18).
+            if (policy.quant && !backend.supports_fake_quantize()) continue;
             Experiment e;
             e.name = std::string("selftest-") + model;
             e.model = std::string(model) == "mlp" ? mlp_spec() : cnn_spec();

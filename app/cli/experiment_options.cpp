@@ -13,7 +13,8 @@ void add_experiment_options(ArgParser& p) {
     p.add_option("--config", "FILE", "experiment JSON (see resources/experiments/)");
     p.add_option(
         "--policy", "P",
-        "dtype policy: float32, float64, float16, bfloat16, mixed_float16, mixed_bfloat16");
+        "dtype policy: float32, float64, float16, bfloat16, mixed_float16, mixed_bfloat16, "
+        "mixed_float8, mxfp8_e4m3, mxfp8_e5m2, mxfp6_e3m2, mxfp6_e2m3, mxfp4, nvfp4");
     p.add_option("--device", "D", "auto (default), cpu, cuda or cuda:N");
     p.add_option("--epochs", "N", "number of epochs");
     p.add_option("--batch", "N", "batch size");

@@ -10,6 +10,8 @@
 
 #include "core/backend/activation.h"
 #include "core/backend/step_scalars.h"
+#include "core/error.h"
+#include "core/numeric/quant_recipe.h"
 #include "core/optim/loss_scale.h"
 #include "core/optim/optimizer_config.h"
 #include "core/tensor/buffer.h"
@@ -68,6 +70,22 @@ struct SoftmaxXentArgs {
     Tensor* probs = nullptr;        // (batch, classes), logits' dtype
     Tensor* dlogits = nullptr;      // (p - onehot) * loss_scale / valid_rows; nullptr in eval
     Tensor* scalars = nullptr; // StepScalars: adds loss_sum, correct, examples; reads loss_scale
+};
+
+// Fake quantisation of a GEMM / convolution input (issue 18, the frontier policies): dst (float32,
+// src's shape) = src quantised under `spec` over its 2-D view and decoded back, exactly as
+// core/numeric/tensor_quant does. `state` (float32, quant_state_floats(spec); delayed scaling's
+// amax history) persists across steps; with `record` (training) the history is updated and
+// `stats` (float64 x kQuantStatsValues: amax, scale, clipped, zeros, count, blocks) written.
+inline constexpr int kQuantStatsValues = 6;
+struct FakeQuantArgs {
+    const QuantSpec* spec = nullptr;
+    const Tensor* src = nullptr;
+    Tensor* dst = nullptr;
+    Tensor* state = nullptr; // nullptr when the spec keeps none
+    Tensor* stats = nullptr;
+    std::uint64_t step = 0; // varies stochastic rounding from step to step
+    bool record = true;
 };
 
 // One step's scalars as the readout ring returned them, a step or two after the step ran.
@@ -140,6 +158,14 @@ public:
     // counts(bin) += number of elements of x in that bin (core/backend/histogram.h); counts is
     // int32 (kHistogramBins) and is not cleared, so several tensors can add into one histogram.
     virtual void exponent_histogram(const Tensor& x, Tensor& counts_i32) = 0;
+
+    // --- quantised GEMM inputs (the frontier policies) ---
+    // Engines without it refuse the policies when a plan is compiled (PlanBuilder asks first).
+    virtual bool supports_fake_quantize() const { return false; }
+    virtual void fake_quantize(const FakeQuantArgs& args) {
+        (void)args;
+        throw Error(ErrorKind::Config, "quantised policies run on the CPU engine for now");
+    }
 
     // --- the training step's control, all on the device ---
     // Zeroes found_inf, loss_sum, correct and examples.

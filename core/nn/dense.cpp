@@ -48,8 +48,11 @@ TensorId Dense::build(PlanBuilder& b, TensorId input, bool fuse_softmax) {
     TensorId z = needs_pre ? b.add_activation(name() + "/preact", dt, {batch, units}, softmax_op)
                            : kNoTensor;
 
-    Tensor* X = b.ptr(x);
-    Tensor* W = b.ptr(kernel.value);
+    // Frontier policies: the GEMM reads quantised float32 copies of its inputs (no-ops otherwise).
+    const TensorId xq = b.quantize_input(x, QuantRole::Activation);
+    const TensorId wq = b.quantize_input(kernel.value, QuantRole::Weight);
+    Tensor* X = b.ptr(xq);
+    Tensor* W = b.ptr(wq);
     Tensor* B = b.ptr(bias.value);
     Tensor* Y = b.ptr(y);
     Tensor* Z = b.ptr(z);
@@ -67,7 +70,7 @@ TensorId Dense::build(PlanBuilder& b, TensorId input, bool fuse_softmax) {
     step.op = std::string("gemm+bias") + (fwd.epilogue != Activation::Linear
                                               ? std::string("+") + activation_name(fwd.epilogue)
                                               : std::string());
-    step.inputs = {x, kernel.value, bias.value};
+    step.inputs = {xq, wq, bias.value};
     step.outputs = {y};
     step.flops = 2.0 * batch * in * units;
     step.run = [fwd, ws](Backend& be, const RunContext&) mutable {
@@ -109,17 +112,20 @@ TensorId Dense::build(PlanBuilder& b, TensorId input, bool fuse_softmax) {
         };
         b.backward(std::move(s));
     }
+    // The bias gradient reads dZ itself; the two products read its quantised copy.
+    const TensorId dzq = b.quantize_input(dz_id, QuantRole::Gradient);
+    Tensor* dZq = b.ptr(dzq);
     Tensor* dW = b.ptr(kernel.grad);
     Tensor* dB = b.ptr(bias.grad);
     GemmArgs gw;
     gw.a = X;
     gw.transpose_a = true;
-    gw.b = dZ;
+    gw.b = dZq;
     gw.c = dW;
     b.need_workspace(b.backend().gemm_workspace_bytes(gw));
     PlanStep sw;
     sw.op = "gemm dW=Xᵀ·dZ";
-    sw.inputs = {x, dz_id};
+    sw.inputs = {xq, dzq};
     sw.outputs = {kernel.grad};
     sw.flops = 2.0 * batch * in * units;
     sw.run = [gw, ws](Backend& be, const RunContext&) mutable {
@@ -136,14 +142,14 @@ TensorId Dense::build(PlanBuilder& b, TensorId input, bool fuse_softmax) {
     b.backward(std::move(sb));
     if (TensorId dx = b.grad_of(x); dx != kNoTensor) {
         GemmArgs gx;
-        gx.a = dZ;
+        gx.a = dZq;
         gx.b = W;
         gx.transpose_b = true;
         gx.c = b.ptr(dx);
         b.need_workspace(b.backend().gemm_workspace_bytes(gx));
         PlanStep sx;
         sx.op = "gemm dX=dZ·Wᵀ";
-        sx.inputs = {dz_id, kernel.value};
+        sx.inputs = {dzq, wq};
         sx.outputs = {dx};
         sx.flops = 2.0 * batch * in * units;
         sx.run = [gx, ws](Backend& be, const RunContext&) mutable {

@@ -347,4 +347,35 @@ BlockQuantStats fake_quantize(std::span<float> data, const BlockQuantConfig& con
     return s;
 }
 
+BlockQuantStats fake_quantize_blocks(std::span<float> data, std::size_t rows, std::size_t cols,
+                                     const BlockQuantConfig& config, int block_rows, int block_cols,
+                                     double* max_scale) {
+    BlockQuantConfig c = config;
+    c.block_size = 0; // the shape below decides; resolve only checks the format and rule
+    const ResolvedBlockQuant q = resolve_block_quant(c);
+    if (block_rows < 1 || block_cols < 1 || rows * cols != data.size())
+        throw Error(ErrorKind::InvalidArgument, "fake_quantize_blocks: bad shape");
+    BlockQuantStats s;
+    if (q.spec.tensor_scale)
+        s.global_scale = nvfp4_global_scale(tensor_amax(data.data(), data.size()));
+    double top = 0;
+    const auto br = static_cast<std::size_t>(block_rows), bc = static_cast<std::size_t>(block_cols);
+    for (std::size_t row = 0; row < rows; row += br)
+        for (std::size_t col = 0; col < cols; col += bc) {
+            const std::size_t tr = std::min(br, rows - row), tc = std::min(bc, cols - col);
+            const std::size_t at = row * cols + col;
+            float* tile = data.data() + at;
+            const TileCounts t =
+                quantize_tile(tile, cols, tr, tc, q, s.global_scale, at, nullptr, tile);
+            ++s.blocks;
+            s.clipped += static_cast<std::size_t>(t.clipped);
+            s.zeros += static_cast<std::size_t>(t.zeros);
+            const double scale =
+                q.spec.tensor_scale ? t.scale.value * s.global_scale : t.scale.value;
+            if (scale > top || std::isnan(scale)) top = scale;
+        }
+    if (max_scale) *max_scale = top;
+    return s;
+}
+
 } // namespace mantissa

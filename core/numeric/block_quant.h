@@ -55,6 +55,7 @@ struct BlockQuantConfig {
     int block_size = 0;            // 0: the format's; else a power of two, 1..4096
     bool stochastic = false;       // stochastic rounding of the elements (never of the scales)
     std::uint64_t seed = 0;        // element i uses rounding_random(seed, i): reproducible
+    bool operator==(const BlockQuantConfig&) const = default;
 };
 
 // The config with defaults filled in; throws Error(InvalidArgument) naming the bad field
@@ -116,5 +117,13 @@ struct BlockQuantStats {
     float global_scale = 1;
 };
 BlockQuantStats fake_quantize(std::span<float> data, const BlockQuantConfig& config);
+// The training path over a rows x cols row-major matrix: one scale per block_rows x block_cols
+// block (1 x 32 runs along a row, 32 x 1 down a column, 16 x 16 is a tile); edge blocks are
+// partial (the padding a real kernel would store). Element (r, c) draws rounding_random(seed,
+// r * cols + c) under stochastic rounding. The config's block_size is ignored. `max_scale` gets
+// the largest block scale in use (the one the tensor's amax sees).
+BlockQuantStats fake_quantize_blocks(std::span<float> data, std::size_t rows, std::size_t cols,
+                                     const BlockQuantConfig& config, int block_rows, int block_cols,
+                                     double* max_scale = nullptr);
 
 } // namespace mantissa

@@ -49,6 +49,10 @@ void Plan::initialize(Backend& backend, std::uint64_t seed) {
         for (TensorId slot : p.optimizer_slots) backend.fill(tensor(slot), 0.0);
         if (!inference_only) backend.fill(tensor(p.grad), 0.0); // inference: no gradients
     }
+    for (const PlanQuant& q : quant) {
+        if (q.state != kNoTensor) backend.fill(tensor(q.state), 0.0);
+        backend.fill(tensor(q.stats), 0.0);
+    }
     StepScalars initial;
     initial.loss_scale = loss_scale.mode == LossScaleMode::None ? 1.0 : loss_scale.initial;
     initial.scale_used = initial.loss_scale;

@@ -71,6 +71,17 @@ struct PlanParam {
     std::int64_t fan_in = 0, fan_out = 0; // for Glorot initialisation; 0,0 = zeros
 };
 
+// One quantise step of a frontier policy (issue 18): what it quantises and where its persistent
+// scale state and its latest statistics live (float64 x kQuantStatsValues, see FakeQuantArgs).
+struct PlanQuant {
+    std::string layer; // "dense_1"
+    QuantRole role = QuantRole::Activation;
+    std::string tensor; // the quantised tensor's name
+    QuantSpec spec;
+    TensorId state = kNoTensor; // delayed scaling's amax history; zeroed by initialize()
+    TensorId stats = kNoTensor;
+};
+
 struct LayerSummary {
     std::string name;   // "dense_1"
     std::string type;   // "Dense"
@@ -119,6 +130,7 @@ public:
     std::deque<Tensor> tensors;  // stable addresses: steps hold pointers into it
     std::vector<PlanStep> steps; // forward, backward, update in execution order
     std::vector<PlanParam> params;
+    std::vector<PlanQuant> quant; // the quantise steps, in emission order
     TensorId input = kNoTensor;   // (batch, 28, 28, 1)
     TensorId labels = kNoTensor;  // (batch) int32
     TensorId probs = kNoTensor;   // (batch, classes)
@@ -129,7 +141,7 @@ public:
     const Tensor& tensor(TensorId id) const { return tensors.at(static_cast<std::size_t>(id)); }
 
     // Writes the initial variables (Glorot uniform / zeros from `seed`), zeroes the optimizer
-    // slots and sets the loss scale to its initial value.
+    // slots and the quantisation state (delayed scaling starts again), and sets the loss scale.
     void initialize(Backend& backend, std::uint64_t seed);
     // One training step: forward, backward, unscale + finite check, gated updates, scale update.
     // Never reads anything back from the device.

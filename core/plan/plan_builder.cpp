@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "core/error.h"
+#include "core/numeric/tensor_quant.h"
 #include "core/optim/optimizer_config.h"
 
 namespace mantissa {
@@ -44,6 +45,7 @@ TensorId PlanBuilder::add_tensor(const std::string& name, DType dtype, const Sha
     m_plan.tensors.push_back(std::move(tensor));
     m_grad.push_back(kNoTensor);
     m_alias_of.push_back(kNoTensor);
+    m_master_of.push_back(kNoTensor);
     return static_cast<TensorId>(m_plan.tensors.size() - 1);
 }
 
@@ -132,6 +134,7 @@ PlanBuilder::ParamRef PlanBuilder::add_param(const std::string& name, const Shap
         // cast back to the variable dtype for the optimizer (Keras AutoCastVariable semantics).
         ref.value = add_tensor(full + ":" + std::string(dtype_name(m_policy.compute)),
                                m_policy.compute, shape, MemCategory::Weights);
+        m_master_of[static_cast<std::size_t>(ref.value)] = param.variable;
         ref.grad = add_tensor("grad(" + full + "):" + std::string(dtype_name(m_policy.compute)),
                               m_policy.compute, shape, MemCategory::Gradients);
         Tensor* var = ptr(param.variable);
@@ -159,6 +162,78 @@ PlanBuilder::ParamRef PlanBuilder::add_param(const std::string& name, const Shap
     }
     m_plan.params.push_back(std::move(param));
     return ref;
+}
+
+TensorId PlanBuilder::quantize_input(TensorId source, QuantRole role) {
+    if (!m_policy.quant) return source;
+    if (!m_backend.supports_fake_quantize())
+        throw Error(ErrorKind::Config,
+                    "layer '" + m_layer + "': policy '" + m_policy.name + "' runs on the CPU " +
+                        "engine for now (" + m_backend.info().name +
+                        " has no quantise kernels yet); use device \"cpu\", or keep this layer " +
+                        "in bfloat16 with its dtype");
+    const QuantSpec spec = m_policy.quant->spec(role);
+    // TE casts weights from the float32 master, not from a bfloat16 copy (no double rounding).
+    if (TensorId master = m_master_of[static_cast<std::size_t>(source)]; master != kNoTensor)
+        source = master;
+    const Tensor& src = m_plan.tensor(source);
+    const MemCategory category = role == QuantRole::Activation ? MemCategory::Activations
+                                 : role == QuantRole::Weight   ? MemCategory::Weights
+                                                               : MemCategory::Gradients;
+    const std::string role_name(quant_role_name(role));
+    PlanQuant q;
+    q.layer = m_layer;
+    q.role = role;
+    q.spec = spec;
+    TensorId out = add_tensor(src.name + ":q", DType::Float32, src.shape, category);
+    q.tensor = m_plan.tensor(out).name;
+    // Scales, counted in the memory the way a real kernel stores them: one per block, edge
+    // blocks padded (784 columns in blocks of 32 are 25 blocks, 800 elements' worth).
+    std::string padding;
+    const std::int64_t rows = src.rows(), cols = src.cols();
+    std::int64_t blocks = 1, scale_bytes = 4; // per-tensor FP8: one float32 scale
+    if (spec.scaling == QuantScaling::Block) {
+        const std::int64_t br = spec.block_rows, bc = spec.block_cols;
+        const std::int64_t row_blocks = (rows + br - 1) / br, col_blocks = (cols + bc - 1) / bc;
+        blocks = row_blocks * col_blocks;
+        scale_bytes = 1;
+        if (rows % br || cols % bc)
+            padding = ", padded " + std::to_string(rows) + "×" + std::to_string(cols) + "→" +
+                      std::to_string(row_blocks * br) + "×" + std::to_string(col_blocks * bc);
+    }
+    add_tensor(src.name + ":q scales", DType::UInt8, {blocks * scale_bytes}, category);
+    if (const std::size_t floats = quant_state_floats(spec))
+        q.state = add_tensor(src.name + ":q amax history", DType::Float32,
+                             {static_cast<std::int64_t>(floats)}, MemCategory::Workspace);
+    q.stats = add_tensor(src.name + ":q stats", DType::Float64, {kQuantStatsValues},
+                         MemCategory::Workspace);
+    Tensor* in_ptr = ptr(source);
+    Tensor* out_ptr = ptr(out);
+    Tensor* state_ptr = ptr(q.state);
+    Tensor* stats_ptr = ptr(q.stats);
+    PlanStep step;
+    step.op = "quantize " + role_name + ": " + describe_quant_spec(spec) + padding;
+    step.inputs = {source};
+    step.outputs = {out};
+    step.is_cast = true;
+    step.flops = 4.0 * static_cast<double>(src.numel());
+    step.run = [spec, in_ptr, out_ptr, state_ptr, stats_ptr](Backend& be, const RunContext& ctx) {
+        FakeQuantArgs args;
+        args.spec = &spec;
+        args.src = in_ptr;
+        args.dst = out_ptr;
+        args.state = state_ptr;
+        args.stats = stats_ptr;
+        args.step = ctx.step;
+        args.record = ctx.training;
+        be.fake_quantize(args);
+    };
+    if (role == QuantRole::Gradient)
+        backward(std::move(step));
+    else
+        forward(std::move(step));
+    m_plan.quant.push_back(std::move(q));
+    return out;
 }
 
 void PlanBuilder::forward(PlanStep step) {

@@ -48,6 +48,16 @@ public:
     ParamRef add_param(const std::string& name, const Shape& shape, std::int64_t fan_in,
                        std::int64_t fan_out);
 
+    // Frontier policies (issue 18): a quantise step in front of a GEMM / convolution input, as
+    // Transformer Engine places them. Returns `source` unchanged when the layer's policy has no
+    // recipe; else a float32 tensor holding the quantised-and-decoded values (so the GEMM runs
+    // on them in float32 and accumulates in float32). Activation and Weight steps run in the
+    // forward block (a weight is quantised from its float32 master), Gradient steps in the
+    // layer's backward block where the call is made. The result has no gradient: layers keep
+    // writing the gradients of the unquantised tensors (a straight-through estimator).
+    // Throws Error(Config) when the engine cannot quantise ("... runs on the CPU engine").
+    TensorId quantize_input(TensorId source, QuantRole role);
+
     // --- steps ---
     void forward(PlanStep step);
     void backward(PlanStep step);  // the layer's own backward steps, in execution order
@@ -71,8 +81,9 @@ private:
     Backend& m_backend;
     Policy m_policy;
     std::string m_layer;
-    std::vector<TensorId> m_grad;     // tensor id -> gradient id
-    std::vector<TensorId> m_alias_of; // tensor id -> aliased tensor id
+    std::vector<TensorId> m_grad;      // tensor id -> gradient id
+    std::vector<TensorId> m_alias_of;  // tensor id -> aliased tensor id
+    std::vector<TensorId> m_master_of; // compute-dtype weight copy -> its float32 master
     std::vector<PlanStep> m_forward;
     std::vector<BackwardBlock> m_blocks;
     std::size_t m_workspace_bytes = 0;

@@ -102,6 +102,22 @@ void MetricsJsonlWriter::write_histogram(const GradientHistogram& h) {
     write_line(line.dump());
 }
 
+void MetricsJsonlWriter::write_quant(const QuantRecord& record) {
+    auto finite = [](double v) { return std::isfinite(v) ? json(v) : json(nullptr); };
+    json tensors = json::array();
+    for (const QuantTensorRecord& t : record.tensors)
+        tensors.push_back({{"layer", t.layer},
+                           {"role", t.role},
+                           {"format", t.format},
+                           {"amax", finite(t.amax)},
+                           {"scale", finite(t.scale)},
+                           {"clipped", t.clipped},
+                           {"flushed", t.flushed},
+                           {"count", t.count},
+                           {"blocks", t.blocks}});
+    write_line(json{{"type", "quant"}, {"step", record.step}, {"tensors", tensors}}.dump());
+}
+
 void MetricsJsonlWriter::flush() {
     m_out.flush();
     if (!m_out) throw Error(ErrorKind::Io, "writing metrics to '" + m_path + "' failed");

@@ -10,6 +10,7 @@
 #include "core/train/experiment.h"
 #include "core/train/gradient_histogram.h"
 #include "core/train/metrics.h"
+#include "core/train/quant_record.h"
 
 namespace mantissa {
 
@@ -32,6 +33,10 @@ public:
     // {"type": "histogram", step, loss_scale, min_exponent, layers: [{name, activation, weight}],
     //  all: {activation, weight}}: each list is the kHistogramBins counts of histogram.h.
     void write_histogram(const GradientHistogram& histogram);
+    // {"type": "quant", step, tensors: [{layer, role, format, amax, scale, clipped, flushed,
+    //  count, blocks}]}: the frontier policies' scaling statistics (clipped, flushed: shares 0..1;
+    //  a non-finite amax or scale is written as null).
+    void write_quant(const QuantRecord& record);
 
 private:
     void write_line(const std::string& line);

@@ -99,6 +99,11 @@ RunOutcome RunSession::run(TrainControl& control) {
             record([&](MetricsJsonlWriter& w) { w.write_histogram(h); });
             if (m_callbacks.on_histogram) m_callbacks.on_histogram(h);
         };
+    if (m_metrics || m_callbacks.on_quant)
+        callbacks.on_quant = [this](const QuantRecord& q) {
+            record([&](MetricsJsonlWriter& w) { w.write_quant(q); });
+            if (m_callbacks.on_quant) m_callbacks.on_quant(q);
+        };
     callbacks.on_log = [this](const std::string& line) {
         record([&](MetricsJsonlWriter& w) { w.write_log(line); });
         if (m_callbacks.on_log) m_callbacks.on_log(line);

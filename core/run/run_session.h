@@ -23,6 +23,9 @@ struct RunCallbacks {
     std::function<void(const EpochRecord&)> on_epoch;
     // Gradient histograms at step 1 and every experiment.histogram_every steps (when set).
     std::function<void(const GradientHistogram&)> on_histogram;
+    // Quantised policies: amax, scale and clipped / flushed shares per layer and role, at step 1
+    // and every experiment.quant_every steps.
+    std::function<void(const QuantRecord&)> on_quant;
     std::function<void(const std::string&)> on_log; // notes and warnings, one line each
     // Set: a metrics file that cannot be opened or written is reported here once and dropped,
     // and the run goes on (the GUI's history). Unset: the Error(Io) ends the run (the CLI).

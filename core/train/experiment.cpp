@@ -53,6 +53,7 @@ private:
     ModelSpec read_model(const json& v, const std::string& path) const;
     LossScaleConfig read_loss_scale(const json& v, const std::string& path) const;
     OptimizerConfig read_optimizer(const json& v, const std::string& path) const;
+    RecipeOptions read_recipe(const json& v, const std::string& path) const;
 };
 
 // The fields each layer type takes, in the order the writer emits them.
@@ -217,6 +218,38 @@ OptimizerConfig Reader::read_optimizer(const json& v, const std::string& path) c
     return config;
 }
 
+// The frontier policies' options (core/numeric/quant_recipe): checked against the policy later.
+RecipeOptions Reader::read_recipe(const json& v, const std::string& path) const {
+    object(v, path);
+    check_fields(v, path,
+                 {"kind", "fp8_format", "history_len", "margin", "amax_compute", "scale_rule",
+                  "weight_2d", "stochastic_gradients", "seed"},
+                 "of a recipe");
+    RecipeOptions o;
+    auto str = [&](const char* key, std::optional<std::string>& out) {
+        if (v.contains(key)) out = string(v[key], path + "." + key);
+    };
+    auto num = [&](const char* key, std::optional<int>& out) {
+        if (v.contains(key))
+            out =
+                static_cast<int>(integer(v[key], path + "." + key, std::numeric_limits<int>::min(),
+                                         std::numeric_limits<int>::max()));
+    };
+    auto flag = [&](const char* key, std::optional<bool>& out) {
+        if (v.contains(key)) out = boolean(v[key], path + "." + key);
+    };
+    str("kind", o.kind);
+    str("fp8_format", o.fp8_format);
+    num("history_len", o.history_len);
+    num("margin", o.margin);
+    str("amax_compute", o.amax_compute);
+    str("scale_rule", o.scale_rule);
+    flag("weight_2d", o.weight_2d);
+    flag("stochastic_gradients", o.stochastic_gradients);
+    if (v.contains("seed")) o.seed = unsigned_integer(v["seed"], path + ".seed");
+    return o;
+}
+
 Experiment Reader::read(const json& root) const {
     if (!root.is_object())
         throw Error(ErrorKind::Config, source() +
@@ -225,7 +258,7 @@ Experiment Reader::read(const json& root) const {
     check_fields(root, "",
                  {"format_version", "name", "dataset", "model", "policy", "loss_scale", "optimizer",
                   "batch_size", "epochs", "seed", "device", "tf32", "graph", "max_steps",
-                  "histogram_every", "on_divergence"},
+                  "histogram_every", "on_divergence", "recipe", "quant_every"},
                  "of an experiment");
     // The version comes first: a newer file's other fields may mean something we cannot know.
     if (root.contains("format_version")) {
@@ -248,6 +281,10 @@ Experiment Reader::read(const json& root) const {
         e.policy = string(root["policy"], "policy");
         named("policy", [&] { return policy_from_name(e.policy); });
     }
+    if (root.contains("recipe")) e.recipe = read_recipe(root["recipe"], "recipe");
+    if (root.contains("quant_every"))
+        e.quant_every = integer(root["quant_every"], "quant_every", 0,
+                                std::numeric_limits<std::int64_t>::max());
     if (root.contains("loss_scale"))
         e.loss_scale = read_loss_scale(root["loss_scale"], "loss_scale");
     if (root.contains("optimizer")) e.optimizer = read_optimizer(root["optimizer"], "optimizer");
@@ -445,6 +482,20 @@ std::string experiment_to_json(const Experiment& e) {
     for (const LayerSpec& l : e.model.layers) layers.push_back(layer_json(l));
     j["model"] = {{"input", e.model.input}, {"layers", layers}};
     j["policy"] = e.policy;
+    if (e.recipe) {
+        const RecipeOptions& o = *e.recipe;
+        ojson r = ojson::object();
+        if (o.kind) r["kind"] = *o.kind;
+        if (o.fp8_format) r["fp8_format"] = *o.fp8_format;
+        if (o.history_len) r["history_len"] = *o.history_len;
+        if (o.margin) r["margin"] = *o.margin;
+        if (o.amax_compute) r["amax_compute"] = *o.amax_compute;
+        if (o.scale_rule) r["scale_rule"] = *o.scale_rule;
+        if (o.weight_2d) r["weight_2d"] = *o.weight_2d;
+        if (o.stochastic_gradients) r["stochastic_gradients"] = *o.stochastic_gradients;
+        if (o.seed) r["seed"] = *o.seed;
+        j["recipe"] = r;
+    }
     j["loss_scale"] = {{"mode", loss_scale_mode_name(e.loss_scale.mode)},
                        {"initial", e.loss_scale.initial},
                        {"growth_interval", e.loss_scale.growth_interval},
@@ -459,6 +510,7 @@ std::string experiment_to_json(const Experiment& e) {
     j["graph"] = e.graph;
     j["max_steps"] = e.max_steps;
     j["histogram_every"] = e.histogram_every;
+    if (e.quant_every != 50) j["quant_every"] = e.quant_every;
     j["on_divergence"] = e.on_divergence == DivergencePolicy::Stop ? "stop" : "continue";
     return j.dump(2, ' ', false, ojson::error_handler_t::replace) + "\n";
 }
@@ -488,6 +540,11 @@ void validate_experiment(const Experiment& e) {
     } catch (const Error& err) {
         invalid("policy", err.what());
     }
+    // make_recipe names its fields ("recipe.history_len: must be ≥ 1").
+    if (e.recipe) policy_with_recipe(e.policy, e.recipe);
+    if (e.quant_every < 0)
+        invalid("quant_every",
+                "expected 0 (off) or a positive integer, got " + std::to_string(e.quant_every));
     // Both validators name their fields ("loss_scale.initial ...", "optimizer.rho ...").
     validate_loss_scale(e.loss_scale);
     validate_optimizer(e.optimizer);

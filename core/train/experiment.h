@@ -3,9 +3,11 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include "core/nn/layer_spec.h"
+#include "core/numeric/quant_recipe.h"
 #include "core/optim/loss_scale.h"
 #include "core/optim/optimizer_config.h"
 
@@ -20,6 +22,9 @@ struct Experiment {
     std::string dataset = "mnist";
     ModelSpec model;
     std::string policy = "float32";
+    // The frontier policies' recipe options ({"kind": "current"}, {"scale_rule": "ceil"}, ...);
+    // unset: the policy's defaults. Only quantised policies accept one.
+    std::optional<RecipeOptions> recipe;
     LossScaleConfig loss_scale;
     OptimizerConfig optimizer;
     std::int64_t batch_size = 128;
@@ -32,6 +37,9 @@ struct Experiment {
     // Every this many steps (from step 1) the trainer bins the gradients for the histogram
     // chart; 0 = never. One extra forward and backward pass each time, so 50 costs about 2%.
     std::int64_t histogram_every = 50;
+    // Every this many steps (from step 1) a quantised policy's scale statistics are read back
+    // (a `quant` record: amax, scale, clipped and flushed share per layer and role); 0 = never.
+    std::int64_t quant_every = 50;
     DivergencePolicy on_divergence = DivergencePolicy::Stop;
 
     bool operator==(const Experiment&) const = default;

@@ -103,7 +103,7 @@ Trainer::Trainer(const Experiment& experiment, const Mnist& data, Backend& backe
     validate_experiment(m_experiment);
     if (parallel.communicator && parallel.communicator->size() > 1) m_comm = parallel.communicator;
     m_local_batch = mantissa::local_batch_size(m_experiment.batch_size, ranks());
-    const Policy policy = policy_from_name(m_experiment.policy);
+    const Policy policy = policy_with_recipe(m_experiment.policy, m_experiment.recipe);
     m_model = std::make_unique<Model>(m_experiment.model, policy);
     CompileOptions options;
     options.policy = policy;
@@ -360,6 +360,10 @@ RunSummary Trainer::run(TrainControl& control, const TrainerCallbacks& callbacks
             }
             summary.peak_memory = std::max(summary.peak_memory, step.device_mem_used);
             if (callbacks.on_step) callbacks.on_step(step);
+            const std::int64_t quant_every = m_experiment.quant_every;
+            if (callbacks.on_quant && !m_plan->quant.empty() && quant_every > 0 &&
+                (step.step == 1 || step.step % quant_every == 0))
+                callbacks.on_quant(quant_record(step.step));
 
             loss_sum += scalars.loss_sum;
             correct += static_cast<double>(scalars.correct);
@@ -457,6 +461,27 @@ RunSummary Trainer::run(TrainControl& control, const TrainerCallbacks& callbacks
     if (summary.status == RunStatus::Completed && max_steps > 0 && m_global_step >= max_steps)
         summary.message = "stopped after max_steps = " + std::to_string(max_steps);
     return summary;
+}
+
+QuantRecord Trainer::quant_record(std::int64_t step) const {
+    QuantRecord record;
+    record.step = step;
+    for (const PlanQuant& q : m_plan->quant) {
+        double v[kQuantStatsValues] = {};
+        m_backend.download(m_plan->tensor(q.stats), v);
+        QuantTensorRecord t;
+        t.layer = q.layer;
+        t.role = std::string(quant_role_name(q.role));
+        t.format = describe_quant_spec(q.spec);
+        t.amax = v[0];
+        t.scale = v[1];
+        t.count = static_cast<std::int64_t>(v[4]);
+        t.blocks = static_cast<std::int64_t>(v[5]);
+        t.clipped = v[4] > 0 ? v[2] / v[4] : 0.0;
+        t.flushed = v[4] > 0 ? v[3] / v[4] : 0.0;
+        record.tensors.push_back(std::move(t));
+    }
+    return record;
 }
 
 } // namespace mantissa

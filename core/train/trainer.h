@@ -17,6 +17,7 @@
 #include "core/train/gradient_sync.h"
 #include "core/train/graph_mode.h"
 #include "core/train/metrics.h"
+#include "core/train/quant_record.h"
 #include "core/train/train_control.h"
 
 namespace mantissa {
@@ -27,6 +28,9 @@ struct TrainerCallbacks {
     std::function<void(const std::string&)> on_log; // notes and warnings, one line each
     // Gradient histograms at step 1 and every experiment.histogram_every steps (when set).
     std::function<void(const GradientHistogram&)> on_histogram;
+    // Quantised policies only: the quantise steps' statistics at step 1 and every
+    // experiment.quant_every steps (read after the step, outside its time).
+    std::function<void(const QuantRecord&)> on_quant;
 };
 
 // Data-parallel training: every rank builds a Trainer with the same experiment and communicator.
@@ -88,6 +92,8 @@ public:
     // The gradients the next step will compute on the batch at `offset`, binned on the backend:
     // a forward and backward pass with that step's batch and dropout masks, no update.
     GradientHistogram gradient_histogram(std::int64_t offset);
+    // The quantise steps' statistics of the latest training step (empty under other policies).
+    QuantRecord quant_record(std::int64_t step) const;
 
 private:
     struct DeviceData;

@@ -59,6 +59,9 @@ public:
     }
     void dropout_backward(double, const Tensor&, const Tensor&, Tensor&) override { refuse(); }
     void exponent_histogram(const Tensor&, Tensor&) override { refuse(); }
+    // Plans of the quantised policies preview like the CPU engine's (nothing runs here).
+    bool supports_fake_quantize() const override { return true; }
+    void fake_quantize(const FakeQuantArgs&) override { refuse(); }
     void begin_step(Tensor&) override { refuse(); }
     void unscale_and_check_finite(std::span<Tensor* const>, Tensor&) override { refuse(); }
     void optimizer_update(const OptimizerConfig&, Tensor&, const Tensor&, std::span<Tensor* const>,

@@ -1,0 +1,75 @@
+// Quantisation recipes for the frontier policies (issue 18): which element format, block shape and
+// scale rule each GEMM/convolution input gets (activation, weight, gradient), as in NVIDIA
+// Transformer Engine (FP8 delayed / current / block scaling, MXFP8, NVFP4) and OCP MX v1.0.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "core/numeric/block_quant.h"
+#include "core/numeric/element_format.h"
+
+namespace mantissa {
+
+// The three GEMM inputs a recipe quantises (TE: fprop reads activation x weight, dgrad gradient x
+// weight, wgrad activation x gradient).
+enum class QuantRole : std::uint8_t { Activation, Weight, Gradient };
+inline constexpr int kQuantRoleCount = 3;
+std::string_view quant_role_name(QuantRole role); // "activation", "weight", "gradient"
+
+// How a tensor's scale is chosen.
+enum class QuantScaling : std::uint8_t {
+    Delayed, // FP8 per tensor: scale = max_elem / amax over a history of earlier steps (TE)
+    Current, // FP8 per tensor: scale = max_elem / amax of the tensor being cast
+    Block,   // blocks with one scale each: MX (E8M0), NVFP4 (E4M3 + float32), FP8 block (2^k)
+};
+
+// One role's quantisation.
+struct QuantSpec {
+    QuantScaling scaling = QuantScaling::Current;
+    ElementFormat element = ElementFormat::Float8E4M3; // Delayed / Current
+    BlockQuantConfig block;                            // Block: format, rule, stochastic, seed
+    // Block shape over the tensor's 2-D view (Tensor::rows() x cols()): 1 x 32 is 32 consecutive
+    // values of a row; 32 x 1 runs down a column; 16 x 16 is a tile. Edge blocks are padded.
+    int block_rows = 1, block_cols = 1;
+    // Delayed only.
+    int history_len = 1024;
+    int margin = 0;                // scale divided by 2^margin
+    bool amax_most_recent = false; // false: the max over the history (TE's default "max")
+    bool operator==(const QuantSpec&) const = default;
+};
+
+struct QuantRecipe {
+    std::string name; // "delayed", "current", "block", "mxfp8_e4m3", ..., "nvfp4"
+    QuantSpec activation, weight, gradient;
+    const QuantSpec& spec(QuantRole role) const;
+    bool operator==(const QuantRecipe&) const = default;
+};
+
+// What an experiment's "recipe" object may set; unset fields take the policy's defaults.
+struct RecipeOptions {
+    std::optional<std::string> kind;         // mixed_float8 only: delayed (default), current, block
+    std::optional<std::string> fp8_format;   // mixed_float8: "hybrid" (default) or "e4m3"
+    std::optional<int> history_len;          // delayed: >= 1 (default 1024)
+    std::optional<int> margin;               // delayed: >= 0
+    std::optional<std::string> amax_compute; // delayed: "max" (default) or "most_recent"
+    std::optional<std::string> scale_rule;   // MX: "floor" (default, the spec) or "ceil" (TE)
+    std::optional<bool> weight_2d;           // nvfp4: 16x16 weight tiles (default true)
+    std::optional<bool> stochastic_gradients; // nvfp4 default true, others false
+    std::optional<std::uint64_t> seed;        // stochastic rounding seed (default 0)
+    bool operator==(const RecipeOptions&) const = default;
+};
+
+// The policies that carry a recipe.
+bool is_quantized_policy(std::string_view policy_name);
+// The recipe of `policy_name` with `options` applied. Throws Error(Config) naming the field with a
+// "recipe." prefix ("recipe.history_len: must be >= 1", "recipe.kind: ... only for mixed_float8").
+QuantRecipe make_recipe(std::string_view policy_name, const RecipeOptions& options = {});
+// One line for the plan view and the CLI: "E4M3 act/weight, E5M2 grad, delayed (history 1024)".
+std::string describe_quant_spec(const QuantSpec& spec);
+// Bytes per element in storage, scales included (8.25 for MXFP8, 4.5 NVFP4, 1 per-tensor FP8).
+double quant_bits_per_element(const QuantSpec& spec);
+
+} // namespace mantissa

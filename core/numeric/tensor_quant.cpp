@@ -1,0 +1,92 @@
+// Per-tensor FP8 (delayed and current scaling, as TE's Float8Quantizer / Float8CurrentScaling)
+// and block scaling (core/numeric/block_quant) behind one call; nothing here allocates.
+#include "core/numeric/tensor_quant.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "core/error.h"
+
+namespace mantissa {
+
+namespace {
+
+double amax_of(std::span<const float> data) {
+    double amax = 0;
+    for (float v : data) {
+        const double a = std::fabs(static_cast<double>(v));
+        if (std::isnan(a)) return a;
+        amax = std::max(amax, a);
+    }
+    return amax;
+}
+
+// TE: scale = (fp8_max / amax) / 2^margin in float32; an amax of zero or inf keeps the old one.
+float scale_for(double amax, double max_elem, int margin, float previous) {
+    if (!(amax > 0) || !std::isfinite(amax)) return previous;
+    const float s = static_cast<float>(max_elem) / static_cast<float>(amax);
+    return std::ldexp(s, -margin);
+}
+
+} // namespace
+
+std::size_t quant_state_floats(const QuantSpec& spec) {
+    return spec.scaling == QuantScaling::Delayed ? 2 + static_cast<std::size_t>(spec.history_len)
+                                                 : 0;
+}
+
+QuantTensorStats fake_quantize_tensor(std::span<float> data, std::size_t rows, std::size_t cols,
+                                      const QuantSpec& spec, std::span<float> state,
+                                      std::uint64_t step, bool record) {
+    QuantTensorStats st;
+    st.count = data.size();
+    st.amax = amax_of(data);
+    if (spec.scaling == QuantScaling::Block) {
+        BlockQuantConfig config = spec.block;
+        config.seed = spec.block.seed * 0x9E3779B97F4A7C15ull + step; // a new stream each step
+        const BlockQuantStats b = fake_quantize_blocks(data, rows, cols, config, spec.block_rows,
+                                                       spec.block_cols, &st.scale);
+        st.clipped = b.clipped;
+        st.zeros = b.zeros;
+        st.blocks = b.blocks;
+        return st;
+    }
+    if (state.size() < quant_state_floats(spec))
+        throw Error(ErrorKind::Internal, "fake_quantize_tensor: missing delayed-scaling state");
+    const double max_elem = element_spec(spec.element).max_finite;
+    float scale = 1.0f;
+    if (spec.scaling == QuantScaling::Current)
+        scale = scale_for(st.amax, max_elem, 0, 1.0f);
+    else if (state[0] > 0)
+        scale = state[0];
+    const float scale_inv = 1.0f / scale;
+    st.scale = scale_inv;
+    st.blocks = 1;
+    for (float& v : data) {
+        const double x = static_cast<double>(v) * static_cast<double>(scale); // exact: 24 x 24
+        const std::uint32_t code = encode_element(x, spec.element);           // saturating
+        const double decoded = decode_element(code, spec.element) * static_cast<double>(scale_inv);
+        // Beyond the float32 rounding of the scale itself (amax x fl(448 / amax) may exceed 448
+        // by an ulp and still encode as 448): a real overflow, saturated.
+        st.clipped += std::fabs(x) > max_elem * (1.0 + 0x1p-22) ? 1 : 0;
+        st.zeros += (v != 0 && !std::isnan(v) && decoded == 0) ? 1 : 0;
+        v = static_cast<float>(decoded); // a 4-bit significand times a float32: one rounding
+    }
+    if (spec.scaling == QuantScaling::Delayed && record) {
+        const auto len = static_cast<std::size_t>(spec.history_len);
+        float* history = state.data() + 2;
+        const auto recorded = static_cast<std::size_t>(state[1]);
+        history[recorded % len] = static_cast<float>(st.amax);
+        // Counts up to 2 * len, then wraps by len: the position stays right and the float exact.
+        const std::size_t next = recorded + 1 >= 2 * len ? recorded + 1 - len : recorded + 1;
+        state[1] = static_cast<float>(next);
+        double amax_h = st.amax;
+        if (!spec.amax_most_recent)
+            for (std::size_t i = 0; i < std::min(recorded + 1, len); ++i)
+                amax_h = std::max(amax_h, static_cast<double>(history[i]));
+        state[0] = scale_for(amax_h, max_elem, spec.margin, scale);
+    }
+    return st;
+}
+
+} // namespace mantissa
