@@ -27,6 +27,10 @@ inline std::vector<std::string> split(std::string_view text, char separator) {
     }
 }
 
+// The full path of `program` found on $PATH (an executable file), or "" (QStandardPaths::
+// findExecutable).
+std::string find_executable(const std::string& program);
+
 inline bool contains(std::string_view text, std::string_view part) {
     return text.find(part) != std::string_view::npos;
 }

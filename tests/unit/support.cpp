@@ -70,6 +70,24 @@ std::vector<std::string> split_lines(std::string_view text) {
     return lines;
 }
 
+std::string find_executable(const std::string& program) {
+    const char* path = std::getenv("PATH");
+    if (!path || program.empty()) return {};
+    std::string_view rest = path;
+    for (;;) {
+        const std::size_t colon = rest.find(':');
+        std::string folder(rest.substr(0, colon));
+        if (folder.empty()) folder = "."; // an empty entry is the current folder
+        const std::string candidate = folder + "/" + program;
+        std::error_code ignored;
+        if (access(candidate.c_str(), X_OK) == 0 &&
+            std::filesystem::is_regular_file(candidate, ignored))
+            return candidate;
+        if (colon == std::string_view::npos) return {};
+        rest.remove_prefix(colon + 1);
+    }
+}
+
 namespace {
 
 // The child's environment: ours, less `unset_env`, with `env` set on top.
