@@ -1,33 +1,66 @@
 // Runs the real mantissa-cli binary: the float lab (`cast`), `policies`, help and exit statuses,
 // and selftest's contract with scripts (--list, --require-gpu). These are the commands a learner
 // types first, so their output and errors are a contract.
-#include <QJsonDocument>
-#include <QJsonObject>
-#include <QTest>
+
+#include <algorithm>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
 
 #include "core/backend/factory/backend_factory.h"
-#include "tests/cli_runner.h"
+#include "tests/unit/cli.h"
+#include "tests/unit/files.h"
+#include "tests/unit/unit_test.h"
 
-using mantissa::test::CliRun;
-using mantissa::test::run_cli;
+using namespace mantissa::unit;
 
 namespace {
 
+// The non-empty lines of `text` (QString::split('\n', Qt::SkipEmptyParts)).
+std::vector<std::string> lines_of(const std::string& text) {
+    std::vector<std::string> lines;
+    for (std::string& line : split(text, '\n'))
+        if (!line.empty()) lines.push_back(std::move(line));
+    return lines;
+}
+
+// The JSON object on one line; an empty object when it is not one (QJsonDocument::object()).
+nlohmann::json object_of(const std::string& line) {
+    nlohmann::json doc = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
+    return doc.is_object() ? doc : nlohmann::json::object();
+}
+
+// `text` without leading and trailing white space.
+std::string trimmed(const std::string& text) {
+    const auto first = text.find_first_not_of(" \t\r\n");
+    if (first == std::string::npos) return {};
+    return text.substr(first, text.find_last_not_of(" \t\r\n") - first + 1);
+}
+
+// The first `n` white-space separated words of `text`, joined by single spaces.
+std::string first_words(const std::string& text, int n) {
+    std::istringstream in(text);
+    std::string result, word;
+    for (int i = 0; i < n && in >> word; ++i) result += (i ? " " : "") + word;
+    return result;
+}
+
 // The JSON object of one dtype among `cast --json` lines.
-QJsonObject json_for(const QString& out, const QString& dtype) {
-    for (const QString& line : out.split('\n', Qt::SkipEmptyParts)) {
-        const QJsonObject o = QJsonDocument::fromJson(line.toUtf8()).object();
-        if (o.value("dtype").toString() == dtype) return o;
+nlohmann::json json_for(const std::string& out, const std::string& dtype) {
+    for (const std::string& line : lines_of(out)) {
+        const nlohmann::json o = object_of(line);
+        if (o.value("dtype", "") == dtype) return o;
     }
-    return {};
+    return nlohmann::json::object();
 }
 
 } // namespace
 
-class TestCliBasic : public QObject {
-    Q_OBJECT
+class TestCliBasic {
 
-private slots:
+public:
     void castSquareOverflowsFloat16();
     void castSquareUnderflowsFloat16Json();
     void castMaxFloat16IsExact();
@@ -44,185 +77,188 @@ private slots:
 };
 
 void TestCliBasic::castSquareOverflowsFloat16() {
-    const CliRun r = run_cli({"cast", "256", "--square"});
-    QCOMPARE(r.status, 0);
-    QVERIFY2(r.err.isEmpty(), qPrintable(r.err));
+    const ProcessResult r = run_cli({"cast", "256", "--square"});
+    CHECK_EQ(r.status, 0);
+    CHECK_MSG(r.err.empty(), (r.err));
     // The x² table's float16 row says overflow.
-    const int square_table = r.out.indexOf("x²");
-    QVERIFY(square_table > 0);
+    const std::size_t square_table = r.out.find("x²");
+    CHECK(square_table != std::string::npos && square_table > 0);
     bool found = false;
-    for (const QString& line : r.out.mid(square_table).split('\n'))
-        if (line.trimmed().startsWith("float16 "))
-            found = line.contains("overflow") && line.contains("inf");
-    QVERIFY2(found, qPrintable(r.out));
+    for (const std::string& line : split(r.out.substr(square_table), '\n'))
+        if (trimmed(line).starts_with("float16 "))
+            found = contains(line, "overflow") && contains(line, "inf");
+    CHECK_MSG(found, (r.out));
 }
 
 void TestCliBasic::castSquareUnderflowsFloat16Json() {
-    const CliRun r = run_cli({"cast", "1e-5", "--square", "--json"});
-    QCOMPARE(r.status, 0);
-    const QStringList lines = r.out.split('\n', Qt::SkipEmptyParts);
-    QCOMPARE(lines.size(), 5); // the five default dtypes
-    for (const QString& line : lines) {
-        QJsonParseError error{};
-        const QJsonDocument doc = QJsonDocument::fromJson(line.toUtf8(), &error);
-        QVERIFY2(error.error == QJsonParseError::NoError && doc.isObject(), qPrintable(line));
+    const ProcessResult r = run_cli({"cast", "1e-5", "--square", "--json"});
+    CHECK_EQ(r.status, 0);
+    const std::vector<std::string> lines = lines_of(r.out);
+    CHECK_EQ(lines.size(), 5); // the five default dtypes
+    for (const std::string& line : lines) {
+        const nlohmann::json doc = nlohmann::json::parse(line, nullptr, false);
+        CHECK_MSG(!doc.is_discarded() && doc.is_object(), (line));
         for (const char* key : {"input", "dtype", "value", "hex", "bits", "class", "rel_error",
                                 "square", "square_class"})
-            QVERIFY2(doc.object().contains(key), qPrintable(line));
+            CHECK_MSG(doc.contains(key), (line));
     }
-    const QJsonObject f16 = json_for(r.out, "float16");
-    QVERIFY(f16.value("square_class").toString().contains("underflow"));
-    QCOMPARE(f16.value("square").toDouble(), 0.0);
-    QCOMPARE(f16.value("class").toString(), QString("subnormal"));
-    QCOMPARE(json_for(r.out, "float32").value("square_class").toString(), QString("normal"));
+    const nlohmann::json f16 = json_for(r.out, "float16");
+    CHECK(contains(f16.at("square_class").get<std::string>(), "underflow"));
+    CHECK_EQ(f16.at("square").get<double>(), 0.0);
+    CHECK_EQ(f16.at("class").get<std::string>(), std::string("subnormal"));
+    CHECK_EQ(json_for(r.out, "float32").at("square_class").get<std::string>(),
+             std::string("normal"));
 }
 
 void TestCliBasic::castMaxFloat16IsExact() {
-    const CliRun r = run_cli({"cast", "65504", "--dtype", "float16"});
-    QCOMPARE(r.status, 0);
-    QVERIFY(r.out.contains("0x7BFF"));
-    QVERIFY(r.out.contains("0|11110|1111111111"));
-    const CliRun j = run_cli({"cast", "65504", "--dtype=float16", "--json"});
-    const QJsonObject o = json_for(j.out, "float16");
-    QCOMPARE(o.value("value").toDouble(), 65504.0);
-    QCOMPARE(o.value("rel_error").toDouble(), 0.0);
-    QCOMPARE(o.value("class").toString(), QString("normal"));
+    const ProcessResult r = run_cli({"cast", "65504", "--dtype", "float16"});
+    CHECK_EQ(r.status, 0);
+    CHECK(contains(r.out, "0x7BFF"));
+    CHECK(contains(r.out, "0|11110|1111111111"));
+    const ProcessResult j = run_cli({"cast", "65504", "--dtype=float16", "--json"});
+    const nlohmann::json o = json_for(j.out, "float16");
+    CHECK_EQ(o.at("value").get<double>(), 65504.0);
+    CHECK_EQ(o.at("rel_error").get<double>(), 0.0);
+    CHECK_EQ(o.at("class").get<std::string>(), std::string("normal"));
     // One more and it still rounds down; 65520 is the overflow threshold.
-    const CliRun t = run_cli({"cast", "65519.99", "65520", "--dtype", "fp16", "--json"});
-    const QStringList lines = t.out.split('\n', Qt::SkipEmptyParts);
-    QCOMPARE(lines.size(), 2);
-    QCOMPARE(QJsonDocument::fromJson(lines[0].toUtf8()).object().value("hex").toString(),
-             QString("0x7BFF"));
-    QCOMPARE(QJsonDocument::fromJson(lines[1].toUtf8()).object().value("class").toString(),
-             QString("overflow_to_inf"));
+    const ProcessResult t = run_cli({"cast", "65519.99", "65520", "--dtype", "fp16", "--json"});
+    const std::vector<std::string> lines = lines_of(t.out);
+    CHECK_EQ(lines.size(), 2);
+    CHECK_EQ(object_of(lines[0]).at("hex").get<std::string>(), std::string("0x7BFF"));
+    CHECK_EQ(object_of(lines[1]).at("class").get<std::string>(), std::string("overflow_to_inf"));
 }
 
 void TestCliBasic::castNegativeAndSpecialValues() {
-    const CliRun r =
+    const ProcessResult r =
         run_cli({"cast", "-3.5", "-inf", "nan", "0x1p-24", "--dtype", "float16", "--json"});
-    QCOMPARE(r.status, 0);
-    const QStringList lines = r.out.split('\n', Qt::SkipEmptyParts);
-    QCOMPARE(lines.size(), 4);
-    const auto obj = [&](int i) { return QJsonDocument::fromJson(lines[i].toUtf8()).object(); };
-    QCOMPARE(obj(0).value("value").toDouble(), -3.5);
-    QCOMPARE(obj(1).value("value").toString(), QString("-inf"));
-    QCOMPARE(obj(2).value("class").toString(), QString("nan"));
-    QCOMPARE(obj(3).value("hex").toString(), QString("0x0001"));
-    QCOMPARE(obj(3).value("class").toString(), QString("subnormal"));
+    CHECK_EQ(r.status, 0);
+    const std::vector<std::string> lines = lines_of(r.out);
+    CHECK_EQ(lines.size(), 4);
+    const auto obj = [&](std::size_t i) { return object_of(lines[i]); };
+    CHECK_EQ(obj(0).at("value").get<double>(), -3.5);
+    CHECK_EQ(obj(1).at("value").get<std::string>(), std::string("-inf"));
+    CHECK_EQ(obj(2).at("class").get<std::string>(), std::string("nan"));
+    CHECK_EQ(obj(3).at("hex").get<std::string>(), std::string("0x0001"));
+    CHECK_EQ(obj(3).at("class").get<std::string>(), std::string("subnormal"));
     // e4m3: 464 ties to 448, 465 overflows to NaN (no infinity).
-    const CliRun e = run_cli({"cast", "464", "465", "--dtype", "float8_e4m3", "--json"});
-    QVERIFY(e.out.contains("\"hex\":\"0x7E\""));
-    QVERIFY(e.out.contains("overflow_to_nan"));
+    const ProcessResult e = run_cli({"cast", "464", "465", "--dtype", "float8_e4m3", "--json"});
+    CHECK(contains(e.out, "\"hex\":\"0x7E\""));
+    CHECK(contains(e.out, "overflow_to_nan"));
 }
 
 void TestCliBasic::badArgumentsExit2_data() {
-    QTest::addColumn<QStringList>("args");
-    QTest::addColumn<QString>("named"); // what stderr must mention
-    QTest::newRow("not a number") << QStringList{"cast", "12abc"} << "12abc";
-    QTest::newRow("unknown dtype") << QStringList{"cast", "1", "--dtype", "float12"} << "float12";
-    QTest::newRow("one bad dtype in a list")
-        << QStringList{"cast", "1", "--dtype", "float16,bogus"} << "bogus";
-    QTest::newRow("integer dtype") << QStringList{"cast", "1", "--dtype", "int32"} << "int32";
-    QTest::newRow("no values") << QStringList{"cast"} << "VALUES";
-    QTest::newRow("unknown option") << QStringList{"cast", "1", "--squared"} << "--squared";
-    QTest::newRow("missing value") << QStringList{"cast", "1", "--dtype"} << "--dtype";
-    QTest::newRow("policies extra") << QStringList{"policies", "extra"} << "extra";
-    QTest::newRow("unknown command") << QStringList{"frobnicate"} << "frobnicate";
-    QTest::newRow("no command") << QStringList{} << "Usage";
+    add_column<std::vector<std::string>>("args");
+    add_column<std::string>("named"); // what stderr must mention
+    new_row("not a number") << std::vector<std::string>{"cast", "12abc"} << "12abc";
+    new_row("unknown dtype") << std::vector<std::string>{"cast", "1", "--dtype", "float12"}
+                             << "float12";
+    new_row("one bad dtype in a list")
+        << std::vector<std::string>{"cast", "1", "--dtype", "float16,bogus"} << "bogus";
+    new_row("integer dtype") << std::vector<std::string>{"cast", "1", "--dtype", "int32"}
+                             << "int32";
+    new_row("no values") << std::vector<std::string>{"cast"} << "VALUES";
+    new_row("unknown option") << std::vector<std::string>{"cast", "1", "--squared"} << "--squared";
+    new_row("missing value") << std::vector<std::string>{"cast", "1", "--dtype"} << "--dtype";
+    new_row("policies extra") << std::vector<std::string>{"policies", "extra"} << "extra";
+    new_row("unknown command") << std::vector<std::string>{"frobnicate"} << "frobnicate";
+    new_row("no command") << std::vector<std::string>{} << "Usage";
 }
 
 void TestCliBasic::badArgumentsExit2() {
-    QFETCH(QStringList, args);
-    QFETCH(QString, named);
-    const CliRun r = run_cli(args);
-    QCOMPARE(r.status, 2);
-    QVERIFY2(r.err.contains(named), qPrintable(r.err));
-    QVERIFY(r.out.isEmpty());
+    FETCH(std::vector<std::string>, args);
+    FETCH(std::string, named);
+    const ProcessResult r = run_cli(args);
+    CHECK_EQ(r.status, 2);
+    CHECK_MSG(contains(r.err, named), (r.err));
+    CHECK(r.out.empty());
 }
 
 void TestCliBasic::policiesListsAll() {
-    const CliRun r = run_cli({"policies"});
-    QCOMPARE(r.status, 0);
+    const ProcessResult r = run_cli({"policies"});
+    CHECK_EQ(r.status, 0);
     for (const char* name :
          {"float32", "float64", "float16", "bfloat16", "mixed_float16", "mixed_bfloat16"})
-        QVERIFY2(r.out.contains(QString(name) + " "), name);
+        CHECK_MSG(contains(r.out, std::string(name) + " "), name);
     // mixed_float16: float16 compute, float32 variables, dynamic loss scaling.
-    for (const QString& line : r.out.split('\n'))
-        if (line.startsWith("mixed_float16 "))
-            QCOMPARE(line.simplified().section(' ', 0, 3),
-                     QString("mixed_float16 float16 float32 dynamic"));
+    for (const std::string& line : split(r.out, '\n'))
+        if (line.starts_with("mixed_float16 "))
+            CHECK_EQ(first_words(line, 4), std::string("mixed_float16 float16 float32 dynamic"));
 }
 
 void TestCliBasic::policiesJson() {
-    const CliRun r = run_cli({"policies", "--json"});
-    QCOMPARE(r.status, 0);
-    const QStringList lines = r.out.split('\n', Qt::SkipEmptyParts);
-    QCOMPARE(lines.size(), 13); // 6 Keras policies + 7 quantised ones (issue 18)
+    const ProcessResult r = run_cli({"policies", "--json"});
+    CHECK_EQ(r.status, 0);
+    const std::vector<std::string> lines = lines_of(r.out);
+    CHECK_EQ(lines.size(), 13); // 6 Keras policies + 7 quantised ones (issue 18)
     int recipes = 0;
-    for (const QString& line : lines) {
-        const QJsonObject o = QJsonDocument::fromJson(line.toUtf8()).object();
-        QVERIFY2(!o.value("name").toString().isEmpty(), qPrintable(line));
-        QVERIFY(o.contains("compute") && o.contains("variable") && o.contains("loss_scaling"));
+    for (const std::string& line : lines) {
+        const nlohmann::json o = object_of(line);
+        CHECK_MSG(!o.value("name", "").empty(), line);
+        CHECK(o.contains("compute") && o.contains("variable") && o.contains("loss_scaling"));
         if (o.contains("recipe")) ++recipes;
-        if (o.value("name").toString() == "nvfp4")
-            QVERIFY2(o["recipe"].toObject()["weight"].toString().contains("16×16"),
-                     qPrintable(line));
+        if (o.value("name", "") == "nvfp4")
+            CHECK_MSG(contains(o["recipe"].value("weight", ""), "16×16"), line);
     }
-    QCOMPARE(recipes, 7);
+    CHECK_EQ(recipes, 7);
 }
 
 void TestCliBasic::help_data() {
-    QTest::addColumn<QStringList>("args");
-    QTest::addColumn<QString>("mentions");
-    QTest::newRow("top level") << QStringList{"--help"} << "policies";
-    QTest::newRow("top level -h") << QStringList{"-h"} << "cast";
-    QTest::newRow("cast") << QStringList{"cast", "--help"} << "--square";
-    QTest::newRow("cast with values") << QStringList{"cast", "1", "--help"} << "--dtype";
-    QTest::newRow("policies") << QStringList{"policies", "--help"} << "--json";
-    QTest::newRow("selftest") << QStringList{"selftest", "--help"} << "--require-gpu";
+    add_column<std::vector<std::string>>("args");
+    add_column<std::string>("mentions");
+    new_row("top level") << std::vector<std::string>{"--help"} << "policies";
+    new_row("top level -h") << std::vector<std::string>{"-h"} << "cast";
+    new_row("cast") << std::vector<std::string>{"cast", "--help"} << "--square";
+    new_row("cast with values") << std::vector<std::string>{"cast", "1", "--help"} << "--dtype";
+    new_row("policies") << std::vector<std::string>{"policies", "--help"} << "--json";
+    new_row("selftest") << std::vector<std::string>{"selftest", "--help"} << "--require-gpu";
 }
 
 void TestCliBasic::help() {
-    QFETCH(QStringList, args);
-    QFETCH(QString, mentions);
-    const CliRun r = run_cli(args);
-    QCOMPARE(r.status, 0);
-    QVERIFY(r.out.startsWith("Usage: mantissa-cli"));
-    QVERIFY2(r.out.contains(mentions), qPrintable(r.out));
+    FETCH(std::vector<std::string>, args);
+    FETCH(std::string, mentions);
+    const ProcessResult r = run_cli(args);
+    CHECK_EQ(r.status, 0);
+    CHECK(r.out.starts_with("Usage: mantissa-cli"));
+    CHECK_MSG(contains(r.out, mentions), (r.out));
 }
 
 void TestCliBasic::version() {
-    const CliRun r = run_cli({"--version"});
-    QCOMPARE(r.status, 0);
-    QVERIFY(r.out.startsWith("mantissa-cli "));
+    const ProcessResult r = run_cli({"--version"});
+    CHECK_EQ(r.status, 0);
+    CHECK(r.out.starts_with("mantissa-cli "));
 }
 
 // One case a line, every op at every dtype (core/check/op_cases.h).
 void TestCliBasic::selftestListsTheOpTable() {
-    const CliRun r = run_cli({"selftest", "--list"});
-    QCOMPARE(r.status, 0);
-    const QStringList lines = r.out.split('\n', Qt::SkipEmptyParts);
-    QVERIFY2(lines.size() >= 60, qPrintable(QString::number(lines.size())));
-    for (const QString& line : lines)
-        QVERIFY2(line.endsWith(" float64") || line.endsWith(" float32") ||
-                     line.endsWith(" float16") || line.endsWith(" bfloat16"),
-                 qPrintable(line));
-    QVERIFY(lines.contains("conv2d bwd-filter 4x10x10x3 k3 s1 p0 f8 bfloat16"));
+    const ProcessResult r = run_cli({"selftest", "--list"});
+    CHECK_EQ(r.status, 0);
+    const std::vector<std::string> lines = lines_of(r.out);
+    CHECK_MSG(lines.size() >= 60, std::to_string(lines.size()));
+    for (const std::string& line : lines)
+        CHECK_MSG(line.ends_with(" float64") || line.ends_with(" float32") ||
+                      line.ends_with(" float16") || line.ends_with(" bfloat16"),
+                  (line));
+    CHECK(std::find(lines.begin(), lines.end(),
+                    "conv2d bwd-filter 4x10x10x3 k3 s1 p0 f8 bfloat16") != lines.end());
 }
 
 // A GPU script must not pass where no GPU opened: exit 3, and the reason on stderr, before any
 // CPU training (so this is quick).
 void TestCliBasic::selftestRequireGpuExits3WithTheReason() {
     for (const mantissa::DeviceInfo& device : mantissa::available_devices())
-        if (device.is_gpu) QSKIP("a CUDA device is present: --require-gpu would run the checks");
-    const CliRun r = run_cli({"selftest", "--require-gpu"});
-    QCOMPARE(r.status, 3);
-    QVERIFY2(r.err.contains("no CUDA device was checked: "), qPrintable(r.err));
+        if (device.is_gpu)
+            SKIP_TEST("a CUDA device is present: --require-gpu would run the checks");
+    const ProcessResult r = run_cli({"selftest", "--require-gpu"});
+    CHECK_EQ(r.status, 3);
+    CHECK_MSG(contains(r.err, "no CUDA device was checked: "), (r.err));
     // The reason: no CUDA engine in this build, no device, or the driver/runtime's own words.
-    const QString reason = r.err.section("no CUDA device was checked: ", 1).trimmed();
-    QVERIFY2(reason.contains("CUDA"), qPrintable(reason));
-    QVERIFY2(r.out.isEmpty(), qPrintable(r.out));
+    const std::string marker = "no CUDA device was checked: ";
+    const std::string reason = trimmed(r.err.substr(r.err.find(marker) + marker.size()));
+    CHECK_MSG(contains(reason, "CUDA"), (reason));
+    CHECK_MSG(r.out.empty(), (r.out));
 }
 
-QTEST_GUILESS_MAIN(TestCliBasic)
-#include "tst_cli_basic.moc"
+MANTISSA_TEST_MAIN(TestCliBasic, castSquareOverflowsFloat16, castSquareUnderflowsFloat16Json,
+                   castMaxFloat16IsExact, castNegativeAndSpecialValues, badArgumentsExit2,
+                   policiesListsAll, policiesJson, help, version, selftestListsTheOpTable,
+                   selftestRequireGpuExits3WithTheReason)

@@ -1,231 +1,288 @@
 // Runs the real `mantissa-cli train`, `bench` and `selftest`: progress lines, the metrics file,
 // exit statuses (0 ok, 1 failed run, 2 bad input, 130 after Ctrl-C) and messages that name the
 // argument or file.
-#include <QElapsedTimer>
-#include <QFile>
-#include <QJsonDocument>
-#include <QJsonObject>
-#include <QProcess>
-#include <QTemporaryDir>
-#include <QTest>
-#include <csignal>
+#include <fcntl.h>
+#include <spawn.h>
 #include <sys/types.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <csignal>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <nlohmann/json.hpp>
 
 #include "core/io/safetensors.h"
-#include "tests/cli_runner.h"
+#include "tests/unit/cli.h"
+#include "tests/unit/files.h"
+#include "tests/unit/temp_dir.h"
+#include "tests/unit/unit_test.h"
 
 using namespace mantissa;
+using namespace mantissa::unit;
 
-using mantissa::test::CliRun;
-using mantissa::test::run_cli;
+extern char** environ;
 
 namespace {
 
-const QString kMlp = QStringLiteral(MANTISSA_SOURCE_DIR "/resources/experiments/mlp-small.json");
+// The JSON object on one line; an empty object when it is not one (QJsonDocument::object()).
+nlohmann::json object_of(const std::string& line) {
+    nlohmann::json doc = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
+    return doc.is_object() ? doc : nlohmann::json::object();
+}
+
+// Starts `argv` with stdout and stderr written to files, and returns its pid (-1 when it cannot
+// start): a process to signal while it runs, which run_process cannot give.
+pid_t spawn_to_files(std::vector<std::string> argv, const std::string& out_path,
+                     const std::string& err_path) {
+    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_init(&actions);
+    posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
+    posix_spawn_file_actions_addopen(&actions, 1, out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC,
+                                     0644);
+    posix_spawn_file_actions_addopen(&actions, 2, err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC,
+                                     0644);
+    std::vector<char*> args;
+    for (std::string& a : argv) args.push_back(a.data());
+    args.push_back(nullptr);
+    pid_t pid = -1;
+    const int failed = posix_spawn(&pid, args[0], &actions, nullptr, args.data(), environ);
+    posix_spawn_file_actions_destroy(&actions);
+    return failed ? -1 : pid;
+}
+
+// Kills and reaps the child when a check ends the test early (pid 0: already reaped).
+struct ReapOnExit {
+    pid_t pid;
+    ~ReapOnExit() {
+        if (pid <= 0) return;
+        ::kill(pid, SIGKILL);
+        waitpid(pid, nullptr, 0);
+    }
+};
+
+const std::string kMlp = std::string(MANTISSA_SOURCE_DIR "/resources/experiments/mlp-small.json");
 
 } // namespace
 
-class TestCliTrain : public QObject {
-    Q_OBJECT
+class TestCliTrain {
 
-private slots:
+public:
     void trainWritesProgressAndMetrics() {
-        QTemporaryDir dir;
-        const QString metrics = dir.path() + "/run.jsonl";
-        const CliRun r = run_cli({"train", "--config", kMlp, "--device", "cpu", "--policy",
-                                  "mixed_float16", "--max-steps", "30", "--metrics", metrics});
-        QVERIFY2(r.status == 0, qPrintable(r.err));
-        QVERIFY2(r.out.contains("Epoch 1/3"), qPrintable(r.out));
-        QVERIFY(r.out.contains("val_accuracy:"));
-        QVERIFY(r.out.contains("loss_scale: 32768"));
-        QVERIFY(r.out.contains("mlp-small (mixed_float16): completed"));
-        QVERIFY(r.out.contains("Total params: 118282"));
-        QFile file(metrics);
-        QVERIFY(file.open(QIODevice::ReadOnly));
-        const QList<QByteArray> lines = file.readAll().split('\n');
+        TempDir dir;
+        const std::string metrics = dir.path() + "/run.jsonl";
+        const ProcessResult r =
+            run_cli({"train", "--config", kMlp, "--device", "cpu", "--policy", "mixed_float16",
+                     "--max-steps", "30", "--metrics", metrics});
+        CHECK_MSG(r.status == 0, (r.err));
+        CHECK_MSG(contains(r.out, "Epoch 1/3"), (r.out));
+        CHECK(contains(r.out, "val_accuracy:"));
+        CHECK(contains(r.out, "loss_scale: 32768"));
+        CHECK(contains(r.out, "mlp-small (mixed_float16): completed"));
+        CHECK(contains(r.out, "Total params: 118282"));
+        CHECK(exists(metrics));
+        const std::vector<std::string> lines = split(mantissa::unit::read_file(metrics), '\n');
         int steps = 0;
-        for (const QByteArray& line : lines)
-            if (QJsonDocument::fromJson(line).object().value("type") == "step") ++steps;
-        QCOMPARE(steps, 30);
-        QCOMPARE(QJsonDocument::fromJson(lines.first()).object().value("type").toString(),
-                 QString("run"));
+        for (const std::string& line : lines)
+            if (object_of(line).value("type", "") == "step") ++steps;
+        CHECK_EQ(steps, 30);
+        CHECK_EQ(object_of(lines.front()).value("type", ""), std::string("run"));
     }
     void badInputExits2_data() {
-        QTest::addColumn<QStringList>("args");
-        QTest::addColumn<QString>("named");
-        QTest::newRow("no config") << QStringList{"train"} << "--config";
-        QTest::newRow("missing file")
-            << QStringList{"train", "--config", "/nonexistent/x.json"} << "/nonexistent/x.json";
-        QTest::newRow("bad policy")
-            << QStringList{"train", "--config", kMlp, "--policy", "float17"} << "--policy";
-        QTest::newRow("bad epochs")
-            << QStringList{"train", "--config", kMlp, "--epochs", "many"} << "--epochs";
-        QTest::newRow("zero batch")
-            << QStringList{"train", "--config", kMlp, "--batch", "0"} << "--batch";
-        QTest::newRow("bad loss scale")
-            << QStringList{"train", "--config", kMlp, "--loss-scale", "fixed:-1"} << "--loss-scale";
-        QTest::newRow("nan lr") << QStringList{"train", "--config", kMlp, "--lr", "nan"} << "--lr";
-        QTest::newRow("inf lr") << QStringList{"train", "--config", kMlp, "--lr", "inf"} << "--lr";
-        QTest::newRow("huge batch")
-            << QStringList{"train", "--config", kMlp, "--batch", "1000001"} << "--batch";
-        QTest::newRow("unknown option")
-            << QStringList{"train", "--config", kMlp, "--bogus"} << "--bogus";
-        QTest::newRow("bad optimizer")
-            << QStringList{"bench", "--config", kMlp, "--optimizer", "lion"} << "--optimizer";
-        QTest::newRow("bad device")
-            << QStringList{"train", "--config", kMlp, "--device", "tpu"} << "tpu";
-        QTest::newRow("bad data folder")
-            << QStringList{"train", "--config", kMlp, "--device", "cpu", "--data", "/nonexistent"}
+        add_column<std::vector<std::string>>("args");
+        add_column<std::string>("named");
+        new_row("no config") << std::vector<std::string>{"train"} << "--config";
+        new_row("missing file") << std::vector<std::string>{"train", "--config",
+                                                            "/nonexistent/x.json"}
+                                << "/nonexistent/x.json";
+        new_row("bad policy") << std::vector<std::string>{"train", "--config", kMlp, "--policy",
+                                                          "float17"}
+                              << "--policy";
+        new_row("bad epochs") << std::vector<std::string>{"train", "--config", kMlp, "--epochs",
+                                                          "many"}
+                              << "--epochs";
+        new_row("zero batch") << std::vector<std::string>{"train", "--config", kMlp, "--batch", "0"}
+                              << "--batch";
+        new_row("bad loss scale") << std::vector<std::string>{"train", "--config", kMlp,
+                                                              "--loss-scale", "fixed:-1"}
+                                  << "--loss-scale";
+        new_row("nan lr") << std::vector<std::string>{"train", "--config", kMlp, "--lr", "nan"}
+                          << "--lr";
+        new_row("inf lr") << std::vector<std::string>{"train", "--config", kMlp, "--lr", "inf"}
+                          << "--lr";
+        new_row("huge batch") << std::vector<std::string>{"train", "--config", kMlp, "--batch",
+                                                          "1000001"}
+                              << "--batch";
+        new_row("unknown option") << std::vector<std::string>{"train", "--config", kMlp, "--bogus"}
+                                  << "--bogus";
+        new_row("bad optimizer") << std::vector<std::string>{"bench", "--config", kMlp,
+                                                             "--optimizer", "lion"}
+                                 << "--optimizer";
+        new_row("bad device") << std::vector<std::string>{"train", "--config", kMlp, "--device",
+                                                          "tpu"}
+                              << "tpu";
+        new_row("bad data folder")
+            << std::vector<std::string>{"train", "--config", kMlp,          "--device",
+                                        "cpu",   "--data",   "/nonexistent"}
             << "/nonexistent";
     }
     void badInputExits2() {
-        QFETCH(QStringList, args);
-        QFETCH(QString, named);
-        const CliRun r = run_cli(args);
-        QVERIFY2(r.err.contains(named), qPrintable(r.err));
+        FETCH(std::vector<std::string>, args);
+        FETCH(std::string, named);
+        const ProcessResult r = run_cli(args);
+        CHECK_MSG(contains(r.err, named), (r.err));
         // A missing data folder is a failed run (1); everything else is bad input (2).
-        QCOMPARE(r.status, named == "/nonexistent" ? 1 : 2);
+        CHECK_EQ(r.status, named == "/nonexistent" ? 1 : 2);
     }
     // Experiment files that are wrong in each way a hand edit goes wrong: exit 2 (bad config),
     // a message naming the file and the field or layer, and never a signal.
     void badConfigFileExits2_data() {
-        QTest::addColumn<QString>("json");
-        QTest::addColumn<QString>("named");
-        const QString layers = R"([{"type": "Flatten"}, {"type": "Dense", "units": 10}])";
-        auto with = [&](const QString& fields, const QString& stack) {
-            return QStringLiteral(R"({"model": {"input": [28, 28, 1], "layers": %1}%2})")
-                .arg(stack, fields.isEmpty() ? QString() : ", " + fields);
+        add_column<std::string>("json");
+        add_column<std::string>("named");
+        const std::string layers = R"([{"type": "Flatten"}, {"type": "Dense", "units": 10}])";
+        auto with = [&](const std::string& fields, const std::string& stack) {
+            return R"({"model": {"input": [28, 28, 1], "layers": )" + stack + "}" +
+                   (fields.empty() ? std::string() : ", " + fields) + "}";
         };
-        QTest::newRow("wrong type") << with(R"("batch_size": "128")", layers) << "batch_size";
-        QTest::newRow("unknown layer")
-            << with("", R"([{"type": "Flatten"}, {"type": "LSTM", "units": 10}])")
-            << "model.layers[1].type";
-        QTest::newRow("negative units")
+        new_row("wrong type") << with(R"("batch_size": "128")", layers) << "batch_size";
+        new_row("unknown layer") << with("",
+                                         R"([{"type": "Flatten"}, {"type": "LSTM", "units": 10}])")
+                                 << "model.layers[1].type";
+        new_row("negative units")
             << with("", R"([{"type": "Flatten"}, {"type": "Dense", "units": -10}])")
             << "model.layers[1].units";
-        QTest::newRow("zero filters")
+        new_row("zero filters")
             << with("", R"([{"type": "Conv2D", "filters": 0, "kernel": 3}, {"type": "Flatten"},
                            {"type": "Dense", "units": 10}])")
             << "model.layers[0].filters";
-        QTest::newRow("kernel larger than the image")
+        new_row("kernel larger than the image")
             << with("", R"([{"type": "Conv2D", "filters": 4, "kernel": 30}, {"type": "Flatten"},
                            {"type": "Dense", "units": 10}])")
             << "conv2d_1";
-        QTest::newRow("Dense before Flatten")
+        new_row("Dense before Flatten")
             << with("", R"([{"type": "Dense", "units": 10}, {"type": "Flatten"}])") << "dense_1";
-        QTest::newRow("output is not 10 classes")
+        new_row("output is not 10 classes")
             << with("", R"([{"type": "Flatten"}, {"type": "Dense", "units": 7}])") << "10 classes";
-        QTest::newRow("NaN learning rate")
+        new_row("NaN learning rate")
             << with(R"("optimizer": {"type": "sgd", "learning_rate": NaN})", layers) << "line 1";
-        QTest::newRow("infinite learning rate")
+        new_row("infinite learning rate")
             << with(R"("optimizer": {"type": "sgd", "learning_rate": 1e999})", layers) << "1e999";
-        QTest::newRow("zero learning rate")
+        new_row("zero learning rate")
             << with(R"("optimizer": {"type": "sgd", "learning_rate": 0})", layers)
             << "optimizer.learning_rate";
-        QTest::newRow("batch above the limit")
+        new_row("batch above the limit")
             << with(R"("batch_size": 10000000)", layers) << "batch_size";
-        QTest::newRow("not JSON") << "\x7f"
-                                     "ELF\x02\x01"
-                                  << "invalid JSON";
+        new_row("not JSON") << "\x7f"
+                               "ELF\x02\x01"
+                            << "invalid JSON";
     }
     void badConfigFileExits2() {
-        QFETCH(QString, json);
-        QFETCH(QString, named);
-        QTemporaryDir dir;
-        const QString path = dir.filePath("bad.json");
-        QFile f(path);
-        QVERIFY(f.open(QIODevice::WriteOnly));
-        f.write(json.toUtf8());
-        f.close();
-        const CliRun r =
+        FETCH(std::string, json);
+        FETCH(std::string, named);
+        TempDir dir;
+        const std::string path = dir.file("bad.json");
+        CHECK(write_file(path, json));
+        const ProcessResult r =
             run_cli({"train", "--config", path, "--device", "cpu", "--max-steps", "1"});
         // The reader names the file; shape errors come later and name the layer instead.
-        const bool shape_error = named.endsWith("_1") || named == "10 classes";
-        if (!shape_error) QVERIFY2(r.err.contains(path), qPrintable(r.err));
-        QVERIFY2(r.err.contains(named), qPrintable(r.err));
-        QCOMPARE(r.status, 2);
+        const bool shape_error = named.ends_with("_1") || named == "10 classes";
+        if (!shape_error) CHECK_MSG(contains(r.err, path), (r.err));
+        CHECK_MSG(contains(r.err, named), (r.err));
+        CHECK_EQ(r.status, 2);
     }
     // The largest batch the reader accepts, on Keras's Dense 4096 x 2 model, needs far more
     // memory than the host has: a failed run (1) with a message saying what to reduce, not an
     // OOM kill or a signal.
     void hugeBatchIsAClearMemoryError() {
-        const CliRun r = run_cli({"train", "--config",
-                                  MANTISSA_SOURCE_DIR "/resources/experiments/seed-mlp.json",
-                                  "--device", "cpu", "--batch", "1000000", "--max-steps", "1"});
-        QCOMPARE(r.status, 1);
-        QVERIFY2(r.err.contains("out of host memory") && r.err.contains("reduce the batch size"),
-                 qPrintable(r.err));
+        const ProcessResult r = run_cli(
+            {"train", "--config", MANTISSA_SOURCE_DIR "/resources/experiments/seed-mlp.json",
+             "--device", "cpu", "--batch", "1000000", "--max-steps", "1"});
+        CHECK_EQ(r.status, 1);
+        CHECK_MSG(contains(r.err, "out of host memory") && contains(r.err, "reduce the batch size"),
+                  (r.err));
     }
     void cudaWithoutGpuFailsClearly() {
-        const CliRun r =
+        const ProcessResult r =
             run_cli({"train", "--config", kMlp, "--device", "cuda", "--max-steps", "1"});
-        if (r.status == 0) QSKIP("a CUDA engine is available here");
-        QCOMPARE(r.status, 1);
-        QVERIFY2(r.err.contains("cuda") && r.err.contains("--device cpu"), qPrintable(r.err));
+        if (r.status == 0) SKIP_TEST("a CUDA engine is available here");
+        CHECK_EQ(r.status, 1);
+        CHECK_MSG(contains(r.err, "cuda") && contains(r.err, "--device cpu"), (r.err));
     }
     // Ctrl-C during a run: the run stops after its current step, the summary reaches the metrics
     // file as "stopped", the --export is written whole, and the exit status is 130 (the shell's
     // code for SIGINT) from a normal exit, never a death by the signal.
     void interruptStopsCleanly() {
-        QTemporaryDir dir;
-        const QString metrics = dir.filePath("run.jsonl");
-        const QString weights = dir.filePath("weights.safetensors");
-        QProcess cli;
-        cli.start(MANTISSA_CLI_PATH, {"train", "--config", kMlp, "--device", "cpu", "--epochs",
-                                      "50", "--metrics", metrics, "--export", weights});
-        QVERIFY(cli.waitForStarted());
+        TempDir dir;
+        const std::string metrics = dir.file("run.jsonl");
+        const std::string weights = dir.file("weights.safetensors");
+        // The CLI's stdout and stderr go to files, read while it runs (run_process waits).
+        const std::string out_path = dir.file("out.txt"), err_path = dir.file("err.txt");
+        const pid_t pid =
+            spawn_to_files({MANTISSA_CLI_PATH, "train", "--config", kMlp, "--device", "cpu",
+                            "--epochs", "50", "--metrics", metrics, "--export", weights},
+                           out_path, err_path);
+        CHECK(pid > 0);
+        ReapOnExit reap{pid};
         // "Epoch 1/50" is printed (and flushed) with the first step: training has begun.
-        QByteArray out;
-        QElapsedTimer waited;
-        waited.start();
-        while (!out.contains("Epoch 1/50") && cli.state() == QProcess::Running &&
-               waited.elapsed() < 120000) {
-            cli.waitForReadyRead(1000);
-            out += cli.readAllStandardOutput();
+        std::string out;
+        const auto started = std::chrono::steady_clock::now();
+        while (!contains(out, "Epoch 1/50") && waitpid(pid, nullptr, WNOHANG) == 0 &&
+               std::chrono::steady_clock::now() - started < std::chrono::seconds(120)) {
+            std::this_thread::sleep_for(std::chrono::milliseconds(50));
+            out = mantissa::unit::read_file(out_path);
         }
-        QVERIFY2(out.contains("Epoch 1/50"), out.constData());
-        QCOMPARE(::kill(static_cast<pid_t>(cli.processId()), SIGINT), 0);
-        QVERIFY(cli.waitForFinished(120000));
-        out += cli.readAllStandardOutput();
-        const QString err = QString::fromUtf8(cli.readAllStandardError());
-        QCOMPARE(cli.exitStatus(), QProcess::NormalExit);
-        QCOMPARE(cli.exitCode(), 130);
-        QVERIFY2(err.contains("stopping after this step") &&
-                     err.contains("stopped by the user at step"),
-                 qPrintable(err));
-        QVERIFY2(out.contains("mlp-small (float32): stopped"), out.constData());
-        QVERIFY2(out.contains("wrote " + weights.toUtf8()), out.constData());
+        CHECK_MSG(contains(out, "Epoch 1/50"), out);
+        CHECK_EQ(::kill(pid, SIGINT), 0);
+        int wstatus = 0;
+        CHECK(waitpid(pid, &wstatus, 0) == pid);
+        reap.pid = 0;
+        out = mantissa::unit::read_file(out_path);
+        const std::string err = mantissa::unit::read_file(err_path);
+        CHECK(WIFEXITED(wstatus)); // a normal exit, not a death by the signal
+        CHECK_EQ(WEXITSTATUS(wstatus), 130);
+        CHECK_MSG(contains(err, "stopping after this step") &&
+                      contains(err, "stopped by the user at step"),
+                  (err));
+        CHECK_MSG(contains(out, "mlp-small (float32): stopped"), out);
+        CHECK_MSG(contains(out, "wrote " + weights), out);
 
-        QFile file(metrics);
-        QVERIFY(file.open(QIODevice::ReadOnly));
-        const QList<QByteArray> lines = file.readAll().trimmed().split('\n');
-        const QJsonObject last = QJsonDocument::fromJson(lines.last()).object();
-        QCOMPARE(last.value("type").toString(), QString("summary"));
-        QCOMPARE(last.value("status").toString(), QString("stopped"));
-        QVERIFY(last.value("steps").toInt() < 50 * 469); // it did stop early
-        const SafetensorsFile exported = read_safetensors(weights.toStdString());
-        QCOMPARE(exported.weights.tensors.size(), std::size_t{6}); // three Dense kernels + biases
+        CHECK(exists(metrics));
+        const std::vector<std::string> lines = split_lines(mantissa::unit::read_file(metrics));
+        CHECK(!lines.empty());
+        const nlohmann::json last = object_of(lines.back());
+        CHECK_EQ(last.at("type").get<std::string>(), std::string("summary"));
+        CHECK_EQ(last.at("status").get<std::string>(), std::string("stopped"));
+        CHECK(last.at("steps").get<int>() < 50 * 469); // it did stop early
+        const SafetensorsFile exported = read_safetensors(weights);
+        CHECK_EQ(exported.weights.tensors.size(), std::size_t{6}); // three Dense kernels + biases
     }
 
     void divergedRunExits1() {
-        const CliRun r = run_cli({"train", "--config", kMlp, "--device", "cpu", "--optimizer",
-                                  "sgd", "--lr", "1e6", "--max-steps", "100"});
-        QCOMPARE(r.status, 1);
-        QVERIFY2(r.err.contains("diverged"), qPrintable(r.err));
+        const ProcessResult r =
+            run_cli({"train", "--config", kMlp, "--device", "cpu", "--optimizer", "sgd", "--lr",
+                     "1e6", "--max-steps", "100"});
+        CHECK_EQ(r.status, 1);
+        CHECK_MSG(contains(r.err, "diverged"), (r.err));
     }
     void benchReportsEachPolicy() {
-        const CliRun r =
+        const ProcessResult r =
             run_cli({"bench", "--config", kMlp, "--device", "cpu", "--policies",
                      "float32,mixed_bfloat16", "--steps", "3", "--warmup", "1", "--json"});
-        QVERIFY2(r.status == 0, qPrintable(r.err));
-        const QStringList lines = r.out.split('\n', Qt::SkipEmptyParts);
-        QCOMPARE(lines.size(), 2);
-        const QJsonObject second = QJsonDocument::fromJson(lines[1].toUtf8()).object();
-        QCOMPARE(second.value("policy").toString(), QString("mixed_bfloat16"));
-        QVERIFY(second.value("median_ms").toDouble() > 0);
-        QVERIFY(second.value("memory_bytes").toDouble() > 0);
+        CHECK_MSG(r.status == 0, (r.err));
+        std::vector<std::string> lines;
+        for (const std::string& line : split(r.out, '\n'))
+            if (!line.empty()) lines.push_back(line);
+        CHECK_EQ(lines.size(), 2);
+        const nlohmann::json second = object_of(lines[1]);
+        CHECK_EQ(second.at("policy").get<std::string>(), std::string("mixed_bfloat16"));
+        CHECK(second.at("median_ms").get<double>() > 0);
+        CHECK(second.at("memory_bytes").get<double>() > 0);
     }
 };
 
-QTEST_APPLESS_MAIN(TestCliTrain)
-#include "tst_cli_train.moc"
+MANTISSA_TEST_MAIN(TestCliTrain, trainWritesProgressAndMetrics, badInputExits2, badConfigFileExits2,
+                   hugeBatchIsAClearMemoryError, cudaWithoutGpuFailsClearly, interruptStopsCleanly,
+                   divergedRunExits1, benchReportsEachPolicy)

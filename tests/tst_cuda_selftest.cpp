@@ -2,48 +2,57 @@
 // `selftest --self-parity` puts a second CPU engine in the GPU's place, so every op x dtype must
 // run and agree exactly. A broken
 // shape or a missing tensor in the harness fails here instead of on a borrowed GPU.
-#include <QtTest>
+#include <algorithm>
+#include <cstdlib>
+#include <sstream>
+#include <string>
+#include <vector>
 
-#include "tests/cli_runner.h"
+#include "tests/unit/cli.h"
+#include "tests/unit/files.h"
+#include "tests/unit/unit_test.h"
 
-using mantissa::test::run_cli;
+using namespace mantissa::unit;
 
-class TestCudaSelftest : public QObject {
-    Q_OBJECT
-
-private slots:
+class TestCudaSelftest {
+public:
     void harness_runs_every_op_and_agrees_with_itself() {
         const auto run = run_cli({"selftest", "--self-parity"});
-        QVERIFY2(run.status == 0, qPrintable(run.out + run.err));
-        QVERIFY2(!run.out.contains("FAIL"), qPrintable(run.out));
+        CHECK_MSG(run.status == 0, run.out + run.err);
+        CHECK_MSG(!contains(run.out, "FAIL"), run.out);
         for (const char* op :
              {"gemm+bias+gelu", "gemm dW", "gemm dX", "bias_grad", "activation softmax",
               "softmax_cross_entropy", "maxpool", "conv2d", "dropout", "exponent_histogram",
               "unscale+adam", "unscale+rmsprop", "mlp step"})
-            QVERIFY2(run.out.contains(op), op);
+            CHECK_MSG(contains(run.out, op), op);
         for (const char* dtype : {"float64", "float32", "float16", "bfloat16"})
-            QVERIFY2(run.out.contains(dtype), dtype);
+            CHECK_MSG(contains(run.out, dtype), dtype);
         // Two instances of one engine: every error is exactly zero. The error is the column
         // after the dtype (op lines) or the policy (training lines).
-        const QStringList lines = run.out.split('\n');
-        const QStringList dtypes = {"float64",  "float32",       "float16",
-                                    "bfloat16", "mixed_float16", "mixed_bfloat16"};
+        const std::vector<std::string> lines = split_lines(run.out);
+        const std::vector<std::string> dtypes = {"float64",  "float32",       "float16",
+                                                 "bfloat16", "mixed_float16", "mixed_bfloat16"};
         int rows = 0;
-        for (const QString& line : lines) {
-            if (!line.endsWith(" ok")) continue;
-            const QStringList cols = line.split(' ', Qt::SkipEmptyParts);
-            qsizetype at = -1;
-            for (qsizetype i = 0; i < cols.size(); ++i)
-                if (dtypes.contains(cols[i])) at = i;
-            QVERIFY2(at >= 0 && at + 1 < cols.size(), qPrintable(line));
-            bool number = false;
-            QCOMPARE(cols[at + 1].toDouble(&number), 0.0);
-            QVERIFY2(number, qPrintable(line));
+        for (const std::string& line : lines) {
+            if (!line.ends_with(" ok")) continue;
+            std::vector<std::string> cols;
+            std::istringstream words(line);
+            for (std::string word; words >> word;) cols.push_back(word);
+            std::ptrdiff_t at = -1;
+            for (std::size_t i = 0; i < cols.size(); ++i)
+                if (std::find(dtypes.begin(), dtypes.end(), cols[i]) != dtypes.end())
+                    at = static_cast<std::ptrdiff_t>(i);
+            CHECK_MSG(at >= 0 && static_cast<std::size_t>(at) + 1 < cols.size(), line);
+            const std::string& error = cols[static_cast<std::size_t>(at) + 1];
+            char* end = nullptr;
+            const double value = std::strtod(error.c_str(), &end);
+            const bool number = !error.empty() && end == error.c_str() + error.size();
+            CHECK_EQ(number ? value : 0.0, 0.0);
+            CHECK_MSG(number, line);
             ++rows;
         }
-        QVERIFY2(rows >= 4 * 20, qPrintable(QString::number(rows)));
+        CHECK_MSG(rows >= 4 * 20, std::to_string(rows));
     }
 };
 
-QTEST_APPLESS_MAIN(TestCudaSelftest)
-#include "tst_cuda_selftest.moc"
+MANTISSA_TEST_MAIN(TestCudaSelftest, harness_runs_every_op_and_agrees_with_itself)

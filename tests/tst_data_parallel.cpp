@@ -10,178 +10,182 @@
 // gradient by a few float32 ulps (~1e-7 relative); RMSprop carries that through 50 steps to
 // ~5e-7 relative in the loss (measured), so 1e-4 relative leaves a wide margin and still catches
 // any real error (a wrong shard or weight changes the loss by 1e-2 or more within a few steps).
-#include <QFile>
-#include <QJsonArray>
-#include <QJsonDocument>
-#include <QJsonObject>
-#include <QProcess>
-#include <QStandardPaths>
-#include <QTemporaryDir>
-#include <QtTest>
 
+#include <algorithm>
 #include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "tests/unit/files.h"
+#include "tests/unit/process.h"
+#include "tests/unit/temp_dir.h"
+#include "tests/unit/unit_test.h"
+
+using namespace mantissa::unit;
 
 namespace {
 
-const QString kMlp = QStringLiteral(MANTISSA_SOURCE_DIR "/resources/experiments/mlp-small.json");
-const QString kCli = QStringLiteral(MANTISSA_CLI_PATH);
+const std::string kMlp = std::string(MANTISSA_SOURCE_DIR "/resources/experiments/mlp-small.json");
+const std::string kCli = std::string(MANTISSA_CLI_PATH);
 constexpr int kParams = 784 * 128 + 128 + 128 * 128 + 128 + 128 * 10 + 10; // mlp-small
 
-struct Run {
-    int status = -1; // -1: crashed or timed out
-    QString out, err;
-};
+using Run = ProcessResult; // status -1: crashed or timed out
 
 // Environment for mpirun in CI containers: root allowed, shared memory without CMA (often
 // blocked by seccomp), and only loopback for the runtime's own TCP, never another address.
-QProcessEnvironment mpi_environment(const QStringList& extra = {}) {
-    QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
-    const QStringList defaults = {"OMPI_ALLOW_RUN_AS_ROOT=1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1",
-                                  "OMPI_MCA_btl_vader_single_copy_mechanism=none",
-                                  "OMPI_MCA_btl=self,vader", "OMPI_MCA_oob_tcp_if_include=lo",
-                                  "OMPI_MCA_rmaps_base_oversubscribe=1",
-                                  // two ranks on two cores: one thread each, no fighting
-                                  "OMP_NUM_THREADS=1"};
-    for (const QString& kv : defaults) {
-        const QString key = kv.section('=', 0, 0);
-        if (!env.contains(key)) env.insert(key, kv.section('=', 1));
+ProcessOptions mpi_environment(const std::vector<std::string>& extra = {}) {
+    ProcessOptions options;
+    const std::vector<std::string> defaults = {
+        "OMPI_ALLOW_RUN_AS_ROOT=1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1",
+        "OMPI_MCA_btl_vader_single_copy_mechanism=none", "OMPI_MCA_btl=self,vader",
+        "OMPI_MCA_oob_tcp_if_include=lo", "OMPI_MCA_rmaps_base_oversubscribe=1",
+        // two ranks on two cores: one thread each, no fighting
+        "OMP_NUM_THREADS=1"};
+    for (const std::string& kv : defaults) {
+        const std::string key = kv.substr(0, kv.find('='));
+        if (!std::getenv(key.c_str())) options.env.emplace_back(key, kv.substr(kv.find('=') + 1));
     }
-    for (const QString& kv : extra) env.insert(kv.section('=', 0, 0), kv.section('=', 1));
-    return env;
+    for (const std::string& kv : extra)
+        options.env.emplace_back(kv.substr(0, kv.find('=')), kv.substr(kv.find('=') + 1));
+    return options;
 }
 
-Run run(const QString& program, const QStringList& args, const QStringList& extra_env = {},
-        int timeout_ms = 120000) {
-    QProcess process;
-    process.setProcessEnvironment(mpi_environment(extra_env));
-    process.start(program, args);
-    Run r;
-    if (!process.waitForFinished(timeout_ms)) {
-        process.kill();
-        process.waitForFinished();
-        r.err = "timed out";
-        return r;
-    }
-    r.status = process.exitStatus() == QProcess::NormalExit ? process.exitCode() : -1;
-    r.out = QString::fromUtf8(process.readAllStandardOutput());
-    r.err = QString::fromUtf8(process.readAllStandardError());
-    return r;
+Run run(const std::string& program, const std::vector<std::string>& args,
+        const std::vector<std::string>& extra_env = {}, int timeout_ms = 120000) {
+    ProcessOptions options = mpi_environment(extra_env);
+    options.timeout_ms = timeout_ms;
+    return run_process(program, args, options);
 }
 
-QString mpirun_path() {
-    return QStandardPaths::findExecutable("mpirun");
+std::string mpirun_path() {
+    return find_executable("mpirun");
 }
 
 // `mantissa-cli train` on mlp-small for `steps` steps; ranks 0 = one process without mpirun.
-Run train(int ranks, const QString& metrics, const QStringList& extra, const QStringList& env = {},
-          int steps = 50) {
-    QStringList args = {
-        "train",     "--config", kMlp,     "--device", "cpu", "--max-steps", QString::number(steps),
+Run train(int ranks, const std::string& metrics, const std::vector<std::string>& extra,
+          const std::vector<std::string>& env = {}, int steps = 50) {
+    std::vector<std::string> args = {
+        "train",     "--config", kMlp,     "--device", "cpu", "--max-steps", std::to_string(steps),
         "--metrics", metrics,    "--quiet"};
-    args += extra;
+    args.insert(args.end(), extra.begin(), extra.end());
     if (ranks == 0) return run(kCli, args, env);
-    QStringList mpi = {"-np", QString::number(ranks), "--oversubscribe"};
-    for (const QString& kv : env) mpi += {"-x", kv.section('=', 0, 0)};
-    mpi += kCli;
-    mpi += args;
-    mpi += "--data-parallel";
+    std::vector<std::string> mpi = {"-np", std::to_string(ranks), "--oversubscribe"};
+    for (const std::string& kv : env) {
+        mpi.push_back("-x");
+        mpi.push_back(kv.substr(0, kv.find('=')));
+    }
+    mpi.push_back(kCli);
+    mpi.insert(mpi.end(), args.begin(), args.end());
+    mpi.push_back("--data-parallel");
     return run(mpirun_path(), mpi, env);
 }
 
-QList<QJsonObject> records(const QString& path, const QString& type) {
-    QList<QJsonObject> out;
-    QFile file(path);
-    if (!file.open(QIODevice::ReadOnly)) return out;
-    for (const QByteArray& line : file.readAll().split('\n')) {
-        const QJsonObject o = QJsonDocument::fromJson(line).object();
-        if (o.value("type").toString() == type) out.push_back(o);
+// The records of `type` in a metrics file (a line that is not a JSON object is not one).
+std::vector<nlohmann::json> records(const std::string& path, const std::string& type) {
+    std::vector<nlohmann::json> out;
+    for (const std::string& line : split(read_file(path), '\n')) {
+        nlohmann::json o = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
+        if (o.is_object() && o.value("type", "") == type) out.push_back(std::move(o));
     }
     return out;
 }
 
-double max_relative_loss_difference(const QList<QJsonObject>& a, const QList<QJsonObject>& b) {
+double max_relative_loss_difference(const std::vector<nlohmann::json>& a,
+                                    const std::vector<nlohmann::json>& b) {
     double worst = 0;
-    for (qsizetype i = 0; i < std::min(a.size(), b.size()); ++i) {
-        const double x = a[i].value("loss").toDouble(), y = b[i].value("loss").toDouble();
+    for (std::size_t i = 0; i < std::min(a.size(), b.size()); ++i) {
+        const double x = a[i].at("loss").get<double>(), y = b[i].at("loss").get<double>();
         worst = std::max(worst, std::abs(x - y) / std::abs(x));
     }
     return worst;
 }
 
 // Every step: both ranks took the same skip decision, and it is the step's.
-void verify_ranks_agree(const QList<QJsonObject>& steps) {
-    for (const QJsonObject& s : steps) {
-        const QJsonArray skipped = s.value("rank_skipped").toArray();
-        QCOMPARE(skipped.size(), 2);
-        QCOMPARE(skipped[0].toBool(), s.value("skipped").toBool());
-        QCOMPARE(skipped[1].toBool(), s.value("skipped").toBool());
-        QCOMPARE(s.value("ranks").toInt(), 2);
-        QCOMPARE(s.value("rank_step_ms").toArray().size(), 2);
+void verify_ranks_agree(const std::vector<nlohmann::json>& steps) {
+    for (const nlohmann::json& s : steps) {
+        const nlohmann::json& skipped = s.at("rank_skipped");
+        CHECK_EQ(skipped.size(), 2);
+        CHECK_EQ(skipped[0].get<bool>(), s.at("skipped").get<bool>());
+        CHECK_EQ(skipped[1].get<bool>(), s.at("skipped").get<bool>());
+        CHECK_EQ(s.at("ranks").get<int>(), 2);
+        CHECK_EQ(s.at("rank_step_ms").size(), 2);
     }
 }
 
 } // namespace
 
-class TestDataParallel : public QObject {
-    Q_OBJECT
+class TestDataParallel {
 
 private:
-    QTemporaryDir m_dir;
-    QList<QJsonObject> m_one; // one process, float32 policy: the reference
+    TempDir m_dir;
+    std::vector<nlohmann::json> m_one; // one process, float32 policy: the reference
 
-    void require_mpirun() {
-        if (mpirun_path().isEmpty())
-            QSKIP("mpirun is not installed: apt install openmpi-bin libopenmpi-dev (or run "
-                  "./mantissa.sh), then rebuild");
-    }
+    // Ends the calling test as skipped when mpirun is missing (a macro: SKIP_TEST returns from
+    // the function it is written in, so a helper function could not end the test).
+#define REQUIRE_MPIRUN()                                                                           \
+    do {                                                                                           \
+        if (mpirun_path().empty())                                                                 \
+            SKIP_TEST("mpirun is not installed: apt install openmpi-bin libopenmpi-dev (or run "   \
+                      "./mantissa.sh), then rebuild");                                             \
+    } while (false)
 
-private slots:
+public:
     void initTestCase() {
-        QVERIFY(m_dir.isValid());
-        const Run r = train(0, m_dir.filePath("one.jsonl"), {});
-        QVERIFY2(r.status == 0, qPrintable(r.err));
-        m_one = records(m_dir.filePath("one.jsonl"), "step");
-        QCOMPARE(m_one.size(), 50);
+        CHECK(!m_dir.path().empty());
+        const Run r = train(0, m_dir.file("one.jsonl"), {});
+        CHECK_MSG(r.status == 0, (r.err));
+        m_one = records(m_dir.file("one.jsonl"), "step");
+        CHECK_EQ(m_one.size(), 50);
     }
 
     void float32AllreduceMatchesOneProcess() {
-        require_mpirun();
-        const QString metrics = m_dir.filePath("two.jsonl");
+        REQUIRE_MPIRUN();
+        const std::string metrics = m_dir.file("two.jsonl");
         const Run r = train(2, metrics, {});
-        QVERIFY2(r.status == 0, qPrintable(r.out + r.err));
-        const QList<QJsonObject> two = records(metrics, "step");
-        QCOMPARE(two.size(), 50);
+        CHECK_MSG(r.status == 0, (r.out + r.err));
+        const std::vector<nlohmann::json> two = records(metrics, "step");
+        CHECK_EQ(two.size(), 50);
         const double worst = max_relative_loss_difference(m_one, two);
-        qInfo("float32 allreduce: max relative loss difference to one process %.3g", worst);
-        QVERIFY2(worst < 1e-4, qPrintable(QString::number(worst)));
+        std::printf(
+            "INFO   : float32 allreduce: max relative loss difference to one process %.3g\n",
+            worst);
+        CHECK_MSG(worst < 1e-4, std::to_string(worst));
         verify_ranks_agree(two);
-        QCOMPARE(two[0].value("allreduce_bytes").toInteger(), qint64(4) * kParams);
-        const QJsonObject header = records(metrics, "run").value(0);
-        QCOMPARE(header.value("data_parallel").toObject().value("ranks").toInt(), 2);
-        QCOMPARE(header.value("data_parallel").toObject().value("allreduce_dtype").toString(),
-                 QStringLiteral("float32"));
-        QCOMPARE(records(metrics, "summary").size(), 1); // rank 0 wrote it, once
+        CHECK_EQ(two[0].at("allreduce_bytes").get<std::int64_t>(), std::int64_t(4) * kParams);
+        const std::vector<nlohmann::json> headers = records(metrics, "run");
+        CHECK(!headers.empty());
+        const nlohmann::json& header = headers[0];
+        CHECK_EQ(header.at("data_parallel").at("ranks").get<int>(), 2);
+        CHECK_EQ(header.at("data_parallel").at("allreduce_dtype").get<std::string>(),
+                 std::string("float32"));
+        CHECK_EQ(records(metrics, "summary").size(), 1); // rank 0 wrote it, once
     }
 
     void sixteenBitAllreduceHalvesTheBytes_data() {
-        QTest::addColumn<QString>("dtype");
-        QTest::newRow("bfloat16") << QStringLiteral("bfloat16");
-        QTest::newRow("float16") << QStringLiteral("float16");
+        add_column<std::string>("dtype");
+        new_row("bfloat16") << std::string("bfloat16");
+        new_row("float16") << std::string("float16");
     }
     void sixteenBitAllreduceHalvesTheBytes() {
-        require_mpirun();
-        QFETCH(QString, dtype);
-        const QString metrics = m_dir.filePath(dtype + ".jsonl");
+        REQUIRE_MPIRUN();
+        FETCH(std::string, dtype);
+        const std::string metrics = m_dir.file(dtype + ".jsonl");
         const Run r = train(2, metrics, {"--allreduce-dtype", dtype});
-        QVERIFY2(r.status == 0, qPrintable(r.out + r.err));
-        const QList<QJsonObject> steps = records(metrics, "step");
-        QCOMPARE(steps.size(), 50);
-        QCOMPARE(steps[0].value("allreduce_bytes").toInteger(), qint64(2) * kParams);
+        CHECK_MSG(r.status == 0, (r.out + r.err));
+        const std::vector<nlohmann::json> steps = records(metrics, "step");
+        CHECK_EQ(steps.size(), 50);
+        CHECK_EQ(steps[0].at("allreduce_bytes").get<std::int64_t>(), std::int64_t(2) * kParams);
         // One rounding of each gradient to 8 (bfloat16) or 11 (float16) significant bits per
         // step: measured 1.0e-4 (bfloat16) and 2.9e-5 (float16) after 50 steps.
         const double worst = max_relative_loss_difference(m_one, steps);
-        qInfo("%s allreduce: max relative loss difference %.3g", qPrintable(dtype), worst);
-        QVERIFY2(worst < 1e-2, qPrintable(QString::number(worst)));
+        std::printf("INFO   : %s allreduce: max relative loss difference %.3g\n", dtype.c_str(),
+                    worst);
+        CHECK_MSG(worst < 1e-2, std::to_string(worst));
         verify_ranks_agree(steps);
     }
 
@@ -190,87 +194,87 @@ private slots:
     // with a scale that keeps overflowing the two may skip different steps; the default 32768
     // does not overflow here.)
     void mixedFloat16FollowsOneProcess() {
-        require_mpirun();
-        const Run one = train(0, m_dir.filePath("mf1.jsonl"), {"--policy", "mixed_float16"});
-        QVERIFY2(one.status == 0, qPrintable(one.err));
-        const Run two = train(2, m_dir.filePath("mf2.jsonl"), {"--policy", "mixed_float16"});
-        QVERIFY2(two.status == 0, qPrintable(two.out + two.err));
-        const QList<QJsonObject> a = records(m_dir.filePath("mf1.jsonl"), "step");
-        const QList<QJsonObject> b = records(m_dir.filePath("mf2.jsonl"), "step");
-        QCOMPARE(b.size(), a.size());
-        for (qsizetype i = 0; i < a.size(); ++i) {
-            QCOMPARE(b[i].value("skipped").toBool(), a[i].value("skipped").toBool());
-            QCOMPARE(b[i].value("loss_scale").toDouble(), a[i].value("loss_scale").toDouble());
+        REQUIRE_MPIRUN();
+        const Run one = train(0, m_dir.file("mf1.jsonl"), {"--policy", "mixed_float16"});
+        CHECK_MSG(one.status == 0, (one.err));
+        const Run two = train(2, m_dir.file("mf2.jsonl"), {"--policy", "mixed_float16"});
+        CHECK_MSG(two.status == 0, (two.out + two.err));
+        const std::vector<nlohmann::json> a = records(m_dir.file("mf1.jsonl"), "step");
+        const std::vector<nlohmann::json> b = records(m_dir.file("mf2.jsonl"), "step");
+        CHECK_EQ(b.size(), a.size());
+        for (std::size_t i = 0; i < a.size(); ++i) {
+            CHECK_EQ(b[i].at("skipped").get<bool>(), a[i].at("skipped").get<bool>());
+            CHECK_EQ(b[i].at("loss_scale").get<double>(), a[i].at("loss_scale").get<double>());
         }
         verify_ranks_agree(b);
         // Per-rank float16 GEMM outputs are rounded over 64 rows instead of 128: measured 7e-4.
-        QVERIFY(max_relative_loss_difference(a, b) < 1e-2);
+        CHECK(max_relative_loss_difference(a, b) < 1e-2);
     }
 
     // Rank 1 alone sees an inf gradient at step 7 (after the allreduce, as if its own copy had
     // overflowed): the MAX of found_inf makes both ranks skip it and halve the scale together.
     void nonFiniteOnOneRankSkipsOnEveryRank() {
-        require_mpirun();
-        const QString metrics = m_dir.filePath("inject.jsonl");
+        REQUIRE_MPIRUN();
+        const std::string metrics = m_dir.file("inject.jsonl");
         const Run r = train(2, metrics, {"--policy", "mixed_float16"},
                             {"MANTISSA_TEST_INJECT_NONFINITE=1:7"}, 10);
-        QVERIFY2(r.status == 0, qPrintable(r.out + r.err));
-        const QList<QJsonObject> steps = records(metrics, "step");
-        QCOMPARE(steps.size(), 10);
+        CHECK_MSG(r.status == 0, (r.out + r.err));
+        const std::vector<nlohmann::json> steps = records(metrics, "step");
+        CHECK_EQ(steps.size(), 10);
         verify_ranks_agree(steps);
-        for (const QJsonObject& s : steps)
-            QCOMPARE(s.value("skipped").toBool(), s.value("step").toInt() == 7);
-        QCOMPARE(steps[6].value("loss_scale").toDouble(), 32768.0);
-        QCOMPARE(steps[7].value("loss_scale").toDouble(), 16384.0);
+        for (const nlohmann::json& s : steps)
+            CHECK_EQ(s.at("skipped").get<bool>(), s.at("step").get<int>() == 7);
+        CHECK_EQ(steps[6].at("loss_scale").get<double>(), 32768.0);
+        CHECK_EQ(steps[7].at("loss_scale").get<double>(), 16384.0);
     }
 
     void batchThatDoesNotDivideIsAnError() {
-        require_mpirun();
-        const Run r = train(2, m_dir.filePath("odd.jsonl"), {"--batch", "127"});
-        QVERIFY2(r.status != 0, qPrintable(r.out));
-        QVERIFY2(r.err.contains("batch_size: 127 does not divide by the 2 ranks"),
-                 qPrintable(r.err));
+        REQUIRE_MPIRUN();
+        const Run r = train(2, m_dir.file("odd.jsonl"), {"--batch", "127"});
+        CHECK_MSG(r.status != 0, (r.out));
+        CHECK_MSG(contains(r.err, "batch_size: 127 does not divide by the 2 ranks"), (r.err));
         // Rank 0 says it once; rank 1 failed the same way and stays quiet.
-        QCOMPARE(r.err.count("does not divide"), 1);
+        int mentions = 0;
+        for (std::size_t at = r.err.find("does not divide"); at != std::string::npos;
+             at = r.err.find("does not divide", at + 1))
+            ++mentions;
+        CHECK_EQ(mentions, 1);
     }
 
     // A rank that fails mid-run: MPI_Abort ends the job with a message naming the rank, well
     // before the 120 s the helper waits, and rank 0's metrics keep the steps it finished.
     void deadRankStopsEveryRank() {
-        require_mpirun();
-        const QString metrics = m_dir.filePath("dead.jsonl");
+        REQUIRE_MPIRUN();
+        const std::string metrics = m_dir.file("dead.jsonl");
         const Run r = train(2, metrics, {}, {"MANTISSA_TEST_FAIL_RANK=1:10"}, 400);
-        QVERIFY2(r.status > 0, qPrintable(r.err)); // not a time-out (-1)
-        QVERIFY2(r.err.contains("rank 1 of 2 failed"), qPrintable(r.err));
-        QVERIFY2(r.err.contains("MANTISSA_TEST_FAIL_RANK"), qPrintable(r.err));
-        const QList<QJsonObject> steps = records(metrics, "step");
-        QVERIFY2(steps.size() >= 9 && steps.size() < 400,
-                 qPrintable(QString::number(steps.size())));
-        QCOMPARE(records(metrics, "summary").size(), 0);
+        CHECK_MSG(r.status > 0, (r.err)); // not a time-out (-1)
+        CHECK_MSG(contains(r.err, "rank 1 of 2 failed"), (r.err));
+        CHECK_MSG(contains(r.err, "MANTISSA_TEST_FAIL_RANK"), (r.err));
+        const std::vector<nlohmann::json> steps = records(metrics, "step");
+        CHECK_MSG(steps.size() >= 9 && steps.size() < 400, std::to_string(steps.size()));
+        CHECK_EQ(records(metrics, "summary").size(), 0);
     }
 
     // Needs no mpirun: started alone, --data-parallel refuses and says how to start it.
     void dataParallelOutsideMpirunIsAnError() {
-        QStringList args = {"train", "--config", kMlp, "--data-parallel"};
-        QProcess process;
-        QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
-        for (const char* key : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_RANK", "PMI_RANK"})
-            env.remove(key);
-        process.setProcessEnvironment(env);
-        process.start(kCli, args);
-        QVERIFY(process.waitForFinished(60000));
-        QCOMPARE(process.exitCode(), 2);
-        const QString err = QString::fromUtf8(process.readAllStandardError());
-        QVERIFY2(err.contains("--data-parallel") && err.contains("mpirun"), qPrintable(err));
+        std::vector<std::string> args = {"train", "--config", kMlp, "--data-parallel"};
+        ProcessOptions options;
+        options.unset_env = {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_RANK", "PMI_RANK"};
+        options.timeout_ms = 60000;
+        const Run alone = run_process(kCli, args, options);
+        CHECK_EQ(alone.status, 2);
+        const std::string& err = alone.err;
+        CHECK_MSG(contains(err, "--data-parallel") && contains(err, "mpirun"), (err));
         // CUDA ranks too (tst_nccl checks the message for builds with and without NCCL).
-        process.start(kCli, args + QStringList{"--device", "cuda"});
-        QVERIFY(process.waitForFinished(60000));
-        QCOMPARE(process.exitCode(), 2);
-        const QString cuda = QString::fromUtf8(process.readAllStandardError());
-        QVERIFY2(cuda.contains("this build has no NCCL") || cuda.contains("mpirun"),
-                 qPrintable(cuda));
+        args.insert(args.end(), {"--device", "cuda"});
+        const Run on_cuda = run_process(kCli, args, options);
+        CHECK_EQ(on_cuda.status, 2);
+        const std::string& cuda = on_cuda.err;
+        CHECK_MSG(contains(cuda, "this build has no NCCL") || contains(cuda, "mpirun"), cuda);
     }
 };
 
-QTEST_APPLESS_MAIN(TestDataParallel)
-#include "tst_data_parallel.moc"
+MANTISSA_TEST_MAIN(TestDataParallel, float32AllreduceMatchesOneProcess,
+                   sixteenBitAllreduceHalvesTheBytes, mixedFloat16FollowsOneProcess,
+                   nonFiniteOnOneRankSkipsOnEveryRank, batchThatDoesNotDivideIsAnError,
+                   deadRankStopsEveryRank, dataParallelOutsideMpirunIsAnError)

@@ -1,9 +1,8 @@
 // GPU qualification and "auto" without a GPU: fake CUDA devices (a CPU engine behind a GPU's
 // fingerprint) and fake checks drive open_device(), the qualification cache and the device states
 // the app shows. The real check (the op-case table on a GPU) needs a GPU and runs in selftest.
-#include <QProcess>
-#include <QtTest>
 
+#include <filesystem>
 #include <fstream>
 #include <memory>
 #include <string>
@@ -13,14 +12,15 @@
 #include "core/device/parity_qualifier.h"
 #include "core/error.h"
 #include "core/io/atomic_file.h"
+#include "tests/unit/cli.h"
+#include "tests/unit/files.h"
+#include "tests/unit/temp_dir.h"
+#include "tests/unit/unit_test.h"
 
 using namespace mantissa;
+using namespace mantissa::unit;
 
 namespace {
-
-bool contains(const std::string& text, const std::string& part) {
-    return text.find(part) != std::string::npos;
-}
 
 GpuFingerprint fake_fingerprint(int driver = 13000) {
     GpuFingerprint g;
@@ -78,13 +78,10 @@ struct FakeCheck {
 
 } // namespace
 
-class TestDeviceSelection : public QObject {
-    Q_OBJECT
+class TestDeviceSelection {
 
-    QTemporaryDir m_dir;
-    std::string cache_path() const {
-        return (m_dir.path() + "/q/gpu-qualification.json").toStdString();
-    }
+    TempDir m_dir;
+    std::string cache_path() const { return (m_dir.path() + "/q/gpu-qualification.json"); }
 
     DeviceOpenOptions options(FakeGpu* gpu, FakeCheck* check) const {
         DeviceOpenOptions o;
@@ -100,14 +97,14 @@ class TestDeviceSelection : public QObject {
         return o;
     }
 
-private slots:
-    void init() { QFile::remove(QString::fromStdString(cache_path())); }
+public:
+    void init() { std::filesystem::remove(cache_path()); }
 
     void autoWithoutAGpuUsesTheCpuAndSaysWhy() {
         const DeviceChoice c = open_device("auto", options(nullptr, nullptr));
-        QCOMPARE(QString::fromStdString(c.backend->info().id), QString("cpu"));
-        QVERIFY2(contains(c.note, "driver version is insufficient"), c.note.c_str());
-        QVERIFY2(contains(c.note, "using the CPU engine"), c.note.c_str());
+        CHECK_EQ((c.backend->info().id), std::string("cpu"));
+        CHECK_MSG(contains(c.note, "driver version is insufficient"), c.note.c_str());
+        CHECK_MSG(contains(c.note, "using the CPU engine"), c.note.c_str());
     }
 
     void autoChecksAnUncheckedGpuFirstThenTrustsTheRecord() {
@@ -117,20 +114,20 @@ private slots:
         DeviceOpenOptions o = options(&gpu, &check);
         o.progress = [&](const QualificationProgress& p) { progress.push_back(p.message); };
         const DeviceChoice first = open_device("auto", o);
-        QCOMPARE(check.calls, 1);
-        QVERIFY(first.backend.get() == gpu.last);
-        QVERIFY(!first.fell_back);
-        QVERIFY(!progress.empty());
-        QVERIFY2(contains(progress.front(), "Checking the CUDA engine on Fake GPU 80GB"),
-                 progress.front().c_str());
-        QVERIFY2(contains(first.note, "passed its check (86 cases"), first.note.c_str());
-        QVERIFY(QFile::exists(QString::fromStdString(cache_path())));
+        CHECK_EQ(check.calls, 1);
+        CHECK(first.backend.get() == gpu.last);
+        CHECK(!first.fell_back);
+        CHECK(!progress.empty());
+        CHECK_MSG(contains(progress.front(), "Checking the CUDA engine on Fake GPU 80GB"),
+                  progress.front().c_str());
+        CHECK_MSG(contains(first.note, "passed its check (86 cases"), first.note.c_str());
+        CHECK(exists(cache_path()));
 
         const DeviceChoice second = open_device("auto", o);
-        QCOMPARE(check.calls, 1); // the cached record is trusted: no second check
-        QVERIFY(second.backend.get() == gpu.last);
-        QVERIFY2(contains(second.note, "qualified on " + utc_timestamp_now().substr(0, 10)),
-                 second.note.c_str());
+        CHECK_EQ(check.calls, 1); // the cached record is trusted: no second check
+        CHECK(second.backend.get() == gpu.last);
+        CHECK_MSG(contains(second.note, "qualified on " + utc_timestamp_now().substr(0, 10)),
+                  second.note.c_str());
     }
 
     void aFailingCheckFallsBackToTheCpuWithTheCase() {
@@ -138,19 +135,19 @@ private slots:
         FakeCheck check;
         check.pass = false;
         const DeviceChoice c = open_device("auto", options(&gpu, &check));
-        QCOMPARE(QString::fromStdString(c.backend->info().id), QString("cpu"));
-        QVERIFY(c.fell_back); // (the address cannot tell: the freed GPU's may be reused)
-        QVERIFY2(contains(c.note, "failed its check on Fake GPU 80GB"), c.note.c_str());
-        QVERIFY2(contains(c.note, "conv2d bwd-filter 4x10x10x3 k3 bfloat16: max error 0.31"),
-                 c.note.c_str());
-        QVERIFY2(contains(c.note, "using the CPU engine. Details: mantissa-cli selftest"),
-                 c.note.c_str());
+        CHECK_EQ((c.backend->info().id), std::string("cpu"));
+        CHECK(c.fell_back); // (the address cannot tell: the freed GPU's may be reused)
+        CHECK_MSG(contains(c.note, "failed its check on Fake GPU 80GB"), c.note.c_str());
+        CHECK_MSG(contains(c.note, "conv2d bwd-filter 4x10x10x3 k3 bfloat16: max error 0.31"),
+                  c.note.c_str());
+        CHECK_MSG(contains(c.note, "using the CPU engine. Details: mantissa-cli selftest"),
+                  c.note.c_str());
         // Remembered: the next "auto" falls back at once without opening the GPU again.
         const int opened = gpu.opened;
         const DeviceChoice again = open_device("auto", options(&gpu, &check));
-        QCOMPARE(check.calls, 1);
-        QCOMPARE(gpu.opened, opened);
-        QVERIFY2(contains(again.note, "failed its check"), again.note.c_str());
+        CHECK_EQ(check.calls, 1);
+        CHECK_EQ(gpu.opened, opened);
+        CHECK_MSG(contains(again.note, "failed its check"), again.note.c_str());
     }
 
     void aCheckThatThrowsIsAFailure() {
@@ -160,8 +157,8 @@ private slots:
             throw Error(ErrorKind::Device, "cublasLtMatmul: CUBLAS_STATUS_EXECUTION_FAILED");
         };
         const DeviceChoice c = open_device("auto", o);
-        QCOMPARE(QString::fromStdString(c.backend->info().id), QString("cpu"));
-        QVERIFY2(contains(c.note, "CUBLAS_STATUS_EXECUTION_FAILED"), c.note.c_str());
+        CHECK_EQ((c.backend->info().id), std::string("cpu"));
+        CHECK_MSG(contains(c.note, "CUBLAS_STATUS_EXECUTION_FAILED"), c.note.c_str());
     }
 
     void aGpuThatCannotOpenFallsBackAndIsNotRecorded() {
@@ -169,37 +166,37 @@ private slots:
         gpu.fails_to_open = true;
         FakeCheck check;
         const DeviceChoice c = open_device("auto", options(&gpu, &check));
-        QCOMPARE(QString::fromStdString(c.backend->info().id), QString("cpu"));
-        QVERIFY2(contains(c.note, "CUDNN_STATUS_NOT_INITIALIZED"), c.note.c_str());
-        QCOMPARE(check.calls, 0);
-        QVERIFY(!QFile::exists(QString::fromStdString(cache_path())));
+        CHECK_EQ((c.backend->info().id), std::string("cpu"));
+        CHECK_MSG(contains(c.note, "CUDNN_STATUS_NOT_INITIALIZED"), c.note.c_str());
+        CHECK_EQ(check.calls, 0);
+        CHECK(!exists(cache_path()));
     }
 
     void aChangedDriverOrLibraryInvalidatesTheRecord() {
         FakeGpu gpu;
         FakeCheck check;
         open_device("auto", options(&gpu, &check));
-        QCOMPARE(check.calls, 1);
+        CHECK_EQ(check.calls, 1);
         gpu.fingerprint = fake_fingerprint(13010); // a driver update
         const std::vector<DeviceState> states = device_states(options(&gpu, &check));
-        QCOMPARE(states.size(), std::size_t{2});
-        QVERIFY2(contains(states[1].label, "not checked"), states[1].label.c_str());
-        QVERIFY2(contains(states[1].detail, "other driver or library versions"),
-                 states[1].detail.c_str());
+        CHECK_EQ(states.size(), std::size_t{2});
+        CHECK_MSG(contains(states[1].label, "not checked"), states[1].label.c_str());
+        CHECK_MSG(contains(states[1].detail, "other driver or library versions"),
+                  states[1].detail.c_str());
         open_device("auto", options(&gpu, &check));
-        QCOMPARE(check.calls, 2);
+        CHECK_EQ(check.calls, 2);
         gpu.fingerprint.cudnn_version = 91500; // a cuDNN update
         open_device("auto", options(&gpu, &check));
-        QCOMPARE(check.calls, 3);
+        CHECK_EQ(check.calls, 3);
         gpu.fingerprint.build = "0.1.0+other"; // a new Mantissa build
         open_device("auto", options(&gpu, &check));
-        QCOMPARE(check.calls, 4);
+        CHECK_EQ(check.calls, 4);
         open_device("auto", options(&gpu, &check));
-        QCOMPARE(check.calls, 4);
+        CHECK_EQ(check.calls, 4);
     }
 
     void aCorruptCacheIsAClearWarningNeverACrash() {
-        QDir().mkpath(m_dir.path() + "/q");
+        std::filesystem::create_directories(m_dir.path() + "/q");
         for (const char* bytes :
              {"{not json", "[1,2,3]", "{\"format_version\": 1, \"records\": [{}]}",
               "{\"format_version\": 1, \"records\": [{\"gpu\": 3}]}"}) {
@@ -207,15 +204,15 @@ private slots:
             FakeGpu gpu;
             FakeCheck check;
             const DeviceChoice c = open_device("auto", options(&gpu, &check));
-            QCOMPARE(check.calls, 1); // counts as not checked
-            QVERIFY(c.backend.get() == gpu.last);
-            QCOMPARE(c.warnings.size(), std::size_t{1});
-            QVERIFY2(contains(c.warnings[0], cache_path()), c.warnings[0].c_str());
-            QVERIFY2(contains(c.warnings[0], "could not be read"), c.warnings[0].c_str());
+            CHECK_EQ(check.calls, 1); // counts as not checked
+            CHECK(c.backend.get() == gpu.last);
+            CHECK_EQ(c.warnings.size(), std::size_t{1});
+            CHECK_MSG(contains(c.warnings[0], cache_path()), c.warnings[0].c_str());
+            CHECK_MSG(contains(c.warnings[0], "could not be read"), c.warnings[0].c_str());
             // The check rewrote the file whole: it reads back with no warning.
             QualificationCache reread(cache_path());
-            QVERIFY2(reread.warning().empty(), reread.warning().c_str());
-            QCOMPARE(reread.records().size(), std::size_t{1});
+            CHECK_MSG(reread.warning().empty(), reread.warning().c_str());
+            CHECK_EQ(reread.records().size(), std::size_t{1});
         }
     }
 
@@ -223,31 +220,32 @@ private slots:
         FakeGpu gpu;
         FakeCheck check;
         const DeviceChoice c = open_device("cuda", options(&gpu, &check));
-        QVERIFY(c.backend.get() == gpu.last);
-        QCOMPARE(check.calls, 0); // named: no check forced on the user
-        QCOMPARE(c.warnings.size(), std::size_t{1});
-        QVERIFY2(contains(c.warnings[0], "has not been checked on Fake GPU 80GB"),
-                 c.warnings[0].c_str());
-        QVERIFY2(contains(c.warnings[0], "mantissa-cli selftest --qualify"), c.warnings[0].c_str());
+        CHECK(c.backend.get() == gpu.last);
+        CHECK_EQ(check.calls, 0); // named: no check forced on the user
+        CHECK_EQ(c.warnings.size(), std::size_t{1});
+        CHECK_MSG(contains(c.warnings[0], "has not been checked on Fake GPU 80GB"),
+                  c.warnings[0].c_str());
+        CHECK_MSG(contains(c.warnings[0], "mantissa-cli selftest --qualify"),
+                  c.warnings[0].c_str());
         try {
             open_device("cuda:3", options(&gpu, &check));
-            QFAIL("cuda:3 opened with one GPU");
+            FAIL_TEST("cuda:3 opened with one GPU");
         } catch (const Error& err) {
-            QCOMPARE(err.kind(), ErrorKind::Device);
-            QVERIFY2(contains(err.what(), "only 1 CUDA device"), err.what());
+            CHECK_EQ(err.kind(), ErrorKind::Device);
+            CHECK_MSG(contains(err.what(), "only 1 CUDA device"), err.what());
         }
         try {
             open_device("cuda", options(nullptr, &check));
-            QFAIL("cuda opened without a GPU");
+            FAIL_TEST("cuda opened without a GPU");
         } catch (const Error& err) {
-            QVERIFY2(contains(err.what(), "driver version is insufficient"), err.what());
-            QVERIFY2(contains(err.what(), "--device cpu"), err.what());
+            CHECK_MSG(contains(err.what(), "driver version is insufficient"), err.what());
+            CHECK_MSG(contains(err.what(), "--device cpu"), err.what());
         }
         try {
             open_device("gpu0", options(&gpu, &check));
-            QFAIL("a malformed device string was accepted");
+            FAIL_TEST("a malformed device string was accepted");
         } catch (const Error& err) {
-            QCOMPARE(err.kind(), ErrorKind::InvalidArgument);
+            CHECK_EQ(err.kind(), ErrorKind::InvalidArgument);
         }
     }
 
@@ -255,14 +253,20 @@ private slots:
         FakeGpu gpu;
         FakeCheck check;
         check.pass = false;
-        QVERIFY(!qualify_device("cuda:0", options(&gpu, &check)).passed);
+        CHECK(!qualify_device("cuda:0", options(&gpu, &check)).passed);
         check.pass = true;
         const QualificationRecord r = qualify_device("cuda:0", options(&gpu, &check));
-        QVERIFY(r.passed);
-        QCOMPARE(check.calls, 2);
+        CHECK(r.passed);
+        CHECK_EQ(check.calls, 2);
         const DeviceChoice c = open_device("cuda", options(&gpu, &check));
-        QVERIFY2(c.warnings.empty(), c.warnings.empty() ? "" : c.warnings[0].c_str());
-        QVERIFY_THROWS_EXCEPTION(Error, qualify_device("cpu", options(&gpu, &check)));
+        CHECK_MSG(c.warnings.empty(), c.warnings.empty() ? "" : c.warnings[0].c_str());
+        bool threw = false;
+        try {
+            qualify_device("cpu", options(&gpu, &check));
+        } catch (const Error&) {
+            threw = true;
+        }
+        CHECK_MSG(threw, "qualify_device(\"cpu\", ...) did not throw mantissa::Error");
     }
 
     // The real check, with a second CPU engine in the GPU's place: every op case and both training
@@ -275,62 +279,65 @@ private slots:
                 last_done = p.done;
                 total = p.total;
             });
-        QVERIFY2(r.passed, r.first_failure.c_str());
-        QCOMPARE(r.failures, 0);
-        QVERIFY(r.cases >= 62); // >= 60 op cases + 2 training runs
-        QCOMPARE(r.cases, total);
-        QCOMPARE(last_done, total);
+        CHECK_MSG(r.passed, r.first_failure.c_str());
+        CHECK_EQ(r.failures, 0);
+        CHECK(r.cases >= 62); // >= 60 op cases + 2 training runs
+        CHECK_EQ(r.cases, total);
+        CHECK_EQ(last_done, total);
     }
 
     // `selftest --qualify` on this machine, which has no GPU: exit 3 and the reason, nothing
     // written; a CPU device is refused as a usage error.
     void selftestQualifyWithoutAGpuExitsThreeWithTheReason() {
-        if (list_gpus().gpus.size() > 0) QSKIP("a GPU is present");
-        QProcess cli;
-        QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
-        env.insert("MANTISSA_QUALIFICATION_FILE", QString::fromStdString(cache_path()));
-        cli.setProcessEnvironment(env);
-        cli.start(MANTISSA_CLI_PATH, {"selftest", "--qualify"});
-        QVERIFY(cli.waitForFinished(60000));
-        QCOMPARE(cli.exitCode(), 3);
-        const QString err = cli.readAllStandardError();
-        QVERIFY2(err.contains("no CUDA device was checked: ") &&
-                     err.contains(QString::fromStdString(list_gpus().reason)),
-                 qPrintable(err));
-        QVERIFY(!QFile::exists(QString::fromStdString(cache_path())));
-        cli.start(MANTISSA_CLI_PATH, {"selftest", "--qualify", "--device", "cpu"});
-        QVERIFY(cli.waitForFinished(60000));
-        QCOMPARE(cli.exitCode(), 2);
+        if (list_gpus().gpus.size() > 0) SKIP_TEST("a GPU is present");
+        ProcessOptions env;
+        env.env = {{"MANTISSA_QUALIFICATION_FILE", cache_path()}};
+        env.timeout_ms = 60000;
+        const ProcessResult run = run_cli({"selftest", "--qualify"}, env);
+        CHECK_EQ(run.status, 3);
+        const std::string& err = run.err;
+        CHECK_MSG(contains(err, "no CUDA device was checked: ") &&
+                      contains(err, (list_gpus().reason)),
+                  (err));
+        CHECK(!exists(cache_path()));
+        CHECK_EQ(run_cli({"selftest", "--qualify", "--device", "cpu"}, env).status, 2);
     }
 
     void deviceStatesSayEachEnginesState() {
         const std::vector<DeviceState> none = device_states(options(nullptr, nullptr));
-        QCOMPARE(none.size(), std::size_t{2});
-        QCOMPARE(QString::fromStdString(none[0].id), QString("cpu"));
-        QVERIFY(none[0].selectable);
-        QVERIFY(!none[1].selectable);
-        QVERIFY2(contains(none[1].label,
-                          "CUDA engine built; no usable GPU: driver too old for this CUDA runtime"),
-                 none[1].label.c_str());
-        QVERIFY2(contains(none[1].detail, "driver version is insufficient for CUDA runtime"),
-                 none[1].detail.c_str());
+        CHECK_EQ(none.size(), std::size_t{2});
+        CHECK_EQ((none[0].id), std::string("cpu"));
+        CHECK(none[0].selectable);
+        CHECK(!none[1].selectable);
+        CHECK_MSG(
+            contains(none[1].label,
+                     "CUDA engine built; no usable GPU: driver too old for this CUDA runtime"),
+            none[1].label.c_str());
+        CHECK_MSG(contains(none[1].detail, "driver version is insufficient for CUDA runtime"),
+                  none[1].detail.c_str());
 
         FakeGpu gpu;
         FakeCheck check;
-        QVERIFY2(
+        CHECK_MSG(
             contains(device_states(options(&gpu, &check))[1].label, "Fake GPU 80GB — not checked"),
             device_states(options(&gpu, &check))[1].label.c_str());
         open_device("auto", options(&gpu, &check));
         DeviceState s = device_states(options(&gpu, &check))[1];
-        QVERIFY2(contains(s.label, "qualified on"), s.label.c_str());
-        QVERIFY(s.qualified && s.selectable && !s.failed);
+        CHECK_MSG(contains(s.label, "qualified on"), s.label.c_str());
+        CHECK(s.qualified && s.selectable && !s.failed);
         check.pass = false;
         qualify_device("cuda:0", options(&gpu, &check));
         s = device_states(options(&gpu, &check))[1];
-        QVERIFY2(contains(s.label, "failed its check: conv2d bwd-filter"), s.label.c_str());
-        QVERIFY(s.failed && !s.qualified);
+        CHECK_MSG(contains(s.label, "failed its check: conv2d bwd-filter"), s.label.c_str());
+        CHECK(s.failed && !s.qualified);
     }
 };
 
-QTEST_APPLESS_MAIN(TestDeviceSelection)
-#include "tst_device_selection.moc"
+MANTISSA_TEST_MAIN(
+    TestDeviceSelection, autoWithoutAGpuUsesTheCpuAndSaysWhy,
+    autoChecksAnUncheckedGpuFirstThenTrustsTheRecord, aFailingCheckFallsBackToTheCpuWithTheCase,
+    aCheckThatThrowsIsAFailure, aGpuThatCannotOpenFallsBackAndIsNotRecorded,
+    aChangedDriverOrLibraryInvalidatesTheRecord, aCorruptCacheIsAClearWarningNeverACrash,
+    aGpuNamedExplicitlyRunsButWarnsWhenUnchecked, qualifyDeviceStoresTheVerdictWhateverTheCacheSaid,
+    theRealCheckPassesAnEngineThatAgreesWithTheCpu,
+    selftestQualifyWithoutAGpuExitsThreeWithTheReason, deviceStatesSayEachEnginesState)

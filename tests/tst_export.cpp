@@ -1,21 +1,21 @@
 // Weights and metrics export/import: independent readers (tests/check_exports.py: NumPy, its own
 // safetensors parser, python3-onnx's checker and a NumPy ONNX evaluator), import validation with
 // named errors, atomic writes under failure and SIGKILL, and the eval/export/metrics commands.
-#include <QDir>
-#include <QFile>
-#include <QProcess>
-#include <QRegularExpression>
-#include <QTemporaryDir>
-#include <QtTest>
 
+#include <algorithm>
 #include <cmath>
 #include <csignal>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <regex>
+#include <string>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
-#include "cli_runner.h"
 #include "core/backend/factory/backend_factory.h"
 #include "core/error.h"
 #include "core/export/onnx_export.h"
@@ -29,8 +29,14 @@
 #include "core/records/trained_model.h"
 #include "core/train/trainer.h"
 #include "test_support.h"
+#include "tests/unit/cli.h"
+#include "tests/unit/files.h"
+#include "tests/unit/process.h"
+#include "tests/unit/temp_dir.h"
+#include "tests/unit/unit_test.h"
 
 using namespace mantissa;
+using namespace mantissa::unit;
 using namespace mantissa::test;
 using nlohmann::json;
 
@@ -98,31 +104,41 @@ const Trained& cnn() {
 
 // A python3 that has NumPy and onnx (Debian's python3-numpy / python3-onnx live in
 // /usr/bin/python3, which a pyenv shim on PATH may hide).
-QString python() {
-    QStringList candidates;
-    if (!qEnvironmentVariableIsEmpty("MANTISSA_PYTHON"))
-        candidates << qEnvironmentVariable("MANTISSA_PYTHON");
-    candidates << "/usr/bin/python3"
-               << "python3";
-    for (const QString& p : candidates) {
-        QProcess process;
-        process.start(p, {"-c", "import numpy, onnx"});
-        if (process.waitForFinished(60000) && process.exitStatus() == QProcess::NormalExit &&
-            process.exitCode() == 0)
-            return p;
+std::string python() {
+    std::vector<std::string> candidates;
+    if (const char* env = std::getenv("MANTISSA_PYTHON"); env && *env) candidates.push_back(env);
+    candidates.push_back("/usr/bin/python3");
+    candidates.push_back("python3");
+    for (const std::string& p : candidates) {
+        ProcessOptions options;
+        options.timeout_ms = 60000;
+        if (run_process(p, {"-c", "import numpy, onnx"}, options).status == 0) return p;
     }
     return {};
 }
 
+// QString::number(v, 'f', 4).
+std::string fixed4(double v) {
+    char buffer[64];
+    std::snprintf(buffer, sizeof buffer, "%.4f", v);
+    return buffer;
+}
+
+// The plain files in `dir` (QDir::entryList(QDir::Files)), sorted.
+std::vector<std::string> files_in(const std::string& dir) {
+    std::vector<std::string> names;
+    for (const auto& entry : std::filesystem::directory_iterator(dir))
+        if (entry.is_regular_file()) names.push_back(entry.path().filename().string());
+    std::sort(names.begin(), names.end());
+    return names;
+}
+
 std::string bytes_of(const std::string& path) {
-    return read_file(path);
+    return mantissa::read_file(path);
 }
 
 void write_bytes(const std::string& path, const std::string& bytes) {
-    QFile f(QString::fromStdString(path));
-    QVERIFY(f.open(QIODevice::WriteOnly | QIODevice::Truncate));
-    QCOMPARE(f.write(bytes.data(), static_cast<qint64>(bytes.size())),
-             static_cast<qint64>(bytes.size()));
+    CHECK(write_file(path, bytes));
 }
 
 // A safetensors file from a header and a data buffer, for the corruption cases.
@@ -148,42 +164,41 @@ struct SmallPlan {
     }
 };
 
-QString error_of(const std::function<void()>& f) {
+std::string error_of(const std::function<void()>& f) {
     try {
         f();
     } catch (const Error& e) {
-        return QString::fromStdString(e.what());
+        return (e.what());
     }
     return "(no error)";
 }
 
 } // namespace
 
-class TestExport : public QObject {
-    Q_OBJECT
+class TestExport {
 
-private slots:
+public:
     void initTestCase() {
-        QVERIFY2(onnx_export_available(),
-                 "this build has no ONNX export: install libonnx-dev libprotobuf-dev");
-        QVERIFY(m_dir.isValid());
+        CHECK_MSG(onnx_export_available(),
+                  "this build has no ONNX export: install libonnx-dev libprotobuf-dev");
+        CHECK(!m_dir.path().empty());
     }
 
     // NumPy, a separate safetensors parser and onnx (checker + NumPy evaluation) read what Mantissa
     // wrote and agree with its values and its test accuracy.
     void python_reads_exports_data() {
-        QTest::addColumn<QString>("model");
-        QTest::newRow("mlp mixed_float16") << "mlp";
-        QTest::newRow("cnn float32") << "cnn";
+        add_column<std::string>("model");
+        new_row("mlp mixed_float16") << "mlp";
+        new_row("cnn float32") << "cnn";
     }
     void python_reads_exports() {
-        QFETCH(QString, model);
-        const QString py = python();
-        QVERIFY2(!py.isEmpty(), "no python3 with numpy and onnx: apt-get install python3-numpy "
-                                "python3-onnx (./mantissa.sh installs them)");
+        FETCH(std::string, model);
+        const std::string py = python();
+        CHECK_MSG(!py.empty(), "no python3 with numpy and onnx: apt-get install python3-numpy "
+                               "python3-onnx (./mantissa.sh installs them)");
         const Trained& t = model == "mlp" ? mlp() : cnn();
-        QVERIFY2(t.eval.accuracy > 0.5, "the briefly trained model should beat chance clearly");
-        const std::string base = m_dir.filePath(model).toStdString();
+        CHECK_MSG(t.eval.accuracy > 0.5, "the briefly trained model should beat chance clearly");
+        const std::string base = m_dir.file(model);
 
         json spec;
         spec["mnist"] = find_data_dir("");
@@ -192,7 +207,7 @@ private slots:
         spec["test_accuracy"] = t.eval.accuracy;
         spec["architecture"] = json::parse(experiment_to_json(t.model.experiment))["model"];
         for (const WeightTensor& w : t.model.weights.tensors) {
-            QVERIFY(w.dtype == DType::Float32); // float32 masters under mixed_float16 too
+            CHECK(w.dtype == DType::Float32); // float32 masters under mixed_float16 too
             spec["tensors"][w.name] = {{"shape", w.shape}, {"values", values_as_double(w)}};
         }
         auto out = [&](const std::string& suffix, const char* dtype, std::optional<DType> convert) {
@@ -210,80 +225,80 @@ private slots:
         const std::string spec_path = base + "-spec.json";
         write_file_atomic(spec_path, spec.dump());
 
-        QProcess process;
-        process.setProcessChannelMode(QProcess::MergedChannels);
-        process.start(py, {QStringLiteral(MANTISSA_SOURCE_DIR "/tests/check_exports.py"),
-                           QString::fromStdString(spec_path)});
-        QVERIFY(process.waitForFinished(600000));
-        const QString output = QString::fromUtf8(process.readAll());
-        for (const QString& line : output.split('\n'))
-            if (line.startsWith("accuracy ") || line.startsWith("FAIL")) qInfo().noquote() << line;
-        QVERIFY2(process.exitStatus() == QProcess::NormalExit && process.exitCode() == 0,
-                 qPrintable(output));
-        QVERIFY(output.contains("0 failure(s)"));
+        // stderr after stdout (QProcess::MergedChannels interleaved them; only the text matters).
+        ProcessOptions options;
+        options.timeout_ms = 600000;
+        const ProcessResult checked =
+            run_process(py, {MANTISSA_SOURCE_DIR "/tests/check_exports.py", spec_path}, options);
+        const std::string output = checked.out + checked.err;
+        for (const std::string& line : split_lines(output))
+            if (line.starts_with("accuracy ") || line.starts_with("FAIL"))
+                std::printf("INFO   : %s\n", line.c_str());
+        CHECK_MSG(checked.status == 0, (output));
+        CHECK(contains(output, "0 failure(s)"));
     }
 
     // What a safetensors file holds comes back bit for bit, and evaluating it in a fresh trainer
     // gives exactly the loss and accuracy measured before the export.
     void safetensors_round_trip() {
         const Trained& t = mlp();
-        const std::string path = m_dir.filePath("round.safetensors").toStdString();
+        const std::string path = m_dir.file("round.safetensors");
         export_weights(t.model, path);
         const TrainedModel back = load_trained_model(path);
-        QVERIFY(back.experiment == t.model.experiment);
-        QCOMPARE(back.test_accuracy, t.eval.accuracy);
-        QCOMPARE(back.weights.tensors.size(), t.model.weights.tensors.size());
+        CHECK(back.experiment == t.model.experiment);
+        CHECK_EQ(back.test_accuracy, t.eval.accuracy);
+        CHECK_EQ(back.weights.tensors.size(), t.model.weights.tensors.size());
         for (std::size_t i = 0; i < back.weights.tensors.size(); ++i) {
             const WeightTensor& a = back.weights.tensors[i];
             const WeightTensor& b = t.model.weights.tensors[i];
-            QCOMPARE(a.name, b.name);
-            QVERIFY(a.dtype == b.dtype);
-            QVERIFY(a.shape == b.shape);
-            QVERIFY(a.data == b.data);
+            CHECK_EQ(a.name, b.name);
+            CHECK(a.dtype == b.dtype);
+            CHECK(a.shape == b.shape);
+            CHECK(a.data == b.data);
         }
         BackendChoice cpu = create_backend("cpu");
         Trainer fresh(back.experiment, mnist(), *cpu.backend);
-        QVERIFY(fresh.evaluate().accuracy != t.eval.accuracy); // untrained differs
+        CHECK(fresh.evaluate().accuracy != t.eval.accuracy); // untrained differs
         fresh.load_weights(back.weights, path);
         const EvalResult again = fresh.evaluate();
-        QCOMPARE(again.accuracy, t.eval.accuracy);
-        QCOMPARE(again.loss, t.eval.loss);
+        CHECK_EQ(again.accuracy, t.eval.accuracy);
+        CHECK_EQ(again.loss, t.eval.loss);
     }
 
     // Corrupt or truncated files fail with a message naming the file and what is wrong.
     void corrupt_safetensors_data() {
-        QTest::addColumn<QString>("kind");
-        QTest::addColumn<QString>("expected");
-        QTest::newRow("empty") << "empty"
-                               << "8-byte header length";
-        QTest::newRow("header cut") << "header cut"
-                                    << "truncated or not a safetensors file";
-        QTest::newRow("data cut") << "data cut"
-                                  << "the file is truncated";
-        QTest::newRow("bad json") << "bad json"
-                                  << "not valid JSON";
-        QTest::newRow("unknown dtype") << "unknown dtype"
-                                       << "dtype 'Q8' is not one";
-        QTest::newRow("offsets disagree with shape")
+        add_column<std::string>("kind");
+        add_column<std::string>("expected");
+        new_row("empty") << "empty"
+                         << "8-byte header length";
+        new_row("header cut") << "header cut"
+                              << "truncated or not a safetensors file";
+        new_row("data cut") << "data cut"
+                            << "the file is truncated";
+        new_row("bad json") << "bad json"
+                            << "not valid JSON";
+        new_row("unknown dtype") << "unknown dtype"
+                                 << "dtype 'Q8' is not one";
+        new_row("offsets disagree with shape")
             << "offsets"
             << "data_offsets [0, 8] span 8 bytes, but F32 [3] needs 12";
-        QTest::newRow("metadata not strings") << "metadata"
-                                              << "__metadata__.x must be a string";
+        new_row("metadata not strings") << "metadata"
+                                        << "__metadata__.x must be a string";
         // Found writing the fuzz target: the element count overflowed int64 (UB), or the byte count
         // wrapped to the 0 bytes the offsets claim and a tensor of 2^62 floats loaded with no data.
-        QTest::newRow("shape overflows int64")
+        new_row("shape overflows int64")
             << "numel overflow"
             << "shape [4294967296,4294967296,0] of F32 has more bytes than a 64-bit size can count";
-        QTest::newRow("header nested 100000 deep") << "deep"
-                                                   << "the header nests deeper than 64 levels";
-        QTest::newRow("byte count wraps")
+        new_row("header nested 100000 deep") << "deep"
+                                             << "the header nests deeper than 64 levels";
+        new_row("byte count wraps")
             << "bytes wrap"
             << "shape [4611686018427387904] of F32 has more bytes than a 64-bit size can count";
     }
     void corrupt_safetensors() {
-        QFETCH(QString, kind);
-        QFETCH(QString, expected);
-        const std::string good_path = m_dir.filePath("good.safetensors").toStdString();
+        FETCH(std::string, kind);
+        FETCH(std::string, expected);
+        const std::string good_path = m_dir.file("good.safetensors");
         export_weights(cnn().model, good_path);
         const std::string good = bytes_of(good_path);
         std::string bytes;
@@ -324,48 +339,48 @@ private slots:
                                          {"shape", {4611686018427387904LL}},
                                          {"data_offsets", {0, 0}}}}},
                                       "");
-        const std::string path = m_dir.filePath("corrupt.safetensors").toStdString();
+        const std::string path = m_dir.file("corrupt.safetensors");
         write_bytes(path, bytes);
-        const QString message = error_of([&] { read_safetensors(path); });
-        QVERIFY2(message.contains(expected), qPrintable(message));
-        QVERIFY2(message.startsWith(QString::fromStdString(path)), qPrintable(message));
+        const std::string message = error_of([&] { read_safetensors(path); });
+        CHECK_MSG(contains(message, expected), (message));
+        CHECK_MSG(message.starts_with((path)), (message));
     }
 
     // Names, shapes and dtypes are checked against the model, and the error says which tensor and
     // what was expected against what the file holds.
     void import_validation_data() {
-        QTest::addColumn<QString>("change");
-        QTest::addColumn<QString>("policy");
-        QTest::addColumn<bool>("allow_rounding");
-        QTest::addColumn<QString>("expected"); // empty: loads
-        QTest::newRow("as saved") << "none"
-                                  << "float32" << false << "";
-        QTest::newRow("missing tensor") << "drop dense_1.bias"
-                                        << "float32" << false << "tensor 'dense_1.bias' is missing";
-        QTest::newRow("wrong shape") << "reshape conv2d_2.kernel"
-                                     << "float32" << false
-                                     << "tensor 'conv2d_2.kernel': expected shape (3, 3, 4, 8), "
-                                        "found (3, 3, 8, 4)";
-        QTest::newRow("extra tensor") << "add dense_9.kernel"
-                                      << "float32" << false << "unexpected tensor 'dense_9.kernel'";
-        QTest::newRow("integer dtype")
-            << "int conv2d_1.bias"
-            << "float32" << false << "tensor 'conv2d_1.bias': expected a floating dtype";
-        QTest::newRow("narrowing refused")
+        add_column<std::string>("change");
+        add_column<std::string>("policy");
+        add_column<bool>("allow_rounding");
+        add_column<std::string>("expected"); // empty: loads
+        new_row("as saved") << "none"
+                            << "float32" << false << "";
+        new_row("missing tensor") << "drop dense_1.bias"
+                                  << "float32" << false << "tensor 'dense_1.bias' is missing";
+        new_row("wrong shape") << "reshape conv2d_2.kernel"
+                               << "float32" << false
+                               << "tensor 'conv2d_2.kernel': expected shape (3, 3, 4, 8), "
+                                  "found (3, 3, 8, 4)";
+        new_row("extra tensor") << "add dense_9.kernel"
+                                << "float32" << false << "unexpected tensor 'dense_9.kernel'";
+        new_row("integer dtype") << "int conv2d_1.bias"
+                                 << "float32" << false
+                                 << "tensor 'conv2d_1.bias': expected a floating dtype";
+        new_row("narrowing refused")
             << "none"
             << "float16" << false
             << "tensor 'conv2d_1.kernel': expected float16 (the variable dtype of policy "
                "'float16'), found float32";
-        QTest::newRow("narrowing allowed") << "none"
-                                           << "float16" << true << "";
-        QTest::newRow("widening float16 -> float64") << "to float16"
-                                                     << "float64" << false << "";
+        new_row("narrowing allowed") << "none"
+                                     << "float16" << true << "";
+        new_row("widening float16 -> float64") << "to float16"
+                                               << "float64" << false << "";
     }
     void import_validation() {
-        QFETCH(QString, change);
-        QFETCH(QString, policy);
-        QFETCH(bool, allow_rounding);
-        QFETCH(QString, expected);
+        FETCH(std::string, change);
+        FETCH(std::string, policy);
+        FETCH(bool, allow_rounding);
+        FETCH(std::string, expected);
         ModelWeights w = cnn().model.weights;
         auto find = [&](const char* name) {
             for (WeightTensor& t : w.tensors)
@@ -385,47 +400,47 @@ private slots:
             for (WeightTensor& t : w.tensors) t = converted(t, DType::Float16);
 
         Experiment e = cnn().model.experiment;
-        e.policy = policy.toStdString();
+        e.policy = policy;
         SmallPlan small(e);
         LoadWeightsOptions options;
         options.allow_rounding = allow_rounding;
-        const QString message = error_of([&] {
+        const std::string message = error_of([&] {
             load_model_weights(*small.plan, *small.cpu.backend, w, "w.safetensors", options);
         });
-        if (expected.isEmpty()) {
-            QCOMPARE(message, QString("(no error)"));
+        if (expected.empty()) {
+            CHECK_EQ(message, std::string("(no error)"));
             const ModelWeights back = read_model_weights(*small.plan, *small.cpu.backend);
             const WeightTensor want =
                 converted(*w.find("dense_1.kernel"), back.find("dense_1.kernel")->dtype);
-            QVERIFY(back.find("dense_1.kernel")->data == want.data);
+            CHECK(back.find("dense_1.kernel")->data == want.data);
         } else {
-            QVERIFY2(message.startsWith("w.safetensors: "), qPrintable(message));
-            QVERIFY2(message.contains(expected), qPrintable(message));
+            CHECK_MSG(message.starts_with("w.safetensors: "), (message));
+            CHECK_MSG(contains(message, expected), (message));
         }
     }
 
     // An export that fails midway, or whose process is killed midway, leaves the previous file
     // under the final name untouched.
     void interrupted_write_keeps_old_file() {
-        const QString dir = m_dir.filePath("atomic");
-        QVERIFY(QDir().mkpath(dir));
-        const std::string path = (dir + "/model.safetensors").toStdString();
+        const std::string dir = m_dir.file("atomic");
+        CHECK(std::filesystem::create_directories(dir));
+        const std::string path = (dir + "/model.safetensors");
         export_weights(cnn().model, path);
         const std::string old = bytes_of(path);
         const std::string big(1 << 20, 'x');
 
-        const QString thrown = error_of([&] {
+        const std::string thrown = error_of([&] {
             write_file_atomic(path, [&](const ByteSink& sink) {
                 sink(big);
                 throw Error(ErrorKind::Io, "disk full (simulated)");
             });
         });
-        QCOMPARE(thrown, QString("disk full (simulated)"));
-        QVERIFY(bytes_of(path) == old);
-        QCOMPARE(QDir(dir).entryList(QDir::Files), QStringList{"model.safetensors"});
+        CHECK_EQ(thrown, std::string("disk full (simulated)"));
+        CHECK(bytes_of(path) == old);
+        CHECK_EQ(files_in(dir), std::vector<std::string>{"model.safetensors"});
 
         const pid_t child = fork();
-        QVERIFY(child >= 0);
+        CHECK(child >= 0);
         if (child == 0) { // killed after half of a new export reached the disk
             write_file_atomic(path, [&](const ByteSink& sink) {
                 sink(big);
@@ -435,187 +450,186 @@ private slots:
             _exit(0); // not reached
         }
         int status = 0;
-        QCOMPARE(waitpid(child, &status, 0), child);
-        QVERIFY(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
-        QVERIFY(bytes_of(path) == old);
-        QVERIFY(load_trained_model(path).weights.tensors.size() ==
-                cnn().model.weights.tensors.size());
+        CHECK_EQ(waitpid(child, &status, 0), child);
+        CHECK(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
+        CHECK(bytes_of(path) == old);
+        CHECK(load_trained_model(path).weights.tensors.size() ==
+              cnn().model.weights.tensors.size());
     }
 
     void format_by_extension_data() {
-        QTest::addColumn<QString>("path");
-        QTest::addColumn<QString>("format"); // empty: rejected
-        QTest::newRow("safetensors") << "a/model.safetensors"
-                                     << "safetensors";
-        QTest::newRow("upper case") << "MODEL.ONNX"
-                                    << "ONNX";
-        QTest::newRow("npz") << "w.npz"
-                             << "NPZ";
-        QTest::newRow("pytorch") << "w.pt"
-                                 << "";
-        QTest::newRow("no extension") << "npz"
-                                      << "";
+        add_column<std::string>("path");
+        add_column<std::string>("format"); // empty: rejected
+        new_row("safetensors") << "a/model.safetensors"
+                               << "safetensors";
+        new_row("upper case") << "MODEL.ONNX"
+                              << "ONNX";
+        new_row("npz") << "w.npz"
+                       << "NPZ";
+        new_row("pytorch") << "w.pt"
+                           << "";
+        new_row("no extension") << "npz"
+                                << "";
     }
     void format_by_extension() {
-        QFETCH(QString, path);
-        QFETCH(QString, format);
-        if (format.isEmpty()) {
-            const QString message = error_of([&] { weights_format_for_path(path.toStdString()); });
-            QVERIFY2(message.contains("'" + path + "': unknown weights format"),
-                     qPrintable(message));
+        FETCH(std::string, path);
+        FETCH(std::string, format);
+        if (format.empty()) {
+            const std::string message = error_of([&] { weights_format_for_path(path); });
+            CHECK_MSG(contains(message, "'" + path + "': unknown weights format"), (message));
         } else {
-            QCOMPARE(QString(weights_format_name(weights_format_for_path(path.toStdString()))),
-                     format);
+            CHECK_EQ(std::string(weights_format_name(weights_format_for_path(path))), format);
         }
     }
 
     void export_rejects_dtypes_a_format_lacks() {
-        const std::string base = m_dir.filePath("lack").toStdString();
-        QVERIFY(error_of([&] {
-                    export_weights(cnn().model, base + ".npz", {DType::BFloat16});
-                }).contains("NumPy has no bfloat16"));
-        QVERIFY(error_of([&] {
-                    export_weights(cnn().model, base + ".onnx", {DType::Float64});
-                }).contains("ONNX export writes float32 or float16"));
-        QVERIFY(!QFile::exists(QString::fromStdString(base + ".npz")));
+        const std::string base = m_dir.file("lack");
+        CHECK(contains(
+            error_of([&] { export_weights(cnn().model, base + ".npz", {DType::BFloat16}); }),
+            "NumPy has no bfloat16"));
+        CHECK(contains(
+            error_of([&] { export_weights(cnn().model, base + ".onnx", {DType::Float64}); }),
+            "ONNX export writes float32 or float16"));
+        CHECK(!exists(base + ".npz"));
     }
 
     // The commands: eval of an exported file reproduces the accuracy, export converts it, metrics
     // writes CSV/JSON, and bad arguments exit 2 naming the argument.
     void cli_eval_export_metrics() {
         const Trained& t = mlp();
-        const QString weights = m_dir.filePath("cli.safetensors");
-        export_weights(t.model, weights.toStdString());
+        const std::string weights = m_dir.file("cli.safetensors");
+        export_weights(t.model, weights);
 
-        CliRun r = run_cli({"eval", "--weights", weights, "--device", "cpu"});
-        QVERIFY2(r.status == 0, qPrintable(r.err));
-        QVERIFY2(
-            r.out.contains("10000 test images - loss: " + QString::number(t.eval.loss, 'f', 4) +
-                           " - accuracy: " + QString::number(t.eval.accuracy, 'f', 4)),
-            qPrintable(r.out));
+        ProcessResult r = run_cli({"eval", "--weights", weights, "--device", "cpu"});
+        CHECK_MSG(r.status == 0, (r.err));
+        CHECK_MSG(contains(r.out, "10000 test images - loss: " + fixed4(t.eval.loss) +
+                                      " - accuracy: " + fixed4(t.eval.accuracy)),
+                  (r.out));
 
-        const QString onnx_out = m_dir.filePath("cli.onnx"), npz_out = m_dir.filePath("cli.npz");
+        const std::string onnx_out = m_dir.file("cli.onnx"), npz_out = m_dir.file("cli.npz");
         r = run_cli({"export", "--weights", weights, "--out", onnx_out, "--out", npz_out});
-        QVERIFY2(r.status == 0, qPrintable(r.err));
-        QVERIFY(QFile::exists(onnx_out) && QFile::exists(npz_out));
+        CHECK_MSG(r.status == 0, (r.err));
+        CHECK(exists(onnx_out) && exists(npz_out));
 
-        const QString f16 = m_dir.filePath("cli-f16.safetensors");
+        const std::string f16 = m_dir.file("cli-f16.safetensors");
         r = run_cli({"export", "--weights", weights, "--out", f16, "--dtype", "float16"});
-        QVERIFY2(r.status == 0, qPrintable(r.err));
-        QVERIFY(read_safetensors(f16.toStdString()).weights.tensors.front().dtype ==
-                DType::Float16);
+        CHECK_MSG(r.status == 0, (r.err));
+        CHECK(read_safetensors(f16).weights.tensors.front().dtype == DType::Float16);
 
         // train --weights continues from the saved weights: one step at a negligible learning rate
         // keeps the saved accuracy (a fresh start would be near 10%).
-        const QString config = m_dir.filePath("cli.json");
-        save_experiment(t.model.experiment, config.toStdString());
+        const std::string config = m_dir.file("cli.json");
+        save_experiment(t.model.experiment, config);
         r = run_cli({"train", "--config", config, "--weights", weights, "--max-steps", "1", "--lr",
                      "1e-9", "--quiet"});
-        QVERIFY2(r.status == 0, qPrintable(r.err));
-        const QRegularExpression accuracy_re("test accuracy ([0-9.]+)%");
-        const QRegularExpressionMatch match = accuracy_re.match(r.out);
-        QVERIFY2(match.hasMatch(), qPrintable(r.out));
-        QVERIFY2(std::abs(match.captured(1).toDouble() / 100.0 - t.eval.accuracy) <= 0.002,
-                 qPrintable(r.out));
+        CHECK_MSG(r.status == 0, (r.err));
+        const std::regex accuracy_re("test accuracy ([0-9.]+)%");
+        std::smatch match;
+        CHECK_MSG(std::regex_search(r.out, match, accuracy_re), (r.out));
+        CHECK_MSG(std::abs(std::stod(match[1].str()) / 100.0 - t.eval.accuracy) <= 0.002, (r.out));
 
         // metrics: a real run's JSONL (two steps) as CSV and JSON; without its summary line the
         // run reads as incomplete and says so.
-        const QString jsonl = m_dir.filePath("cli.jsonl");
+        const std::string jsonl = m_dir.file("cli.jsonl");
         r = run_cli(
             {"train", "--config", config, "--max-steps", "2", "--quiet", "--metrics", jsonl});
-        QVERIFY2(r.status == 0, qPrintable(r.err));
-        const QString csv = m_dir.filePath("cli.csv"), js = m_dir.filePath("cli-run.json");
+        CHECK_MSG(r.status == 0, (r.err));
+        const std::string csv = m_dir.file("cli.csv"), js = m_dir.file("cli-run.json");
         r = run_cli({"metrics", "--in", jsonl, "--csv", csv, "--json", js});
-        QVERIFY2(r.status == 0, qPrintable(r.err));
-        const QStringList rows =
-            QString::fromStdString(read_file(csv.toStdString())).split('\n', Qt::SkipEmptyParts);
-        QCOMPARE(rows.size(), 3); // header + 2 steps
-        QVERIFY2(rows[0].startsWith("step,epoch,loss,accuracy"), qPrintable(rows[0]));
-        QVERIFY(rows[1].startsWith("1,1,"));
-        const json doc = json::parse(read_file(js.toStdString()));
-        QCOMPARE(doc["steps"].size(), std::size_t(2));
-        QCOMPARE(doc["status"].get<std::string>(), std::string("completed"));
-        QVERIFY(!r.err.contains("has no summary"));
-        std::string text = read_file(jsonl.toStdString());
+        CHECK_MSG(r.status == 0, (r.err));
+        std::vector<std::string> rows;
+        for (const std::string& row : split(mantissa::read_file(csv), '\n'))
+            if (!row.empty()) rows.push_back(row);
+        CHECK_EQ(rows.size(), 3); // header + 2 steps
+        CHECK_MSG(rows[0].starts_with("step,epoch,loss,accuracy"), (rows[0]));
+        CHECK(rows[1].starts_with("1,1,"));
+        const json doc = json::parse(mantissa::read_file(js));
+        CHECK_EQ(doc["steps"].size(), std::size_t(2));
+        CHECK_EQ(doc["status"].get<std::string>(), std::string("completed"));
+        CHECK(!contains(r.err, "has no summary"));
+        std::string text = mantissa::read_file(jsonl);
         text.erase(text.rfind('\n', text.size() - 2) + 1); // the last line is the summary
-        write_bytes(jsonl.toStdString(), text);
+        write_bytes(jsonl, text);
         r = run_cli({"metrics", "--in", jsonl, "--csv", csv});
-        QVERIFY2(r.status == 0, qPrintable(r.err));
-        QVERIFY(r.err.contains("has no summary"));
+        CHECK_MSG(r.status == 0, (r.err));
+        CHECK(contains(r.err, "has no summary"));
     }
 
     void cli_bad_arguments_data() {
-        QTest::addColumn<QStringList>("args");
-        QTest::addColumn<QString>("expected");
-        QTest::newRow("eval without weights") << QStringList{"eval"} << "--weights: ";
-        QTest::newRow("eval unreadable weights")
-            << QStringList{"eval", "--weights", "/nonexistent/w.safetensors"}
+        add_column<std::vector<std::string>>("args");
+        add_column<std::string>("expected");
+        new_row("eval without weights") << std::vector<std::string>{"eval"} << "--weights: ";
+        new_row("eval unreadable weights")
+            << std::vector<std::string>{"eval", "--weights", "/nonexistent/w.safetensors"}
             << "--weights: cannot read";
-        QTest::newRow("eval corrupt weights")
-            << QStringList{"eval", "--weights", QStringLiteral(MANTISSA_SOURCE_DIR "/README.md")}
+        new_row("eval corrupt weights")
+            << std::vector<std::string>{"eval", "--weights",
+                                        std::string(MANTISSA_SOURCE_DIR "/README.md")}
             << "README.md: the header length says";
-        QTest::newRow("export without out")
-            << QStringList{"export", "--weights", "w.safetensors"} << "--out: ";
-        QTest::newRow("export bad extension")
-            << QStringList{"export", "--weights", "w.safetensors", "--out", "w.pt"}
+        new_row("export without out")
+            << std::vector<std::string>{"export", "--weights", "w.safetensors"} << "--out: ";
+        new_row("export bad extension")
+            << std::vector<std::string>{"export", "--weights", "w.safetensors", "--out", "w.pt"}
             << "--out: 'w.pt'";
-        QTest::newRow("export bad dtype")
-            << QStringList{"export", "--weights", "w.safetensors", "--out",
-                           "w.npz",  "--dtype",   "int32"}
+        new_row("export bad dtype")
+            << std::vector<std::string>{"export", "--weights", "w.safetensors", "--out",
+                                        "w.npz",  "--dtype",   "int32"}
             << "--dtype: 'int32'";
-        QTest::newRow("train bad export")
-            << QStringList{"train", "--config",
-                           QStringLiteral(MANTISSA_SOURCE_DIR
-                                          "/resources/experiments/mlp-small.json"),
-                           "--export", "w.h5"}
+        new_row("train bad export")
+            << std::vector<std::string>{"train", "--config",
+                                        std::string(MANTISSA_SOURCE_DIR
+                                                    "/resources/experiments/mlp-small.json"),
+                                        "--export", "w.h5"}
             << "--export: 'w.h5'";
-        QTest::newRow("train unreadable weights")
-            << QStringList{"train",
-                           "--config",
-                           QStringLiteral(MANTISSA_SOURCE_DIR
-                                          "/resources/experiments/mlp-small.json"),
-                           "--weights",
-                           "/nonexistent/w.safetensors",
-                           "--max-steps",
-                           "1"}
+        new_row("train unreadable weights")
+            << std::vector<std::string>{"train",
+                                        "--config",
+                                        std::string(MANTISSA_SOURCE_DIR
+                                                    "/resources/experiments/mlp-small.json"),
+                                        "--weights",
+                                        "/nonexistent/w.safetensors",
+                                        "--max-steps",
+                                        "1"}
             << "--weights: cannot read";
-        QTest::newRow("metrics without output")
-            << QStringList{"metrics", "--in", "x.jsonl"} << "--csv: ";
-        QTest::newRow("metrics unreadable")
-            << QStringList{"metrics", "--in", "/nonexistent.jsonl", "--csv", "x.csv"}
+        new_row("metrics without output")
+            << std::vector<std::string>{"metrics", "--in", "x.jsonl"} << "--csv: ";
+        new_row("metrics unreadable")
+            << std::vector<std::string>{"metrics", "--in", "/nonexistent.jsonl", "--csv", "x.csv"}
             << "--in: cannot read";
     }
     void cli_bad_arguments() {
-        QFETCH(QStringList, args);
-        QFETCH(QString, expected);
-        const CliRun r = run_cli(args);
-        QCOMPARE(r.status, 2);
-        QVERIFY2(r.err.contains(expected), qPrintable(r.err));
+        FETCH(std::vector<std::string>, args);
+        FETCH(std::string, expected);
+        const ProcessResult r = run_cli(args);
+        CHECK_EQ(r.status, 2);
+        CHECK_MSG(contains(r.err, expected), (r.err));
     }
 
     void cli_help_data() {
-        QTest::addColumn<QString>("command");
-        QTest::addColumn<QString>("mentions");
-        QTest::newRow("eval") << "eval"
-                              << "--weights";
-        QTest::newRow("export") << "export"
-                                << "--out FILE";
-        QTest::newRow("metrics") << "metrics"
-                                 << "--json FILE";
-        QTest::newRow("train") << "train"
-                               << "--export FILE";
+        add_column<std::string>("command");
+        add_column<std::string>("mentions");
+        new_row("eval") << "eval"
+                        << "--weights";
+        new_row("export") << "export"
+                          << "--out FILE";
+        new_row("metrics") << "metrics"
+                           << "--json FILE";
+        new_row("train") << "train"
+                         << "--export FILE";
     }
     void cli_help() {
-        QFETCH(QString, command);
-        QFETCH(QString, mentions);
-        const CliRun r = run_cli({command, "--help"});
-        QCOMPARE(r.status, 0);
-        QVERIFY2(r.out.contains(mentions), qPrintable(r.out));
+        FETCH(std::string, command);
+        FETCH(std::string, mentions);
+        const ProcessResult r = run_cli({command, "--help"});
+        CHECK_EQ(r.status, 0);
+        CHECK_MSG(contains(r.out, mentions), (r.out));
     }
 
 private:
-    QTemporaryDir m_dir;
+    TempDir m_dir;
 };
 
-QTEST_GUILESS_MAIN(TestExport)
-#include "tst_export.moc"
+MANTISSA_TEST_MAIN(TestExport, python_reads_exports, safetensors_round_trip, corrupt_safetensors,
+                   import_validation, interrupted_write_keeps_old_file, format_by_extension,
+                   export_rejects_dtypes_a_format_lacks, cli_eval_export_metrics, cli_bad_arguments,
+                   cli_help)

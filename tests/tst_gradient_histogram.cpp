@@ -1,14 +1,13 @@
 // The gradient histograms of the teaching lab: the probe finds every layer's gradients, the
 // unscaled view is an exact shift for power-of-two scales, the trainer's cadence and the JSONL
 // record.
-#include <QtTest>
 
-#include <QJsonArray>
-#include <QJsonDocument>
-#include <QJsonObject>
-#include <QTemporaryDir>
-
+#include <cstdint>
 #include <fstream>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
 
 #include "core/backend/cpu/cpu_backend.h"
 #include "core/data/synthetic_mnist.h"
@@ -16,8 +15,12 @@
 #include "core/train/gradient_histogram.h"
 #include "core/train/trainer.h"
 #include "tests/test_support.h"
+#include "tests/unit/files.h"
+#include "tests/unit/temp_dir.h"
+#include "tests/unit/unit_test.h"
 
 using namespace mantissa;
+using namespace mantissa::unit;
 using namespace mantissa::test;
 
 namespace {
@@ -52,36 +55,35 @@ ExponentCounts with_exponents(std::initializer_list<std::pair<int, std::int64_t>
 }
 } // namespace
 
-class TestGradientHistogram : public QObject {
-    Q_OBJECT
+class TestGradientHistogram {
 
-private slots:
+public:
     void everyLayerWithAGradient_data() {
-        QTest::addColumn<QString>("policy");
-        QTest::newRow("float32") << "float32";
-        QTest::newRow("mixed_float16") << "mixed_float16";
-        QTest::newRow("float16") << "float16";
+        add_column<std::string>("policy");
+        new_row("float32") << "float32";
+        new_row("mixed_float16") << "mixed_float16";
+        new_row("float16") << "float16";
     }
     void everyLayerWithAGradient() {
-        QFETCH(QString, policy);
+        FETCH(std::string, policy);
         CpuBackend backend;
-        Trainer trainer(experiment(policy.toUtf8().constData()), data(), backend);
+        Trainer trainer(experiment(policy.c_str()), data(), backend);
         const GradientHistogram h = trainer.gradient_histogram(0);
-        QCOMPARE(h.step, std::int64_t{1});
+        CHECK_EQ(h.step, std::int64_t{1});
         // mlp-small: flatten (no gradient), three Dense layers, the fused float32 softmax.
-        QCOMPARE(int(h.layers.size()), 3);
+        CHECK_EQ(int(h.layers.size()), 3);
         const std::int64_t units[] = {128, 128, 10};
         const std::int64_t inputs[] = {784, 128, 128};
         for (int i = 0; i < 3; ++i) {
             const LayerGradientHistogram& l = h.layers[static_cast<std::size_t>(i)];
-            QVERIFY(l.has_weights);
-            QCOMPARE(l.activation.total(), 64 * units[i]);
-            QCOMPARE(l.weight.total(), inputs[i] * units[i] + units[i]); // kernel + bias
+            CHECK(l.has_weights);
+            CHECK_EQ(l.activation.total(), 64 * units[i]);
+            CHECK_EQ(l.weight.total(), inputs[i] * units[i] + units[i]); // kernel + bias
         }
-        QCOMPARE(h.all_activation.total(), 64 * (128 + 128 + 10));
+        CHECK_EQ(h.all_activation.total(), 64 * (128 + 128 + 10));
         ExponentCounts sum;
         for (const auto& l : h.layers) sum += l.weight;
-        QVERIFY(sum == h.all_weight);
+        CHECK(sum == h.all_weight);
     }
     void histogramIsOfTheComingStepsScaledGradients() {
         // float32 has room for every scale used here, so a power-of-two scale moves every
@@ -91,11 +93,11 @@ private slots:
         Trainer scaled(experiment("float32", fixed(1024.0)), data(), b2);
         const GradientHistogram a = plain.gradient_histogram(0);
         const GradientHistogram s = scaled.gradient_histogram(0);
-        QCOMPARE(s.loss_scale, 1024.0);
-        QCOMPARE(loss_scale_shift(s.loss_scale), 10);
+        CHECK_EQ(s.loss_scale, 1024.0);
+        CHECK_EQ(loss_scale_shift(s.loss_scale), 10);
         for (int e = -60; e <= 30; ++e) {
-            QCOMPARE(s.all_weight.at_exponent(e + 10), a.all_weight.at_exponent(e));
-            QCOMPARE(s.all_activation.at_exponent(e + 10), a.all_activation.at_exponent(e));
+            CHECK_EQ(s.all_weight.at_exponent(e + 10), a.all_weight.at_exponent(e));
+            CHECK_EQ(s.all_activation.at_exponent(e + 10), a.all_activation.at_exponent(e));
         }
     }
     void histogramLeavesTheRunUnchanged() {
@@ -117,20 +119,20 @@ private slots:
         int with = 0, without = 0;
         const auto a = losses(1, &with);
         const auto b = losses(0, &without);
-        QCOMPARE(with, 8);
-        QCOMPARE(without, 0);
-        QCOMPARE(a, b);
+        CHECK_EQ(with, 8);
+        CHECK_EQ(without, 0);
+        CHECK_EQ(a, b);
     }
     void cadence_data() {
-        QTest::addColumn<int>("every");
-        QTest::addColumn<QList<qint64>>("steps");
-        QTest::newRow("every 5") << 5 << QList<qint64>{1, 6, 11};
-        QTest::newRow("every 50") << 50 << QList<qint64>{1};
-        QTest::newRow("off") << 0 << QList<qint64>{};
+        add_column<int>("every");
+        add_column<std::vector<std::int64_t>>("steps");
+        new_row("every 5") << 5 << std::vector<std::int64_t>{1, 6, 11};
+        new_row("every 50") << 50 << std::vector<std::int64_t>{1};
+        new_row("off") << 0 << std::vector<std::int64_t>{};
     }
     void cadence() {
-        QFETCH(int, every);
-        QFETCH(QList<qint64>, steps);
+        FETCH(int, every);
+        FETCH(std::vector<std::int64_t>, steps);
         Experiment e = experiment("float32");
         e.epochs = 2; // 8 steps an epoch on this data
         e.max_steps = 12;
@@ -138,56 +140,56 @@ private slots:
         CpuBackend backend;
         Trainer trainer(e, data(), backend);
         TrainControl control;
-        QList<qint64> seen;
+        std::vector<std::int64_t> seen;
         TrainerCallbacks callbacks;
-        callbacks.on_histogram = [&](const GradientHistogram& h) { seen << h.step; };
+        callbacks.on_histogram = [&](const GradientHistogram& h) { seen.push_back(h.step); };
         trainer.run(control, callbacks);
-        QCOMPARE(seen, steps);
+        CHECK_EQ(seen, steps);
     }
     void float16Fractions_data() {
-        QTest::addColumn<int>("shift");
-        QTest::addColumn<double>("underflow");
-        QTest::addColumn<double>("subnormal");
-        QTest::addColumn<double>("overflow");
+        add_column<int>("shift");
+        add_column<double>("underflow");
+        add_column<double>("subnormal");
+        add_column<double>("overflow");
         // 1 zero, 1 at 2^-25, 2 at 2^-20, 4 at 2^0, 1 at 2^15, 1 inf: 10 values.
-        QTest::newRow("as computed") << 0 << 0.1 << 0.2 << 0.1;
-        QTest::newRow("shifted up by 1") << 1 << 0.0 << 0.3 << 0.2;
-        QTest::newRow("shifted down by 5") << -5 << 0.3 << 0.0 << 0.1;
+        new_row("as computed") << 0 << 0.1 << 0.2 << 0.1;
+        new_row("shifted up by 1") << 1 << 0.0 << 0.3 << 0.2;
+        new_row("shifted down by 5") << -5 << 0.3 << 0.0 << 0.1;
     }
     void float16Fractions() {
-        QFETCH(int, shift);
-        QFETCH(double, underflow);
-        QFETCH(double, subnormal);
-        QFETCH(double, overflow);
+        FETCH(int, shift);
+        FETCH(double, underflow);
+        FETCH(double, subnormal);
+        FETCH(double, overflow);
         ExponentCounts c = with_exponents({{-25, 1}, {-20, 2}, {0, 4}, {15, 1}});
         c.bins[kHistogramZeroBin] = 1;
         c.bins[kHistogramNonFiniteBin] = 1;
         const Float16Fractions f = float16_fractions(c, shift);
-        QCOMPARE(f.total, std::int64_t{10});
-        QCOMPARE(f.zero, 0.1);
-        QCOMPARE(f.underflow, underflow);
-        QCOMPARE(f.subnormal, subnormal);
-        QCOMPARE(f.overflow, overflow);
+        CHECK_EQ(f.total, std::int64_t{10});
+        CHECK_EQ(f.zero, 0.1);
+        CHECK_EQ(f.underflow, underflow);
+        CHECK_EQ(f.subnormal, subnormal);
+        CHECK_EQ(f.overflow, overflow);
     }
     void lossScaleShift_data() {
-        QTest::addColumn<double>("scale");
-        QTest::addColumn<int>("shift");
-        QTest::addColumn<bool>("exact");
-        QTest::newRow("1") << 1.0 << 0 << true;
-        QTest::newRow("2^15") << 32768.0 << 15 << true;
-        QTest::newRow("2^-3") << 0.125 << -3 << true;
-        QTest::newRow("1000") << 1000.0 << 10 << false;
+        add_column<double>("scale");
+        add_column<int>("shift");
+        add_column<bool>("exact");
+        new_row("1") << 1.0 << 0 << true;
+        new_row("2^15") << 32768.0 << 15 << true;
+        new_row("2^-3") << 0.125 << -3 << true;
+        new_row("1000") << 1000.0 << 10 << false;
     }
     void lossScaleShift() {
-        QFETCH(double, scale);
-        QFETCH(int, shift);
-        QFETCH(bool, exact);
-        QCOMPARE(loss_scale_shift(scale), shift);
-        QCOMPARE(loss_scale_is_power_of_two(scale), exact);
+        FETCH(double, scale);
+        FETCH(int, shift);
+        FETCH(bool, exact);
+        CHECK_EQ(loss_scale_shift(scale), shift);
+        CHECK_EQ(loss_scale_is_power_of_two(scale), exact);
     }
     void metricsRecord() {
-        QTemporaryDir dir;
-        const std::string path = (dir.path() + "/run.jsonl").toStdString();
+        TempDir dir;
+        const std::string path = dir.file("run.jsonl");
         GradientHistogram h;
         {
             CpuBackend backend;
@@ -198,23 +200,24 @@ private slots:
         }
         std::ifstream in(path);
         std::string line;
-        QVERIFY(std::getline(in, line));
-        const QJsonObject o = QJsonDocument::fromJson(QByteArray::fromStdString(line)).object();
-        QCOMPARE(o["type"].toString(), QString("histogram"));
-        QCOMPARE(o["step"].toInteger(), qint64{1});
-        QCOMPARE(o["loss_scale"].toDouble(), 32768.0);
-        QCOMPARE(o["bins"].toObject()["min_exponent"].toInt(), kHistogramMinExp);
-        const QJsonArray layers = o["layers"].toArray();
-        QCOMPARE(layers.size(), 3);
-        QCOMPARE(layers[0].toObject()["name"].toString(),
-                 QString::fromStdString(h.layers[0].layer));
-        const QJsonArray weight = layers[2].toObject()["weight"].toArray();
-        QCOMPARE(weight.size(), kHistogramBins);
+        CHECK(std::getline(in, line));
+        const nlohmann::json o = nlohmann::json::parse(line);
+        CHECK_EQ(o["type"].get<std::string>(), std::string("histogram"));
+        CHECK_EQ(o["step"].get<std::int64_t>(), std::int64_t{1});
+        CHECK_EQ(o["loss_scale"].get<double>(), 32768.0);
+        CHECK_EQ(o["bins"]["min_exponent"].get<int>(), kHistogramMinExp);
+        const nlohmann::json& layers = o["layers"];
+        CHECK_EQ(layers.size(), 3);
+        CHECK_EQ(layers[0]["name"].get<std::string>(), h.layers[0].layer);
+        const nlohmann::json& weight = layers[2]["weight"];
+        CHECK_EQ(weight.size(), kHistogramBins);
         for (int b = 0; b < kHistogramBins; ++b)
-            QCOMPARE(weight[b].toInteger(), h.layers[2].weight.bins[static_cast<std::size_t>(b)]);
-        QCOMPARE(o["all"].toObject()["activation"].toArray().size(), kHistogramBins);
+            CHECK_EQ(weight[static_cast<std::size_t>(b)].get<std::int64_t>(),
+                     h.layers[2].weight.bins[static_cast<std::size_t>(b)]);
+        CHECK_EQ(o["all"]["activation"].size(), kHistogramBins);
     }
 };
 
-QTEST_GUILESS_MAIN(TestGradientHistogram)
-#include "tst_gradient_histogram.moc"
+MANTISSA_TEST_MAIN(TestGradientHistogram, everyLayerWithAGradient,
+                   histogramIsOfTheComingStepsScaledGradients, histogramLeavesTheRunUnchanged,
+                   cadence, float16Fractions, lossScaleShift, metricsRecord)

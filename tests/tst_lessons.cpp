@@ -1,11 +1,14 @@
 // The guided lessons: the strict lesson reader (every mistake names the file and field) and, for
 // each shipped lesson, its claim re-measured on the CPU engine with a small step budget.
-#include <QtTest>
 
 #include <algorithm>
+#include <cassert>
 #include <cmath>
+#include <cstdio>
 #include <map>
 #include <numeric>
+#include <regex>
+#include <string>
 
 #include "core/backend/cpu/cpu_backend.h"
 #include "core/data/mnist.h"
@@ -13,10 +16,12 @@
 #include "core/io/atomic_file.h"
 #include "core/train/lesson.h"
 #include "core/train/trainer.h"
-#include "tests/error_capture.h"
+#include "tests/unit/error_of.h"
+#include "tests/unit/files.h"
+#include "tests/unit/unit_test.h"
 
 using namespace mantissa;
-using mantissa::test::errorOf;
+using namespace mantissa::unit;
 
 namespace {
 
@@ -100,23 +105,42 @@ double zeros(const ExponentCounts& c) {
     return static_cast<double>(c.zeros()) / static_cast<double>(c.total());
 }
 
-QString text(double v) {
-    return QString::number(v, 'g', 4);
+// QString::number(v, 'g', digits).
+std::string number(double v, int digits) {
+    char buffer[64];
+    std::snprintf(buffer, sizeof buffer, "%.*g", digits, v);
+    return buffer;
+}
+
+std::string text(double v) {
+    return number(v, 4);
 }
 
 // The number a lesson's text quotes where `pattern` (one capture group) first matches.
-double quoted(const Lesson& l, const QString& pattern) {
-    const QRegularExpression re(pattern);
+double quoted(const Lesson& l, const std::string& pattern) {
+    const std::regex re(pattern);
     for (const std::string& paragraph : l.text)
-        if (const QRegularExpressionMatch m = re.match(QString::fromStdString(paragraph));
-            m.hasMatch())
-            return m.captured(1).toDouble();
-    throw Error(ErrorKind::Config, l.id + ": no quoted figure matches " + pattern.toStdString());
+        if (std::smatch m; std::regex_search(paragraph, m, re)) return std::stod(m[1].str());
+    throw Error(ErrorKind::Config, l.id + ": no quoted figure matches " + pattern);
 }
 
 // `v` to two significant figures, as text ("77", "1.8"): how the lesson figures are compared.
-QString two_figures(double v) {
-    return QString::number(v, 'g', 2);
+std::string two_figures(double v) {
+    return number(v, 2);
+}
+
+// QString::replace: every occurrence of `from` in `s` becomes `to`.
+std::string replaced(std::string s, const std::string& from, const std::string& to) {
+    for (std::size_t at = s.find(from); at != std::string::npos; at = s.find(from, at + to.size()))
+        s.replace(at, from.size(), to);
+    return s;
+}
+
+// QString::arg(v, 0, 'f', 4).
+std::string fixed4(double v) {
+    char buffer[64];
+    std::snprintf(buffer, sizeof buffer, "%.4f", v);
+    return buffer;
 }
 
 const char* const kGood = R"({
@@ -128,25 +152,24 @@ const char* const kGood = R"({
 
 } // namespace
 
-class TestLessons : public QObject {
-    Q_OBJECT
+class TestLessons {
 
-private slots:
+public:
     void shippedLessonsLoad() {
         const std::vector<Lesson> all = load_lessons(kLessons, kExperiments);
-        QVERIFY(all.size() >= 6);
+        CHECK(all.size() >= 6);
         for (const Lesson& l : all) {
-            QVERIFY(!l.title.empty());
-            QVERIFY(!l.text.empty());
-            QVERIFY(!l.look_at.empty());
-            QVERIFY(!l.experiments.empty());
+            CHECK(!l.title.empty());
+            CHECK(!l.text.empty());
+            CHECK(!l.look_at.empty());
+            CHECK(!l.experiments.empty());
             for (const LessonExperiment& r : l.experiments)
-                QCOMPARE(r.experiment.name, r.label); // runs are named by their label
+                CHECK_EQ(r.experiment.name, r.label); // runs are named by their label
         }
-        QVERIFY(std::is_sorted(all.begin(), all.end(),
-                               [](const Lesson& a, const Lesson& b) { return a.id < b.id; }));
-        QVERIFY(lesson("05-speed-and-memory").needs_gpu);
-        QVERIFY(!lesson("02-pure-float16-fails").needs_gpu);
+        CHECK(std::is_sorted(all.begin(), all.end(),
+                             [](const Lesson& a, const Lesson& b) { return a.id < b.id; }));
+        CHECK(lesson("05-speed-and-memory").needs_gpu);
+        CHECK(!lesson("02-pure-float16-fails").needs_gpu);
     }
 
     void setMergesIntoThePreset() {
@@ -158,89 +181,83 @@ private slots:
                  {"label": "inline", "experiment": {"model": {"layers": [{"type": "Flatten"},
                    {"type": "Dense", "units": 10}]}, "policy": "bfloat16"}}]})",
             "merge.json", "merge",
-            [](const std::string& f) { return read_file(kExperiments + "/" + f); });
-        QCOMPARE(l.experiments.size(), std::size_t(2));
+            [](const std::string& f) { return mantissa::read_file(kExperiments + "/" + f); });
+        CHECK_EQ(l.experiments.size(), std::size_t(2));
         const Experiment& a = l.experiments[0].experiment;
-        QCOMPARE(a.policy, std::string("float16"));
-        QCOMPARE(a.optimizer.type, OptimizerType::RMSprop); // kept from the preset
-        QCOMPARE(a.optimizer.learning_rate, 0.01);          // changed by "set"
-        QCOMPARE(a.loss_scale.mode, LossScaleMode::None);
-        QCOMPARE(a.model.layers.size(), std::size_t(5));
-        QCOMPARE(a.name, std::string("fp16"));
-        QCOMPARE(l.experiments[1].experiment.policy, std::string("bfloat16"));
-        QCOMPARE(l.id, std::string("merge"));
+        CHECK_EQ(a.policy, std::string("float16"));
+        CHECK_EQ(a.optimizer.type, OptimizerType::RMSprop); // kept from the preset
+        CHECK_EQ(a.optimizer.learning_rate, 0.01);          // changed by "set"
+        CHECK_EQ(a.loss_scale.mode, LossScaleMode::None);
+        CHECK_EQ(a.model.layers.size(), std::size_t(5));
+        CHECK_EQ(a.name, std::string("fp16"));
+        CHECK_EQ(l.experiments[1].experiment.policy, std::string("bfloat16"));
+        CHECK_EQ(l.id, std::string("merge"));
     }
 
     void badLesson_data() {
-        QTest::addColumn<QString>("json");
-        QTest::addColumn<QString>("expected");
+        add_column<std::string>("json");
+        add_column<std::string>("expected");
         auto with = [](const char* from, const char* to) {
-            QString s = kGood;
-            Q_ASSERT(s.contains(from));
-            return s.replace(from, to);
+            assert(contains(kGood, from));
+            return replaced(kGood, from, to);
         };
-        QTest::newRow("unknown field") << with(R"("title": "t")", R"("title": "t", "tilte": 1)")
-                                       << "bad.json: tilte: unknown field; valid fields:";
-        QTest::newRow("missing title")
-            << with(R"("title": "t",)", "") << "bad.json: title: missing";
-        QTest::newRow("empty text") << with(R"(["one paragraph"])", "[]")
-                                    << "bad.json: text: expected a non-empty list of strings, got "
-                                       "an empty list";
-        QTest::newRow("blank paragraph")
+        new_row("unknown field") << with(R"("title": "t")", R"("title": "t", "tilte": 1)")
+                                 << "bad.json: tilte: unknown field; valid fields:";
+        new_row("missing title") << with(R"("title": "t",)", "") << "bad.json: title: missing";
+        new_row("empty text") << with(R"(["one paragraph"])", "[]")
+                              << "bad.json: text: expected a non-empty list of strings, got "
+                                 "an empty list";
+        new_row("blank paragraph")
             << with(R"("one paragraph")", R"("  ")") << "bad.json: text[0]: must not be empty";
-        QTest::newRow("no experiments")
-            << with(R"([{"label": "a", "file": "mlp-small.json"}])", "[]")
-            << "bad.json: experiments: expected a non-empty list of runs";
-        QTest::newRow("missing label")
-            << with(R"("label": "a", )", "") << "bad.json: experiments[0]: missing field 'label'";
-        QTest::newRow("file and experiment")
+        new_row("no experiments") << with(R"([{"label": "a", "file": "mlp-small.json"}])", "[]")
+                                  << "bad.json: experiments: expected a non-empty list of runs";
+        new_row("missing label") << with(R"("label": "a", )", "")
+                                 << "bad.json: experiments[0]: missing field 'label'";
+        new_row("file and experiment")
             << with(R"("file": "mlp-small.json")", R"("file": "mlp-small.json", "experiment": {})")
             << "bad.json: experiments[0]: expected exactly one of 'file'";
-        QTest::newRow("unknown preset") << with("mlp-small.json", "nope.json")
-                                        << "bad.json: experiments[0].file: cannot read the preset";
-        QTest::newRow("bad value in set")
+        new_row("unknown preset") << with("mlp-small.json", "nope.json")
+                                  << "bad.json: experiments[0].file: cannot read the preset";
+        new_row("bad value in set")
             << with(R"("file": "mlp-small.json")",
                     R"("file": "mlp-small.json", "set": {"policy": "float17"})")
             << "bad.json: experiments[0] (mlp-small.json with 'set'): policy: unknown policy";
-        QTest::newRow("unknown field in set")
+        new_row("unknown field in set")
             << with(R"("file": "mlp-small.json")",
                     R"("file": "mlp-small.json", "set": {"epoch": 2})")
             << "bad.json: experiments[0] (mlp-small.json with 'set'): epoch: unknown field";
-        QTest::newRow("same label twice")
-            << with(R"({"label": "a", "file": "mlp-small.json"})",
-                    R"({"label": "a", "file": "mlp-small.json"},
+        new_row("same label twice") << with(R"({"label": "a", "file": "mlp-small.json"})",
+                                            R"({"label": "a", "file": "mlp-small.json"},
                        {"label": "a", "file": "cnn.json"})")
-            << "bad.json: experiments[1].label: \"a\" labels two runs";
-        QTest::newRow("needs_gpu as text")
+                                    << "bad.json: experiments[1].label: \"a\" labels two runs";
+        new_row("needs_gpu as text")
             << with(R"("title": "t")", R"("title": "t", "needs_gpu": "yes")")
             << "bad.json: needs_gpu: expected true or false";
-        QTest::newRow("duplicate key") << with(R"("title": "t")", R"("title": "t", "title": "u")")
-                                       << "bad.json: field 'title' appears twice";
-        QTest::newRow("invalid JSON") << with(R"("title": "t",)", R"("title": "t",,)")
-                                      << "bad.json: line 2, column 16: invalid JSON: syntax error";
-        QTest::newRow("newer format")
-            << with(R"("title": "t")", R"("title": "t", "format_version": 2)")
-            << "bad.json: format_version: this lesson is format_version 2";
+        new_row("duplicate key") << with(R"("title": "t")", R"("title": "t", "title": "u")")
+                                 << "bad.json: field 'title' appears twice";
+        new_row("invalid JSON") << with(R"("title": "t",)", R"("title": "t",,)")
+                                << "bad.json: line 2, column 16: invalid JSON: syntax error";
+        new_row("newer format") << with(R"("title": "t")", R"("title": "t", "format_version": 2)")
+                                << "bad.json: format_version: this lesson is format_version 2";
         // Found while writing the fuzz target: copying the inline experiment recursed once per
         // level, so a lesson 100,000 levels deep overflowed the stack.
-        QTest::newRow("nested 100000 deep")
-            << QString(kGood).replace(R"("file": "mlp-small.json")",
-                                      R"("experiment": {"model": )" +
-                                          QString("[").repeated(100000) +
-                                          QString("]").repeated(100000) + "}")
+        new_row("nested 100000 deep")
+            << replaced(kGood, R"("file": "mlp-small.json")",
+                        R"("experiment": {"model": )" + std::string(100000, '[') +
+                            std::string(100000, ']') + "}")
             << "bad.json: invalid JSON: it nests deeper than 64 levels";
     }
     void badLesson() {
-        QFETCH(QString, json);
-        QFETCH(QString, expected);
-        const QString msg = errorOf(
+        FETCH(std::string, json);
+        FETCH(std::string, expected);
+        const std::string msg = error_of(
             [&] {
-                lesson_from_json(json.toStdString(), "bad.json", "bad", [](const std::string& f) {
-                    return read_file(kExperiments + "/" + f);
+                lesson_from_json(json, "bad.json", "bad", [](const std::string& f) {
+                    return mantissa::read_file(kExperiments + "/" + f);
                 });
             },
             ErrorKind::Config);
-        QVERIFY2(msg.contains(expected), qPrintable(msg + "\n-- expected: " + expected));
+        CHECK_MSG(contains(msg, expected), (msg + "\n-- expected: " + expected));
     }
 
     // --- each lesson's claim on the CPU engine ----------------------------------------------
@@ -248,24 +265,23 @@ private slots:
         // Scale 2^24: step 1's gradients overflow and the run diverges.
         const Outcome& over = run("01-float16-range", 0);
         const GradientHistogram& h = over.histogram_at(1);
-        QVERIFY2(non_finite(h.all_activation) > 0.9,
-                 qPrintable(text(non_finite(h.all_activation))));
-        QCOMPARE(non_finite(h.all_weight), 1.0);
-        QCOMPARE(over.summary.status, RunStatus::Diverged);
-        QCOMPARE(over.steps.size(), std::size_t{2}); // the loss of step 2 is NaN
+        CHECK_MSG(non_finite(h.all_activation) > 0.9, (text(non_finite(h.all_activation))));
+        CHECK_EQ(non_finite(h.all_weight), 1.0);
+        CHECK_EQ(over.summary.status, RunStatus::Diverged);
+        CHECK_EQ(over.steps.size(), std::size_t{2}); // the loss of step 2 is NaN
         // No scaling: by step 51 most activation gradients are float16 subnormals (measured 61%);
         // with the dynamic 2^15 almost none are (measured 0.4%).
         const Outcome& none = run("01-float16-range", 1, 51);
         const Outcome& dynamic = run("01-float16-range", 2, 51);
         const Float16Fractions n = float16_fractions(none.histogram_at(51).all_activation, 0);
         const Float16Fractions d = float16_fractions(dynamic.histogram_at(51).all_activation, 0);
-        QVERIFY2(n.subnormal > 0.4, qPrintable(text(n.subnormal)));
-        QVERIFY2(d.subnormal + d.underflow < 0.05, qPrintable(text(d.subnormal)));
-        QCOMPARE(d.overflow, 0.0);
+        CHECK_MSG(n.subnormal > 0.4, (text(n.subnormal)));
+        CHECK_MSG(d.subnormal + d.underflow < 0.05, (text(d.subnormal)));
+        CHECK_EQ(d.overflow, 0.0);
         // The same gradients unscaled are the no-scaling picture: most are subnormal.
         const Float16Fractions du =
             float16_fractions(dynamic.histogram_at(51).all_activation, -loss_scale_shift(32768));
-        QVERIFY2(du.subnormal + du.underflow > 0.4, qPrintable(text(du.subnormal)));
+        CHECK_MSG(du.subnormal + du.underflow > 0.4, (text(du.subnormal)));
     }
 
     void lesson2_pureFloat16Fails() {
@@ -277,13 +293,13 @@ private slots:
         const Outcome& mixed = run(id, 2, 50);
         const double f = f16.mean_loss(26, 50), b = bf16.mean_loss(26, 50),
                      m = mixed.mean_loss(26, 50);
-        QVERIFY2(f > 50, qPrintable(text(f)));
-        QVERIFY2(b > 2.3, qPrintable(text(b)));
-        QVERIFY2(m < 1.0, qPrintable(text(m)));
+        CHECK_MSG(f > 50, (text(f)));
+        CHECK_MSG(b > 2.3, (text(b)));
+        CHECK_MSG(m < 1.0, (text(m)));
         // float16's second step overflows; the dynamic scaler skips steps 2 to 7 (2^15 to 2^9).
-        for (std::size_t i = 0; i < 10; ++i) QCOMPARE(f16.steps[i].skipped, i >= 1 && i <= 6);
-        QCOMPARE(f16.steps.back().loss_scale, 512.0);
-        QCOMPARE(mixed.summary.skipped_steps, std::int64_t{0});
+        for (std::size_t i = 0; i < 10; ++i) CHECK_EQ(f16.steps[i].skipped, i >= 1 && i <= 6);
+        CHECK_EQ(f16.steps.back().loss_scale, 512.0);
+        CHECK_EQ(mixed.summary.skipped_steps, std::int64_t{0});
     }
 
     void lesson3_underflowAndDynamicScaling() {
@@ -292,39 +308,39 @@ private slots:
         const Outcome& dynamic = run(id, 1, 225, 0);
         // Measured: steps 201-225 average 2.30 without scaling, 1.96 with dynamic scaling.
         const double n = none.mean_loss(201, 225), d = dynamic.mean_loss(201, 225);
-        QVERIFY2(n > 2.28, qPrintable(text(n)));
-        QVERIFY2(d < 2.1, qPrintable(text(d)));
+        CHECK_MSG(n > 2.28, (text(n)));
+        CHECK_MSG(d < 2.1, (text(d)));
         // Step 1's gradients: zeros without scaling, none in range with it.
         const Outcome& first_none = run(id, 0, 1, 1);
         const Outcome& first_dynamic = run(id, 1, 1, 1);
         const GradientHistogram& hn = first_none.histogram_at(1);
         const GradientHistogram& hd = first_dynamic.histogram_at(1);
-        QVERIFY2(zeros(hn.all_activation) > 0.15, qPrintable(text(zeros(hn.all_activation))));
-        QVERIFY2(zeros(hn.all_weight) > 0.5, qPrintable(text(zeros(hn.all_weight))));
-        QVERIFY2(zeros(hd.all_activation) < 0.01, qPrintable(text(zeros(hd.all_activation))));
+        CHECK_MSG(zeros(hn.all_activation) > 0.15, (text(zeros(hn.all_activation))));
+        CHECK_MSG(zeros(hn.all_weight) > 0.5, (text(zeros(hn.all_weight))));
+        CHECK_MSG(zeros(hd.all_activation) < 0.01, (text(zeros(hd.all_activation))));
         const Float16Fractions unscaled =
             float16_fractions(hd.all_activation, -loss_scale_shift(hd.loss_scale));
-        QVERIFY2(unscaled.underflow > 0.2, qPrintable(text(unscaled.underflow)));
+        CHECK_MSG(unscaled.underflow > 0.2, (text(unscaled.underflow)));
         // Started at 2^24 the scaler skips its first 5 steps, halving to 2^19.
         const Outcome& settles = run(id, 2, 8, 0);
         for (int i = 0; i < 8; ++i)
-            QCOMPARE(settles.steps[static_cast<std::size_t>(i)].skipped, i < 5);
-        QCOMPARE(settles.steps.back().loss_scale, 524288.0);
+            CHECK_EQ(settles.steps[static_cast<std::size_t>(i)].skipped, i < 5);
+        CHECK_EQ(settles.steps.back().loss_scale, 524288.0);
     }
 
     void lesson4_bfloat16NeedsNoScaling() {
         const std::string id = "04-bfloat16-no-scaling";
-        QCOMPARE(lesson(id).experiments[1].experiment.loss_scale.mode, LossScaleMode::None);
+        CHECK_EQ(lesson(id).experiments[1].experiment.loss_scale.mode, LossScaleMode::None);
         // Measured: steps 201-225 average 1.96 in mixed_bfloat16 without scaling, as in
         // float32, and 2.30 in mixed_float16 without scaling.
         const double f16 = run(id, 0, 225, 0).mean_loss(201, 225);
         const double bf16 = run(id, 1, 225, 0).mean_loss(201, 225);
-        QVERIFY2(f16 > 2.28, qPrintable(text(f16)));
-        QVERIFY2(bf16 < 2.1, qPrintable(text(bf16)));
+        CHECK_MSG(f16 > 2.28, (text(f16)));
+        CHECK_MSG(bf16 < 2.1, (text(bf16)));
         // No gradient underflows to zero in bfloat16 (float16 without scaling: 20%).
         const GradientHistogram& h = run(id, 1, 1, 1).histogram_at(1);
-        QVERIFY2(zeros(h.all_activation) < 0.01, qPrintable(text(zeros(h.all_activation))));
-        QCOMPARE(h.loss_scale, 1.0);
+        CHECK_MSG(zeros(h.all_activation) < 0.01, (text(zeros(h.all_activation))));
+        CHECK_EQ(h.loss_scale, 1.0);
     }
 
     void lesson5_memoryOfMixedPrecision() {
@@ -338,82 +354,81 @@ private slots:
             return Trainer(e, mnist(), backend).plan().memory;
         };
         const MemoryByCategory f32 = memory(0), tf32 = memory(1), mixed = memory(2);
-        QCOMPARE(tf32.total(), f32.total()); // TF32 changes the arithmetic, not the storage
-        QCOMPARE(f32[MemCategory::Master], std::size_t{0});
-        QCOMPARE(mixed[MemCategory::Master], f32[MemCategory::Weights]);      // float32 master copy
-        QCOMPARE(mixed[MemCategory::Weights] * 2, f32[MemCategory::Weights]); // float16 copy
+        CHECK_EQ(tf32.total(), f32.total()); // TF32 changes the arithmetic, not the storage
+        CHECK_EQ(f32[MemCategory::Master], std::size_t{0});
+        CHECK_EQ(mixed[MemCategory::Master], f32[MemCategory::Weights]);      // float32 master copy
+        CHECK_EQ(mixed[MemCategory::Weights] * 2, f32[MemCategory::Weights]); // float16 copy
         const double activations = static_cast<double>(mixed[MemCategory::Activations]) /
                                    static_cast<double>(f32[MemCategory::Activations]);
-        QVERIFY2(activations < 0.6, qPrintable(text(activations)));
+        CHECK_MSG(activations < 0.6, (text(activations)));
     }
 
     // The figures the texts quote, re-measured as the app runs the lesson (its whole step budget,
     // all 10,000 test images) and compared to two significant figures.
     void quotedFiguresMatchTheMeasurement_data() {
-        QTest::addColumn<QString>("id");
-        QTest::addColumn<int>("run");
-        QTest::addColumn<QString>("pattern");
-        QTest::addColumn<bool>("accuracy"); // a test accuracy in percent, else a test loss
-        QTest::newRow("lesson 2: pure float16's test accuracy")
+        add_column<std::string>("id");
+        add_column<int>("run");
+        add_column<std::string>("pattern");
+        add_column<bool>("accuracy"); // a test accuracy in percent, else a test loss
+        new_row("lesson 2: pure float16's test accuracy")
             << "02-pure-float16-fails" << 0
             << R"(After 200 steps .* test accuracy (\d+(?:\.\d+)?)%)" << true;
-        QTest::newRow("lesson 2: pure bfloat16's test accuracy")
+        new_row("lesson 2: pure bfloat16's test accuracy")
             << "02-pure-float16-fails" << 1
             << R"(bfloat16 stays .*\(test accuracy (\d+(?:\.\d+)?)%\))" << true;
-        QTest::newRow("lesson 2: mixed_float16's test accuracy")
+        new_row("lesson 2: mixed_float16's test accuracy")
             << "02-pure-float16-fails" << 2
             << R"(mixed_float16 reaches a test accuracy of (\d+(?:\.\d+)?)%)" << true;
-        QTest::newRow("lesson 2: mixed_float16's test loss")
+        new_row("lesson 2: mixed_float16's test loss")
             << "02-pure-float16-fails" << 2 << R"(mixed_float16 reaches .*\(test loss (\d+\.\d+)\))"
             << false;
-        QTest::newRow("lesson 3: float32's test loss")
+        new_row("lesson 3: float32's test loss")
             << "03-loss-scaling" << 3 << R"((\d+\.\d+) for float32)" << false;
-        QTest::newRow("lesson 3: dynamic scaling's test loss")
+        new_row("lesson 3: dynamic scaling's test loss")
             << "03-loss-scaling" << 1 << R"(test loss (\d+\.\d+) with dynamic scaling)" << false;
-        QTest::newRow("lesson 3: the test loss without scaling")
+        new_row("lesson 3: the test loss without scaling")
             << "03-loss-scaling" << 0 << R"((\d+\.\d+) without scaling\))" << false;
-        QTest::newRow("lesson 4: float32's test loss")
+        new_row("lesson 4: float32's test loss")
             << "04-bfloat16-no-scaling" << 2 << R"(\(float32: (\d+\.\d+)\))" << false;
-        QTest::newRow("lesson 4: mixed_bfloat16's test loss")
+        new_row("lesson 4: mixed_bfloat16's test loss")
             << "04-bfloat16-no-scaling" << 1 << R"(ends at a test loss of (\d+\.\d+))" << false;
-        QTest::newRow("lesson 4: mixed_float16's test loss")
+        new_row("lesson 4: mixed_float16's test loss")
             << "04-bfloat16-no-scaling" << 0 << R"(there and ends at (\d+\.\d+))" << false;
-        QTest::newRow("lesson 6: the float32 softmax's test accuracy")
+        new_row("lesson 6: the float32 softmax's test accuracy")
             << "06-float32-softmax" << 0
             << R"(completes its 300 steps with a test accuracy of (\d+(?:\.\d+)?)%)" << true;
-        QTest::newRow("lesson 6: the float16 softmax's test accuracy")
+        new_row("lesson 6: the float16 softmax's test accuracy")
             << "06-float32-softmax" << 1 << R"(the float16 one had (\d+(?:\.\d+)?)%)" << true;
     }
 
     void quotedFiguresMatchTheMeasurement() {
-        QFETCH(QString, id);
-        QFETCH(int, run);
-        QFETCH(QString, pattern);
-        QFETCH(bool, accuracy);
-        const Lesson& l = lesson(id.toStdString());
+        FETCH(std::string, id);
+        FETCH(int, run);
+        FETCH(std::string, pattern);
+        FETCH(bool, accuracy);
+        const Lesson& l = lesson(id);
         const double text_value = quoted(l, pattern);
         const RunSummary& s =
             ::run(l.id, static_cast<std::size_t>(run), 0, -1, /*full_test_set=*/true).summary;
         const double measured = accuracy ? 100.0 * s.val_accuracy : s.val_loss;
-        qInfo("%s: the text says %g, measured %.4f", QTest::currentDataTag(), text_value, measured);
-        QVERIFY2(
-            two_figures(measured) == two_figures(text_value),
-            qPrintable(
-                QString("the text says %1, measured %2").arg(text_value).arg(measured, 0, 'f', 4)));
+        std::printf("INFO   : %s: the text says %g, measured %.4f\n", current_data_tag().c_str(),
+                    text_value, measured);
+        CHECK_MSG(two_figures(measured) == two_figures(text_value),
+                  ("the text says " + number(text_value, 6) + ", measured " + fixed4(measured)));
     }
 
     void lesson6_float16SoftmaxBreaksTheLoss() {
         const std::string id = "06-float32-softmax";
         const Outcome& f32 = run(id, 0, 100);
         const Outcome& f16 = run(id, 1, 100);
-        QCOMPARE(f32.summary.status, RunStatus::Completed);
-        for (const StepRecord& s : f32.steps) QVERIFY(std::isfinite(s.loss));
+        CHECK_EQ(f32.summary.status, RunStatus::Completed);
+        for (const StepRecord& s : f32.steps) CHECK(std::isfinite(s.loss));
         // Measured: the float16 softmax's batch loss becomes inf at step 100 and the run stops.
-        QCOMPARE(f16.summary.status, RunStatus::Diverged);
-        QCOMPARE(f16.steps.size(), std::size_t{100});
-        QVERIFY(std::isinf(f16.steps.back().loss));
+        CHECK_EQ(f16.summary.status, RunStatus::Diverged);
+        CHECK_EQ(f16.steps.size(), std::size_t{100});
+        CHECK(std::isinf(f16.steps.back().loss));
         for (std::size_t i = 0; i + 1 < f16.steps.size(); ++i)
-            QVERIFY(std::isfinite(f16.steps[i].loss));
+            CHECK(std::isfinite(f16.steps[i].loss));
         // Mantissa warns about exactly the second run.
         auto warns = [&](std::size_t index) {
             Experiment e = lesson(id).experiments.at(index).experiment;
@@ -426,10 +441,13 @@ private slots:
                     return true;
             return false;
         };
-        QVERIFY(!warns(0));
-        QVERIFY(warns(1));
+        CHECK(!warns(0));
+        CHECK(warns(1));
     }
 };
 
-QTEST_GUILESS_MAIN(TestLessons)
-#include "tst_lessons.moc"
+MANTISSA_TEST_MAIN(TestLessons, shippedLessonsLoad, setMergesIntoThePreset, badLesson,
+                   lesson1_overflowAndUnderflow, lesson2_pureFloat16Fails,
+                   lesson3_underflowAndDynamicScaling, lesson4_bfloat16NeedsNoScaling,
+                   lesson5_memoryOfMixedPrecision, quotedFiguresMatchTheMeasurement,
+                   lesson6_float16SoftmaxBreaksTheLoss)

@@ -1,9 +1,7 @@
 // Tests for the metrics JSONL reader and the metrics exporters: what MetricsJsonlWriter writes
 // reads back field for field, a run cut short stays readable, and damage names its line.
-#include <QtTest>
 
-#include <QTemporaryDir>
-
+#include <algorithm>
 #include <cmath>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -15,10 +13,13 @@
 #include "core/records/metrics_jsonl.h"
 #include "core/records/metrics_reader.h"
 #include "core/train/gradient_histogram.h"
-#include "tests/error_capture.h"
+#include "tests/unit/error_of.h"
+#include "tests/unit/files.h"
+#include "tests/unit/temp_dir.h"
+#include "tests/unit/unit_test.h"
 
 using namespace mantissa;
-using mantissa::test::errorOf;
+using namespace mantissa::unit;
 
 namespace {
 
@@ -75,7 +76,7 @@ RunSummary summary() {
 }
 
 // Writes a run of two epochs of three steps with the real writer; `finish` adds the summary.
-std::string write_run(const QString& path, bool finish) {
+std::string write_run(const std::string& path, bool finish) {
     Experiment e = load_experiment(MANTISSA_SOURCE_DIR "/resources/experiments/mlp-small.json");
     e.policy = "mixed_bfloat16";
     DeviceInfo device{"cpu", "CPU (test)", false, 1 << 20};
@@ -83,7 +84,7 @@ std::string write_run(const QString& path, bool finish) {
     MemoryByCategory memory;
     memory[MemCategory::Activations] = 777;
     {
-        MetricsJsonlWriter writer(path.toStdString());
+        MetricsJsonlWriter writer(path);
         writer.write_header(e, device, plan, memory);
         for (int ep = 1; ep <= 2; ++ep) {
             for (int i = 1; i <= 3; ++i) writer.write_step(step((ep - 1) * 3 + i, ep));
@@ -92,7 +93,7 @@ std::string write_run(const QString& path, bool finish) {
         writer.write_log("a log line");
         if (finish) writer.write_summary(summary());
     }
-    return read_file(path.toStdString());
+    return mantissa::read_file(path);
 }
 
 } // namespace
@@ -119,63 +120,62 @@ std::string write_run(const QString& path, bool finish) {
 #define GOLDEN_EXPORT_SUMMARY                                                                      \
     R"({"status":"stopped","message":"stopped by the user","steps":6,"epochs":2,"train_loss":0.25,"train_accuracy":0.9,"val_loss":0.125,"val_accuracy":0.95,"seconds":3.0,"median_step_ms":2.0,"samples_per_s":64000.0,"skipped_steps":1,"seconds_to_97":null,"peak_memory":4096})"
 
-class TestMetricsReader : public QObject {
-    Q_OBJECT
+class TestMetricsReader {
 
-private slots:
+public:
     void roundTrip() {
-        QTemporaryDir dir;
-        const QString path = dir.filePath("metrics.jsonl");
+        TempDir dir;
+        const std::string path = dir.file("metrics.jsonl");
         write_run(path, true);
-        const RunMetrics run = read_metrics_jsonl(path.toStdString());
-        QVERIFY(run.complete());
-        QVERIFY(!run.truncated_tail);
-        QVERIFY(run.config.has_value());
-        QCOMPARE(QString::fromStdString(run.config->policy), QString("mixed_bfloat16"));
-        QCOMPARE(QString::fromStdString(run.config->name), QString("mlp-small"));
-        QCOMPARE(QString::fromStdString(run.device_id), QString("cpu"));
-        QCOMPARE(QString::fromStdString(run.device_name), QString("CPU (test)"));
-        QCOMPARE(run.device_memory_total, std::size_t(1 << 20));
-        QCOMPARE(run.memory[MemCategory::Activations], std::size_t(777));
-        QCOMPARE(run.steps.size(), std::size_t(6));
+        const RunMetrics run = read_metrics_jsonl(path);
+        CHECK(run.complete());
+        CHECK(!run.truncated_tail);
+        CHECK(run.config.has_value());
+        CHECK_EQ((run.config->policy), std::string("mixed_bfloat16"));
+        CHECK_EQ((run.config->name), std::string("mlp-small"));
+        CHECK_EQ((run.device_id), std::string("cpu"));
+        CHECK_EQ((run.device_name), std::string("CPU (test)"));
+        CHECK_EQ(run.device_memory_total, std::size_t(1 << 20));
+        CHECK_EQ(run.memory[MemCategory::Activations], std::size_t(777));
+        CHECK_EQ(run.steps.size(), std::size_t(6));
         for (std::size_t i = 0; i < run.steps.size(); ++i) {
             const StepRecord want = step(static_cast<std::int64_t>(i) + 1, i < 3 ? 1 : 2);
             const StepRecord& got = run.steps[i];
-            QCOMPARE(got.step, want.step);
-            QCOMPARE(got.epoch, want.epoch);
-            QCOMPARE(got.loss, want.loss); // JSON numbers round-trip doubles exactly
-            QCOMPARE(got.accuracy, want.accuracy);
-            QCOMPARE(got.step_ms, want.step_ms);
-            QCOMPARE(got.samples_per_s, want.samples_per_s);
-            QCOMPARE(got.loss_scale, want.loss_scale);
-            QCOMPARE(got.skipped, want.skipped);
-            QCOMPARE(got.good_steps, want.good_steps);
-            QCOMPARE(got.memory.bytes, want.memory.bytes);
-            QCOMPARE(got.device_mem_used, want.device_mem_used);
-            QCOMPARE(got.device_mem_total, want.device_mem_total);
+            CHECK_EQ(got.step, want.step);
+            CHECK_EQ(got.epoch, want.epoch);
+            CHECK_EQ(got.loss, want.loss); // JSON numbers round-trip doubles exactly
+            CHECK_EQ(got.accuracy, want.accuracy);
+            CHECK_EQ(got.step_ms, want.step_ms);
+            CHECK_EQ(got.samples_per_s, want.samples_per_s);
+            CHECK_EQ(got.loss_scale, want.loss_scale);
+            CHECK_EQ(got.skipped, want.skipped);
+            CHECK_EQ(got.good_steps, want.good_steps);
+            CHECK_EQ(got.memory.bytes, want.memory.bytes);
+            CHECK_EQ(got.device_mem_used, want.device_mem_used);
+            CHECK_EQ(got.device_mem_total, want.device_mem_total);
         }
-        QCOMPARE(run.epochs.size(), std::size_t(2));
-        QCOMPARE(run.epochs[1].epoch, 2);
-        QCOMPARE(run.epochs[1].val_loss, 0.125);
-        QCOMPARE(run.epochs[0].skipped_steps, std::int64_t(1));
-        QCOMPARE(run.epochs[0].loss_scale, 16384.0);
+        CHECK_EQ(run.epochs.size(), std::size_t(2));
+        CHECK_EQ(run.epochs[1].epoch, 2);
+        CHECK_EQ(run.epochs[1].val_loss, 0.125);
+        CHECK_EQ(run.epochs[0].skipped_steps, std::int64_t(1));
+        CHECK_EQ(run.epochs[0].loss_scale, 16384.0);
         const RunSummary want = summary();
-        QCOMPARE(run.summary->status, RunStatus::Stopped);
-        QCOMPARE(run.summary->message, want.message);
-        QCOMPARE(run.summary->steps, want.steps);
-        QCOMPARE(run.summary->val_accuracy, want.val_accuracy);
-        QCOMPARE(run.summary->seconds_to_97, -1.0); // written as null
-        QCOMPARE(run.summary->peak_memory, want.peak_memory);
-        QCOMPARE(run.log.size(), std::size_t(1));
+        CHECK_EQ(run.summary->status, RunStatus::Stopped);
+        CHECK_EQ(run.summary->message, want.message);
+        CHECK_EQ(run.summary->steps, want.steps);
+        CHECK_EQ(run.summary->val_accuracy, want.val_accuracy);
+        CHECK_EQ(run.summary->seconds_to_97, -1.0); // written as null
+        CHECK_EQ(run.summary->peak_memory, want.peak_memory);
+        CHECK_EQ(run.log.size(), std::size_t(1));
     }
 
     // A data-parallel run's header object and step fields read back; an ordinary run has
     // neither in the file (so older readers see the same lines) and reads as one rank.
     void dataParallelFieldsRoundTrip() {
-        QTemporaryDir dir;
-        const QString path = dir.filePath("metrics.jsonl");
+        TempDir dir;
+        const std::string path = dir.file("metrics.jsonl");
         {
-            MetricsJsonlWriter writer(path.toStdString());
+            MetricsJsonlWriter writer(path);
             Experiment e;
             Plan plan;
             const DataParallelInfo info{2, "bfloat16", "MPI (test)"};
@@ -189,30 +189,29 @@ private slots:
             writer.write_step(s);
             writer.write_step(step(2, 1)); // ordinary step: no data-parallel fields
         }
-        const std::string text = read_file(path.toStdString());
+        const std::string text = mantissa::read_file(path);
         const std::string second = text.substr(text.rfind("{\"accuracy\""));
-        QVERIFY(second.find("ranks") == std::string::npos);
-        QVERIFY(second.find("allreduce") == std::string::npos);
+        CHECK(second.find("ranks") == std::string::npos);
+        CHECK(second.find("allreduce") == std::string::npos);
         const RunMetrics run = parse_metrics_jsonl(text, "dp.jsonl");
-        QVERIFY(run.data_parallel.has_value());
-        QCOMPARE(run.data_parallel->ranks, 2);
-        QCOMPARE(run.data_parallel->allreduce_dtype, std::string("bfloat16"));
-        QCOMPARE(run.data_parallel->communicator, std::string("MPI (test)"));
-        QCOMPARE(run.steps[0].ranks, 2);
-        QCOMPARE(run.steps[0].rank_step_ms, std::vector<double>({1.5, 2.25}));
-        QCOMPARE(run.steps[0].rank_skipped, std::vector<bool>({false, false}));
-        QCOMPARE(run.steps[0].allreduce_ms, 0.75);
-        QCOMPARE(run.steps[0].allreduce_bytes, std::int64_t(236564));
-        QCOMPARE(run.steps[1].ranks, 1);
-        QVERIFY(run.steps[1].rank_step_ms.empty());
-        QCOMPARE(run.steps[1].allreduce_bytes, std::int64_t(0));
+        CHECK(run.data_parallel.has_value());
+        CHECK_EQ(run.data_parallel->ranks, 2);
+        CHECK_EQ(run.data_parallel->allreduce_dtype, std::string("bfloat16"));
+        CHECK_EQ(run.data_parallel->communicator, std::string("MPI (test)"));
+        CHECK_EQ(run.steps[0].ranks, 2);
+        CHECK_EQ(run.steps[0].rank_step_ms, std::vector<double>({1.5, 2.25}));
+        CHECK_EQ(run.steps[0].rank_skipped, std::vector<bool>({false, false}));
+        CHECK_EQ(run.steps[0].allreduce_ms, 0.75);
+        CHECK_EQ(run.steps[0].allreduce_bytes, std::int64_t(236564));
+        CHECK_EQ(run.steps[1].ranks, 1);
+        CHECK(run.steps[1].rank_step_ms.empty());
+        CHECK_EQ(run.steps[1].allreduce_bytes, std::int64_t(0));
         // Files written before data-parallel runs existed: no header object.
-        QTemporaryDir old_dir;
-        write_run(old_dir.filePath("old.jsonl"), true);
-        QVERIFY(!read_metrics_jsonl(old_dir.filePath("old.jsonl").toStdString())
-                     .data_parallel.has_value());
+        TempDir old_dir;
+        write_run(old_dir.file("old.jsonl"), true);
+        CHECK(!read_metrics_jsonl(old_dir.file("old.jsonl")).data_parallel.has_value());
         // A damaged field names itself.
-        const QString bad = errorOf(
+        const std::string bad = error_of(
             [] {
                 parse_metrics_jsonl("{\"type\":\"step\",\"step\":1,\"epoch\":1,\"loss\":1,"
                                     "\"accuracy\":1,\"step_ms\":1,\"samples_per_s\":1,"
@@ -220,38 +219,38 @@ private slots:
                                     "x.jsonl");
             },
             ErrorKind::Data);
-        QVERIFY2(bad.contains("x.jsonl: line 1: field 'rank_step_ms'"), qPrintable(bad));
+        CHECK_MSG(contains(bad, "x.jsonl: line 1: field 'rank_step_ms'"), (bad));
     }
 
     void nonFiniteReadsAsNan() {
-        QTemporaryDir dir;
-        const QString path = dir.filePath("metrics.jsonl");
+        TempDir dir;
+        const std::string path = dir.file("metrics.jsonl");
         {
-            MetricsJsonlWriter writer(path.toStdString());
+            MetricsJsonlWriter writer(path);
             StepRecord s = step(1, 1);
             s.loss = std::numeric_limits<double>::infinity();
             writer.write_step(s);
         }
-        const RunMetrics run = read_metrics_jsonl(path.toStdString());
-        QCOMPARE(run.steps.size(), std::size_t(1));
-        QVERIFY(std::isnan(run.steps[0].loss));
+        const RunMetrics run = read_metrics_jsonl(path);
+        CHECK_EQ(run.steps.size(), std::size_t(1));
+        CHECK(std::isnan(run.steps[0].loss));
     }
 
     void incompleteRunIsReadable() {
-        QTemporaryDir dir;
-        const QString path = dir.filePath("metrics.jsonl");
+        TempDir dir;
+        const std::string path = dir.file("metrics.jsonl");
         const std::string text = write_run(path, false);
         RunMetrics run = parse_metrics_jsonl(text, "m.jsonl");
-        QVERIFY(!run.complete());
-        QCOMPARE(run.steps.size(), std::size_t(6));
-        QCOMPARE(run.epochs.size(), std::size_t(2));
+        CHECK(!run.complete());
+        CHECK_EQ(run.steps.size(), std::size_t(6));
+        CHECK_EQ(run.epochs.size(), std::size_t(2));
 
         // Killed in the middle of a record: the half line is dropped, the rest still reads.
         const std::string cut = text + "{\"type\":\"step\",\"step\":7,\"epo";
         run = parse_metrics_jsonl(cut, "m.jsonl");
-        QVERIFY(run.truncated_tail);
-        QCOMPARE(run.steps.size(), std::size_t(6));
-        QVERIFY(!run.complete());
+        CHECK(run.truncated_tail);
+        CHECK_EQ(run.steps.size(), std::size_t(6));
+        CHECK(!run.complete());
     }
 
     void unknownRecordTypesAreSkipped() {
@@ -262,33 +261,33 @@ private slots:
             "\"step_ms\":2,\"samples_per_s\":3,\"loss_scale\":1,\"skipped\":false}"
             "\n";
         const RunMetrics run = parse_metrics_jsonl(text, "m.jsonl");
-        QCOMPARE(run.steps.size(), std::size_t(1));
-        QCOMPARE(run.steps[0].good_steps, std::int64_t(0)); // optional fields default
+        CHECK_EQ(run.steps.size(), std::size_t(1));
+        CHECK_EQ(run.steps[0].good_steps, std::int64_t(0)); // optional fields default
     }
 
     void corruptLineNamesTheLine_data() {
-        QTest::addColumn<QString>("replace"); // what line 3 (a step) becomes
-        QTest::addColumn<QString>("expected");
-        QTest::newRow("not json") << "{\"type\": \"step\", oops}"
-                                  << "m.jsonl: line 3: not a JSON record";
-        QTest::newRow("not an object") << "[1, 2]"
-                                       << "m.jsonl: line 3: expected a JSON object, got array";
-        QTest::newRow("no type") << "{\"step\": 1}"
-                                 << "m.jsonl: line 3: field 'type': missing";
-        QTest::newRow("wrong type")
+        add_column<std::string>("replace"); // what line 3 (a step) becomes
+        add_column<std::string>("expected");
+        new_row("not json") << "{\"type\": \"step\", oops}"
+                            << "m.jsonl: line 3: not a JSON record";
+        new_row("not an object") << "[1, 2]"
+                                 << "m.jsonl: line 3: expected a JSON object, got array";
+        new_row("no type") << "{\"step\": 1}"
+                           << "m.jsonl: line 3: field 'type': missing";
+        new_row("wrong type")
             << "{\"type\":\"step\",\"step\":1,\"epoch\":1,\"loss\":\"high\",\"accuracy\":0.5,"
                "\"step_ms\":2,"
                "\"samples_per_s\":3,\"loss_scale\":1,\"skipped\":false}"
             << "m.jsonl: line 3: field 'loss': expected a number, got string";
-        QTest::newRow("missing field")
+        new_row("missing field")
             << "{\"type\":\"step\",\"step\":1,\"epoch\":1,\"loss\":1,\"accuracy\":0.5}"
             << "m.jsonl: line 3: field 'step_ms': missing";
-        QTest::newRow("bad status") << "{\"type\":\"summary\",\"status\":\"exploded\",\"steps\":1,"
-                                       "\"train_loss\":1,\"train_accuracy\":1,\"val_loss\":1,"
-                                       "\"val_accuracy\":1}"
-                                    << "m.jsonl: line 3: field 'status': unknown status "
-                                       "'exploded'";
-        QTest::newRow("negative bytes")
+        new_row("bad status") << "{\"type\":\"summary\",\"status\":\"exploded\",\"steps\":1,"
+                                 "\"train_loss\":1,\"train_accuracy\":1,\"val_loss\":1,"
+                                 "\"val_accuracy\":1}"
+                              << "m.jsonl: line 3: field 'status': unknown status "
+                                 "'exploded'";
+        new_row("negative bytes")
             << "{\"type\":\"step\",\"step\":1,\"epoch\":1,\"loss\":1,\"accuracy\":0.5,\"step_ms\":"
                "2,"
                "\"samples_per_s\":3,\"loss_scale\":1,\"skipped\":false,\"device_mem_used\":-4}"
@@ -296,28 +295,28 @@ private slots:
     }
 
     void corruptLineNamesTheLine() {
-        QFETCH(QString, replace);
-        QFETCH(QString, expected);
-        QTemporaryDir dir;
-        const QString path = dir.filePath("metrics.jsonl");
+        FETCH(std::string, replace);
+        FETCH(std::string, expected);
+        TempDir dir;
+        const std::string path = dir.file("metrics.jsonl");
         std::string text = write_run(path, true);
         // Line 3 is the second step; a damaged line in the middle is an error, not a tail cut.
         std::size_t begin = 0;
         for (int i = 0; i < 2; ++i) begin = text.find('\n', begin) + 1;
         const std::size_t end = text.find('\n', begin);
-        text.replace(begin, end - begin, replace.toStdString());
-        const QString message =
-            errorOf([&] { parse_metrics_jsonl(text, "m.jsonl"); }, ErrorKind::Data);
-        QVERIFY2(message.startsWith(expected), qPrintable(message));
+        text.replace(begin, end - begin, replace);
+        const std::string message =
+            error_of([&] { parse_metrics_jsonl(text, "m.jsonl"); }, ErrorKind::Data);
+        CHECK_MSG(message.starts_with(expected), (message));
     }
 
     void badConfigInHeaderNamesTheField() {
         const std::string text = "{\"type\":\"run\",\"config\":{\"name\":\"x\",\"batch_sise\":4}}"
                                  "\n";
-        const QString message =
-            errorOf([&] { parse_metrics_jsonl(text, "m.jsonl"); }, ErrorKind::Data);
-        QVERIFY2(message.contains("m.jsonl: line 1") && message.contains("batch_sise"),
-                 qPrintable(message));
+        const std::string message =
+            error_of([&] { parse_metrics_jsonl(text, "m.jsonl"); }, ErrorKind::Data);
+        CHECK_MSG(contains(message, "m.jsonl: line 1") && contains(message, "batch_sise"),
+                  (message));
     }
 
     // A record 100,000 levels deep overflowed the stack (the header's config is copied and
@@ -327,69 +326,70 @@ private slots:
         const std::string text = "{\"type\":\"log\",\"message\":\"ok\"}\n"
                                  "{\"type\":\"run\",\"config\":{\"model\":" +
                                  deep + "}}\n";
-        const QString message =
-            errorOf([&] { parse_metrics_jsonl(text, "m.jsonl"); }, ErrorKind::Data);
-        QVERIFY2(message.startsWith("m.jsonl: line 2: the record nests deeper than 64 levels"),
-                 qPrintable(message));
+        const std::string message =
+            error_of([&] { parse_metrics_jsonl(text, "m.jsonl"); }, ErrorKind::Data);
+        CHECK_MSG(message.starts_with("m.jsonl: line 2: the record nests deeper than 64 levels"),
+                  (message));
         const std::string nested = "{\"type\":\"future_record\",\"x\":" + std::string(60, '[') +
                                    std::string(60, ']') + "}\n";
-        QCOMPARE(parse_metrics_jsonl(nested, "m.jsonl").steps.size(), std::size_t(0));
+        CHECK_EQ(parse_metrics_jsonl(nested, "m.jsonl").steps.size(), std::size_t(0));
     }
 
     void missingFileIsAnIoError() {
-        const QString message =
-            errorOf([] { read_metrics_jsonl("/nonexistent/metrics.jsonl"); }, ErrorKind::Io);
-        QVERIFY(message.contains("/nonexistent/metrics.jsonl"));
+        const std::string message =
+            error_of([] { read_metrics_jsonl("/nonexistent/metrics.jsonl"); }, ErrorKind::Io);
+        CHECK(contains(message, "/nonexistent/metrics.jsonl"));
     }
 
     void csvExport() {
-        QTemporaryDir dir;
-        const QString path = dir.filePath("metrics.jsonl");
+        TempDir dir;
+        const std::string path = dir.file("metrics.jsonl");
         write_run(path, true);
-        const RunMetrics run = read_metrics_jsonl(path.toStdString());
-        const QString csv_path = dir.filePath("out.csv");
-        export_metrics_csv(run, csv_path.toStdString());
-        const QStringList lines = QString::fromStdString(read_file(csv_path.toStdString()))
-                                      .split('\n', Qt::SkipEmptyParts);
-        QCOMPARE(lines.size(), 7); // header + 6 steps
-        const QStringList header = lines[0].split(',');
-        QCOMPARE(header.front(), QString("step"));
-        QCOMPARE(header.back(), QString("val_accuracy"));
-        const QStringList second = lines[2].split(',');
-        QCOMPARE(second.size(), header.size());
-        QCOMPARE(second[header.indexOf("loss")].toDouble(), step(2, 1).loss); // exact digits
-        QCOMPARE(second[header.indexOf("skipped")], QString("1"));
-        QCOMPARE(second[header.indexOf("val_loss")], QString()); // not the epoch's last step
-        const QStringList third = lines[3].split(',');
-        QCOMPARE(third[header.indexOf("val_loss")].toDouble(), 0.25);
-        QCOMPARE(third[header.indexOf("val_accuracy")].toDouble(), 0.95);
+        const RunMetrics run = read_metrics_jsonl(path);
+        const std::string csv_path = dir.file("out.csv");
+        export_metrics_csv(run, csv_path);
+        const std::vector<std::string> lines = split_lines(mantissa::read_file(csv_path));
+        CHECK_EQ(lines.size(), 7); // header + 6 steps
+        const std::vector<std::string> header = split(lines[0], ',');
+        CHECK_EQ(header.front(), std::string("step"));
+        CHECK_EQ(header.back(), std::string("val_accuracy"));
+        auto column = [&](const char* name) {
+            return static_cast<std::size_t>(std::find(header.begin(), header.end(), name) -
+                                            header.begin());
+        };
+        const std::vector<std::string> second = split(lines[2], ',');
+        CHECK_EQ(second.size(), header.size());
+        CHECK_EQ(std::stod(second[column("loss")]), step(2, 1).loss); // exact digits
+        CHECK_EQ(second[column("skipped")], std::string("1"));
+        CHECK_EQ(second[column("val_loss")], std::string()); // not the epoch's last step
+        const std::vector<std::string> third = split(lines[3], ',');
+        CHECK_EQ(std::stod(third[column("val_loss")]), 0.25);
+        CHECK_EQ(std::stod(third[column("val_accuracy")]), 0.95);
     }
 
     void jsonExport() {
-        QTemporaryDir dir;
-        const QString path = dir.filePath("metrics.jsonl");
+        TempDir dir;
+        const std::string path = dir.file("metrics.jsonl");
         write_run(path, false);
-        const RunMetrics run = read_metrics_jsonl(path.toStdString());
-        const QString json_path = dir.filePath("out.json");
-        export_metrics_json(run, "my run", "incomplete", json_path.toStdString());
-        const auto doc = nlohmann::json::parse(read_file(json_path.toStdString()));
-        QCOMPARE(QString::fromStdString(doc["format"].get<std::string>()),
-                 QString("mantissa-metrics"));
-        QCOMPARE(QString::fromStdString(doc["name"].get<std::string>()), QString("my run"));
-        QCOMPARE(QString::fromStdString(doc["status"].get<std::string>()), QString("incomplete"));
-        QCOMPARE(doc["steps"].size(), std::size_t(6));
-        QCOMPARE(doc["steps"][1]["loss"].get<double>(), step(2, 1).loss);
-        QCOMPARE(doc["epochs"][1]["val_loss"].get<double>(), 0.125);
-        QVERIFY(doc["summary"].is_null());
-        QCOMPARE(QString::fromStdString(doc["config"]["policy"].get<std::string>()),
-                 QString("mixed_bfloat16"));
+        const RunMetrics run = read_metrics_jsonl(path);
+        const std::string json_path = dir.file("out.json");
+        export_metrics_json(run, "my run", "incomplete", json_path);
+        const auto doc = nlohmann::json::parse(mantissa::read_file(json_path));
+        CHECK_EQ((doc["format"].get<std::string>()), std::string("mantissa-metrics"));
+        CHECK_EQ((doc["name"].get<std::string>()), std::string("my run"));
+        CHECK_EQ((doc["status"].get<std::string>()), std::string("incomplete"));
+        CHECK_EQ(doc["steps"].size(), std::size_t(6));
+        CHECK_EQ(doc["steps"][1]["loss"].get<double>(), step(2, 1).loss);
+        CHECK_EQ(doc["epochs"][1]["val_loss"].get<double>(), 0.125);
+        CHECK(doc["summary"].is_null());
+        CHECK_EQ((doc["config"]["policy"].get<std::string>()), std::string("mixed_bfloat16"));
     }
 
     // The record <-> JSON mapping is one table (core/records/metrics_record_json); the bytes of
     // the JSONL, the CSV header and the export's key order are what every file so far holds.
     void recordBytesAreStable() {
-        QTemporaryDir dir;
-        const QString path = dir.filePath("metrics.jsonl");
+        TempDir dir;
+        const std::string path = dir.file("metrics.jsonl");
         StepRecord parallel = step(7, 3);
         parallel.ranks = 2;
         parallel.rank_step_ms = {1.5, 2.5};
@@ -407,7 +407,7 @@ private slots:
         histogram.layers.push_back(layer);
         histogram.all_activation.bins[kHistogramNonFiniteBin] = 2;
         {
-            MetricsJsonlWriter writer(path.toStdString());
+            MetricsJsonlWriter writer(path);
             writer.write_step(step(1, 1));
             writer.write_step(parallel);
             writer.write_epoch(epoch(1));
@@ -416,38 +416,41 @@ private slots:
             writer.write_histogram(histogram);
             writer.write_log("a log line");
         }
-        const QStringList lines = QString::fromStdString(read_file(path.toStdString())).split('\n');
-        QCOMPARE(lines.size(), 8);
-        QCOMPARE(lines[0], QString(GOLDEN_STEP));
-        QCOMPARE(lines[1], QString(GOLDEN_PARALLEL));
-        QCOMPARE(lines[2], QString(GOLDEN_EPOCH));
-        QCOMPARE(lines[3], QString(GOLDEN_SUMMARY));
-        QCOMPARE(lines[4], QString(GOLDEN_REACHED));
-        QCOMPARE(lines[5], QString(GOLDEN_HISTOGRAM));
-        QCOMPARE(lines[6], QString(R"({"message":"a log line","type":"log"})"));
+        const std::vector<std::string> lines = split(mantissa::read_file(path), '\n');
+        CHECK_EQ(lines.size(), std::size_t(8));
+        CHECK_EQ(lines[0], std::string(GOLDEN_STEP));
+        CHECK_EQ(lines[1], std::string(GOLDEN_PARALLEL));
+        CHECK_EQ(lines[2], std::string(GOLDEN_EPOCH));
+        CHECK_EQ(lines[3], std::string(GOLDEN_SUMMARY));
+        CHECK_EQ(lines[4], std::string(GOLDEN_REACHED));
+        CHECK_EQ(lines[5], std::string(GOLDEN_HISTOGRAM));
+        CHECK_EQ(lines[6], std::string(R"({"message":"a log line","type":"log"})"));
 
         RunMetrics run;
         run.steps = {step(1, 1), step(2, 1)};
         run.epochs = {epoch(1)};
         run.summary = summary();
-        const QString csv = QString::fromStdString(metrics_to_csv(run));
-        QCOMPARE(csv.section('\n', 0, 0), QString("step,epoch,loss,accuracy,step_ms,samples_per_s,"
-                                                  "loss_scale,skipped,good_steps,mem_total,"
-                                                  "device_mem_used,val_loss,val_accuracy"));
-        QCOMPARE(csv.section('\n', 2, 2), QString(GOLDEN_CSV_ROW));
+        const std::vector<std::string> csv = split(metrics_to_csv(run), '\n');
+        CHECK_EQ(csv.at(0), std::string("step,epoch,loss,accuracy,step_ms,samples_per_s,"
+                                        "loss_scale,skipped,good_steps,mem_total,"
+                                        "device_mem_used,val_loss,val_accuracy"));
+        CHECK_EQ(csv.at(2), std::string(GOLDEN_CSV_ROW));
         const auto doc = nlohmann::ordered_json::parse(metrics_to_json(run, "r", "completed"));
-        QCOMPARE(QString::fromStdString(doc["steps"][0].dump()), QString(GOLDEN_EXPORT_STEP));
-        QCOMPARE(QString::fromStdString(doc["epochs"][0].dump()), QString(GOLDEN_EXPORT_EPOCH));
-        QCOMPARE(QString::fromStdString(doc["summary"].dump()), QString(GOLDEN_EXPORT_SUMMARY));
+        CHECK_EQ(doc["steps"][0].dump(), std::string(GOLDEN_EXPORT_STEP));
+        CHECK_EQ(doc["epochs"][0].dump(), std::string(GOLDEN_EXPORT_EPOCH));
+        CHECK_EQ(doc["summary"].dump(), std::string(GOLDEN_EXPORT_SUMMARY));
     }
 
     void exportToAnUnwritablePathNamesIt() {
         const RunMetrics run;
-        const QString message =
-            errorOf([&] { export_metrics_csv(run, "/nonexistent/dir/out.csv"); }, ErrorKind::Io);
-        QVERIFY(message.contains("/nonexistent/dir/out.csv"));
+        const std::string message =
+            error_of([&] { export_metrics_csv(run, "/nonexistent/dir/out.csv"); }, ErrorKind::Io);
+        CHECK(contains(message, "/nonexistent/dir/out.csv"));
     }
 };
 
-QTEST_APPLESS_MAIN(TestMetricsReader)
-#include "tst_metrics_reader.moc"
+MANTISSA_TEST_MAIN(TestMetricsReader, roundTrip, dataParallelFieldsRoundTrip, nonFiniteReadsAsNan,
+                   incompleteRunIsReadable, unknownRecordTypesAreSkipped, corruptLineNamesTheLine,
+                   badConfigInHeaderNamesTheField, deeplyNestedRecordIsAnError,
+                   missingFileIsAnIoError, csvExport, jsonExport, recordBytesAreStable,
+                   exportToAnUnwritablePathNamesIt)

@@ -72,15 +72,20 @@ std::vector<std::string> split_lines(std::string_view text) {
 
 std::string find_executable(const std::string& program) {
     const char* path = std::getenv("PATH");
-    std::string_view dirs = path ? path : "";
-    while (!dirs.empty()) {
-        const std::size_t colon = dirs.find(':');
-        const std::string dir(dirs.substr(0, colon));
-        dirs = colon == std::string_view::npos ? std::string_view() : dirs.substr(colon + 1);
-        const std::string candidate = (dir.empty() ? "." : dir) + "/" + program;
-        if (access(candidate.c_str(), X_OK) == 0) return candidate;
+    if (!path || program.empty()) return {};
+    std::string_view rest = path;
+    for (;;) {
+        const std::size_t colon = rest.find(':');
+        std::string folder(rest.substr(0, colon));
+        if (folder.empty()) folder = "."; // an empty entry is the current folder
+        const std::string candidate = folder + "/" + program;
+        std::error_code ignored;
+        if (access(candidate.c_str(), X_OK) == 0 &&
+            std::filesystem::is_regular_file(candidate, ignored))
+            return candidate;
+        if (colon == std::string_view::npos) return {};
+        rest.remove_prefix(colon + 1);
     }
-    return {};
 }
 
 namespace {
