@@ -8,8 +8,8 @@
 #include <QTemporaryDir>
 #include <QTest>
 
-#include "core/records/metrics_jsonl.h"
 #include "core/plan/plan.h"
+#include "core/records/metrics_jsonl.h"
 #include "core/train/experiment.h"
 #include "tiny_experiment.h"
 #include "ui/comparison_model.h"

@@ -35,10 +35,9 @@ void TestPolicy::policyDtypes_data() {
     new_row("float64") << "float64" << DType::Float64 << DType::Float64 << false << false;
     new_row("float16") << "float16" << DType::Float16 << DType::Float16 << false << true;
     new_row("bfloat16") << "bfloat16" << DType::BFloat16 << DType::BFloat16 << false << false;
-    new_row("mixed_float16")
-        << "mixed_float16" << DType::Float16 << DType::Float32 << true << true;
-    new_row("mixed_bfloat16")
-        << "mixed_bfloat16" << DType::BFloat16 << DType::Float32 << true << false;
+    new_row("mixed_float16") << "mixed_float16" << DType::Float16 << DType::Float32 << true << true;
+    new_row("mixed_bfloat16") << "mixed_bfloat16" << DType::BFloat16 << DType::Float32 << true
+                              << false;
 }
 
 void TestPolicy::policyDtypes() {
@@ -78,8 +77,7 @@ void TestPolicy::unknownPolicyListsValidNames() {
         CHECK_EQ(e.kind(), ErrorKind::Config);
         const std::string message = e.what();
         CHECK_MSG(contains(message, "'" + name + "'"), (message));
-        for (const Policy& p : all_policies())
-            CHECK_MSG(contains(message, p.name), (message));
+        for (const Policy& p : all_policies()) CHECK_MSG(contains(message, p.name), (message));
     }
 }
 
@@ -132,8 +130,7 @@ void TestPolicy::unknownDtype() {
         const std::string message = e.what();
         CHECK_MSG(contains(message, "'" + name + "'"), (message));
         for (DType d : floating_dtypes())
-            CHECK_MSG(contains(message, std::string(dtype_name(d))),
-                     (message));
+            CHECK_MSG(contains(message, std::string(dtype_name(d))), (message));
     }
 }
 
@@ -148,4 +145,5 @@ void TestPolicy::dtypeProperties() {
     CHECK_EQ(floating_dtypes().front(), DType::Float64);
 }
 
-MANTISSA_TEST_MAIN(TestPolicy, policyDtypes, tableIsComplete, unknownPolicyListsValidNames, dtypeAliases, unknownDtype, dtypeProperties)
+MANTISSA_TEST_MAIN(TestPolicy, policyDtypes, tableIsComplete, unknownPolicyListsValidNames,
+                   dtypeAliases, unknownDtype, dtypeProperties)

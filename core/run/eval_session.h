@@ -7,9 +7,9 @@
 #include <optional>
 #include <string>
 
-#include "core/plan/plan_weights.h"
 #include "core/nn/model.h"
 #include "core/plan/plan.h"
+#include "core/plan/plan_weights.h"
 #include "core/run/session_inputs.h"
 #include "core/train/experiment.h"
 #include "core/train/trainer.h"

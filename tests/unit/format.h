@@ -28,12 +28,17 @@ format(const char* pattern, ...) {
 }
 
 // A value as QString::arg(value) writes it: text as is, integers in decimal, doubles with %g.
-inline std::string arg_text(std::string_view text) { return std::string(text); }
-inline std::string arg_text(char c) { return std::string(1, c); }
-inline std::string arg_text(double value) { return format("%g", value); }
+inline std::string arg_text(std::string_view text) {
+    return std::string(text);
+}
+inline std::string arg_text(char c) {
+    return std::string(1, c);
+}
+inline std::string arg_text(double value) {
+    return format("%g", value);
+}
 template <class T>
-    requires std::is_integral_v<T>
-std::string arg_text(T value) {
+requires std::is_integral_v<T> std::string arg_text(T value) {
     return std::to_string(value);
 }
 
