@@ -6,6 +6,7 @@
 #include "core/error.h"
 #include "core/nn/model.h"
 #include "core/plan/compile.h"
+#include "core/train/experiment.h"
 #include "tests/test_support.h"
 
 using namespace mantissa;
@@ -161,6 +162,67 @@ private slots:
         QVERIFY2(all.contains("dense_1: 100 units is not a multiple of 8"), qPrintable(all));
         QVERIFY2(!all.contains("dense_2"), qPrintable(all)); // the 10 output classes are exempt
         QVERIFY2(all.contains("without loss scaling"), qPrintable(all));
+    }
+    // describe() decides every step, tensor and byte without a backend; bind() adds only the
+    // engine's workspace and the run closures. Every preset under every policy.
+    void describedSpecIsWhatBindRuns() {
+        CpuBackend backend;
+        for (const char* preset : {"mlp-small", "seed-mlp", "cnn", "deep-sigmoid"}) {
+            const Experiment e = load_experiment(std::string(MANTISSA_SOURCE_DIR) +
+                                                 "/resources/experiments/" + preset + ".json");
+            for (const Policy& policy : all_policies()) {
+                const QByteArray where = QByteArray(preset) + " " + policy.name.c_str();
+                CompileOptions options;
+                options.policy = policy;
+                options.batch_size = 32;
+                options.optimizer = e.optimizer;
+                options.loss_scale = e.loss_scale;
+                const auto spec =
+                    std::make_shared<const PlanSpec>(describe(Model(e.model, policy), options));
+                const auto plan = bind(*spec, backend); // a copy: `spec` stays to compare with
+                QVERIFY2(plan->spec && plan->spec->steps.size() == spec->steps.size(), where);
+                QCOMPARE(plan->steps.size(), spec->steps.size());
+                for (std::size_t i = 0; i < spec->steps.size(); ++i) {
+                    const StepSpec& s = spec->steps[i];
+                    const PlanStep& p = plan->steps[i];
+                    QVERIFY2(p.op == s.op && p.layer == s.layer && p.phase == s.phase, where);
+                    QVERIFY2(p.inputs == s.inputs && p.outputs == s.outputs, where);
+                    QVERIFY2(p.flops == s.flops && p.is_cast == s.is_cast, where);
+                    QVERIFY2(p.training_only == s.training_only, where);
+                    QVERIFY2(p.checks_finite == s.checks_finite, where);
+                    QVERIFY2(static_cast<bool>(p.run), where);
+                }
+                QCOMPARE(plan->tensors.size(), spec->tensors.size());
+                for (std::size_t i = 0; i < spec->tensors.size(); ++i) {
+                    const Tensor& s = spec->tensors[i];
+                    const Tensor& p = plan->tensors[i];
+                    QVERIFY2(p.name == s.name && p.dtype == s.dtype && p.category == s.category,
+                             where);
+                    QVERIFY2(p.data != nullptr && s.data == nullptr, where);
+                    if (static_cast<TensorId>(i) != spec->workspace)
+                        QVERIFY2(p.shape == s.shape, where);
+                }
+                // Every category but the workspace is exact in the spec; the workspace's scratch
+                // is the engine's to decide.
+                for (std::size_t c = 0; c < kMemCategoryCount; ++c)
+                    if (static_cast<MemCategory>(c) != MemCategory::Workspace)
+                        QVERIFY2(plan->memory.bytes[c] == spec->memory.bytes[c], where);
+                QCOMPARE(plan->memory[MemCategory::Workspace],
+                         spec->memory[MemCategory::Workspace] +
+                             plan->tensor(spec->workspace).bytes());
+                QCOMPARE(spec->tensor(spec->workspace).bytes(), std::size_t(0));
+                QCOMPARE(plan->train_flops_per_step(), spec->train_flops_per_step());
+                QCOMPARE(plan->param_count, spec->param_count);
+                QCOMPARE(plan->params.size(), spec->params.size());
+                QCOMPARE(plan->lint.size(), spec->lint.size());
+                QCOMPARE(plan->loss_scale.mode, spec->loss_scale.mode);
+                QCOMPARE(plan->input, spec->input);
+                QCOMPARE(plan->probs, spec->probs);
+                // The CPU engine's im2col needs scratch: the convolutional preset gets some.
+                if (std::string(preset) == "cnn")
+                    QVERIFY2(plan->tensor(spec->workspace).bytes() > 0, where);
+            }
+        }
     }
     void unknownLayerPolicyIsAConfigError() {
         ModelSpec spec = mlp_small();

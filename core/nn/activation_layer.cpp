@@ -16,29 +16,36 @@ TensorId ActivationLayer::build(PlanBuilder& b, TensorId input, bool fuse_softma
     const Activation act = m_spec.activation;
     if (act == Activation::Linear || (act == Activation::Softmax && fuse_softmax)) return x;
 
-    const Shape shape = b.plan().tensor(x).shape;
+    const Shape shape = b.tensor(x).shape;
     TensorId y = b.add_activation(name() + "/output", dt, shape, true);
-    Tensor* X = b.ptr(x);
-    Tensor* Y = b.ptr(y);
     const double n = static_cast<double>(shape_numel(shape));
-    PlanStep fwd;
+    StepSpec fwd;
     fwd.op = activation_name(act);
     fwd.inputs = {x};
     fwd.outputs = {y};
     fwd.flops = n * (act == Activation::Relu ? 1 : 8);
-    fwd.run = [act, X, Y](Backend& be, const RunContext&) { be.activation_forward(act, *X, *Y); };
+    fwd.bind = [act, x, y](const BoundTensors& t) -> StepRun {
+        Tensor* X = t.ptr(x);
+        Tensor* Y = t.ptr(y);
+        return [act, X, Y](Backend& be, const RunContext&) { be.activation_forward(act, *X, *Y); };
+    };
     b.forward(std::move(fwd));
 
     if (TensorId dx = b.grad_of(x); dx != kNoTensor) {
-        Tensor* dY = b.ptr(b.grad_of(y));
-        Tensor* dX = b.ptr(dx);
-        PlanStep back;
+        const TensorId dy = b.grad_of(y);
+        StepSpec back;
         back.op = std::string("d") + activation_name(act);
-        back.inputs = {b.grad_of(y), y};
+        back.inputs = {dy, y};
         back.outputs = {dx};
         back.flops = 2 * n;
-        back.run = [act, X, Y, dY, dX](Backend& be, const RunContext&) {
-            be.activation_backward(act, *X, *Y, *dY, *dX);
+        back.bind = [act, x, y, dy, dx](const BoundTensors& t) -> StepRun {
+            Tensor* X = t.ptr(x);
+            Tensor* Y = t.ptr(y);
+            Tensor* dY = t.ptr(dy);
+            Tensor* dX = t.ptr(dx);
+            return [act, X, Y, dY, dX](Backend& be, const RunContext&) {
+                be.activation_backward(act, *X, *Y, *dY, *dX);
+            };
         };
         b.backward(std::move(back));
     }

@@ -35,7 +35,7 @@ TensorId Dense::build(PlanBuilder& b, TensorId input, bool fuse_softmax) {
     const DType dt = b.policy().compute;
     TensorId x = b.cast(input, dt);
     const std::int64_t batch = b.batch();
-    const std::int64_t in = b.plan().tensor(x).cols();
+    const std::int64_t in = b.tensor(x).cols();
     const std::int64_t units = m_spec.units;
     Activation act = m_spec.activation;
     if (act == Activation::Softmax && fuse_softmax) act = Activation::Linear;
@@ -48,108 +48,117 @@ TensorId Dense::build(PlanBuilder& b, TensorId input, bool fuse_softmax) {
     TensorId z = needs_pre ? b.add_activation(name() + "/preact", dt, {batch, units}, softmax_op)
                            : kNoTensor;
 
-    Tensor* X = b.ptr(x);
-    Tensor* W = b.ptr(kernel.value);
-    Tensor* B = b.ptr(bias.value);
-    Tensor* Y = b.ptr(y);
-    Tensor* Z = b.ptr(z);
-    const Tensor* ws = b.workspace_tensor();
+    // A GEMM step's arguments over the bound tensors; the engine sizes its workspace from them.
+    auto gemm_step = [](StepSpec& step, std::function<GemmArgs(const BoundTensors&)> args) {
+        step.workspace = [args](const Backend& be, const BoundTensors& t) {
+            return be.gemm_workspace_bytes(args(t));
+        };
+        step.bind = [args](const BoundTensors& t) -> StepRun {
+            const Tensor* ws = t.workspace();
+            return [g = args(t), ws](Backend& be, const RunContext&) mutable {
+                g.workspace = workspace_of(ws);
+                be.gemm(g);
+            };
+        };
+    };
 
-    GemmArgs fwd;
-    fwd.a = X;
-    fwd.b = W;
-    fwd.bias = B;
-    fwd.c = softmax_op ? Z : Y;
-    fwd.epilogue = softmax_op ? Activation::Linear : act;
-    fwd.pre_activation = softmax_op ? nullptr : Z;
-    b.need_workspace(b.backend().gemm_workspace_bytes(fwd));
-    PlanStep step;
-    step.op = std::string("gemm+bias") + (fwd.epilogue != Activation::Linear
-                                              ? std::string("+") + activation_name(fwd.epilogue)
+    const Activation epilogue = softmax_op ? Activation::Linear : act;
+    StepSpec step;
+    step.op = std::string("gemm+bias") + (epilogue != Activation::Linear
+                                              ? std::string("+") + activation_name(epilogue)
                                               : std::string());
     step.inputs = {x, kernel.value, bias.value};
     step.outputs = {y};
     step.flops = 2.0 * batch * in * units;
-    step.run = [fwd, ws](Backend& be, const RunContext&) mutable {
-        fwd.workspace = workspace_of(ws);
-        be.gemm(fwd);
-    };
+    gemm_step(step, [x, kernel, bias, y, z, softmax_op, epilogue](const BoundTensors& t) {
+        GemmArgs fwd;
+        fwd.a = t.ptr(x);
+        fwd.b = t.ptr(kernel.value);
+        fwd.bias = t.ptr(bias.value);
+        fwd.c = softmax_op ? t.ptr(z) : t.ptr(y);
+        fwd.epilogue = epilogue;
+        fwd.pre_activation = softmax_op ? nullptr : t.ptr(z);
+        return fwd;
+    });
     b.forward(std::move(step));
     if (softmax_op) {
-        PlanStep sm;
+        StepSpec sm;
         sm.op = "softmax";
         sm.inputs = {z};
         sm.outputs = {y};
         sm.flops = 5.0 * batch * units;
-        sm.run = [Z, Y](Backend& be, const RunContext&) {
-            be.activation_forward(Activation::Softmax, *Z, *Y);
+        sm.bind = [z, y](const BoundTensors& t) -> StepRun {
+            Tensor* Z = t.ptr(z);
+            Tensor* Y = t.ptr(y);
+            return [Z, Y](Backend& be, const RunContext&) {
+                be.activation_forward(Activation::Softmax, *Z, *Y);
+            };
         };
         b.forward(std::move(sm));
     }
 
     // Backward: dZ = dY ⊙ act'(.), then the three products.
-    Tensor* dY = b.ptr(b.grad_of(y));
-    Tensor* dZ = dY;
-    TensorId dz_id = b.grad_of(y);
+    const TensorId dy_id = b.grad_of(y);
+    TensorId dz_id = dy_id;
     if (act != Activation::Linear) {
         // Elementwise derivatives run in place (dZ overwrites dY); softmax mixes a row, so it
         // writes into the pre-activation's own gradient.
-        if (softmax_op) {
-            dz_id = b.grad_of(z);
-            dZ = b.ptr(dz_id);
-        }
-        PlanStep s;
+        if (softmax_op) dz_id = b.grad_of(z);
+        StepSpec s;
         s.op = std::string("d") + activation_name(act);
-        s.inputs = {b.grad_of(y), y};
+        s.inputs = {dy_id, y};
         s.outputs = {dz_id};
         s.flops = 2.0 * batch * units;
-        Tensor* pre = Z;
-        s.run = [act, pre, Y, dY, dZ](Backend& be, const RunContext&) {
-            be.activation_backward(act, pre ? *pre : *Y, *Y, *dY, *dZ);
+        s.bind = [act, z, y, dy_id, dz_id](const BoundTensors& t) -> StepRun {
+            Tensor* pre = t.ptr(z);
+            Tensor* Y = t.ptr(y);
+            Tensor* dY = t.ptr(dy_id);
+            Tensor* dZ = t.ptr(dz_id);
+            return [act, pre, Y, dY, dZ](Backend& be, const RunContext&) {
+                be.activation_backward(act, pre ? *pre : *Y, *Y, *dY, *dZ);
+            };
         };
         b.backward(std::move(s));
     }
-    Tensor* dW = b.ptr(kernel.grad);
-    Tensor* dB = b.ptr(bias.grad);
-    GemmArgs gw;
-    gw.a = X;
-    gw.transpose_a = true;
-    gw.b = dZ;
-    gw.c = dW;
-    b.need_workspace(b.backend().gemm_workspace_bytes(gw));
-    PlanStep sw;
+    StepSpec sw;
     sw.op = "gemm dW=Xᵀ·dZ";
     sw.inputs = {x, dz_id};
     sw.outputs = {kernel.grad};
     sw.flops = 2.0 * batch * in * units;
-    sw.run = [gw, ws](Backend& be, const RunContext&) mutable {
-        gw.workspace = workspace_of(ws);
-        be.gemm(gw);
-    };
+    gemm_step(sw, [x, dz_id, kernel](const BoundTensors& t) {
+        GemmArgs gw;
+        gw.a = t.ptr(x);
+        gw.transpose_a = true;
+        gw.b = t.ptr(dz_id);
+        gw.c = t.ptr(kernel.grad);
+        return gw;
+    });
     b.backward(std::move(sw));
-    PlanStep sb;
+    StepSpec sb;
     sb.op = "bias_grad";
     sb.inputs = {dz_id};
     sb.outputs = {bias.grad};
     sb.flops = 1.0 * batch * units;
-    sb.run = [dZ, dB](Backend& be, const RunContext&) { be.bias_grad(*dZ, *dB); };
+    sb.bind = [dz_id, bias](const BoundTensors& t) -> StepRun {
+        Tensor* dZ = t.ptr(dz_id);
+        Tensor* dB = t.ptr(bias.grad);
+        return [dZ, dB](Backend& be, const RunContext&) { be.bias_grad(*dZ, *dB); };
+    };
     b.backward(std::move(sb));
     if (TensorId dx = b.grad_of(x); dx != kNoTensor) {
-        GemmArgs gx;
-        gx.a = dZ;
-        gx.b = W;
-        gx.transpose_b = true;
-        gx.c = b.ptr(dx);
-        b.need_workspace(b.backend().gemm_workspace_bytes(gx));
-        PlanStep sx;
+        StepSpec sx;
         sx.op = "gemm dX=dZ·Wᵀ";
         sx.inputs = {dz_id, kernel.value};
         sx.outputs = {dx};
         sx.flops = 2.0 * batch * in * units;
-        sx.run = [gx, ws](Backend& be, const RunContext&) mutable {
-            gx.workspace = workspace_of(ws);
-            be.gemm(gx);
-        };
+        gemm_step(sx, [dz_id, kernel, dx](const BoundTensors& t) {
+            GemmArgs gx;
+            gx.a = t.ptr(dz_id);
+            gx.b = t.ptr(kernel.value);
+            gx.transpose_b = true;
+            gx.c = t.ptr(dx);
+            return gx;
+        });
         b.backward(std::move(sx));
     }
     return y;

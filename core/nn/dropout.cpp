@@ -4,6 +4,8 @@
 
 #include <cstdio>
 
+#include "core/plan/plan.h"
+
 namespace mantissa {
 
 namespace {
@@ -29,39 +31,45 @@ std::string Dropout::detail() const {
 TensorId Dropout::build(PlanBuilder& b, TensorId input, bool /*fuse_softmax*/) {
     const DType dt = b.policy().compute;
     TensorId x = b.cast(input, dt);
-    const Shape shape = b.plan().tensor(x).shape;
+    const Shape shape = b.tensor(x).shape;
     TensorId y = b.add_activation(name() + "/output", dt, shape, true);
     TensorId mask = b.add_tensor(name() + "/mask", DType::UInt8, shape, MemCategory::Activations);
-    Tensor* X = b.ptr(x);
-    Tensor* Y = b.ptr(y);
-    Tensor* M = b.ptr(mask);
     const double rate = m_spec.rate;
     const std::uint64_t layer_salt = stable_hash(name());
-    PlanStep fwd;
+    StepSpec fwd;
     fwd.op = "dropout";
     fwd.inputs = {x};
     fwd.outputs = {y, mask};
     fwd.flops = static_cast<double>(shape_numel(shape));
-    fwd.run = [=](Backend& be, const RunContext& ctx) {
-        if (!ctx.training) {
-            be.cast(*X, *Y); // same dtype: a copy
-            return;
-        }
-        const std::uint64_t seed =
-            ctx.seed * 0x9E3779B97F4A7C15ull ^ layer_salt ^ (ctx.step * 0xBF58476D1CE4E5B9ull);
-        be.dropout_forward(rate, seed, *X, *Y, *M);
+    fwd.bind = [x, y, mask, rate, layer_salt](const BoundTensors& t) -> StepRun {
+        Tensor* X = t.ptr(x);
+        Tensor* Y = t.ptr(y);
+        Tensor* M = t.ptr(mask);
+        return [=](Backend& be, const RunContext& ctx) {
+            if (!ctx.training) {
+                be.cast(*X, *Y); // same dtype: a copy
+                return;
+            }
+            const std::uint64_t seed =
+                ctx.seed * 0x9E3779B97F4A7C15ull ^ layer_salt ^ (ctx.step * 0xBF58476D1CE4E5B9ull);
+            be.dropout_forward(rate, seed, *X, *Y, *M);
+        };
     };
     b.forward(std::move(fwd));
     if (TensorId dx = b.grad_of(x); dx != kNoTensor) {
-        Tensor* dY = b.ptr(b.grad_of(y));
-        Tensor* dX = b.ptr(dx);
-        PlanStep back;
+        const TensorId dy = b.grad_of(y);
+        StepSpec back;
         back.op = "ddropout";
-        back.inputs = {b.grad_of(y), mask};
+        back.inputs = {dy, mask};
         back.outputs = {dx};
         back.flops = static_cast<double>(shape_numel(shape));
-        back.run = [rate, dY, M, dX](Backend& be, const RunContext&) {
-            be.dropout_backward(rate, *dY, *M, *dX);
+        back.bind = [rate, dy, mask, dx](const BoundTensors& t) -> StepRun {
+            Tensor* dY = t.ptr(dy);
+            Tensor* M = t.ptr(mask);
+            Tensor* dX = t.ptr(dx);
+            return [rate, dY, M, dX](Backend& be, const RunContext&) {
+                be.dropout_backward(rate, *dY, *M, *dX);
+            };
         };
         b.backward(std::move(back));
     }

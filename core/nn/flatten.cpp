@@ -15,7 +15,7 @@ Shape Flatten::output_shape(const Shape& input) const {
 }
 
 TensorId Flatten::build(PlanBuilder& b, TensorId input, bool /*fuse_softmax*/) {
-    const Tensor& x = b.plan().tensor(input);
+    const Tensor x = b.tensor(input); // a copy: alias() adds tensors
     return b.alias(input, name() + "/output", {x.rows(), x.cols()});
 }
 
