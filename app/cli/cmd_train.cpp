@@ -121,7 +121,7 @@ int run_train(const Args& args) {
                         parallel.size(), static_cast<long long>(trainer.local_batch_size()),
                         static_cast<long long>(experiment.batch_size),
                         parallel_info.allreduce_dtype.c_str(), parallel_info.communicator.c_str());
-        print_plan_summary(stdout, plan, trainer.memory());
+        print_plan_summary(stdout, *plan.spec, trainer.memory());
         std::fflush(stdout);
     }
 
