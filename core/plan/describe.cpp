@@ -4,6 +4,7 @@
 
 #include "core/error.h"
 #include "core/plan/lint.h"
+#include "core/plan/lower/layer_steps.h"
 #include "core/plan/plan.h"
 #include "core/plan/plan_builder.h"
 
@@ -78,9 +79,9 @@ PlanSpec describe(const Model& model, const CompileOptions& options) {
     TensorId x = spec.input;
     const bool fuse_softmax = model.ends_with_softmax();
     for (std::size_t i = 0; i < model.size(); ++i) {
-        Layer& layer = model.layer(i);
+        const Layer& layer = model.layer(i);
         b.begin_layer(layer.name(), model.layer_policy(i));
-        x = layer.build(b, x, fuse_softmax && i + 1 == model.size());
+        x = lower_layer(b, layer, x, fuse_softmax && i + 1 == model.size());
         b.end_layer();
     }
 
