@@ -8,6 +8,7 @@
 #include "core/plan/compile.h"
 #include "core/plan/describe.h"
 #include "core/train/experiment.h"
+#include "tests/ops/forwarding_backend.h"
 #include "tests/test_support.h"
 #include "tests/unit/files.h"
 #include "tests/unit/unit_test.h"
@@ -222,6 +223,62 @@ public:
             }
         }
     }
+    // describe() needs no engine, so a quantised policy is described (the Plan view shows it);
+    // bind() refuses an engine without quantise kernels, naming the layer and the policy.
+    void quantisedSpecBindsOnlyWhereTheEngineQuantises() {
+        Model model(mlp_small(), policy_from_name("nvfp4"));
+        CompileOptions options;
+        options.policy = policy_from_name("nvfp4");
+        options.batch_size = 32;
+        const PlanSpec spec = describe(model, options);
+        CHECK_EQ(spec.quant.size(), std::size_t(9)); // 3 Dense layers x (input, kernel, dZ)
+        CHECK_EQ(spec.quant.front().layer, std::string("dense_1"));
+        CHECK_EQ(spec.quant.front().policy, std::string("nvfp4"));
+        int quantise_steps = 0;
+        for (const StepSpec& step : spec.steps) quantise_steps += contains(step.op, "quantize");
+        CHECK_EQ(quantise_steps, 9);
+        CpuBackend cpu;
+        ForwardingBackend no_kernels(cpu); // forwards every op but fake_quantize
+        try {
+            bind(spec, no_kernels);
+            FAIL_TEST("bound a quantised plan to an engine without quantise kernels");
+        } catch (const Error& e) {
+            CHECK_EQ(e.kind(), ErrorKind::Config);
+            CHECK_MSG(contains(e.what(), "layer 'dense_1': policy 'nvfp4'"), e.what());
+            CHECK_MSG(contains(e.what(), "no quantise kernels"), e.what());
+        }
+        const auto plan = bind(spec, cpu);
+        CHECK_EQ(plan->quant.size(), spec.quant.size());
+    }
+    // inference_only: forward steps only, no optimizer slots, no bytes for gradients, and a plan
+    // that refuses to train.
+    void inferenceOnlySpecRunsForwardOnly() {
+        Model model(mlp_small(), policy_from_name("mixed_float16"));
+        CompileOptions options;
+        options.policy = policy_from_name("mixed_float16");
+        options.batch_size = 32;
+        options.optimizer = optimizer_defaults(OptimizerType::Adam);
+        options.inference_only = true;
+        const PlanSpec spec = describe(model, options);
+        for (const StepSpec& step : spec.steps)
+            CHECK_MSG(step.phase == StepPhase::Forward, step.op);
+        for (const PlanParam& p : spec.params) CHECK(p.optimizer_slots.empty());
+        CHECK_EQ(spec.memory[MemCategory::Gradients], std::size_t(0));
+        CHECK_EQ(spec.memory[MemCategory::Optimizer], std::size_t(0));
+        CHECK(spec.memory[MemCategory::Weights] > 0);
+        CpuBackend backend;
+        const auto plan = bind(spec, backend);
+        CHECK(plan->inference_only);
+        CHECK_EQ(plan->memory[MemCategory::Gradients], std::size_t(0));
+        for (const PlanParam& p : plan->params) CHECK(plan->tensor(p.grad).data == nullptr);
+        plan->initialize(backend, 1);
+        try {
+            plan->train_step(backend, RunContext{});
+            FAIL_TEST("trained an inference-only plan");
+        } catch (const Error& e) {
+            CHECK_EQ(e.kind(), ErrorKind::Internal);
+        }
+    }
     void unknownLayerPolicyIsAConfigError() {
         ModelSpec spec = mlp_small();
         spec.layers[1].dtype = "float17";
@@ -238,4 +295,5 @@ public:
 
 MANTISSA_TEST_MAIN(TestPlan, memoryFloat32, memoryMixedFloat16, pureFloat16KeepsEverythingIn16Bits,
                    bfloat16NeedsNoLossScaling, flopsPerStep, shapeErrorsNameTheLayer, lint,
-                   describedSpecIsWhatBindRuns, unknownLayerPolicyIsAConfigError)
+                   describedSpecIsWhatBindRuns, quantisedSpecBindsOnlyWhereTheEngineQuantises,
+                   inferenceOnlySpecRunsForwardOnly, unknownLayerPolicyIsAConfigError)
