@@ -1,6 +1,6 @@
 // The Plan view, offscreen: casts listed for mixed_float16 and none for float32, the diagram's
-// cast markers, memory per category, the error for a stack that does not fit, and live updates
-// from the main window's settings and layer stack.
+// cast markers, a quantised policy's quantise steps, memory per category, the error for a stack
+// that does not fit, and live updates from the main window's settings and layer stack.
 #include <QComboBox>
 #include <QFile>
 #include <QTest>
@@ -126,6 +126,25 @@ private slots:
         QVERIFY(gemm != preview.steps.end());
         QCOMPARE(gemm->flops, 2.0 * 128 * 784 * 128);
         QCOMPARE(QString::fromStdString(gemm->inputs), QString("float16"));
+    }
+
+    // A quantised policy is described without an engine (no preview backend): the view lists
+    // each Dense layer's three quantise steps, the gradient's in the backward pass.
+    void quantisedPolicyShowsItsQuantiseSteps() {
+        PlanView view;
+        view.set_experiment(mlp_small("nvfp4"));
+        QVERIFY(view.has_plan());
+        QVERIFY2(view.error_text().isEmpty(), qPrintable(view.error_text()));
+        int forward = 0, backward = 0;
+        for (const PlanStepRow& row : view.digest().steps) {
+            if (row.op.rfind("quantize", 0) != 0) continue;
+            QVERIFY(row.is_cast);
+            QCOMPARE(row.outputs, std::string("float32")); // decoded for the float32 GEMM
+            forward += row.phase == StepPhase::Forward;
+            backward += row.phase == StepPhase::Backward;
+        }
+        QCOMPARE(forward, 3 * 2); // each Dense's input and kernel
+        QCOMPARE(backward, 3);    // each Dense's dZ
     }
 
     void aStackThatDoesNotFitShowsTheError() {
