@@ -1,6 +1,6 @@
 // The Plan view, offscreen: casts listed for mixed_float16 and none for float32, the diagram's
-// cast markers, memory per category, the error for a stack that does not fit, and live updates
-// from the main window's settings and layer stack.
+// cast markers, a quantised policy's quantise steps, memory per category, the error for a stack
+// that does not fit, and live updates from the main window's settings and layer stack.
 #include <QComboBox>
 #include <QFile>
 #include <QTest>
@@ -60,6 +60,7 @@ private slots:
         QCOMPARE(cast_rows(view.steps_model()), 0);
         QCOMPARE(view.diagram()->cast_markers(), 0);
         QVERIFY(!view.memory_text().contains("master"));
+        QVERIFY(view.memory_text().contains("workspace scratch, sized by the engine")); // at bind
         QVERIFY(view.summary_text().contains("0 casts"));
     }
 
@@ -97,7 +98,7 @@ private slots:
                 QVERIFY(view.steps_model()->index(r, 0).data(Qt::BackgroundRole).isValid());
     }
 
-    // The preview (no memory) describes exactly the plan the CPU engine compiles for training.
+    // The preview (no backend) describes exactly the plan the CPU engine binds for training.
     void previewMatchesTheRealPlan() {
         const Experiment e = mlp_small("mixed_float16");
         const PlanDigest preview = preview_plan(e);
@@ -109,9 +110,13 @@ private slots:
         options.optimizer = e.optimizer;
         options.loss_scale = e.loss_scale;
         const auto plan = compile(model, options, cpu);
-        const PlanDigest real = digest_plan(*plan);
+        const PlanDigest real = digest_plan(*plan->spec);
         QCOMPARE(preview.steps.size(), plan->steps.size());
-        QCOMPARE(preview.memory.bytes, plan->memory.bytes);
+        // Every category is exact before binding except the workspace's scratch, the engine's.
+        for (std::size_t c = 0; c < kMemCategoryCount; ++c)
+            if (static_cast<MemCategory>(c) != MemCategory::Workspace)
+                QCOMPARE(preview.memory.bytes[c], plan->memory.bytes[c]);
+        QVERIFY(preview.memory[MemCategory::Workspace] <= plan->memory[MemCategory::Workspace]);
         QCOMPARE(preview.flops, plan->train_flops_per_step());
         QCOMPARE(preview.casts, real.casts);
         // The first Dense's forward GEMM: 2 · batch · 784 · 128 FLOPs, float16 in and out.
@@ -121,6 +126,25 @@ private slots:
         QVERIFY(gemm != preview.steps.end());
         QCOMPARE(gemm->flops, 2.0 * 128 * 784 * 128);
         QCOMPARE(QString::fromStdString(gemm->inputs), QString("float16"));
+    }
+
+    // A quantised policy is described without an engine (no preview backend): the view lists
+    // each Dense layer's three quantise steps, the gradient's in the backward pass.
+    void quantisedPolicyShowsItsQuantiseSteps() {
+        PlanView view;
+        view.set_experiment(mlp_small("nvfp4"));
+        QVERIFY(view.has_plan());
+        QVERIFY2(view.error_text().isEmpty(), qPrintable(view.error_text()));
+        int forward = 0, backward = 0;
+        for (const PlanStepRow& row : view.digest().steps) {
+            if (row.op.rfind("quantize", 0) != 0) continue;
+            QVERIFY(row.is_cast);
+            QCOMPARE(row.outputs, std::string("float32")); // decoded for the float32 GEMM
+            forward += row.phase == StepPhase::Forward;
+            backward += row.phase == StepPhase::Backward;
+        }
+        QCOMPARE(forward, 3 * 2); // each Dense's input and kernel
+        QCOMPARE(backward, 3);    // each Dense's dZ
     }
 
     void aStackThatDoesNotFitShowsTheError() {

@@ -4,7 +4,11 @@
 #include "core/backend/cpu/cpu_backend.h"
 #include "core/error.h"
 #include "core/nn/model.h"
+#include "core/plan/bind.h"
 #include "core/plan/compile.h"
+#include "core/plan/describe.h"
+#include "core/train/experiment.h"
+#include "tests/ops/forwarding_backend.h"
 #include "tests/test_support.h"
 #include "tests/unit/files.h"
 #include "tests/unit/unit_test.h"
@@ -158,6 +162,123 @@ public:
         CHECK_MSG(!contains(all, "dense_2"), all); // the 10 output classes are exempt
         CHECK_MSG(contains(all, "without loss scaling"), all);
     }
+    // describe() decides every step, tensor and byte without a backend; bind() adds only the
+    // engine's workspace and the run closures. Every preset under every policy.
+    void describedSpecIsWhatBindRuns() {
+        CpuBackend backend;
+        for (const char* preset : {"mlp-small", "seed-mlp", "cnn", "deep-sigmoid"}) {
+            const Experiment e = load_experiment(std::string(MANTISSA_SOURCE_DIR) +
+                                                 "/resources/experiments/" + preset + ".json");
+            for (const Policy& policy : all_policies()) {
+                const std::string where = std::string(preset) + " " + policy.name;
+                CompileOptions options;
+                options.policy = policy;
+                options.batch_size = 32;
+                options.optimizer = e.optimizer;
+                options.loss_scale = e.loss_scale;
+                const auto spec =
+                    std::make_shared<const PlanSpec>(describe(Model(e.model, policy), options));
+                const auto plan = bind(*spec, backend); // a copy: `spec` stays to compare with
+                CHECK_MSG(plan->spec && plan->spec->steps.size() == spec->steps.size(), where);
+                CHECK_EQ(plan->steps.size(), spec->steps.size());
+                for (std::size_t i = 0; i < spec->steps.size(); ++i) {
+                    const StepSpec& s = spec->steps[i];
+                    const PlanStep& p = plan->steps[i];
+                    CHECK_MSG(p.op == s.op && p.layer == s.layer && p.phase == s.phase, where);
+                    CHECK_MSG(p.inputs == s.inputs && p.outputs == s.outputs, where);
+                    CHECK_MSG(p.flops == s.flops && p.is_cast == s.is_cast, where);
+                    CHECK_MSG(p.training_only == s.training_only, where);
+                    CHECK_MSG(p.checks_finite == s.checks_finite, where);
+                    CHECK_MSG(static_cast<bool>(p.run), where);
+                }
+                CHECK_EQ(plan->tensors.size(), spec->tensors.size());
+                for (std::size_t i = 0; i < spec->tensors.size(); ++i) {
+                    const Tensor& s = spec->tensors[i];
+                    const Tensor& p = plan->tensors[i];
+                    CHECK_MSG(p.name == s.name && p.dtype == s.dtype && p.category == s.category,
+                              where);
+                    CHECK_MSG(p.data != nullptr && s.data == nullptr, where);
+                    if (static_cast<TensorId>(i) != spec->workspace)
+                        CHECK_MSG(p.shape == s.shape, where);
+                }
+                // Every category but the workspace is exact in the spec; the workspace's scratch
+                // is the engine's to decide.
+                for (std::size_t c = 0; c < kMemCategoryCount; ++c)
+                    if (static_cast<MemCategory>(c) != MemCategory::Workspace)
+                        CHECK_MSG(plan->memory.bytes[c] == spec->memory.bytes[c], where);
+                CHECK_EQ(plan->memory[MemCategory::Workspace],
+                         spec->memory[MemCategory::Workspace] +
+                             plan->tensor(spec->workspace).bytes());
+                CHECK_EQ(spec->tensor(spec->workspace).bytes(), std::size_t(0));
+                CHECK_EQ(plan->train_flops_per_step(), spec->train_flops_per_step());
+                CHECK_EQ(plan->param_count, spec->param_count);
+                CHECK_EQ(plan->params.size(), spec->params.size());
+                CHECK_EQ(plan->lint.size(), spec->lint.size());
+                CHECK_MSG(plan->loss_scale.mode == spec->loss_scale.mode, where);
+                CHECK_EQ(plan->input, spec->input);
+                CHECK_EQ(plan->probs, spec->probs);
+                // The CPU engine's im2col needs scratch: the convolutional preset gets some.
+                if (std::string(preset) == "cnn")
+                    CHECK_MSG(plan->tensor(spec->workspace).bytes() > 0, where);
+            }
+        }
+    }
+    // describe() needs no engine, so a quantised policy is described (the Plan view shows it);
+    // bind() refuses an engine without quantise kernels, naming the layer and the policy.
+    void quantisedSpecBindsOnlyWhereTheEngineQuantises() {
+        Model model(mlp_small(), policy_from_name("nvfp4"));
+        CompileOptions options;
+        options.policy = policy_from_name("nvfp4");
+        options.batch_size = 32;
+        const PlanSpec spec = describe(model, options);
+        CHECK_EQ(spec.quant.size(), std::size_t(9)); // 3 Dense layers x (input, kernel, dZ)
+        CHECK_EQ(spec.quant.front().layer, std::string("dense_1"));
+        CHECK_EQ(spec.quant.front().policy, std::string("nvfp4"));
+        int quantise_steps = 0;
+        for (const StepSpec& step : spec.steps) quantise_steps += contains(step.op, "quantize");
+        CHECK_EQ(quantise_steps, 9);
+        CpuBackend cpu;
+        ForwardingBackend no_kernels(cpu); // forwards every op but fake_quantize
+        try {
+            bind(spec, no_kernels);
+            FAIL_TEST("bound a quantised plan to an engine without quantise kernels");
+        } catch (const Error& e) {
+            CHECK_EQ(e.kind(), ErrorKind::Config);
+            CHECK_MSG(contains(e.what(), "layer 'dense_1': policy 'nvfp4'"), e.what());
+            CHECK_MSG(contains(e.what(), "no quantise kernels"), e.what());
+        }
+        const auto plan = bind(spec, cpu);
+        CHECK_EQ(plan->quant.size(), spec.quant.size());
+    }
+    // inference_only: forward steps only, no optimizer slots, no bytes for gradients, and a plan
+    // that refuses to train.
+    void inferenceOnlySpecRunsForwardOnly() {
+        Model model(mlp_small(), policy_from_name("mixed_float16"));
+        CompileOptions options;
+        options.policy = policy_from_name("mixed_float16");
+        options.batch_size = 32;
+        options.optimizer = optimizer_defaults(OptimizerType::Adam);
+        options.inference_only = true;
+        const PlanSpec spec = describe(model, options);
+        for (const StepSpec& step : spec.steps)
+            CHECK_MSG(step.phase == StepPhase::Forward, step.op);
+        for (const PlanParam& p : spec.params) CHECK(p.optimizer_slots.empty());
+        CHECK_EQ(spec.memory[MemCategory::Gradients], std::size_t(0));
+        CHECK_EQ(spec.memory[MemCategory::Optimizer], std::size_t(0));
+        CHECK(spec.memory[MemCategory::Weights] > 0);
+        CpuBackend backend;
+        const auto plan = bind(spec, backend);
+        CHECK(plan->inference_only);
+        CHECK_EQ(plan->memory[MemCategory::Gradients], std::size_t(0));
+        for (const PlanParam& p : plan->params) CHECK(plan->tensor(p.grad).data == nullptr);
+        plan->initialize(backend, 1);
+        try {
+            plan->train_step(backend, RunContext{});
+            FAIL_TEST("trained an inference-only plan");
+        } catch (const Error& e) {
+            CHECK_EQ(e.kind(), ErrorKind::Internal);
+        }
+    }
     void unknownLayerPolicyIsAConfigError() {
         ModelSpec spec = mlp_small();
         spec.layers[1].dtype = "float17";
@@ -174,4 +295,5 @@ public:
 
 MANTISSA_TEST_MAIN(TestPlan, memoryFloat32, memoryMixedFloat16, pureFloat16KeepsEverythingIn16Bits,
                    bfloat16NeedsNoLossScaling, flopsPerStep, shapeErrorsNameTheLayer, lint,
-                   unknownLayerPolicyIsAConfigError)
+                   describedSpecIsWhatBindRuns, quantisedSpecBindsOnlyWhereTheEngineQuantises,
+                   inferenceOnlySpecRunsForwardOnly, unknownLayerPolicyIsAConfigError)

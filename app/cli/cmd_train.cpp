@@ -160,7 +160,7 @@ int run_train(const Args& args) {
                         static_cast<long long>(experiment.batch_size),
                         std::string(dtype_name(parallel.options.allreduce_dtype)).c_str(),
                         parallel.communicator->name().c_str());
-        print_plan_summary(stdout, plan, session->memory());
+        print_plan_summary(stdout, *plan.spec, session->memory());
         std::fflush(stdout);
     }
 

@@ -14,7 +14,7 @@ std::string human_bytes(std::size_t bytes) {
     return text;
 }
 
-void print_plan_summary(std::FILE* out, const Plan& plan, const MemoryByCategory& memory) {
+void print_plan_summary(std::FILE* out, const PlanSpec& plan, const MemoryByCategory& memory) {
     std::fprintf(out, "%-28s %-18s %10s  %s\n", "Layer (type)", "Output shape", "Params", "Policy");
     for (const LayerSummary& layer : plan.layers) {
         std::string label = layer.name + " (" + layer.type + ")";
@@ -23,7 +23,7 @@ void print_plan_summary(std::FILE* out, const Plan& plan, const MemoryByCategory
                      layer.policy.name.c_str());
     }
     int casts = 0;
-    for (const PlanStep& step : plan.steps) casts += step.is_cast ? 1 : 0;
+    for (const StepSpec& step : plan.steps) casts += step.is_cast ? 1 : 0;
     std::fprintf(out, "Total params: %lld · %.1f MFLOP per training step · %zu steps, %d casts\n",
                  static_cast<long long>(plan.param_count), plan.train_flops_per_step() / 1e6,
                  plan.steps.size(), casts);

@@ -1,5 +1,5 @@
-// Activation layer: forward f(x), backward dx = dy ⊙ f'(.) from the output (or the input for GELU).
-// A softmax at the end of the model only casts to its dtype; the fused loss does the rest.
+// Activation layer: shape rules (softmax needs a 1-D input per example); its steps are
+// plan/lower/activation_steps.cpp.
 #include "core/nn/activation_layer.h"
 
 namespace mantissa {
@@ -8,41 +8,6 @@ Shape ActivationLayer::output_shape(const Shape& input) const {
     if (m_spec.activation == Activation::Softmax && input.size() != 1)
         shape_error(input, "softmax needs a 1-D input per example; add a Flatten layer");
     return input;
-}
-
-TensorId ActivationLayer::build(PlanBuilder& b, TensorId input, bool fuse_softmax) {
-    const DType dt = b.policy().compute;
-    TensorId x = b.cast(input, dt);
-    const Activation act = m_spec.activation;
-    if (act == Activation::Linear || (act == Activation::Softmax && fuse_softmax)) return x;
-
-    const Shape shape = b.plan().tensor(x).shape;
-    TensorId y = b.add_activation(name() + "/output", dt, shape, true);
-    Tensor* X = b.ptr(x);
-    Tensor* Y = b.ptr(y);
-    const double n = static_cast<double>(shape_numel(shape));
-    PlanStep fwd;
-    fwd.op = activation_name(act);
-    fwd.inputs = {x};
-    fwd.outputs = {y};
-    fwd.flops = n * (act == Activation::Relu ? 1 : 8);
-    fwd.run = [act, X, Y](Backend& be, const RunContext&) { be.activation_forward(act, *X, *Y); };
-    b.forward(std::move(fwd));
-
-    if (TensorId dx = b.grad_of(x); dx != kNoTensor) {
-        Tensor* dY = b.ptr(b.grad_of(y));
-        Tensor* dX = b.ptr(dx);
-        PlanStep back;
-        back.op = std::string("d") + activation_name(act);
-        back.inputs = {b.grad_of(y), y};
-        back.outputs = {dx};
-        back.flops = 2 * n;
-        back.run = [act, X, Y, dY, dX](Backend& be, const RunContext&) {
-            be.activation_backward(act, *X, *Y, *dY, *dX);
-        };
-        b.backward(std::move(back));
-    }
-    return y;
 }
 
 } // namespace mantissa

@@ -13,7 +13,6 @@ public:
     Shape output_shape(const Shape& input) const override;
     std::string detail() const override { return activation_name(m_spec.activation); }
     Activation activation() const override { return m_spec.activation; }
-    TensorId build(PlanBuilder& builder, TensorId input, bool fuse_softmax) override;
 };
 
 } // namespace mantissa

@@ -1,4 +1,4 @@
-// Conv2D layer: forward conv with bias/activation epilogue; backward dZ, dW (+db) and dX.
+// Conv2D layer: geometry, output shape, parameter count (steps: plan/lower/conv2d_steps.cpp).
 // "same" padding follows TensorFlow: total = max((out-1)·stride + k - in, 0), the extra on the
 // bottom/right.
 #include "core/nn/conv2d.h"
@@ -71,86 +71,6 @@ std::string Conv2D::detail() const {
     if (m_spec.activation != Activation::Linear)
         out += std::string(", ") + activation_name(m_spec.activation);
     return out;
-}
-
-TensorId Conv2D::build(PlanBuilder& b, TensorId input, bool fuse_softmax) {
-    const DType dt = b.policy().compute;
-    TensorId x = b.cast(input, dt);
-    const Shape in_shape(b.plan().tensor(x).shape.begin() + 1, b.plan().tensor(x).shape.end());
-    const Conv2dArgs g = geometry(b.batch(), in_shape);
-    Activation act = m_spec.activation;
-    if (act == Activation::Softmax) act = Activation::Linear; // rejected by validation; be safe
-    (void)fuse_softmax;
-
-    const std::int64_t fan_in = g.kernel_h * g.kernel_w * g.in_c;
-    const std::int64_t fan_out = g.kernel_h * g.kernel_w * g.out_c;
-    auto kernel = b.add_param("kernel", {g.kernel_h, g.kernel_w, g.in_c, g.out_c}, fan_in, fan_out);
-    auto bias = b.add_param("bias", {g.out_c}, 0, 0);
-    const Shape out_shape = {g.batch, g.out_h, g.out_w, g.out_c};
-    TensorId y = b.add_activation(name() + "/output", dt, out_shape, true);
-    TensorId z = act == Activation::Gelu
-                     ? b.add_activation(name() + "/preact", dt, out_shape, false)
-                     : kNoTensor;
-    b.need_workspace(b.backend().conv2d_workspace_bytes(g, dt));
-
-    Tensor* X = b.ptr(x);
-    Tensor* W = b.ptr(kernel.value);
-    Tensor* B = b.ptr(bias.value);
-    Tensor* Y = b.ptr(y);
-    Tensor* Z = b.ptr(z);
-    const Tensor* ws = b.workspace_tensor();
-    const double conv_flops = 2.0 * g.batch * g.out_h * g.out_w * g.out_c * fan_in;
-
-    PlanStep fwd;
-    fwd.op = std::string("conv2d+bias") +
-             (act != Activation::Linear ? std::string("+") + activation_name(act) : "");
-    fwd.inputs = {x, kernel.value, bias.value};
-    fwd.outputs = {y};
-    fwd.flops = conv_flops;
-    fwd.run = [g, X, W, B, act, Y, Z, ws](Backend& be, const RunContext&) {
-        be.conv2d_forward(g, *X, *W, B, act, *Y, Z, workspace_of(ws));
-    };
-    b.forward(std::move(fwd));
-
-    TensorId dz_id = b.grad_of(y);
-    Tensor* dY = b.ptr(dz_id);
-    Tensor* dZ = dY;
-    if (act != Activation::Linear) {
-        // In place: dZ overwrites dY (the derivative is elementwise).
-        PlanStep s;
-        s.op = std::string("d") + activation_name(act);
-        s.inputs = {b.grad_of(y), y};
-        s.outputs = {dz_id};
-        s.flops = 2.0 * shape_numel(out_shape);
-        s.run = [act, Z, Y, dY, dZ](Backend& be, const RunContext&) {
-            be.activation_backward(act, Z ? *Z : *Y, *Y, *dY, *dZ);
-        };
-        b.backward(std::move(s));
-    }
-    Tensor* dW = b.ptr(kernel.grad);
-    Tensor* dB = b.ptr(bias.grad);
-    PlanStep sw;
-    sw.op = "conv2d dW,db";
-    sw.inputs = {x, dz_id};
-    sw.outputs = {kernel.grad, bias.grad};
-    sw.flops = conv_flops;
-    sw.run = [g, X, dZ, dW, dB, ws](Backend& be, const RunContext&) {
-        be.conv2d_backward_filter(g, *X, *dZ, *dW, dB, workspace_of(ws));
-    };
-    b.backward(std::move(sw));
-    if (TensorId dx = b.grad_of(x); dx != kNoTensor) {
-        Tensor* dX = b.ptr(dx);
-        PlanStep sx;
-        sx.op = "conv2d dX";
-        sx.inputs = {dz_id, kernel.value};
-        sx.outputs = {dx};
-        sx.flops = conv_flops;
-        sx.run = [g, dZ, W, dX, ws](Backend& be, const RunContext&) {
-            be.conv2d_backward_data(g, *dZ, *W, *dX, workspace_of(ws));
-        };
-        b.backward(std::move(sx));
-    }
-    return y;
 }
 
 } // namespace mantissa

@@ -14,9 +14,7 @@ public:
     std::int64_t param_count(const Shape& input) const override;
     std::string detail() const override;
     Activation activation() const override { return m_spec.activation; }
-    TensorId build(PlanBuilder& builder, TensorId input, bool fuse_softmax) override;
-
-private:
+    // The convolution's geometry for a batch (the plan's steps use it; "same" pads as TF does).
     Conv2dArgs geometry(std::int64_t batch, const Shape& input) const;
 };
 

@@ -13,7 +13,6 @@ public:
     std::int64_t param_count(const Shape& input) const override;
     std::string detail() const override;
     Activation activation() const override { return m_spec.activation; }
-    TensorId build(PlanBuilder& builder, TensorId input, bool fuse_softmax) override;
 };
 
 } // namespace mantissa

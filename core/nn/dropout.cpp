@@ -1,19 +1,10 @@
-// Dropout layer: a mask tensor (uint8) kept for backward; evaluation copies x through unchanged.
-// The per-step seed mixes the run seed, the layer's index and the global step number.
+// Dropout layer: the rate's range and the summary; its steps (mask, per-step seed) are
+// plan/lower/dropout_steps.cpp.
 #include "core/nn/dropout.h"
 
 #include <cstdio>
 
 namespace mantissa {
-
-namespace {
-// FNV-1a: a stable hash of the layer name (std::hash may differ between standard libraries).
-std::uint64_t stable_hash(const std::string& text) {
-    std::uint64_t h = 0xcbf29ce484222325ull;
-    for (unsigned char c : text) h = (h ^ c) * 0x100000001b3ull;
-    return h;
-}
-} // namespace
 
 Shape Dropout::output_shape(const Shape& input) const {
     if (!(m_spec.rate >= 0.0 && m_spec.rate < 1.0)) shape_error(input, "needs 0 <= rate < 1");
@@ -24,48 +15,6 @@ std::string Dropout::detail() const {
     char text[32];
     std::snprintf(text, sizeof text, "rate %g", m_spec.rate);
     return text;
-}
-
-TensorId Dropout::build(PlanBuilder& b, TensorId input, bool /*fuse_softmax*/) {
-    const DType dt = b.policy().compute;
-    TensorId x = b.cast(input, dt);
-    const Shape shape = b.plan().tensor(x).shape;
-    TensorId y = b.add_activation(name() + "/output", dt, shape, true);
-    TensorId mask = b.add_tensor(name() + "/mask", DType::UInt8, shape, MemCategory::Activations);
-    Tensor* X = b.ptr(x);
-    Tensor* Y = b.ptr(y);
-    Tensor* M = b.ptr(mask);
-    const double rate = m_spec.rate;
-    const std::uint64_t layer_salt = stable_hash(name());
-    PlanStep fwd;
-    fwd.op = "dropout";
-    fwd.inputs = {x};
-    fwd.outputs = {y, mask};
-    fwd.flops = static_cast<double>(shape_numel(shape));
-    fwd.run = [=](Backend& be, const RunContext& ctx) {
-        if (!ctx.training) {
-            be.cast(*X, *Y); // same dtype: a copy
-            return;
-        }
-        const std::uint64_t seed =
-            ctx.seed * 0x9E3779B97F4A7C15ull ^ layer_salt ^ (ctx.step * 0xBF58476D1CE4E5B9ull);
-        be.dropout_forward(rate, seed, *X, *Y, *M);
-    };
-    b.forward(std::move(fwd));
-    if (TensorId dx = b.grad_of(x); dx != kNoTensor) {
-        Tensor* dY = b.ptr(b.grad_of(y));
-        Tensor* dX = b.ptr(dx);
-        PlanStep back;
-        back.op = "ddropout";
-        back.inputs = {b.grad_of(y), mask};
-        back.outputs = {dx};
-        back.flops = static_cast<double>(shape_numel(shape));
-        back.run = [rate, dY, M, dX](Backend& be, const RunContext&) {
-            be.dropout_backward(rate, *dY, *M, *dX);
-        };
-        b.backward(std::move(back));
-    }
-    return y;
 }
 
 } // namespace mantissa

@@ -11,7 +11,6 @@ public:
     explicit Dropout(LayerSpec spec) : Layer(std::move(spec)) {}
     Shape output_shape(const Shape& input) const override;
     std::string detail() const override;
-    TensorId build(PlanBuilder& builder, TensorId input, bool fuse_softmax) override;
 };
 
 } // namespace mantissa

@@ -1,5 +1,5 @@
-// Flatten layer: a reshape view. Row-major NHWC flattening matches Keras's channels_last order.
-// Its gradient is a view of the next layer's input gradient, so backward costs nothing.
+// Flatten layer: the flattened shape, checked for overflow. It becomes a view in the plan
+// (plan/lower/flatten_steps.cpp): no step, no bytes.
 #include "core/nn/flatten.h"
 
 namespace mantissa {
@@ -12,11 +12,6 @@ Shape Flatten::output_shape(const Shape& input) const {
         if (__builtin_mul_overflow(n, d, &n))
             shape_error(input, "has more elements than 64 bits count");
     return {n};
-}
-
-TensorId Flatten::build(PlanBuilder& b, TensorId input, bool /*fuse_softmax*/) {
-    const Tensor& x = b.plan().tensor(input);
-    return b.alias(input, name() + "/output", {x.rows(), x.cols()});
 }
 
 } // namespace mantissa

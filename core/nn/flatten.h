@@ -10,7 +10,6 @@ class Flatten final : public Layer {
 public:
     explicit Flatten(LayerSpec spec) : Layer(std::move(spec)) {}
     Shape output_shape(const Shape& input) const override;
-    TensorId build(PlanBuilder& builder, TensorId input, bool fuse_softmax) override;
 };
 
 } // namespace mantissa

@@ -1,5 +1,5 @@
-// Layer: one entry of the stack. It knows its output shape and parameter count, and it emits
-// its forward and backward steps into a Plan through a PlanBuilder.
+// Layer: one entry of the stack. It knows its output shape, parameter count and summary; its steps
+// live in core/plan/lower/<layer>_steps.cpp (nn knows nothing of plans).
 #pragma once
 
 #include <memory>
@@ -7,7 +7,6 @@
 
 #include "core/nn/layer_spec.h"
 #include "core/numeric/policy.h"
-#include "core/plan/plan_builder.h"
 
 namespace mantissa {
 
@@ -26,11 +25,6 @@ public:
     virtual std::string detail() const { return {}; }
     // The activation this layer ends with (softmax at the end is fused into the loss).
     virtual Activation activation() const { return Activation::Linear; }
-
-    // Emits the steps. `input` is the previous output in any float dtype; the layer casts it to
-    // its compute dtype. When `fuse_softmax` the layer leaves out its final softmax: the loss
-    // computes it. Returns the output tensor.
-    virtual TensorId build(PlanBuilder& builder, TensorId input, bool fuse_softmax) = 0;
 
 protected:
     [[noreturn]] void shape_error(const Shape& input, const std::string& why) const;

@@ -1,5 +1,5 @@
-// MaxPool2D layer: forward max + argmax, backward scatter of dY to the argmax positions.
-// Pooling never rounds: the max of stored values is exact in any dtype.
+// MaxPool2D layer: geometry and output shape; its steps are plan/lower/maxpool2d_steps.cpp.
+// Strides default to the pool size, as in Keras.
 #include "core/nn/maxpool2d.h"
 
 namespace mantissa {
@@ -32,41 +32,6 @@ Shape MaxPool2D::output_shape(const Shape& input) const {
 
 std::string MaxPool2D::detail() const {
     return std::to_string(m_spec.pool[0]) + "x" + std::to_string(m_spec.pool[1]);
-}
-
-TensorId MaxPool2D::build(PlanBuilder& b, TensorId input, bool /*fuse_softmax*/) {
-    const DType dt = b.policy().compute;
-    TensorId x = b.cast(input, dt);
-    const Shape in_shape(b.plan().tensor(x).shape.begin() + 1, b.plan().tensor(x).shape.end());
-    const Pool2dArgs g = geometry(b.batch(), in_shape);
-    const Shape out_shape = {g.batch, g.out_h, g.out_w, g.channels};
-    TensorId y = b.add_activation(name() + "/output", dt, out_shape, true);
-    TensorId argmax =
-        b.add_tensor(name() + "/argmax", DType::Int32, out_shape, MemCategory::Activations);
-    Tensor* X = b.ptr(x);
-    Tensor* Y = b.ptr(y);
-    Tensor* A = b.ptr(argmax);
-    PlanStep fwd;
-    fwd.op = "maxpool";
-    fwd.inputs = {x};
-    fwd.outputs = {y, argmax};
-    fwd.flops = static_cast<double>(shape_numel(out_shape)) * g.pool_h * g.pool_w;
-    fwd.run = [g, X, Y, A](Backend& be, const RunContext&) { be.maxpool_forward(g, *X, *Y, *A); };
-    b.forward(std::move(fwd));
-    if (TensorId dx = b.grad_of(x); dx != kNoTensor) {
-        Tensor* dY = b.ptr(b.grad_of(y));
-        Tensor* dX = b.ptr(dx);
-        PlanStep back;
-        back.op = "dmaxpool";
-        back.inputs = {b.grad_of(y), argmax};
-        back.outputs = {dx};
-        back.flops = static_cast<double>(shape_numel(out_shape));
-        back.run = [g, dY, A, dX](Backend& be, const RunContext&) {
-            be.maxpool_backward(g, *dY, *A, *dX);
-        };
-        b.backward(std::move(back));
-    }
-    return y;
 }
 
 } // namespace mantissa

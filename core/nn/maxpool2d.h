@@ -12,9 +12,7 @@ public:
     explicit MaxPool2D(LayerSpec spec) : Layer(std::move(spec)) {}
     Shape output_shape(const Shape& input) const override;
     std::string detail() const override;
-    TensorId build(PlanBuilder& builder, TensorId input, bool fuse_softmax) override;
-
-private:
+    // The pooling geometry for a batch (the plan's steps use it).
     Pool2dArgs geometry(std::int64_t batch, const Shape& input) const;
 };
 

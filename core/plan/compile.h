@@ -1,11 +1,12 @@
-// compile(): turns a Model + policy + batch size into a Plan for one backend, allocating every
-// buffer up front so memory per category is known exactly before the first step.
+// compile(): describe() then bind() in one call, for callers that want a runnable Plan and have
+// no use for the description on its own (tests, the ONNX export).
 #pragma once
 
 #include <memory>
 
 #include "core/nn/model.h"
-#include "core/plan/plan.h"
+#include "core/plan/bind.h"
+#include "core/plan/describe.h"
 
 namespace mantissa {
 

@@ -32,6 +32,12 @@ double Plan::train_flops_per_step() const {
     return total;
 }
 
+double PlanSpec::train_flops_per_step() const {
+    double total = 0;
+    for (const StepSpec& step : steps) total += step.flops;
+    return total;
+}
+
 void Plan::initialize(Backend& backend, std::uint64_t seed) {
     for (std::size_t i = 0; i < params.size(); ++i) {
         const PlanParam& p = params[i];

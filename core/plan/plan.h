@@ -1,23 +1,18 @@
-// Plan: a Model + policy + batch size compiled for one backend: every step (with its casts made
-// explicit), every buffer preallocated from one arena, exact bytes per category, FLOPs per step.
+// Plan: a PlanSpec bound to one backend: every step executable, every buffer preallocated from one
+// arena, exact bytes per category (the workspace included). bind() makes it; the spec describes.
 #pragma once
 
 #include <cstdint>
 #include <deque>
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "core/backend/backend.h"
-#include "core/nn/layer_spec.h"
-#include "core/numeric/policy.h"
-#include "core/optim/loss_scale.h"
-#include "core/optim/optimizer_config.h"
+#include "core/plan/plan_spec.h"
 
 namespace mantissa {
-
-using TensorId = int;
-inline constexpr TensorId kNoTensor = -1;
 
 // Where a step's batch comes from: the dataset resident on the device and a slice of a permutation.
 struct BatchSource {
@@ -47,65 +42,17 @@ struct RunContext {
     StepHooks* hooks = nullptr; // training steps only; nullptr = a plain one-process step
 };
 
-enum class StepPhase { Forward, Backward, Update };
-
+// An executable step: what the spec said, plus the bound run closure.
 struct PlanStep {
     StepPhase phase = StepPhase::Forward;
-    std::string op;    // "gemm+bias+relu", "cast", "softmax_xent", "rmsprop", ...
-    std::string layer; // "dense_1"; empty for plan-level steps
+    std::string op;
+    std::string layer;
     std::vector<TensorId> inputs, outputs;
-    double flops = 0;     // floating-point operations per execution
-    bool is_cast = false; // a dtype conversion the policy inserted
+    double flops = 0;
+    bool is_cast = false;
     bool training_only = false;
-    bool checks_finite = false; // the unscale step that sets found_inf (StepHooks run after it)
-    std::function<void(Backend&, const RunContext&)> run;
-};
-
-// One trainable variable and everything the optimizer needs for it.
-struct PlanParam {
-    std::string name;              // "dense_1/kernel"
-    TensorId variable = kNoTensor; // variable dtype (master under mixed policies)
-    TensorId grad = kNoTensor;     // gradient in the variable dtype (what the optimizer reads)
-    std::vector<TensorId> optimizer_slots; // optimizer state, variable dtype
-    Shape shape;
-    std::int64_t fan_in = 0, fan_out = 0; // for Glorot initialisation; 0,0 = zeros
-};
-
-// One quantise step of a frontier policy (issue 18): what it quantises and where its persistent
-// scale state and its latest statistics live (float64 x kQuantStatsValues, see FakeQuantArgs).
-struct PlanQuant {
-    std::string layer; // "dense_1"
-    QuantRole role = QuantRole::Activation;
-    std::string tensor; // the quantised tensor's name
-    QuantSpec spec;
-    TensorId state = kNoTensor; // delayed scaling's amax history; zeroed by initialize()
-    TensorId stats = kNoTensor;
-};
-
-struct LayerSummary {
-    std::string name;   // "dense_1"
-    std::string type;   // "Dense"
-    std::string detail; // "128, relu"
-    Shape output_shape; // without the batch dimension
-    std::int64_t params = 0;
-    Policy policy;
-};
-
-enum class LintSeverity { Hint, Warning };
-struct LintMessage {
-    LintSeverity severity = LintSeverity::Hint;
-    std::string layer; // empty: about the whole model
-    std::string text;
-};
-
-struct CompileOptions {
-    Policy policy; // the global policy
-    std::int64_t batch_size = 128;
-    OptimizerConfig optimizer;
-    LossScaleConfig loss_scale; // Auto is resolved against the global policy
-    // Evaluation only (core/run's EvalSession): no optimizer slots, no backward or update steps
-    // and no memory for gradients (their tensors have no data); train_step() refuses such a plan.
-    bool inference_only = false;
+    bool checks_finite = false;
+    StepRun run;
 };
 
 class Plan {
@@ -114,14 +61,17 @@ public:
     Plan(const Plan&) = delete;
     Plan& operator=(const Plan&) = delete;
 
-    // --- what the UI and CLI show ---
+    // The description this plan was bound from (what the UI and CLI show).
+    std::shared_ptr<const PlanSpec> spec;
+
+    // --- copied from the spec ---
     Policy policy;
     std::int64_t batch_size = 0;
     OptimizerConfig optimizer;
     LossScaleConfig loss_scale; // resolved: never Auto
     std::vector<LayerSummary> layers;
     std::vector<LintMessage> lint;
-    MemoryByCategory memory; // exact bytes per category, allocated before step 1
+    MemoryByCategory memory; // exact bytes per category, workspace included, allocated at bind
     std::int64_t param_count = 0;
     bool inference_only = false; // compiled for evaluation: forward steps, no gradients/optimizer
     double train_flops_per_step() const;

@@ -1,4 +1,4 @@
-// PlanBuilder implementation: tensor bookkeeping, explicit casts, parameters and arena layout.
+// PlanBuilder implementation: tensor bookkeeping, explicit casts, parameters, bytes per category.
 // Backward blocks are collected per layer and reversed at the end, so layers emit in order.
 #include "core/plan/plan_builder.h"
 
@@ -6,22 +6,15 @@
 
 #include "core/error.h"
 #include "core/numeric/tensor_quant.h"
+#include "core/plan/plan.h" // RunContext: what the bound quantise step reads
 #include "core/optim/optimizer_config.h"
 
 namespace mantissa {
 
-namespace {
-constexpr std::size_t kAlignment = 256; // cuBLASLt and vector loads like 256-byte alignment
-
-std::size_t align_up(std::size_t bytes) {
-    return (bytes + kAlignment - 1) / kAlignment * kAlignment;
-}
-} // namespace
-
-PlanBuilder::PlanBuilder(Plan& plan, Backend& backend) : m_plan(plan), m_backend(backend) {
-    m_policy = plan.policy;
-    // Created first so steps can hold its address; sized in finish() to the largest need.
-    m_workspace = add_tensor("workspace", DType::UInt8, {0}, MemCategory::Workspace);
+PlanBuilder::PlanBuilder(PlanSpec& spec) : m_spec(spec) {
+    m_policy = spec.policy;
+    // Created first (tensor 0); bind() sizes it to the largest need of the engine it binds to.
+    m_spec.workspace = add_tensor("workspace", DType::UInt8, {0}, MemCategory::Workspace);
 }
 
 void PlanBuilder::begin_layer(const std::string& name, const Policy& policy) {
@@ -32,7 +25,7 @@ void PlanBuilder::begin_layer(const std::string& name, const Policy& policy) {
 
 void PlanBuilder::end_layer() {
     m_layer.clear();
-    m_policy = m_plan.policy;
+    m_policy = m_spec.policy;
 }
 
 TensorId PlanBuilder::add_tensor(const std::string& name, DType dtype, const Shape& shape,
@@ -42,11 +35,11 @@ TensorId PlanBuilder::add_tensor(const std::string& name, DType dtype, const Sha
     tensor.dtype = dtype;
     tensor.shape = shape;
     tensor.category = category;
-    m_plan.tensors.push_back(std::move(tensor));
+    m_spec.tensors.push_back(std::move(tensor));
+    m_spec.alias_of.push_back(kNoTensor);
     m_grad.push_back(kNoTensor);
-    m_alias_of.push_back(kNoTensor);
     m_master_of.push_back(kNoTensor);
-    return static_cast<TensorId>(m_plan.tensors.size() - 1);
+    return static_cast<TensorId>(m_spec.tensors.size() - 1);
 }
 
 TensorId PlanBuilder::add_activation(const std::string& name, DType dtype, const Shape& shape,
@@ -60,15 +53,15 @@ TensorId PlanBuilder::add_activation(const std::string& name, DType dtype, const
 }
 
 TensorId PlanBuilder::alias(TensorId source, const std::string& name, const Shape& shape) {
-    const Tensor& src = m_plan.tensor(source);
+    const Tensor src = m_spec.tensor(source); // a copy: add_tensor grows the vector
     if (shape_numel(shape) != src.numel())
         throw Error(ErrorKind::Internal, "alias " + name + " changes the element count");
     TensorId id = add_tensor(name, src.dtype, shape, src.category);
-    m_alias_of[static_cast<std::size_t>(id)] = source;
+    m_spec.alias_of[static_cast<std::size_t>(id)] = source;
     TensorId src_grad = grad_of(source);
     if (src_grad != kNoTensor) {
         TensorId grad = add_tensor("grad(" + name + ")", src.dtype, shape, MemCategory::Gradients);
-        m_alias_of[static_cast<std::size_t>(grad)] = src_grad;
+        m_spec.alias_of[static_cast<std::size_t>(grad)] = src_grad;
         m_grad[static_cast<std::size_t>(id)] = grad;
     }
     return id;
@@ -79,25 +72,21 @@ TensorId PlanBuilder::grad_of(TensorId id) const {
 }
 
 TensorId PlanBuilder::cast(TensorId source, DType dtype) {
-    const Tensor& src = m_plan.tensor(source);
+    const Tensor src = m_spec.tensor(source); // a copy: add_activation grows the vector
     if (src.dtype == dtype) return source;
     bool needs_grad = grad_of(source) != kNoTensor;
     TensorId out = add_activation(src.name + ":" + std::string(dtype_name(dtype)), dtype, src.shape,
                                   needs_grad);
-    Tensor* in_ptr = ptr(source);
-    Tensor* out_ptr = ptr(out);
-    PlanStep step;
+    StepSpec step;
     step.op = "cast " + std::string(dtype_name(src.dtype)) + "→" + std::string(dtype_name(dtype));
     step.inputs = {source};
     step.outputs = {out};
     step.is_cast = true;
     step.flops = 0;
-    step.run = [in_ptr, out_ptr](Backend& be, const RunContext&) { be.cast(*in_ptr, *out_ptr); };
+    step.bind = bind_cast(source, out);
     forward(std::move(step));
     if (needs_grad) {
-        Tensor* gout = ptr(grad_of(out));
-        Tensor* gin = ptr(grad_of(source));
-        PlanStep back;
+        StepSpec back;
         back.phase = StepPhase::Backward;
         back.op =
             "cast " + std::string(dtype_name(dtype)) + "→" + std::string(dtype_name(src.dtype));
@@ -105,7 +94,7 @@ TensorId PlanBuilder::cast(TensorId source, DType dtype) {
         back.inputs = {grad_of(out)};
         back.outputs = {grad_of(source)};
         back.is_cast = true;
-        back.run = [gout, gin](Backend& be, const RunContext&) { be.cast(*gout, *gin); };
+        back.bind = bind_cast(grad_of(out), grad_of(source));
         m_blocks.back().tail.push_back(std::move(back));
     }
     return out;
@@ -123,10 +112,10 @@ PlanBuilder::ParamRef PlanBuilder::add_param(const std::string& name, const Shap
     param.variable = add_tensor(full, m_policy.variable, shape,
                                 mixed ? MemCategory::Master : MemCategory::Weights);
     param.grad = add_tensor("grad(" + full + ")", m_policy.variable, shape, MemCategory::Gradients);
-    const int slots = m_plan.inference_only ? 0 : optimizer_slot_count(m_plan.optimizer);
+    const int slots = m_spec.inference_only ? 0 : optimizer_slot_count(m_spec.optimizer);
     for (int slot = 0; slot < slots; ++slot)
         param.optimizer_slots.push_back(
-            add_tensor(full + "/" + optimizer_slot_name(m_plan.optimizer, slot), m_policy.variable,
+            add_tensor(full + "/" + optimizer_slot_name(m_spec.optimizer, slot), m_policy.variable,
                        shape, MemCategory::Optimizer));
     ParamRef ref{param.variable, param.grad};
     if (mixed) {
@@ -137,19 +126,15 @@ PlanBuilder::ParamRef PlanBuilder::add_param(const std::string& name, const Shap
         m_master_of[static_cast<std::size_t>(ref.value)] = param.variable;
         ref.grad = add_tensor("grad(" + full + "):" + std::string(dtype_name(m_policy.compute)),
                               m_policy.compute, shape, MemCategory::Gradients);
-        Tensor* var = ptr(param.variable);
-        Tensor* copy = ptr(ref.value);
-        PlanStep step;
+        StepSpec step;
         step.op = "cast " + std::string(dtype_name(m_policy.variable)) + "→" +
                   std::string(dtype_name(m_policy.compute));
         step.inputs = {param.variable};
         step.outputs = {ref.value};
         step.is_cast = true;
-        step.run = [var, copy](Backend& be, const RunContext&) { be.cast(*var, *copy); };
+        step.bind = bind_cast(param.variable, ref.value);
         forward(std::move(step));
-        Tensor* gcopy = ptr(ref.grad);
-        Tensor* gvar = ptr(param.grad);
-        PlanStep back;
+        StepSpec back;
         back.phase = StepPhase::Backward;
         back.op = "cast " + std::string(dtype_name(m_policy.compute)) + "→" +
                   std::string(dtype_name(m_policy.variable));
@@ -157,36 +142,31 @@ PlanBuilder::ParamRef PlanBuilder::add_param(const std::string& name, const Shap
         back.inputs = {ref.grad};
         back.outputs = {param.grad};
         back.is_cast = true;
-        back.run = [gcopy, gvar](Backend& be, const RunContext&) { be.cast(*gcopy, *gvar); };
+        back.bind = bind_cast(ref.grad, param.grad);
         m_blocks.back().tail.push_back(std::move(back));
     }
-    m_plan.params.push_back(std::move(param));
+    m_spec.params.push_back(std::move(param));
     return ref;
 }
 
 TensorId PlanBuilder::quantize_input(TensorId source, QuantRole role) {
     if (!m_policy.quant) return source;
-    if (!m_backend.supports_fake_quantize())
-        throw Error(ErrorKind::Config,
-                    "layer '" + m_layer + "': policy '" + m_policy.name + "' runs on the CPU " +
-                        "engine for now (" + m_backend.info().name +
-                        " has no quantise kernels yet); use device \"cpu\", or keep this layer " +
-                        "in bfloat16 with its dtype");
     const QuantSpec spec = m_policy.quant->spec(role);
     // TE casts weights from the float32 master, not from a bfloat16 copy (no double rounding).
     if (TensorId master = m_master_of[static_cast<std::size_t>(source)]; master != kNoTensor)
         source = master;
-    const Tensor& src = m_plan.tensor(source);
+    const Tensor src = m_spec.tensor(source); // a copy: add_tensor grows the vector
     const MemCategory category = role == QuantRole::Activation ? MemCategory::Activations
                                  : role == QuantRole::Weight   ? MemCategory::Weights
                                                                : MemCategory::Gradients;
     const std::string role_name(quant_role_name(role));
     PlanQuant q;
     q.layer = m_layer;
+    q.policy = m_policy.name;
     q.role = role;
     q.spec = spec;
-    TensorId out = add_tensor(src.name + ":q", DType::Float32, src.shape, category);
-    q.tensor = m_plan.tensor(out).name;
+    const TensorId out = add_tensor(src.name + ":q", DType::Float32, src.shape, category);
+    q.tensor = m_spec.tensor(out).name;
     // Scales, counted in the memory the way a real kernel stores them: one per block, edge
     // blocks padded (784 columns in blocks of 32 are 25 blocks, 800 elements' worth).
     std::string padding;
@@ -207,42 +187,45 @@ TensorId PlanBuilder::quantize_input(TensorId source, QuantRole role) {
                              {static_cast<std::int64_t>(floats)}, MemCategory::Workspace);
     q.stats = add_tensor(src.name + ":q stats", DType::Float64, {kQuantStatsValues},
                          MemCategory::Workspace);
-    Tensor* in_ptr = ptr(source);
-    Tensor* out_ptr = ptr(out);
-    Tensor* state_ptr = ptr(q.state);
-    Tensor* stats_ptr = ptr(q.stats);
-    PlanStep step;
+    StepSpec step;
     step.op = "quantize " + role_name + ": " + describe_quant_spec(spec) + padding;
     step.inputs = {source};
     step.outputs = {out};
     step.is_cast = true;
     step.flops = 4.0 * static_cast<double>(src.numel());
-    step.run = [spec, in_ptr, out_ptr, state_ptr, stats_ptr](Backend& be, const RunContext& ctx) {
-        FakeQuantArgs args;
-        args.spec = &spec;
-        args.src = in_ptr;
-        args.dst = out_ptr;
-        args.state = state_ptr;
-        args.stats = stats_ptr;
-        args.step = ctx.step;
-        args.record = ctx.training;
-        be.fake_quantize(args);
+    const TensorId state = q.state, stats = q.stats;
+    step.bind = [spec, source, out, state, stats](const BoundTensors& t) -> StepRun {
+        Tensor* in = t.ptr(source);
+        Tensor* dst = t.ptr(out);
+        Tensor* st = t.ptr(state);
+        Tensor* sx = t.ptr(stats);
+        return [spec, in, dst, st, sx](Backend& be, const RunContext& ctx) {
+            FakeQuantArgs args;
+            args.spec = &spec;
+            args.src = in;
+            args.dst = dst;
+            args.state = st;
+            args.stats = sx;
+            args.step = ctx.step;
+            args.record = ctx.training;
+            be.fake_quantize(args);
+        };
     };
     if (role == QuantRole::Gradient)
         backward(std::move(step));
     else
         forward(std::move(step));
-    m_plan.quant.push_back(std::move(q));
+    m_spec.quant.push_back(std::move(q));
     return out;
 }
 
-void PlanBuilder::forward(PlanStep step) {
+void PlanBuilder::forward(StepSpec step) {
     step.phase = StepPhase::Forward;
     if (step.layer.empty()) step.layer = m_layer;
     m_forward.push_back(std::move(step));
 }
 
-void PlanBuilder::backward(PlanStep step) {
+void PlanBuilder::backward(StepSpec step) {
     if (m_blocks.empty()) throw Error(ErrorKind::Internal, "backward step outside a layer");
     step.phase = StepPhase::Backward;
     step.training_only = true;
@@ -250,61 +233,46 @@ void PlanBuilder::backward(PlanStep step) {
     m_blocks.back().own.push_back(std::move(step));
 }
 
-void PlanBuilder::plan_step(PlanStep step) {
+void PlanBuilder::plan_step(StepSpec step) {
     m_forward.push_back(std::move(step));
-}
-
-void PlanBuilder::need_workspace(std::size_t bytes) {
-    m_workspace_bytes = std::max(m_workspace_bytes, bytes);
 }
 
 Workspace workspace_of(const Tensor* workspace) {
     return {workspace->data, workspace->bytes()};
 }
 
-void PlanBuilder::finish(std::vector<PlanStep> update_steps) {
+std::function<StepRun(const BoundTensors&)> bind_cast(TensorId source, TensorId dest) {
+    return [source, dest](const BoundTensors& t) -> StepRun {
+        Tensor* in = t.ptr(source);
+        Tensor* out = t.ptr(dest);
+        return [in, out](Backend& be, const RunContext&) { be.cast(*in, *out); };
+    };
+}
+
+void PlanBuilder::finish(std::vector<StepSpec> update_steps) {
     // Step order: forward (incl. loss), each layer's backward block from last layer to first,
     // then the optimizer/loss-scale steps.
-    m_plan.steps = std::move(m_forward);
+    m_spec.steps = std::move(m_forward);
     // An inference plan keeps the forward steps only; its gradient tensors get no memory below
     // (the loss step writes dlogits only when training).
-    const bool inference = m_plan.inference_only;
+    const bool inference = m_spec.inference_only;
     for (auto block = m_blocks.rbegin(); block != m_blocks.rend() && !inference; ++block) {
-        for (PlanStep& step : block->own) m_plan.steps.push_back(std::move(step));
-        for (PlanStep& step : block->tail) m_plan.steps.push_back(std::move(step));
+        for (StepSpec& step : block->own) m_spec.steps.push_back(std::move(step));
+        for (StepSpec& step : block->tail) m_spec.steps.push_back(std::move(step));
     }
-    for (PlanStep& step : update_steps) {
+    for (StepSpec& step : update_steps) {
         step.phase = StepPhase::Update;
         step.training_only = true;
-        m_plan.steps.push_back(std::move(step));
+        m_spec.steps.push_back(std::move(step));
     }
 
-    m_plan.tensor(m_workspace).shape = {static_cast<std::int64_t>(m_workspace_bytes)};
-
-    // One arena for everything; aliases share their source's memory and count no bytes.
-    std::size_t total = 0;
-    std::vector<std::size_t> offset(m_plan.tensors.size(), 0);
+    // Aliases share their source's memory and count no bytes; the workspace counts 0 here.
     MemoryByCategory memory;
-    for (std::size_t i = 0; i < m_plan.tensors.size(); ++i) {
-        if (m_alias_of[i] != kNoTensor) continue;
-        const Tensor& t = m_plan.tensors[i];
-        if (inference && t.category == MemCategory::Gradients) continue;
-        offset[i] = total;
-        total += align_up(t.bytes());
-        memory[t.category] += t.bytes();
-    }
-    m_plan.arena = m_backend.allocate(std::max<std::size_t>(total, kAlignment));
-    auto* base = static_cast<unsigned char*>(m_plan.arena.data());
-    for (std::size_t i = 0; i < m_plan.tensors.size(); ++i)
-        if (m_alias_of[i] == kNoTensor &&
-            !(inference && m_plan.tensors[i].category == MemCategory::Gradients))
-            m_plan.tensors[i].data = base + offset[i];
-    for (std::size_t i = 0; i < m_plan.tensors.size(); ++i) {
-        std::size_t root = i;
-        while (m_alias_of[root] != kNoTensor) root = static_cast<std::size_t>(m_alias_of[root]);
-        m_plan.tensors[i].data = m_plan.tensors[root].data;
-    }
-    m_plan.memory = memory;
+    for (std::size_t i = 0; i < m_spec.tensors.size(); ++i)
+        if (m_spec.alias_of[i] == kNoTensor &&
+            !(inference && m_spec.tensors[i].category == MemCategory::Gradients))
+            memory[m_spec.tensors[i].category] += m_spec.tensors[i].bytes();
+    m_spec.memory = memory;
 }
 
 } // namespace mantissa

@@ -1,21 +1,21 @@
-// PlanBuilder: what layers use to emit their steps into a Plan while it is compiled.
+// PlanBuilder: what layer lowerings use to emit their steps into a PlanSpec while it is described.
 // It makes casts explicit, creates gradient tensors, and orders each layer's backward block.
 #pragma once
 
 #include <string>
 #include <vector>
 
-#include "core/plan/plan.h"
+#include "core/plan/plan_spec.h"
 
 namespace mantissa {
 
 class PlanBuilder {
 public:
-    PlanBuilder(Plan& plan, Backend& backend);
+    explicit PlanBuilder(PlanSpec& spec);
 
-    Backend& backend() { return m_backend; }
-    Plan& plan() { return m_plan; }
-    std::int64_t batch() const { return m_plan.batch_size; }
+    PlanSpec& spec() { return m_spec; }
+    std::int64_t batch() const { return m_spec.batch_size; }
+    const Tensor& tensor(TensorId id) const { return m_spec.tensor(id); }
 
     // --- layer scope: steps emitted in between are tagged with the layer and use its policy ---
     void begin_layer(const std::string& name, const Policy& policy);
@@ -32,7 +32,6 @@ public:
     // A view of `source` with another shape (no bytes); its gradient is a view too.
     TensorId alias(TensorId source, const std::string& name, const Shape& shape);
     TensorId grad_of(TensorId id) const; // kNoTensor when `id` needs no gradient
-    Tensor* ptr(TensorId id) { return id == kNoTensor ? nullptr : &m_plan.tensor(id); }
 
     // Casts `source` to `dtype` with an explicit step, and the gradient back in the backward
     // block; returns `source` unchanged when the dtypes already match.
@@ -55,41 +54,37 @@ public:
     // forward block (a weight is quantised from its float32 master), Gradient steps in the
     // layer's backward block where the call is made. The result has no gradient: layers keep
     // writing the gradients of the unquantised tensors (a straight-through estimator).
-    // Throws Error(Config) when the engine cannot quantise ("... runs on the CPU engine").
+    // The step is recorded in PlanSpec::quant; bind() refuses an engine that cannot quantise.
     TensorId quantize_input(TensorId source, QuantRole role);
 
     // --- steps ---
-    void forward(PlanStep step);
-    void backward(PlanStep step);  // the layer's own backward steps, in execution order
-    void plan_step(PlanStep step); // plan-level steps (data, loss, optimizer), in order
+    void forward(StepSpec step);
+    void backward(StepSpec step);  // the layer's own backward steps, in execution order
+    void plan_step(StepSpec step); // plan-level steps (data, loss, optimizer), in order
 
-    // Scratch shared by all steps (the largest need wins). Steps keep workspace_tensor() and
-    // call workspace_of() inside run(), when the arena exists.
-    void need_workspace(std::size_t bytes);
-    const Tensor* workspace_tensor() { return ptr(m_workspace); }
-
-    // Orders the steps (forward, reversed backward blocks, updates) and allocates the arena.
-    void finish(std::vector<PlanStep> update_steps);
+    // Orders the steps (forward, reversed backward blocks, updates) and counts the bytes per
+    // category (the workspace's scratch is decided at bind).
+    void finish(std::vector<StepSpec> update_steps);
 
 private:
     struct BackwardBlock {
-        std::vector<PlanStep> own;  // the layer's steps
-        std::vector<PlanStep> tail; // gradient casts, run after the layer's steps
+        std::vector<StepSpec> own;  // the layer's steps
+        std::vector<StepSpec> tail; // gradient casts, run after the layer's steps
     };
 
-    Plan& m_plan;
-    Backend& m_backend;
+    PlanSpec& m_spec;
     Policy m_policy;
     std::string m_layer;
     std::vector<TensorId> m_grad;      // tensor id -> gradient id
-    std::vector<TensorId> m_alias_of;  // tensor id -> aliased tensor id
     std::vector<TensorId> m_master_of; // compute-dtype weight copy -> its float32 master
-    std::vector<PlanStep> m_forward;
+    std::vector<StepSpec> m_forward;
     std::vector<BackwardBlock> m_blocks;
-    std::size_t m_workspace_bytes = 0;
-    TensorId m_workspace = kNoTensor;
 };
 
+// The bound workspace as a backend op takes it (call inside run(), when the arena exists).
 Workspace workspace_of(const Tensor* workspace);
+
+// A step's binder for a cast of `source` into `dest` (same shape).
+std::function<StepRun(const BoundTensors&)> bind_cast(TensorId source, TensorId dest);
 
 } // namespace mantissa

@@ -11,7 +11,8 @@
 
 #include "core/error.h"
 #include "core/parallel/shard.h"
-#include "core/plan/compile.h"
+#include "core/plan/bind.h"
+#include "core/plan/describe.h"
 #include "core/train/divergence_advice.h"
 
 namespace mantissa {
@@ -115,7 +116,7 @@ Trainer::Trainer(const Experiment& experiment, const Mnist& data, Backend& backe
     // the CPU, never be turned into 0 by a fused cuBLASLt ReLU.
     m_backend.set_propagate_nan(!policy.is_mixed() && (policy.compute == DType::Float16 ||
                                                        policy.compute == DType::BFloat16));
-    m_plan = compile(*m_model, options, m_backend);
+    m_plan = bind(describe(*m_model, options), m_backend);
     m_plan->initialize(m_backend, m_experiment.seed); // the same weights on every rank
     if (m_comm) {
         m_sync = std::make_unique<GradientSync>(*m_plan, *m_comm, parallel.allreduce_dtype);

@@ -1,19 +1,18 @@
-// PlanDigest from a Plan: dtypes and bytes come from the plan's tensors, so the view shows what
-// compile() decided, not a re-derivation of the policy rules.
+// PlanDigest from a PlanSpec: dtypes and bytes come from the spec's tensors, so the view shows
+// what describe() decided (and bind() will run), not a re-derivation of the policy rules.
 #include "ui/plan_view/plan_digest.h"
 
 #include <algorithm>
 #include <set>
 
 #include "core/nn/model.h"
-#include "core/plan/compile.h"
-#include "ui/plan_view/plan_preview_backend.h"
+#include "core/plan/describe.h"
 
 namespace mantissa::ui {
 
 namespace {
 
-std::string dtype_list(const Plan& plan, const std::vector<TensorId>& ids) {
+std::string dtype_list(const PlanSpec& plan, const std::vector<TensorId>& ids) {
     std::string out;
     std::vector<std::string> seen;
     for (TensorId id : ids) {
@@ -26,7 +25,7 @@ std::string dtype_list(const Plan& plan, const std::vector<TensorId>& ids) {
     return out;
 }
 
-std::string tensor_list(const Plan& plan, const std::vector<TensorId>& ids) {
+std::string tensor_list(const PlanSpec& plan, const std::vector<TensorId>& ids) {
     std::string out;
     for (TensorId id : ids) {
         if (id == kNoTensor) continue;
@@ -39,7 +38,7 @@ std::string tensor_list(const Plan& plan, const std::vector<TensorId>& ids) {
 
 } // namespace
 
-PlanDigest digest_plan(const Plan& plan) {
+PlanDigest digest_plan(const PlanSpec& plan) {
     PlanDigest d;
     d.policy = plan.policy.name;
     d.batch_size = plan.batch_size;
@@ -63,7 +62,7 @@ PlanDigest digest_plan(const Plan& plan) {
         d.layers.push_back(std::move(box));
     }
 
-    for (const PlanStep& step : plan.steps) {
+    for (const StepSpec& step : plan.steps) {
         PlanStepRow row;
         row.phase = step.phase;
         row.layer = step.layer;
@@ -109,7 +108,7 @@ PlanDigest digest_plan(const Plan& plan) {
     // one (Flatten is a view) passes its input's dtype on.
     DType current = d.input_dtype;
     for (PlanLayerBox& box : d.layers) {
-        for (const PlanStep& step : plan.steps)
+        for (const StepSpec& step : plan.steps)
             if (step.phase == StepPhase::Forward && step.layer == box.name && !step.is_cast &&
                 !step.outputs.empty() && step.outputs.front() != kNoTensor)
                 current = plan.tensor(step.outputs.front()).dtype;
@@ -127,9 +126,7 @@ PlanDigest preview_plan(const Experiment& experiment) {
     options.batch_size = experiment.batch_size;
     options.optimizer = experiment.optimizer;
     options.loss_scale = experiment.loss_scale;
-    PlanPreviewBackend backend; // outlives the plan: the arena's release runs first
-    const std::unique_ptr<Plan> plan = compile(model, options, backend);
-    return digest_plan(*plan);
+    return digest_plan(describe(model, options));
 }
 
 } // namespace mantissa::ui

@@ -1,12 +1,12 @@
-// PlanDigest: what the Plan view shows of a compiled Plan, as plain values: one row per step
-// (op, dtypes, cast or not, bytes, FLOPs), one box per layer for the diagram, memory by category.
+// PlanDigest: what the Plan view shows of a described plan (PlanSpec), as plain values: one row
+// per step (op, dtypes, cast or not, bytes, FLOPs), one box per layer, memory by category.
 #pragma once
 
 #include <cstdint>
 #include <string>
 #include <vector>
 
-#include "core/plan/plan.h"
+#include "core/plan/plan_spec.h"
 #include "core/train/experiment.h"
 
 namespace mantissa::ui {
@@ -44,15 +44,15 @@ struct PlanDigest {
     std::vector<PlanStepRow> steps;
     std::vector<PlanLayerBox> layers;
     std::vector<LintMessage> lint;
-    MemoryByCategory memory;
-    double flops = 0; // per training step
+    MemoryByCategory memory; // without the workspace's scratch: the engine decides it at bind
+    double flops = 0;        // per training step
     int casts = 0;
     std::int64_t params = 0;
 };
 
-PlanDigest digest_plan(const Plan& plan);
-// Compiles the experiment's model and settings without allocating memory (PlanPreviewBackend)
-// and digests the result. Throws Error (Shape, Config, ...) with the message to show.
+PlanDigest digest_plan(const PlanSpec& plan);
+// Describes the experiment's model and settings (no backend, no memory) and digests the result.
+// Throws Error (Shape, Config, ...) with the message to show.
 PlanDigest preview_plan(const Experiment& experiment);
 
 } // namespace mantissa::ui

@@ -149,6 +149,9 @@ void PlanView::show_digest() {
     }
     memory +=
         QStringLiteral("· total <b>%1</b>").arg(bytes_text(static_cast<double>(d.memory.total())));
+    // The plan is described without an engine; the workspace's scratch (cuBLASLt, cuDNN, im2col)
+    // is what the engine asks for when the plan is bound, so it is named, not guessed.
+    memory += QStringLiteral(" + workspace scratch, sized by the engine when training starts");
     m_memory->setText(memory);
     QString lint;
     for (const LintMessage& message : d.lint)

@@ -1,0 +1,177 @@
+// describe(): data input, layers, the fused softmax cross-entropy loss, then the optimizer steps.
+// The order of steps here is the order they run in; nothing is decided at run time.
+#include "core/plan/describe.h"
+
+#include "core/error.h"
+#include "core/plan/lint.h"
+#include "core/plan/lower/layer_steps.h"
+#include "core/plan/plan.h"
+#include "core/plan/plan_builder.h"
+
+namespace mantissa {
+
+namespace {
+
+StepSpec make_step(std::string op, std::function<StepRun(const BoundTensors&)> bind) {
+    StepSpec step;
+    step.op = std::move(op);
+    step.bind = std::move(bind);
+    return step;
+}
+
+} // namespace
+
+PlanSpec describe(const Model& model, const CompileOptions& options) {
+    model.validate();
+    if (options.batch_size < 1) throw Error(ErrorKind::Config, "batch_size must be at least 1");
+    validate_optimizer(options.optimizer);
+
+    PlanSpec spec;
+    spec.policy = options.policy;
+    spec.batch_size = options.batch_size;
+    spec.optimizer = options.optimizer;
+    spec.inference_only = options.inference_only; // read by add_param and finish()
+    spec.loss_scale = resolve_loss_scale(options.loss_scale, options.policy);
+    validate_loss_scale(spec.loss_scale);
+    spec.lint = lint_model(model, spec.loss_scale);
+
+    ModelAnalysis analysis = model.analyze();
+    for (std::size_t i = 0; i < model.size(); ++i) {
+        const LayerAnalysis& a = analysis.layers[i];
+        spec.layers.push_back({a.name, a.type, a.detail, a.output_shape, a.params, a.policy});
+        spec.param_count += a.params;
+    }
+
+    PlanBuilder b(spec);
+    const std::int64_t batch = options.batch_size;
+
+    // Data: the input batch is float32 (float64 under a float64 policy); the first layer casts it.
+    Shape input_shape = {batch};
+    for (std::int64_t d : model.spec().input) input_shape.push_back(d);
+    const DType input_dtype =
+        options.policy.compute == DType::Float64 ? DType::Float64 : DType::Float32;
+    spec.input = b.add_tensor("input", input_dtype, input_shape, MemCategory::Activations);
+    spec.labels = b.add_tensor("labels", DType::Int32, {batch}, MemCategory::Activations);
+    spec.scalars =
+        b.add_tensor("step_scalars", DType::UInt8, {static_cast<std::int64_t>(sizeof(StepScalars))},
+                     MemCategory::Workspace);
+    const TensorId input = spec.input, labels = spec.labels, scalars = spec.scalars;
+
+    StepSpec begin = make_step("begin_step", [scalars](const BoundTensors& t) -> StepRun {
+        Tensor* S = t.ptr(scalars);
+        return [S](Backend& be, const RunContext&) { be.begin_step(*S); };
+    });
+    begin.training_only = true;
+    b.plan_step(std::move(begin));
+    StepSpec gather =
+        make_step("gather+normalize", [input, labels](const BoundTensors& t) -> StepRun {
+            Tensor* X = t.ptr(input);
+            Tensor* Y = t.ptr(labels);
+            return [X, Y](Backend& be, const RunContext& ctx) {
+                const BatchSource& src = ctx.batch;
+                be.gather_batch(*src.images, *src.labels, *src.permutation, src.offset, src.count,
+                                *X, *Y);
+            };
+        });
+    gather.outputs = {spec.input, spec.labels};
+    b.plan_step(std::move(gather));
+
+    // Layers.
+    TensorId x = spec.input;
+    const bool fuse_softmax = model.ends_with_softmax();
+    for (std::size_t i = 0; i < model.size(); ++i) {
+        const Layer& layer = model.layer(i);
+        b.begin_layer(layer.name(), model.layer_policy(i));
+        x = lower_layer(b, layer, x, fuse_softmax && i + 1 == model.size());
+        b.end_layer();
+    }
+
+    // Loss: softmax cross-entropy fused, in the dtype of the logits (the last layer's policy).
+    TensorId logits = x;
+    spec.probs = b.add_tensor("probs", spec.tensor(logits).dtype, spec.tensor(logits).shape,
+                              MemCategory::Activations);
+    const TensorId probs = spec.probs, dlogits = b.grad_of(logits);
+    StepSpec loss =
+        make_step("softmax_xent",
+                  [logits, labels, probs, dlogits, scalars](const BoundTensors& t) -> StepRun {
+                      Tensor* L = t.ptr(logits);
+                      Tensor* Y = t.ptr(labels);
+                      Tensor* P = t.ptr(probs);
+                      Tensor* dL = t.ptr(dlogits);
+                      Tensor* S = t.ptr(scalars);
+                      return [L, Y, P, dL, S](Backend& be, const RunContext& ctx) {
+                          SoftmaxXentArgs args;
+                          args.logits = L;
+                          args.labels = Y;
+                          args.valid_rows = ctx.batch.count;
+                          args.probs = P;
+                          args.dlogits = ctx.training ? dL : nullptr;
+                          args.scalars = S;
+                          be.softmax_cross_entropy(args);
+                      };
+                  });
+    loss.layer = model.layer(model.size() - 1).name();
+    loss.inputs = {logits, spec.labels};
+    loss.outputs = {spec.probs, b.grad_of(logits)};
+    loss.flops = 8.0 * spec.tensor(logits).numel();
+    b.plan_step(std::move(loss));
+
+    // Updates: unscale + finite check over every gradient, the gated optimizer, the scale update.
+    std::vector<StepSpec> updates;
+    if (options.inference_only) { // evaluation never updates: no slots, no update steps
+        b.finish(std::move(updates));
+        return spec;
+    }
+    const LossScaleConfig scale = spec.loss_scale;
+    if (scale.mode != LossScaleMode::None) {
+        std::vector<TensorId> grad_ids;
+        for (const PlanParam& p : spec.params) grad_ids.push_back(p.grad);
+        StepSpec unscale = make_step("unscale+check_finite",
+                                     [grad_ids, scalars](const BoundTensors& t) -> StepRun {
+                                         std::vector<Tensor*> grads;
+                                         for (TensorId id : grad_ids) grads.push_back(t.ptr(id));
+                                         Tensor* S = t.ptr(scalars);
+                                         return [grads, S](Backend& be, const RunContext&) {
+                                             be.unscale_and_check_finite(grads, *S);
+                                         };
+                                     });
+        unscale.inputs = grad_ids;
+        unscale.outputs = grad_ids;
+        unscale.checks_finite = true;
+        updates.push_back(std::move(unscale));
+    }
+    const bool gate = scale.mode == LossScaleMode::Dynamic;
+    const OptimizerConfig opt = options.optimizer;
+    for (const PlanParam& p : spec.params) {
+        StepSpec update =
+            make_step(optimizer_type_name(opt.type),
+                      [opt, p, scalars, gate](const BoundTensors& t) -> StepRun {
+                          Tensor* var = t.ptr(p.variable);
+                          Tensor* grad = t.ptr(p.grad);
+                          std::vector<Tensor*> slots;
+                          for (TensorId s : p.optimizer_slots) slots.push_back(t.ptr(s));
+                          Tensor* S = t.ptr(scalars);
+                          return [opt, var, grad, slots, S, gate](Backend& be, const RunContext&) {
+                              be.optimizer_update(opt, *var, *grad, slots, *S, gate);
+                          };
+                      });
+        update.layer = p.name.substr(0, p.name.find('/'));
+        update.inputs = {p.variable, p.grad};
+        update.inputs.insert(update.inputs.end(), p.optimizer_slots.begin(),
+                             p.optimizer_slots.end());
+        update.outputs = {p.variable};
+        update.outputs.insert(update.outputs.end(), p.optimizer_slots.begin(),
+                              p.optimizer_slots.end());
+        update.flops = 8.0 * shape_numel(p.shape);
+        updates.push_back(std::move(update));
+    }
+    updates.push_back(
+        make_step("update_loss_scale", [scale, scalars](const BoundTensors& t) -> StepRun {
+            Tensor* S = t.ptr(scalars);
+            return [scale, S](Backend& be, const RunContext&) { be.finish_step(scale, *S); };
+        }));
+    b.finish(std::move(updates));
+    return spec;
+}
+
+} // namespace mantissa
