@@ -6,12 +6,12 @@
 #include <QTimer>
 #include <cstdio>
 
-#include "ui/compare_queue.h"
-#include "ui/event_loop_probe.h"
-#include "ui/main_window.h"
-#include "ui/run_report.h"
-#include "ui/theme.h"
-#include "ui/training_controller.h"
+#include "ui/runs/compare_queue.h"
+#include "ui/training/event_loop_probe.h"
+#include "ui/window/main_window.h"
+#include "ui/runs/run_report.h"
+#include "ui/window/theme.h"
+#include "ui/training/training_controller.h"
 
 int main(int argc, char** argv) {
     // The experiment presets are compiled into the static ui library; register them.

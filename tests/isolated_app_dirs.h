@@ -5,7 +5,7 @@
 #include <QTemporaryDir>
 #include <QtGlobal>
 
-#include "ui/run_history.h"
+#include "ui/runs/run_history.h"
 
 struct IsolatedAppDirs {
     QTemporaryDir root;

@@ -13,8 +13,8 @@
 #include "ui/charts/decimate.h"
 #include "ui/charts/loss_scale_chart.h"
 #include "ui/charts/metric_chart.h"
-#include "ui/run_store.h"
-#include "ui/theme.h"
+#include "ui/runs/run_store.h"
+#include "ui/window/theme.h"
 
 using namespace mantissa;
 using namespace mantissa::ui;

@@ -6,11 +6,11 @@
 
 #include "core/train/experiment.h"
 #include "core/train/lesson.h"
-#include "ui/model_memory.h"
-#include "ui/run_configuration.h"
-#include "ui/run_record.h"
-#include "ui/run_visibility.h"
-#include "ui/step_timing.h"
+#include "ui/runs/model_memory.h"
+#include "ui/runs/run_configuration.h"
+#include "ui/runs/run_record.h"
+#include "ui/runs/run_visibility.h"
+#include "ui/runs/step_timing.h"
 
 using namespace mantissa;
 using namespace mantissa::ui;

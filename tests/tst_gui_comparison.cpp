@@ -20,11 +20,11 @@
 #include "core/train/experiment.h"
 #include "isolated_app_dirs.h"
 #include "tiny_experiment.h"
-#include "ui/compare_queue.h"
-#include "ui/comparison_model.h"
-#include "ui/main_window.h"
-#include "ui/run_report.h"
-#include "ui/run_store.h"
+#include "ui/runs/compare_queue.h"
+#include "ui/runs/comparison_model.h"
+#include "ui/window/main_window.h"
+#include "ui/runs/run_report.h"
+#include "ui/runs/run_store.h"
 
 using namespace mantissa;
 using namespace mantissa::ui;

@@ -12,10 +12,10 @@
 #include "core/records/metrics_jsonl.h"
 #include "core/train/experiment.h"
 #include "tiny_experiment.h"
-#include "ui/comparison_model.h"
-#include "ui/run_history.h"
-#include "ui/run_record.h"
-#include "ui/run_store.h"
+#include "ui/runs/comparison_model.h"
+#include "ui/runs/run_history.h"
+#include "ui/runs/run_record.h"
+#include "ui/runs/run_store.h"
 
 using namespace mantissa;
 using namespace mantissa::ui;

@@ -12,9 +12,9 @@
 #include "core/backend/cpu/cpu_backend.h"
 #include "core/backend/factory/backend_factory.h"
 #include "core/device/device_selection.h"
-#include "ui/device_menu.h"
-#include "ui/error_banner.h"
-#include "ui/main_window.h"
+#include "ui/training/device_menu.h"
+#include "ui/window/error_banner.h"
+#include "ui/window/main_window.h"
 
 using namespace mantissa;
 using namespace mantissa::ui;

@@ -17,9 +17,9 @@
 #include <QtTest>
 
 #include "core/train/experiment.h"
-#include "ui/experiment_form.h"
-#include "ui/layer_fields_widget.h"
-#include "ui/layer_stack_editor.h"
+#include "ui/editor/experiment_form.h"
+#include "ui/editor/layer_fields_widget.h"
+#include "ui/editor/layer_stack_editor.h"
 
 using namespace mantissa;
 using mantissa::ui::ExperimentForm;

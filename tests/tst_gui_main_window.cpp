@@ -16,12 +16,12 @@
 #include "core/backend/factory/backend_factory.h"
 #include "core/nn/layer_spec.h"
 #include "core/train/experiment.h"
-#include "ui/compare_queue.h"
-#include "ui/comparison_model.h"
-#include "ui/error_banner.h"
-#include "ui/main_window.h"
-#include "ui/run_store.h"
-#include "ui/training_controller.h"
+#include "ui/runs/compare_queue.h"
+#include "ui/runs/comparison_model.h"
+#include "ui/window/error_banner.h"
+#include "ui/window/main_window.h"
+#include "ui/runs/run_store.h"
+#include "ui/training/training_controller.h"
 
 using namespace mantissa;
 using namespace mantissa::ui;

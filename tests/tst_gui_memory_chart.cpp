@@ -12,9 +12,9 @@
 #include "core/train/lesson.h"
 #include "ui/charts/memory_chart.h"
 #include "ui/lessons/lesson_library.h"
-#include "ui/model_memory.h"
+#include "ui/runs/model_memory.h"
 #include "ui/plan_view/plan_digest.h"
-#include "ui/run_record.h"
+#include "ui/runs/run_record.h"
 
 using namespace mantissa;
 using namespace mantissa::ui;

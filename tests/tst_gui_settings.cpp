@@ -22,15 +22,15 @@
 #include "core/train/experiment.h"
 #include "tests/isolated_app_dirs.h"
 #include "ui/charts/charts_panel.h"
-#include "ui/error_banner.h"
-#include "ui/experiment_form.h"
-#include "ui/help_menu.h"
-#include "ui/layer_stack_editor.h"
+#include "ui/window/error_banner.h"
+#include "ui/editor/experiment_form.h"
+#include "ui/window/help_menu.h"
+#include "ui/editor/layer_stack_editor.h"
 #include "ui/lessons/lessons_panel.h"
-#include "ui/main_window.h"
-#include "ui/policy_picker.h"
-#include "ui/run_store.h"
-#include "ui/theme.h"
+#include "ui/window/main_window.h"
+#include "ui/editor/policy_picker.h"
+#include "ui/runs/run_store.h"
+#include "ui/window/theme.h"
 
 using namespace mantissa;
 using namespace mantissa::ui;

@@ -18,8 +18,8 @@
 
 #include "core/io/safetensors.h"
 #include "core/train/experiment.h"
-#include "ui/run_history.h"
-#include "ui/training_controller.h"
+#include "ui/runs/run_history.h"
+#include "ui/training/training_controller.h"
 
 using namespace mantissa;
 using namespace mantissa::ui;

@@ -7,8 +7,8 @@
 #include <utility>
 
 #include "core/train/experiment.h"
-#include "ui/run_store.h"
-#include "ui/training_controller.h"
+#include "ui/runs/run_store.h"
+#include "ui/training/training_controller.h"
 
 using namespace mantissa;
 using namespace mantissa::ui;

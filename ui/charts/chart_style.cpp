@@ -14,7 +14,7 @@
 #include <QValueAxis>
 #include <algorithm>
 
-#include "ui/theme.h"
+#include "ui/window/theme.h"
 
 namespace mantissa::ui {
 

@@ -16,8 +16,8 @@
 #include "ui/charts/loss_scale_chart.h"
 #include "ui/charts/memory_chart.h"
 #include "ui/charts/metric_chart.h"
-#include "ui/run_store.h"
-#include "ui/run_visibility.h"
+#include "ui/runs/run_store.h"
+#include "ui/runs/run_visibility.h"
 
 namespace mantissa::ui {
 

@@ -8,7 +8,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "ui/theme.h"
+#include "ui/window/theme.h"
 
 namespace mantissa::ui {
 

@@ -8,7 +8,7 @@
 #include <QLocale>
 #include <cmath>
 
-#include "ui/run_record.h"
+#include "ui/runs/run_record.h"
 
 namespace mantissa::ui {
 

@@ -21,8 +21,8 @@
 #include <cmath>
 
 #include "ui/charts/chart_style.h"
-#include "ui/model_memory.h"
-#include "ui/run_record.h"
+#include "ui/runs/model_memory.h"
+#include "ui/runs/run_record.h"
 
 namespace mantissa::ui {
 

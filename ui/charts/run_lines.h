@@ -7,7 +7,7 @@
 #include <QSet>
 #include <QVector>
 
-#include "ui/run_record.h"
+#include "ui/runs/run_record.h"
 
 namespace mantissa::ui {
 

@@ -7,7 +7,7 @@
 #include <algorithm>
 
 #include "ui/float_lab/lab_style.h"
-#include "ui/theme.h"
+#include "ui/window/theme.h"
 
 namespace mantissa::ui {
 

@@ -9,7 +9,7 @@
 
 #include "core/numeric/float_format.h"
 #include "ui/float_lab/lab_style.h"
-#include "ui/theme.h"
+#include "ui/window/theme.h"
 
 namespace mantissa::ui {
 

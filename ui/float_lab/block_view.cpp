@@ -25,7 +25,7 @@
 #include "core/error.h"
 #include "core/io/safetensors.h"
 #include "core/numeric/element_inspect.h"
-#include "ui/dialog_folder.h"
+#include "ui/window/dialog_folder.h"
 #include "ui/float_lab/float_lab_tab.h"
 #include "ui/float_lab/lab_style.h"
 

@@ -1,5 +1,5 @@
 // The Float Lab's shared look (see lab_style.h). Colours come in a light and a dark variant so
-// the lab follows ui/theme's palette; numbers use C-locale 'g' formatting like the CLI.
+// the lab follows ui/window/theme's palette; numbers use C-locale 'g' formatting like the CLI.
 #include "ui/float_lab/lab_style.h"
 
 #include <QFont>
@@ -8,7 +8,7 @@
 #include <QRegularExpression>
 #include <cmath>
 
-#include "ui/theme.h"
+#include "ui/window/theme.h"
 
 namespace mantissa::ui::lab {
 

@@ -4,7 +4,7 @@
 
 #include <QCoreApplication>
 
-#include "ui/run_store.h"
+#include "ui/runs/run_store.h"
 
 namespace mantissa::ui {
 

@@ -8,7 +8,7 @@
 #include <QSet>
 
 #include "core/train/lesson.h"
-#include "ui/run_visibility.h"
+#include "ui/runs/run_visibility.h"
 
 namespace mantissa::ui {
 

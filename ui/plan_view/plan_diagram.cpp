@@ -11,7 +11,7 @@
 #include <cmath>
 
 #include "ui/float_lab/lab_style.h"
-#include "ui/theme.h"
+#include "ui/window/theme.h"
 
 namespace mantissa::ui {
 

@@ -6,7 +6,7 @@
 #include <QFont>
 #include <QPalette>
 
-#include "ui/theme.h"
+#include "ui/window/theme.h"
 
 namespace mantissa::ui {
 
