@@ -16,24 +16,20 @@ namespace mantissa::ui {
 RunStore::RunStore(QObject* parent) : QAbstractTableModel(parent) {}
 
 int RunStore::add_run(const Experiment& experiment) {
-    const int id = m_next_id++;
     RunRecord record;
-    record.id = id;
     record.name = QString::fromStdString(experiment.name) + QStringLiteral(" · ") +
                   QString::fromStdString(experiment.policy);
-    record.color = palette_color(id);
     record.experiment = experiment;
     record.device = QString::fromStdString(experiment.device);
     record.state = RunState::Queued;
-    const int row = static_cast<int>(m_runs.size());
-    beginInsertRows({}, row, row);
-    m_runs.push_back(std::move(record));
-    endInsertRows();
-    emit run_added(id);
-    return id;
+    return insert(std::move(record));
 }
 
 int RunStore::add_stored_run(RunRecord record) {
+    return insert(std::move(record));
+}
+
+int RunStore::insert(RunRecord record) {
     const int id = m_next_id++;
     record.id = id;
     if (!record.color.isValid()) record.color = palette_color(id);

@@ -56,6 +56,8 @@ signals:
     void visibility_changed();
 
 private:
+    // Gives `record` the next id (and a colour when it has none), appends it and announces it.
+    int insert(RunRecord record);
     int row_of(int id) const;
     QColor palette_color(int id) const;
 
