@@ -50,10 +50,10 @@ private slots:
     void everyShippedLessonLoads() {
         const LessonLibrary library = load_lesson_library();
         QVERIFY2(library.errors.isEmpty(), qPrintable(library.errors.join('\n')));
-        QCOMPARE(library.lessons.size(), 6);
+        QCOMPARE(library.lessons.size(), 8);
         MainWindow window;
-        QCOMPARE(window.lessons_panel()->lesson_count(), 6);
-        QCOMPARE(window.lessons_panel()->list()->count(), 6);
+        QCOMPARE(window.lessons_panel()->lesson_count(), 8);
+        QCOMPARE(window.lessons_panel()->list()->count(), 8);
         QVERIFY(window.lessons_panel()->list()->item(0)->text().startsWith("1. "));
         QVERIFY(!window.lessons_panel()->run_button()->isEnabled()); // nothing open yet
     }

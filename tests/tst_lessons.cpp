@@ -15,6 +15,7 @@
 #include "core/error.h"
 #include "core/io/atomic_file.h"
 #include "core/train/lesson.h"
+#include "core/train/quant_record.h"
 #include "core/train/trainer.h"
 #include "tests/unit/error_of.h"
 #include "tests/unit/files.h"
@@ -59,6 +60,7 @@ struct Outcome {
     RunSummary summary;
     std::vector<StepRecord> steps;
     std::vector<GradientHistogram> histograms;
+    std::vector<QuantRecord> quant;
 
     // Mean training loss over steps [first, last] (1-based).
     double mean_loss(std::int64_t first, std::int64_t last) const {
@@ -72,6 +74,34 @@ struct Outcome {
         for (const GradientHistogram& h : histograms)
             if (h.step == step) return h;
         throw Error(ErrorKind::Internal, "no histogram at step " + std::to_string(step));
+    }
+    // The quant record of `layer`'s `role` ("weight") at `step`.
+    const QuantTensorRecord& quant_at(std::int64_t step, const std::string& layer,
+                                      const std::string& role) const {
+        for (const QuantRecord& r : quant)
+            if (r.step == step)
+                for (const QuantTensorRecord& t : r.tensors)
+                    if (t.layer == layer && t.role == role) return t;
+        throw Error(ErrorKind::Internal, "no quant record of " + layer + " " + role + " at step " +
+                                             std::to_string(step));
+    }
+    // The mean over every quant record of `layer`'s `role`, in percent: of the clipped share, or
+    // of the flushed share.
+    double mean_percent(const std::string& layer, const std::string& role, bool clipped) const {
+        double sum = 0;
+        int n = 0;
+        for (const QuantRecord& r : quant)
+            for (const QuantTensorRecord& t : r.tensors)
+                if (t.layer == layer && t.role == role) sum += clipped ? t.clipped : t.flushed, ++n;
+        return n ? 100.0 * sum / n : std::nan("");
+    }
+    // Steps at which some quantised value of some layer was clipped.
+    std::int64_t steps_with_clipping() const {
+        std::int64_t n = 0;
+        for (const QuantRecord& r : quant)
+            n += std::any_of(r.tensors.begin(), r.tensors.end(),
+                             [](const QuantTensorRecord& t) { return t.clipped > 0; });
+        return n;
     }
 };
 
@@ -94,6 +124,7 @@ const Outcome& run(const std::string& id, std::size_t index, std::int64_t max_st
     TrainerCallbacks callbacks;
     callbacks.on_step = [&](const StepRecord& r) { out.steps.push_back(r); };
     callbacks.on_histogram = [&](const GradientHistogram& h) { out.histograms.push_back(h); };
+    callbacks.on_quant = [&](const QuantRecord& q) { out.quant.push_back(q); };
     out.summary = trainer.run(control, callbacks);
     return cache[key] = std::move(out);
 }
@@ -399,6 +430,17 @@ public:
             << R"(completes its 300 steps with a test accuracy of (\d+(?:\.\d+)?)%)" << true;
         new_row("lesson 6: the float16 softmax's test accuracy")
             << "06-float32-softmax" << 1 << R"(the float16 one had (\d+(?:\.\d+)?)%)" << true;
+        new_row("lesson 7: delayed scaling's test accuracy")
+            << "07-fp8-delayed-scaling" << 0 << R"((\d+\.\d+)% \(delayed\))" << true;
+        new_row("lesson 7: current scaling's test accuracy")
+            << "07-fp8-delayed-scaling" << 1 << R"((\d+\.\d+)% \(current\))" << true;
+        new_row("lesson 8: MXFP4's test accuracy")
+            << "08-mxfp4-against-nvfp4" << 0 << R"((\d+\.\d+)% for MXFP4)" << true;
+        new_row("lesson 8: NVFP4's test accuracy")
+            << "08-mxfp4-against-nvfp4" << 1 << R"((\d+\.\d+)% for NVFP4)" << true;
+        new_row("lesson 8: NVFP4's test accuracy with nearest-rounded gradients")
+            << "08-mxfp4-against-nvfp4" << 2 << R"(reaches a test accuracy of (\d+\.\d+)% here)"
+            << true;
     }
 
     void quotedFiguresMatchTheMeasurement() {
@@ -444,10 +486,102 @@ public:
         CHECK(!warns(0));
         CHECK(warns(1));
     }
+
+    void lesson7_delayedScalingClipsWhatItHasNotSeen() {
+        const std::string id = "07-fp8-delayed-scaling";
+        const Lesson& l = lesson(id);
+        CHECK(l.experiments[0].experiment.recipe->kind == "delayed");
+        CHECK(l.experiments[1].experiment.recipe->kind == "current");
+        // The whole 300 steps, as the app runs them (shared with the quoted accuracies).
+        const Outcome& delayed = run(id, 0, 0, -1, true);
+        const Outcome& current = run(id, 1, 0, -1, true);
+        CHECK_EQ(delayed.quant.size(), std::size_t{300});
+        CHECK_EQ(current.quant.size(), std::size_t{300});
+        // Step 2: dense_1's weights have outgrown step 1's amax, which the delayed scale uses.
+        const QuantTensorRecord& before = delayed.quant_at(1, "dense_1", "weight");
+        const QuantTensorRecord& after = delayed.quant_at(2, "dense_1", "weight");
+        CHECK_EQ(before.clipped, 0.0);
+        CHECK(after.amax > before.amax);
+        CHECK_EQ(after.scale, before.scale); // still step 1's scale
+        CHECK_EQ(two_figures(before.amax),
+                 two_figures(quoted(l, R"(grown from an amax of (\d+\.\d+))")));
+        CHECK_EQ(two_figures(after.amax), two_figures(quoted(l, R"(to (\d+\.\d+)\. The)")));
+        const char* const layers[] = {"dense_1", "dense_2", "dense_3"};
+        const char* const patterns[] = {R"((\d+\.\d+)% of dense_1's weights are clipped)",
+                                        R"(\((\d+\.\d+)% of dense_2's)",
+                                        R"((\d+\.\d+)% of dense_3's\))"};
+        for (int i = 0; i < 3; ++i) {
+            const double clipped = 100.0 * delayed.quant_at(2, layers[i], "weight").clipped;
+            const double text_value = quoted(l, patterns[i]);
+            CHECK_MSG(two_figures(clipped) == two_figures(text_value),
+                      (std::string(layers[i]) + ": the text says " + number(text_value, 6) +
+                       ", measured " + fixed4(clipped)));
+        }
+        // Current scaling sees each tensor before casting it: nothing clips, ever.
+        CHECK_EQ(current.steps_with_clipping(), std::int64_t{0});
+        for (const QuantRecord& r : current.quant)
+            for (const QuantTensorRecord& t : r.tensors) CHECK_EQ(t.clipped, 0.0);
+        // The delayed scale trails tensors that keep growing: clipping at most steps.
+        const double steps = static_cast<double>(delayed.steps_with_clipping());
+        CHECK_MSG(two_figures(steps) ==
+                      two_figures(quoted(l, R"(clips some value at (\d+) of its 300 steps)")),
+                  (text(steps)));
+    }
+
+    void lesson8_nvfp4KeepsMoreOfEachBlock() {
+        const std::string id = "08-mxfp4-against-nvfp4";
+        const Lesson& l = lesson(id);
+        CHECK_EQ(l.experiments[0].experiment.policy, std::string("mxfp4"));
+        CHECK(l.experiments[1].experiment.recipe->stochastic_gradients == true);
+        CHECK(l.experiments[2].experiment.recipe->stochastic_gradients == false);
+        const Outcome& mx = run(id, 0, 0, -1, true);
+        const Outcome& stochastic = run(id, 1, 0, -1, true);
+        const Outcome& nearest = run(id, 2, 0, -1, true);
+        CHECK_EQ(mx.quant.size(), std::size_t{300});
+        // Each figure the text quotes: (run, layer, role, clipped or flushed, the text around it).
+        struct Claim {
+            const Outcome* run;
+            const char* layer;
+            const char* role;
+            bool clipped;
+            const char* pattern;
+        };
+        const Claim claims[] = {
+            {&mx, "dense_1", "activation", true, R"(MXFP4 clips (\d+\.\d+)% of the input)"},
+            {&stochastic, "dense_1", "activation", true, R"(dense_1 \(NVFP4 (\d+\.\d+)%\))"},
+            {&mx, "dense_1", "weight", true, R"((\d+\.\d+)% of dense_1's weights)"},
+            {&stochastic, "dense_1", "weight", true, R"(dense_1's weights \(NVFP4 (\d+\.\d+)%\))"},
+            {&mx, "dense_3", "weight", true, R"((\d+\.\d+)% of dense_3's weights)"},
+            {&stochastic, "dense_3", "weight", true, R"(dense_3's weights \(NVFP4 (\d+\.\d+)%\))"},
+            {&stochastic, "dense_1", "gradient", false, R"((\d+\.\d+)% of dense_1's gradient)"},
+            {&nearest, "dense_1", "gradient", false, R"(on average \((\d+\.\d+)% with nearest)"},
+            {&stochastic, "dense_2", "gradient", false, R"((\d+\.\d+)% of dense_2's)"},
+            {&nearest, "dense_2", "gradient", false, R"(dense_2's \((\d+\.\d+)% with nearest)"},
+        };
+        for (const Claim& c : claims) {
+            const double measured = c.run->mean_percent(c.layer, c.role, c.clipped);
+            const double text_value = quoted(l, c.pattern);
+            CHECK_MSG(two_figures(measured) == two_figures(text_value),
+                      (std::string(c.pattern) + ": the text says " + number(text_value, 6) +
+                       ", measured " + fixed4(measured)));
+        }
+        // The claims themselves: NVFP4's blocks clip far less than MXFP4's, and stochastic
+        // rounding flushes fewer gradients to zero than nearest rounding, in every layer.
+        for (const char* role : {"activation", "weight"})
+            CHECK(stochastic.mean_percent("dense_1", role, true) <
+                  mx.mean_percent("dense_1", role, true) / 4);
+        for (const char* layer : {"dense_1", "dense_2", "dense_3"})
+            CHECK_MSG(stochastic.mean_percent(layer, "gradient", false) <
+                          nearest.mean_percent(layer, "gradient", false),
+                      (std::string(layer)));
+        CHECK(mx.summary.val_accuracy < stochastic.summary.val_accuracy);
+        CHECK(mx.summary.val_accuracy < nearest.summary.val_accuracy);
+    }
 };
 
 MANTISSA_TEST_MAIN(TestLessons, shippedLessonsLoad, setMergesIntoThePreset, badLesson,
                    lesson1_overflowAndUnderflow, lesson2_pureFloat16Fails,
                    lesson3_underflowAndDynamicScaling, lesson4_bfloat16NeedsNoScaling,
                    lesson5_memoryOfMixedPrecision, quotedFiguresMatchTheMeasurement,
-                   lesson6_float16SoftmaxBreaksTheLoss)
+                   lesson6_float16SoftmaxBreaksTheLoss, lesson7_delayedScalingClipsWhatItHasNotSeen,
+                   lesson8_nvfp4KeepsMoreOfEachBlock)
