@@ -177,6 +177,7 @@ StoredRun RunHistory::read_folder(const QString& folder) {
         record.epochs = QVector<EpochRecord>(metrics.epochs.begin(), metrics.epochs.end());
         record.histograms =
             QVector<GradientHistogram>(metrics.histograms.begin(), metrics.histograms.end());
+        record.quant = QVector<QuantRecord>(metrics.quant.begin(), metrics.quant.end());
         if (!record.epochs.isEmpty() && record.epochs.front().steps > 0)
             record.steps_per_epoch = record.epochs.front().steps;
         record.summary = metrics.summary;

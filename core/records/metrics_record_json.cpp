@@ -164,9 +164,9 @@ const std::vector<RecordField<RunSummary>>& summary_fields() {
 const std::vector<RecordField<QuantTensorRecord>>& quant_tensor_fields() {
     using Q = QuantTensorRecord;
     static const Fields<Q> fields = {
-        {"layer", &Q::layer},     {"role", &Q::role},       {"format", &Q::format},
-        {"amax", &Q::amax},       {"scale", &Q::scale},     {"clipped", &Q::clipped},
-        {"flushed", &Q::flushed}, {"count", &Q::count},     {"blocks", &Q::blocks},
+        {"layer", &Q::layer},     {"role", &Q::role},   {"format", &Q::format},
+        {"amax", &Q::amax},       {"scale", &Q::scale}, {"clipped", &Q::clipped},
+        {"flushed", &Q::flushed}, {"count", &Q::count}, {"blocks", &Q::blocks},
     };
     return fields;
 }
