@@ -20,7 +20,8 @@ std::string quant_to_csv(const RunMetrics& run);
 
 // {"format": "mantissa-metrics", "version": 1, "name", "status", "device", "config", "memory",
 //  "steps": [...], "epochs": [...], "quant": [{step, tensors}], "summary": {...} | null}. Field
-// names follow the JSONL; NaN is null. `name` and `status` are the caller's (the app's run name, "incomplete", ...).
+// names follow the JSONL; NaN is null. `name` and `status` are the caller's (the app's run
+// name, "incomplete", ...).
 std::string metrics_to_json(const RunMetrics& run, const std::string& name,
                             const std::string& status);
 
