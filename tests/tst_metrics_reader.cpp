@@ -15,6 +15,7 @@
 #include "core/records/metrics_reader.h"
 #include "core/train/gradient_histogram.h"
 #include "core/train/quant_record.h"
+#include "tests/unit/cli.h"
 #include "tests/unit/error_of.h"
 #include "tests/unit/files.h"
 #include "tests/unit/temp_dir.h"
@@ -556,6 +557,31 @@ public:
         CHECK(!contains(metrics_to_csv(run), "amax"));
     }
 
+    // `mantissa-cli metrics --quant-csv` writes the long-format quant CSV; a run without quant
+    // records gets the header and a note saying why.
+    void cliWritesTheQuantCsv() {
+        TempDir dir;
+        const std::string jsonl = dir.file("run.jsonl"), csv = dir.file("quant.csv");
+        {
+            MetricsJsonlWriter writer(jsonl);
+            writer.write_step(step(1, 1));
+            writer.write_quant(quant(1));
+        }
+        ProcessResult r = run_cli({"metrics", "--in", jsonl, "--quant-csv", csv});
+        CHECK_MSG(r.status == 0, (r.err));
+        const std::vector<std::string> rows = split_lines(mantissa::read_file(csv));
+        CHECK_EQ(rows.size(), std::size_t(3)); // header + dense_1 activation and gradient
+        CHECK(rows.at(0).starts_with("step,layer,role,format,amax"));
+        CHECK(rows.at(2).starts_with("1,dense_1,gradient,"));
+        CHECK(!contains(r.err, "no quant records"));
+
+        write_run(jsonl, true); // mixed_bfloat16: nothing quantised
+        r = run_cli({"metrics", "--in", jsonl, "--quant-csv", csv});
+        CHECK_MSG(r.status == 0, (r.err));
+        CHECK_MSG(contains(r.err, "no quant records"), (r.err));
+        CHECK_EQ(split_lines(mantissa::read_file(csv)).size(), std::size_t(1));
+    }
+
     void exportToAnUnwritablePathNamesIt() {
         const RunMetrics run;
         const std::string message =
@@ -569,4 +595,4 @@ MANTISSA_TEST_MAIN(TestMetricsReader, roundTrip, dataParallelFieldsRoundTrip, no
                    badConfigInHeaderNamesTheField, deeplyNestedRecordIsAnError,
                    missingFileIsAnIoError, csvExport, jsonExport, recordBytesAreStable,
                    quantRecordsRoundTrip, badQuantFieldNamesItsTensor, quantExports,
-                   exportToAnUnwritablePathNamesIt)
+                   cliWritesTheQuantCsv, exportToAnUnwritablePathNamesIt)
