@@ -2,8 +2,11 @@
 // in use and the clipped and flushed shares per layer and role; switching the role changes the
 // series; a float32 run explains why there is nothing to show; a run reopened from the history
 // plots the same points from its metrics file.
+#include <QAbstractItemModel>
 #include <QComboBox>
+#include <QSignalSpy>
 #include <QTest>
+#include <cmath>
 
 #include "isolated_app_dirs.h"
 #include "tiny_experiment.h"
@@ -77,6 +80,15 @@ private slots:
         QVERIFY(!chart->layer().isEmpty());
         const auto* layers = chart->findChild<QComboBox*>("scaling_layer");
         QVERIFY(layers && layers->count() >= 2); // mlp-small quantises every dense layer
+        // A redraw (every 40 ms while training) leaves the boxes' items alone: clearing them
+        // would close a popup the user has open.
+        const auto* runs = chart->findChild<QComboBox*>("scaling_run");
+        QVERIFY(runs);
+        QSignalSpy run_rows(runs->model(), &QAbstractItemModel::rowsRemoved);
+        QSignalSpy layer_rows(layers->model(), &QAbstractItemModel::rowsRemoved);
+        window.charts()->redraw();
+        QCOMPARE(run_rows.count(), 0);
+        QCOMPARE(layer_rows.count(), 0);
 
         // Every record of the picked layer and role is a point on each series.
         for (const QString role : {"activation", "weight", "gradient"}) {

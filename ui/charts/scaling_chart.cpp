@@ -143,10 +143,18 @@ void ScalingChart::show_runs(const QVector<const RunRecord*>& runs) {
         m_run_id = m_runs.isEmpty() ? -1 : m_runs.back().id;
         m_follow_latest = true;
     }
-    m_updating = true;
-    m_run_box->clear();
+    // Rebuilt only when the runs change: a redraw every 40 ms while training would otherwise
+    // close the box's popup under the user's pointer.
+    QStringList items;
     for (const ShownRun& run : std::as_const(m_runs))
-        m_run_box->addItem(QStringLiteral("#%1 %2").arg(run.id).arg(run.name), run.id);
+        items.append(QStringLiteral("#%1 %2").arg(run.id).arg(run.name));
+    QStringList current;
+    for (int i = 0; i < m_run_box->count(); ++i) current.append(m_run_box->itemText(i));
+    m_updating = true;
+    if (items != current) {
+        m_run_box->clear();
+        for (qsizetype i = 0; i < items.size(); ++i) m_run_box->addItem(items[i], m_runs[i].id);
+    }
     m_run_box->setCurrentIndex(m_run_box->findData(m_run_id));
     m_updating = false;
     rebuild_layers();
