@@ -4,7 +4,9 @@
 // plots the same points from its metrics file.
 #include <QAbstractItemModel>
 #include <QComboBox>
+#include <QFile>
 #include <QSignalSpy>
+#include <QTemporaryDir>
 #include <QTest>
 #include <cmath>
 
@@ -157,6 +159,17 @@ private slots:
             for (const char* series : {"amax", "scale", "clipped", "flushed"})
                 QCOMPARE(chart->points(series), m_live[role + "/" + series]);
         }
+        // The app's CSV export writes the quant records beside the steps, in long form.
+        QTemporaryDir out;
+        const QString csv = out.filePath("run.csv");
+        QCOMPARE(window.run_history()->export_metrics(run->id, csv), QString());
+        QFile quant(out.filePath("run-quant.csv"));
+        QVERIFY(quant.open(QIODevice::ReadOnly));
+        const QStringList rows = QString::fromUtf8(quant.readAll()).split('\n', Qt::SkipEmptyParts);
+        QVERIFY(rows.front().startsWith("step,layer,role,format,amax,scale,clipped,flushed"));
+        qsizetype tensors = 0;
+        for (const QuantRecord& record : run->quant) tensors += qsizetype(record.tensors.size());
+        QCOMPARE(rows.size(), 1 + tensors);
     }
 
 private:
