@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <nlohmann/json.hpp>
 #include <string>
 
@@ -13,6 +14,8 @@
 #include "core/records/metrics_jsonl.h"
 #include "core/records/metrics_reader.h"
 #include "core/train/gradient_histogram.h"
+#include "core/train/quant_record.h"
+#include "tests/unit/cli.h"
 #include "tests/unit/error_of.h"
 #include "tests/unit/files.h"
 #include "tests/unit/temp_dir.h"
@@ -94,6 +97,30 @@ std::string write_run(const std::string& path, bool finish) {
         if (finish) writer.write_summary(summary());
     }
     return mantissa::read_file(path);
+}
+
+// Two tensors of an mxfp8 run at `n`: dense_1's activation and gradient (whose amax is not finite).
+QuantRecord quant(std::int64_t n) {
+    QuantRecord q;
+    q.step = n;
+    QuantTensorRecord a;
+    a.layer = "dense_1";
+    a.role = "activation";
+    a.format = "mxfp8_e4m3 1×32 blocks, \"e8m0\" scales";
+    a.amax = 3.5 * static_cast<double>(n);
+    a.scale = 0.0078125;
+    a.clipped = 0.25;
+    a.flushed = 0.125;
+    a.count = 4096;
+    a.blocks = 128;
+    QuantTensorRecord g = a;
+    g.role = "gradient";
+    g.amax = std::numeric_limits<double>::infinity();
+    g.scale = 65536;
+    g.clipped = 0;
+    g.flushed = 0.5;
+    q.tensors = {a, g};
+    return q;
 }
 
 } // namespace
@@ -441,6 +468,120 @@ public:
         CHECK_EQ(doc["summary"].dump(), std::string(GOLDEN_EXPORT_SUMMARY));
     }
 
+    // The `quant` records (quantised policies) read back field for field, in order; a non-finite
+    // amax was written as null and reads as NaN.
+    void quantRecordsRoundTrip() {
+        TempDir dir;
+        const std::string path = dir.file("metrics.jsonl");
+        {
+            MetricsJsonlWriter writer(path);
+            writer.write_step(step(1, 1));
+            writer.write_quant(quant(1));
+            writer.write_quant(quant(50));
+        }
+        const std::vector<std::string> lines = split(mantissa::read_file(path), '\n');
+        CHECK(contains(lines.at(1), "\"type\":\"quant\""));
+        CHECK(contains(lines.at(1), "\"amax\":null"));
+        const RunMetrics run = read_metrics_jsonl(path);
+        CHECK_EQ(run.quant.size(), std::size_t(2));
+        CHECK_EQ(run.quant.at(1).step, std::int64_t(50));
+        const QuantRecord expected = quant(50);
+        CHECK_EQ(run.quant[1].tensors.size(), std::size_t(2));
+        for (std::size_t i = 0; i < 2; ++i) {
+            const QuantTensorRecord& got = run.quant[1].tensors[i];
+            const QuantTensorRecord& want = expected.tensors[i];
+            CHECK_EQ(got.layer, want.layer);
+            CHECK_EQ(got.role, want.role);
+            CHECK_EQ(got.format, want.format);
+            if (i == 0) CHECK_EQ(got.amax, want.amax);
+            CHECK_EQ(got.scale, want.scale);
+            CHECK_EQ(got.clipped, want.clipped);
+            CHECK_EQ(got.flushed, want.flushed);
+            CHECK_EQ(got.count, want.count);
+            CHECK_EQ(got.blocks, want.blocks);
+        }
+        CHECK(std::isnan(run.quant[1].tensors[1].amax));
+    }
+
+    void badQuantFieldNamesItsTensor_data() {
+        add_column<std::string>("line");
+        add_column<std::string>("expected");
+        const std::string tensor =
+            R"("layer":"dense_1","role":"weight","format":"f","scale":1,"clipped":0,)"
+            R"("flushed":0,"count":8,"blocks":1)";
+        new_row("amax a string") << R"({"type":"quant","step":3,"tensors":[{"amax":"big",)" +
+                                        tensor + "}]}"
+                                 << "q.jsonl: line 1: tensors[0]: field 'amax': expected a "
+                                    "number, got string";
+        new_row("amax missing") << R"({"type":"quant","step":3,"tensors":[{)" + tensor + "}]}"
+                                << "q.jsonl: line 1: tensors[0]: field 'amax': missing";
+        new_row("tensors not a list") << R"({"type":"quant","step":3,"tensors":{}})"
+                                      << "q.jsonl: line 1: field 'tensors': expected an array";
+        new_row("no step") << R"({"type":"quant","tensors":[]})"
+                           << "q.jsonl: line 1: field 'step': missing";
+    }
+
+    void badQuantFieldNamesItsTensor() {
+        FETCH(std::string, line);
+        FETCH(std::string, expected);
+        const std::string message =
+            error_of([&] { parse_metrics_jsonl(line + "\n", "q.jsonl"); }, ErrorKind::Data);
+        CHECK_MSG(message.starts_with(expected), (message));
+    }
+
+    // The quant CSV is long-format (a row per tensor per record) with the JSONL's field names; a
+    // format holding commas and quotes is one quoted cell. The JSON export carries the records.
+    void quantExports() {
+        RunMetrics run;
+        run.steps = {step(1, 1)};
+        run.quant = {quant(1), quant(50)};
+        const std::vector<std::string> csv = split_lines(quant_to_csv(run));
+        CHECK_EQ(csv.size(), std::size_t(5));
+        CHECK_EQ(csv.at(0),
+                 std::string("step,layer,role,format,amax,scale,clipped,flushed,count,blocks"));
+        CHECK_EQ(csv.at(1), std::string("1,dense_1,activation,\"mxfp8_e4m3 1×32 blocks, "
+                                        "\"\"e8m0\"\" scales\",3.5,0.0078125,0.25,0.125,4096,"
+                                        "128"));
+        CHECK(csv.at(4).starts_with("50,dense_1,gradient,")); // the infinite amax: an empty cell
+        CHECK(contains(csv.at(4), ",,65536,0,0.5,4096,128"));
+        CHECK_EQ(split_lines(quant_to_csv(RunMetrics{})).size(), std::size_t(1)); // header only
+
+        const auto doc = nlohmann::ordered_json::parse(metrics_to_json(run, "r", "completed"));
+        CHECK_EQ(doc["quant"].size(), std::size_t(2));
+        CHECK_EQ(doc["quant"][1]["step"].get<std::int64_t>(), std::int64_t(50));
+        CHECK_EQ(doc["quant"][1]["tensors"][0]["amax"].get<double>(), 175.0);
+        CHECK(doc["quant"][1]["tensors"][1]["amax"].is_null());
+        CHECK_EQ((doc["quant"][0]["tensors"][1]["role"].get<std::string>()),
+                 std::string("gradient"));
+        // The metrics CSV keeps its columns: the quant data is only in the second CSV.
+        CHECK(!contains(metrics_to_csv(run), "amax"));
+    }
+
+    // `mantissa-cli metrics --quant-csv` writes the long-format quant CSV; a run without quant
+    // records gets the header and a note saying why.
+    void cliWritesTheQuantCsv() {
+        TempDir dir;
+        const std::string jsonl = dir.file("run.jsonl"), csv = dir.file("quant.csv");
+        {
+            MetricsJsonlWriter writer(jsonl);
+            writer.write_step(step(1, 1));
+            writer.write_quant(quant(1));
+        }
+        ProcessResult r = run_cli({"metrics", "--in", jsonl, "--quant-csv", csv});
+        CHECK_MSG(r.status == 0, (r.err));
+        const std::vector<std::string> rows = split_lines(mantissa::read_file(csv));
+        CHECK_EQ(rows.size(), std::size_t(3)); // header + dense_1 activation and gradient
+        CHECK(rows.at(0).starts_with("step,layer,role,format,amax"));
+        CHECK(rows.at(2).starts_with("1,dense_1,gradient,"));
+        CHECK(!contains(r.err, "no quant records"));
+
+        write_run(jsonl, true); // mixed_bfloat16: nothing quantised
+        r = run_cli({"metrics", "--in", jsonl, "--quant-csv", csv});
+        CHECK_MSG(r.status == 0, (r.err));
+        CHECK_MSG(contains(r.err, "no quant records"), (r.err));
+        CHECK_EQ(split_lines(mantissa::read_file(csv)).size(), std::size_t(1));
+    }
+
     void exportToAnUnwritablePathNamesIt() {
         const RunMetrics run;
         const std::string message =
@@ -453,4 +594,5 @@ MANTISSA_TEST_MAIN(TestMetricsReader, roundTrip, dataParallelFieldsRoundTrip, no
                    incompleteRunIsReadable, unknownRecordTypesAreSkipped, corruptLineNamesTheLine,
                    badConfigInHeaderNamesTheField, deeplyNestedRecordIsAnError,
                    missingFileIsAnIoError, csvExport, jsonExport, recordBytesAreStable,
-                   exportToAnUnwritablePathNamesIt)
+                   quantRecordsRoundTrip, badQuantFieldNamesItsTensor, quantExports,
+                   cliWritesTheQuantCsv, exportToAnUnwritablePathNamesIt)

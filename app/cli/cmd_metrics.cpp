@@ -1,5 +1,6 @@
-// `mantissa-cli metrics`: a run's metrics JSONL as CSV (a row per step) and as one JSON document,
-// with the same reader and writers the app's run history uses. Each output is written atomically.
+// `mantissa-cli metrics`: a run's metrics JSONL as CSV (a row per step), its quant records as a
+// second, long-format CSV and the whole run as one JSON document, with the same reader and writers
+// the app's run history uses. Each output is written atomically.
 #include <cstdio>
 
 #include "app/cli/args.h"
@@ -15,6 +16,9 @@ int run_metrics(const Args& args) {
     parser.add_option("--in", "FILE", "the metrics JSONL to read");
     parser.add_option("--csv", "FILE",
                       "one row per training step (validation on each epoch's last step)");
+    parser.add_option("--quant-csv", "FILE",
+                      "quantised policies: one row per tensor per quant record (step, layer, role, "
+                      "format, amax, scale, clipped, flushed, count, blocks)");
     parser.add_option("--json", "FILE", "the whole run as one JSON document");
     parser.parse(args);
     if (parser.help_requested()) {
@@ -22,8 +26,8 @@ int run_metrics(const Args& args) {
         return 0;
     }
     if (!parser.has("--in")) throw UsageError("--in: a metrics JSONL file is required");
-    if (!parser.has("--csv") && !parser.has("--json"))
-        throw UsageError("--csv: give at least one of --csv or --json");
+    if (!parser.has("--csv") && !parser.has("--json") && !parser.has("--quant-csv"))
+        throw UsageError("--csv: give at least one of --csv, --quant-csv or --json");
     const std::string source = parser.value("--in");
     RunMetrics run;
     try {
@@ -41,6 +45,13 @@ int run_metrics(const Args& args) {
     if (parser.has("--csv")) {
         export_metrics_csv(run, parser.value("--csv"));
         std::printf("wrote %s\n", parser.value("--csv").c_str());
+    }
+    if (parser.has("--quant-csv")) {
+        if (run.quant.empty())
+            std::fprintf(stderr, "note: %s has no quant records: its policy does not quantise\n",
+                         source.c_str());
+        export_quant_csv(run, parser.value("--quant-csv"));
+        std::printf("wrote %s\n", parser.value("--quant-csv").c_str());
     }
     if (parser.has("--json")) {
         export_metrics_json(run, name, status, parser.value("--json"));

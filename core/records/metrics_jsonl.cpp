@@ -103,19 +103,9 @@ void MetricsJsonlWriter::write_histogram(const GradientHistogram& h) {
 }
 
 void MetricsJsonlWriter::write_quant(const QuantRecord& record) {
-    auto finite = [](double v) { return std::isfinite(v) ? json(v) : json(nullptr); };
-    json tensors = json::array();
-    for (const QuantTensorRecord& t : record.tensors)
-        tensors.push_back({{"layer", t.layer},
-                           {"role", t.role},
-                           {"format", t.format},
-                           {"amax", finite(t.amax)},
-                           {"scale", finite(t.scale)},
-                           {"clipped", t.clipped},
-                           {"flushed", t.flushed},
-                           {"count", t.count},
-                           {"blocks", t.blocks}});
-    write_line(json{{"type", "quant"}, {"step", record.step}, {"tensors", tensors}}.dump());
+    json line = quant_json<json>(record);
+    line["type"] = "quant";
+    write_line(line.dump());
 }
 
 void MetricsJsonlWriter::flush() {

@@ -102,6 +102,8 @@ RunMetrics parse_metrics_jsonl(const std::string& text, const std::string& sourc
                 out.log.push_back(log_from_json(r));
             else if (type == "histogram")
                 out.histograms.push_back(histogram_from_json(r));
+            else if (type == "quant")
+                out.quant.push_back(quant_from_json(r));
             // Any other type (future records) is for other readers: skip it.
         } catch (const json::exception& e) {
             // Every access is type-checked first; this is a last line of defence.

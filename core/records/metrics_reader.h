@@ -11,6 +11,7 @@
 #include "core/train/experiment.h"
 #include "core/train/gradient_histogram.h"
 #include "core/train/metrics.h"
+#include "core/train/quant_record.h"
 
 namespace mantissa {
 
@@ -25,6 +26,7 @@ struct RunMetrics {
     std::vector<StepRecord> steps;
     std::vector<EpochRecord> epochs;
     std::vector<GradientHistogram> histograms; // `histogram` records, in order
+    std::vector<QuantRecord> quant;            // `quant` records (quantised policies), in order
     std::optional<RunSummary> summary;
     std::vector<std::string> log; // `log` records, in order
     // The last line had no newline and did not parse: the writer was killed mid-line.

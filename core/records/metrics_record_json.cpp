@@ -161,6 +161,16 @@ const std::vector<RecordField<RunSummary>>& summary_fields() {
     return fields;
 }
 
+const std::vector<RecordField<QuantTensorRecord>>& quant_tensor_fields() {
+    using Q = QuantTensorRecord;
+    static const Fields<Q> fields = {
+        {"layer", &Q::layer},     {"role", &Q::role},   {"format", &Q::format},
+        {"amax", &Q::amax},       {"scale", &Q::scale}, {"clipped", &Q::clipped},
+        {"flushed", &Q::flushed}, {"count", &Q::count}, {"blocks", &Q::blocks},
+    };
+    return fields;
+}
+
 template <class Json>
 Json record_json(const StepRecord& r, RecordOutput output) {
     Json line = fields_json<Json>(r, step_fields(), output);
@@ -211,6 +221,20 @@ json histogram_json(const GradientHistogram& h) {
         {"all",
          {{"activation", counts_json(h.all_activation)}, {"weight", counts_json(h.all_weight)}}}};
 }
+
+template <class Json>
+Json quant_json(const QuantRecord& record) {
+    Json tensors = Json::array();
+    for (const QuantTensorRecord& t : record.tensors)
+        tensors.push_back(fields_json<Json>(t, quant_tensor_fields(), kInJsonl));
+    Json out = Json::object();
+    out[kQuantStepField] = record.step;
+    out[kQuantTensorsField] = std::move(tensors);
+    return out;
+}
+
+template json quant_json<json>(const QuantRecord&);
+template ojson quant_json<ojson>(const QuantRecord&);
 
 json log_json(const std::string& message) {
     return {{"message", message}};
@@ -407,6 +431,20 @@ GradientHistogram histogram_from_json(const RecordReader& r) {
     h.all_activation = counts_from_json(r, required(a, "activation"), "all.activation");
     h.all_weight = counts_from_json(r, required(a, "weight"), "all.weight");
     return h;
+}
+
+QuantRecord quant_from_json(const RecordReader& r) {
+    QuantRecord out;
+    out.step = r.integer(kQuantStepField);
+    const json& tensors = required(r, kQuantTensorsField);
+    if (!tensors.is_array()) r.fail(kQuantTensorsField, "expected an array");
+    for (std::size_t i = 0; i < tensors.size(); ++i) {
+        const std::string field = std::string(kQuantTensorsField) + "[" + std::to_string(i) + "]";
+        if (!tensors[i].is_object()) r.fail(field, "expected an object");
+        const RecordReader t(tensors[i], r.where() + ": " + field);
+        out.tensors.push_back(fields_from_json(t, quant_tensor_fields()));
+    }
+    return out;
 }
 
 } // namespace mantissa

@@ -15,6 +15,7 @@
 #include "core/tensor/memory_category.h"
 #include "core/train/gradient_histogram.h"
 #include "core/train/metrics.h"
+#include "core/train/quant_record.h"
 
 namespace mantissa {
 
@@ -45,6 +46,12 @@ struct RecordField {
 const std::vector<RecordField<StepRecord>>& step_fields();
 const std::vector<RecordField<EpochRecord>>& epoch_fields();
 const std::vector<RecordField<RunSummary>>& summary_fields();
+// A `quant` record's own fields; its tensors' are quant_tensor_fields().
+inline constexpr const char* kQuantStepField = "step";
+inline constexpr const char* kQuantTensorsField = "tensors";
+// One tensor of a `quant` record: layer, role, format, amax, scale, clipped, flushed, count,
+// blocks (the CSV export's quant columns too).
+const std::vector<RecordField<QuantTensorRecord>>& quant_tensor_fields();
 
 // The record's fields that `output` carries (kInJsonl or kInExport), without "type". Json is
 // nlohmann::json (the JSONL writer: keys sorted) or nlohmann::ordered_json (the export: keys in
@@ -60,6 +67,11 @@ Json record_json(const RunSummary& record, RecordOutput output);
 // The `histogram` record without "type": step, loss_scale, bins (the layout of histogram.h),
 // layers [{name, activation, weight}] and all {activation, weight}.
 nlohmann::json histogram_json(const GradientHistogram& histogram);
+
+// The `quant` record without "type": step and tensors [quant_tensor_fields()]; non-finite
+// numbers become null. Json as for record_json.
+template <class Json>
+Json quant_json(const QuantRecord& record);
 
 // The `log` record without "type": {"message": ...}.
 nlohmann::json log_json(const std::string& message);
@@ -98,6 +110,8 @@ RunSummary summary_from_json(const RecordReader& reader);
 std::string log_from_json(const RecordReader& reader); // the message ("" when absent)
 // A `histogram` record; a bin layout other than histogram.h's is an error naming "bins".
 GradientHistogram histogram_from_json(const RecordReader& reader);
+// A `quant` record; a bad tensor field's message names "tensors[i]" and the field.
+QuantRecord quant_from_json(const RecordReader& reader);
 
 // The JSON name of a record's member ("val_loss" for &EpochRecord::val_loss).
 template <class R, class T>

@@ -61,6 +61,7 @@ ChartsPanel::ChartsPanel(RunStore* store, QWidget* parent) : QWidget(parent), m_
     m_loss_scale = new LossScaleChart(this);
     m_memory = new MemoryChart(this);
     m_histogram = new GradientHistogramChart; // placed by the window: see histogram_chart()
+    m_scaling = new ScalingChart;             // placed by the window: see scaling_chart()
 
     auto* grid = new QGridLayout(this);
     grid->setContentsMargins(4, 4, 4, 4);
@@ -98,6 +99,7 @@ ChartsPanel::ChartsPanel(RunStore* store, QWidget* parent) : QWidget(parent), m_
 
 ChartsPanel::~ChartsPanel() {
     if (m_histogram && !m_histogram->parent()) delete m_histogram.data();
+    if (m_scaling && !m_scaling->parent()) delete m_scaling.data();
 }
 
 void ChartsPanel::schedule_redraw() {
@@ -144,6 +146,7 @@ void ChartsPanel::redraw() {
     m_step_time->set_title(step_title);
     m_loss_scale->show_runs(runs, m_lines);
     m_memory->show_runs(runs);
+    if (m_scaling) m_scaling->show_runs(runs);
 }
 
 void ChartsPanel::fit_to_visible() {
@@ -167,6 +170,7 @@ void ChartsPanel::set_presentation(bool on) {
          {m_loss, m_accuracy, m_step_time, static_cast<MetricChart*>(m_loss_scale)})
         c->set_presentation_scale(font_scale, line_scale);
     apply_chart_fonts(m_memory->chart(), font_scale);
+    if (m_scaling) m_scaling->set_presentation_scale(font_scale, line_scale);
 }
 
 MetricChart* ChartsPanel::chart(const QString& name) const {

@@ -10,6 +10,7 @@
 #include "core/train/gradient_histogram.h"
 #include "ui/charts/gradient_histogram_chart.h"
 #include "ui/charts/run_lines.h"
+#include "ui/charts/scaling_chart.h"
 
 class QChart;
 class QTimer;
@@ -38,6 +39,9 @@ public:
     // The histogram is fed here but shown where the window puts it (its own tab): it needs the
     // height the training curves need too. Without a new parent it is deleted with the panel.
     GradientHistogramChart* histogram_chart() const { return m_histogram; }
+    // The quantised runs' amax, scale, clipped and flushed shares (RunRecord::quant): fed on
+    // every redraw, placed by the window in its own tab like the histogram.
+    ScalingChart* scaling_chart() const { return m_scaling; }
     // A run's new gradient histograms (TrainingController::histograms_arrived).
     void add_histograms(int run_id, const QVector<GradientHistogram>& histograms);
     QChart* qchart(const QString& name) const; // as chart(), plus "memory": for export
@@ -55,6 +59,7 @@ private:
     LossScaleChart* m_loss_scale = nullptr;
     MemoryChart* m_memory = nullptr;
     QPointer<GradientHistogramChart> m_histogram;
+    QPointer<ScalingChart> m_scaling;
     QTimer* m_redraw_timer = nullptr;
     RunLineCache m_lines; // the points of every shown run, extended as runs grow
     bool m_presentation = false;

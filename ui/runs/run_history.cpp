@@ -177,6 +177,7 @@ StoredRun RunHistory::read_folder(const QString& folder) {
         record.epochs = QVector<EpochRecord>(metrics.epochs.begin(), metrics.epochs.end());
         record.histograms =
             QVector<GradientHistogram>(metrics.histograms.begin(), metrics.histograms.end());
+        record.quant = QVector<QuantRecord>(metrics.quant.begin(), metrics.quant.end());
         if (!record.epochs.isEmpty() && record.epochs.front().steps > 0)
             record.steps_per_epoch = record.epochs.front().steps;
         record.summary = metrics.summary;
@@ -327,9 +328,12 @@ QString RunHistory::export_metrics(int id, const QString& path) const {
     if (!run) return tr("There is no run %1.").arg(id);
     const QString suffix = QFileInfo(path).suffix().toLower();
     try {
-        if (suffix == QLatin1String("csv"))
-            export_metrics_csv(to_run_metrics(*run), path.toStdString());
-        else if (suffix == QLatin1String("json"))
+        if (suffix == QLatin1String("csv")) {
+            const RunMetrics metrics = to_run_metrics(*run);
+            export_metrics_csv(metrics, path.toStdString());
+            if (!metrics.quant.empty())
+                export_quant_csv(metrics, quant_csv_path(path).toStdString());
+        } else if (suffix == QLatin1String("json"))
             export_metrics_json(to_run_metrics(*run), run->name.toStdString(),
                                 run_state_name(run->state).toStdString(), path.toStdString());
         else
@@ -338,6 +342,11 @@ QString RunHistory::export_metrics(int id, const QString& path) const {
         return QString::fromStdString(e.what());
     }
     return {};
+}
+
+QString RunHistory::quant_csv_path(const QString& csv_path) {
+    const QFileInfo info(csv_path);
+    return info.dir().filePath(info.completeBaseName() + QStringLiteral("-quant.") + info.suffix());
 }
 
 void RunHistory::report(const QString& message) {

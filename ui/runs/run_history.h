@@ -74,7 +74,10 @@ public:
     // Deletes the run's folder and removes it from the list; refused while it trains.
     QString remove(int id);
     // Writes the run's metrics as CSV or JSON (chosen by the extension of `path`, .csv or .json).
+    // A quantised run's CSV gets its quant records beside it, in quant_csv_path(path).
     QString export_metrics(int id, const QString& path) const;
+    // "steps.csv" -> "steps-quant.csv": the long-format quant CSV (quant_to_csv) of an export.
+    static QString quant_csv_path(const QString& csv_path);
 
     // Reads one run folder; touches no store or widget, so any thread may call it.
     static StoredRun read_folder(const QString& folder);

@@ -197,6 +197,9 @@ void RunHistoryMenu::export_run(int id, const QString& suffix) {
         path += QLatin1Char('.') + suffix;
     if (const QString problem = m_history->export_metrics(id, path); !problem.isEmpty())
         emit error(tr("Could not export the metrics."), problem);
+    else if (suffix == QLatin1String("csv") && !run->quant.isEmpty())
+        emit message(tr("exported the metrics of %1 to %2, its quant records to %3")
+                         .arg(run->name, path, RunHistory::quant_csv_path(path)));
     else
         emit message(tr("exported the metrics of %1 to %2").arg(run->name, path));
 }

@@ -50,6 +50,7 @@ RunMetrics to_run_metrics(const RunRecord& run) {
     out.steps.assign(run.steps.begin(), run.steps.end());
     out.epochs.assign(run.epochs.begin(), run.epochs.end());
     out.histograms.assign(run.histograms.begin(), run.histograms.end());
+    out.quant.assign(run.quant.begin(), run.quant.end());
     out.summary = run.summary;
     out.data_parallel = run.data_parallel;
     return out;

@@ -13,6 +13,7 @@
 #include "core/train/experiment.h"
 #include "core/train/gradient_histogram.h"
 #include "core/train/metrics.h"
+#include "core/train/quant_record.h"
 
 namespace mantissa::ui {
 
@@ -38,6 +39,9 @@ struct RunRecord {
     // A reopened run's gradient histograms (the Gradients tab); a live run's go straight to the
     // chart (TrainingController::histograms_arrived).
     QVector<GradientHistogram> histograms;
+    // What a quantised policy's quantise steps did every experiment.quant_every steps (amax, scale,
+    // clipped and flushed shares per layer and role): the Scaling chart. Empty for other policies.
+    QVector<QuantRecord> quant;
     std::optional<RunSummary> summary;
     QString folder;        // its folder in the run history (RunHistory); empty until it starts
     QDateTime created;     // when its folder was made (UTC)

@@ -108,6 +108,13 @@ void RunStore::append_steps(int id, const QVector<StepRecord>& steps) {
     emit run_changed(id);
 }
 
+void RunStore::append_quant(int id, const QVector<QuantRecord>& records) {
+    const int row = row_of(id);
+    if (row < 0 || records.isEmpty()) return;
+    m_runs[row].quant += records;
+    emit run_changed(id);
+}
+
 void RunStore::append_epoch(int id, const EpochRecord& epoch) {
     const int row = row_of(id);
     if (row < 0) return;

@@ -34,6 +34,7 @@ public:
                      std::int64_t steps_per_epoch);
     void append_steps(int id, const QVector<StepRecord>& steps);
     void append_epoch(int id, const EpochRecord& epoch);
+    void append_quant(int id, const QVector<QuantRecord>& records);
     void set_state(int id, RunState state, const QString& message = {});
     void set_finished(int id, const RunSummary& summary);
     void rename_run(int id, const QString& name);

@@ -78,6 +78,7 @@ struct PendingMetrics {
     QVector<StepRecord> steps;
     QVector<EpochRecord> epochs;
     QVector<GradientHistogram> histograms;
+    QVector<QuantRecord> quant;
     QVector<PendingEvent> events;
 
     void push(PendingEvent event) {
@@ -189,6 +190,10 @@ void TrainingWorker::run(const Experiment& experiment, int run_id,
             std::lock_guard lock(pending.mutex);
             pending.histograms.push_back(histogram);
         };
+        callbacks.on_quant = [&pending](const QuantRecord& record) {
+            std::lock_guard lock(pending.mutex);
+            pending.quant.push_back(record);
+        };
         callbacks.on_log = [&pending, run_id](const std::string& line) {
             pending.log(run_id, QString::fromStdString(line));
         };
@@ -270,6 +275,7 @@ TrainingController::TrainingController(QObject* parent)
     qRegisterMetaType<mantissa::RunPhase>();
     qRegisterMetaType<QVector<mantissa::StepRecord>>();
     qRegisterMetaType<QVector<mantissa::GradientHistogram>>();
+    qRegisterMetaType<QVector<mantissa::QuantRecord>>();
 
     m_thread = new QThread(this);
     m_thread->setObjectName(QStringLiteral("mantissa-training"));
@@ -348,12 +354,14 @@ void TrainingController::drain() {
     QVector<StepRecord> steps;
     QVector<EpochRecord> epochs;
     QVector<GradientHistogram> histograms;
+    QVector<QuantRecord> quant;
     QVector<PendingEvent> events;
     {
         std::lock_guard lock(m_pending->mutex);
         steps.swap(m_pending->steps);
         epochs.swap(m_pending->epochs);
         histograms.swap(m_pending->histograms);
+        quant.swap(m_pending->quant);
         events.swap(m_pending->events);
     }
     // Steps and epochs come after this drain's start and before its end, as they happened.
@@ -363,6 +371,7 @@ void TrainingController::drain() {
         flushed = true;
         if (!steps.isEmpty()) emit steps_arrived(m_run_id, steps);
         if (!histograms.isEmpty()) emit histograms_arrived(m_run_id, histograms);
+        if (!quant.isEmpty()) emit quant_arrived(m_run_id, quant);
         for (const EpochRecord& epoch : std::as_const(epochs)) emit epoch_finished(m_run_id, epoch);
     };
     bool ended = false;

@@ -13,6 +13,7 @@
 #include "core/train/experiment.h"
 #include "core/train/gradient_histogram.h"
 #include "core/train/metrics.h"
+#include "core/train/quant_record.h"
 #include "core/train/train_control.h"
 
 class QThread;
@@ -76,6 +77,8 @@ signals:
     void epoch_finished(int run_id, const mantissa::EpochRecord& epoch);
     // Gradient histograms (experiment.histogram_every), oldest first.
     void histograms_arrived(int run_id, const QVector<mantissa::GradientHistogram>& histograms);
+    // Quantised policies' quant records (experiment.quant_every), oldest first.
+    void quant_arrived(int run_id, const QVector<mantissa::QuantRecord>& records);
     void run_finished(int run_id, const mantissa::RunSummary& summary);
     // Any error (bad stack, missing data, out of memory): a readable message; the app stays usable.
     void run_failed(int run_id, const QString& message);
@@ -111,4 +114,5 @@ Q_DECLARE_METATYPE(mantissa::EpochRecord)
 Q_DECLARE_METATYPE(mantissa::RunSummary)
 Q_DECLARE_METATYPE(mantissa::MemoryByCategory)
 Q_DECLARE_METATYPE(mantissa::GradientHistogram)
+Q_DECLARE_METATYPE(mantissa::QuantRecord)
 Q_DECLARE_METATYPE(mantissa::RunPhase)

@@ -104,6 +104,9 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
     centre_tabs->addTab(m_plan_view, "Plan");
     centre_tabs->setTabToolTip(2, "The compiled plan: every step, its dtypes and the casts the "
                                   "policy inserts, bytes, FLOPs and memory per category");
+    const int scaling_tab = centre_tabs->addTab(m_charts->scaling_chart(), "Scaling");
+    centre_tabs->setTabToolTip(scaling_tab, "Quantised policies: amax, the scale in use and the "
+                                            "shares clipped and flushed to zero, per layer");
     centre_layout->addWidget(centre_tabs, 1);
 
     m_runs_view = new QTableView;
@@ -525,6 +528,7 @@ void MainWindow::wire_training() {
         update_actions();
     });
     connect(c, &TrainingController::histograms_arrived, m_charts, &ChartsPanel::add_histograms);
+    connect(c, &TrainingController::quant_arrived, m_store, &RunStore::append_quant);
     connect(c, &TrainingController::log_line, this, &MainWindow::log);
     connect(c, &TrainingController::state_changed, this, &MainWindow::update_actions);
 }
