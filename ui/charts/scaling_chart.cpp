@@ -15,7 +15,7 @@
 #include "core/error.h"
 #include "core/numeric/policy.h"
 #include "ui/charts/metric_chart.h"
-#include "ui/run_record.h"
+#include "ui/runs/run_record.h"
 
 namespace mantissa::ui {
 
