@@ -791,6 +791,13 @@ public:
         std::vector<float> tiny(1000); // NVFP4 block scales that underflow E4M3 to zero
         for (std::size_t i = 0; i < tiny.size(); ++i) tiny[i] = i == 0 ? 1e30f : 1e-10f * g1(i);
         inputs.push_back(tiny);
+        // Exact ties under NVFP4 too: a tensor amax of 2688 makes the global scale 1, and blocks
+        // topped by 6 get the block scale 1, so k / 16 hits every E2M1 midpoint.
+        std::vector<float> ties = fast_path_values(3001, 4);
+        for (std::size_t i = 0; i < ties.size(); ++i)
+            ties[i] = i == 0 ? 2688.0f
+                             : (i % 16 == 0 ? 6.0f : static_cast<float>(int(i % 129) - 64) / 16);
+        inputs.push_back(ties);
         int compared = 0;
         for (const std::vector<float>& data : inputs)
             for (BlockFormat f : block_formats())
@@ -836,7 +843,7 @@ public:
                         compared += 2;
                     }
                 }
-        CHECK_EQ(compared, 4 * 2 * 2 * (5 * 2 + 1));
+        CHECK_EQ(compared, 5 * 2 * 2 * (5 * 2 + 1));
 
         // Per-tensor FP8 (current scaling): the formula written out with the scalar codec.
         for (ElementFormat e : {ElementFormat::Float8E4M3, ElementFormat::Float8E5M2})
