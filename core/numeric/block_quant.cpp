@@ -202,8 +202,23 @@ TileCounts fake_quantize_tile(float* data, std::size_t ld, std::size_t rows, std
                                                        rounding_random(q.seed, index0 + at));
         });
     } else if (!q.spec.tensor_scale) {
-        const double inv = 1.0 / eff; // a power of two in [2^-127, 2^127]: exact, so is v * inv
-        run([&](double v, std::size_t) { return element_codec::encode_nearest<F>(v * inv); });
+        // A power of two in [2^-127, 2^127], exact as a float32; so is v * inv but where the
+        // product falls below float32's normals, far under half the format's smallest
+        // subnormal, where both round to zero. Rounding on float32 bits gives the decoded value.
+        const auto inv = static_cast<float>(1.0 / eff);
+        int clipped = 0, zeros = 0;
+        for (std::size_t r = 0; r < rows; ++r) {
+            float* row = data + r * ld;
+            for (std::size_t c = 0; c < cols; ++c) {
+                const float v = row[c];
+                const float e = element_codec::round_to_element<F>(v * inv);
+                clipped += std::fabs(static_cast<double>(v)) > limit ? 1 : 0;
+                zeros += (v != 0 && e == 0) ? 1 : 0;
+                row[c] = static_cast<float>(static_cast<double>(e) * eff);
+            }
+        }
+        t.clipped = clipped;
+        t.zeros = zeros;
     } else if constexpr (F == ElementFormat::Float4E2M1) {
         double mid[7];
         for (int j = 0; j < 7; ++j) mid[j] = (values[j] + values[j + 1]) / 2 * eff;
