@@ -5,6 +5,7 @@
 // two candidates, a dyadic rational that float64 holds exactly; quotients by a scale are compared
 // as cross products, also exact). The reference shares no code with the engine.
 
+#include <bit>
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -16,6 +17,8 @@
 #include "core/numeric/element_format.h"
 #include "core/numeric/element_inspect.h"
 #include "core/numeric/float_format.h"
+#include "core/numeric/quant_recipe.h"
+#include "core/numeric/tensor_quant.h"
 #include "tests/unit/check_throws.h"
 #include "tests/unit/files.h"
 #include "tests/unit/format.h"
@@ -731,6 +734,156 @@ public:
         }
     }
 
+    // The training path (fake_quantize, fake_quantize_blocks, fake_quantize_tensor: the fast
+    // kernels) against the report path (quantize_blocks / quantize_blocks_2d: the straightforward
+    // spec kernel) bit for bit, decoded values and counts, over every block format and rule, both
+    // rounding modes, odd sizes (short and partial edge blocks), ties, subnormals, saturation,
+    // zero blocks and NaN / inf.
+    static std::vector<float> fast_path_values(std::size_t n, std::uint64_t seed) {
+        std::mt19937_64 rng(seed);
+        std::uniform_int_distribution<int> kind(0, 9), mant(-64, 64), expo(-30, 12);
+        std::normal_distribution<float> g(0.0f, 1.0f);
+        // Block maxima of 6 * 2^k put the E2M1 / E2M3 midpoints (k = 0: 0.25, 0.75, 1.25, ...)
+        // and the FP8 ones on a grid the dyadic values below hit exactly: ties.
+        std::vector<float> v(n);
+        for (std::size_t i = 0; i < n; ++i) {
+            switch (kind(rng)) {
+            case 0:
+                v[i] = 6.0f;
+                break;
+            case 1:
+                v[i] = static_cast<float>(mant(rng)) / 16.0f; // ties at every MX scale near 1
+                break;
+            case 2:
+                v[i] = std::ldexp(static_cast<float>(mant(rng)), expo(rng));
+                break;
+            case 3:
+                v[i] = std::ldexp(g(rng), -140); // float32 subnormals
+                break;
+            case 4:
+                v[i] = i % 2 ? 0.0f : -0.0f;
+                break;
+            case 5:
+                v[i] = g(rng) * 3e36f; // far past every format: scales near E8M0's top
+                break;
+            default:
+                v[i] = std::ldexp(g(rng), expo(rng));
+            }
+        }
+        return v;
+    }
+    static bool same_bits(const std::vector<float>& fast, const std::vector<double>& spec) {
+        for (std::size_t i = 0; i < fast.size(); ++i)
+            if (std::bit_cast<std::uint32_t>(fast[i]) !=
+                std::bit_cast<std::uint32_t>(static_cast<float>(spec[i])))
+                return false;
+        return true;
+    }
+    void fastPathMatchesReference() {
+        const float inf = std::numeric_limits<float>::infinity();
+        std::vector<std::vector<float>> inputs = {fast_path_values(3001, 1),
+                                                  fast_path_values(37 * 45, 2)};
+        std::vector<float> special = fast_path_values(37 * 45, 3);
+        for (std::size_t i = 0; i < 64; ++i) special[i] = 0.0f; // all-zero blocks
+        special[100] = std::numeric_limits<float>::quiet_NaN(); // a NaN block
+        special[700] = -inf;                                    // an inf block
+        inputs.push_back(special);
+        std::vector<float> tiny(1000); // NVFP4 block scales that underflow E4M3 to zero
+        for (std::size_t i = 0; i < tiny.size(); ++i) tiny[i] = i == 0 ? 1e30f : 1e-10f * g1(i);
+        inputs.push_back(tiny);
+        // Exact ties under NVFP4 too: a tensor amax of 2688 makes the global scale 1, and blocks
+        // topped by 6 get the block scale 1, so k / 16 hits every E2M1 midpoint.
+        std::vector<float> ties = fast_path_values(3001, 4);
+        for (std::size_t i = 0; i < ties.size(); ++i)
+            ties[i] = i == 0 ? 2688.0f
+                             : (i % 16 == 0 ? 6.0f : static_cast<float>(int(i % 129) - 64) / 16);
+        inputs.push_back(ties);
+        int compared = 0;
+        for (const std::vector<float>& data : inputs)
+            for (BlockFormat f : block_formats())
+                for (ScaleRule rule : {ScaleRule::Floor, ScaleRule::Ceil, ScaleRule::Amax}) {
+                    if (!supports_scale_rule(f, rule)) continue;
+                    for (bool stochastic : {false, true}) {
+                        BlockQuantConfig c;
+                        c.format = f;
+                        c.rule = rule;
+                        c.stochastic = stochastic;
+                        c.seed = 1234;
+                        const std::vector<double> wide(data.begin(), data.end());
+                        // 1D over the flat span (the last block short).
+                        const BlockQuantResult r = quantize_blocks(wide, c);
+                        std::vector<float> q = data;
+                        const BlockQuantStats s = fake_quantize(q, c);
+                        CHECK(same_bits(q, r.decoded));
+                        CHECK_EQ(s.clipped, r.clipped);
+                        CHECK_EQ(s.zeros, r.zeros);
+                        CHECK_EQ(s.blocks, r.blocks.size());
+                        CHECK(same(s.global_scale, r.global_scale));
+                        // 2D tiles of a 37 x 45 (or 1 x n) matrix, partial at both edges.
+                        const std::size_t rows = data.size() == 37 * 45 ? 37 : 1;
+                        const std::size_t cols = data.size() / rows;
+                        const int tile = block_format_spec(f).tensor_scale ? 16 : 32;
+                        const BlockQuantResult r2 = quantize_blocks_2d(wide, rows, cols, c, tile);
+                        std::vector<float> q2 = data;
+                        double top = -1;
+                        const BlockQuantStats s2 =
+                            fake_quantize_blocks(q2, rows, cols, c, tile, tile, &top);
+                        CHECK(same_bits(q2, r2.decoded));
+                        CHECK_EQ(s2.clipped, r2.clipped);
+                        CHECK_EQ(s2.zeros, r2.zeros);
+                        CHECK_EQ(s2.blocks, r2.blocks.size());
+                        double want = 0;
+                        for (const BlockReport& b : r2.blocks) {
+                            const double sc =
+                                b.scale.value *
+                                (block_format_spec(f).tensor_scale ? r2.global_scale : 1.0f);
+                            if (sc > want || std::isnan(sc)) want = sc;
+                        }
+                        CHECK(same(top, want));
+                        compared += 2;
+                    }
+                }
+        CHECK_EQ(compared, 5 * 2 * 2 * (5 * 2 + 1));
+
+        // Per-tensor FP8 (current scaling): the formula written out with the scalar codec.
+        for (ElementFormat e : {ElementFormat::Float8E4M3, ElementFormat::Float8E5M2})
+            for (const std::vector<float>& data : inputs) {
+                QuantSpec spec;
+                spec.scaling = QuantScaling::Current;
+                spec.element = e;
+                std::vector<float> q = data;
+                const QuantTensorStats st = fake_quantize_tensor(q, 1, q.size(), spec, {}, 0, true);
+                double amax = 0;
+                bool nan = false;
+                for (float v : data) {
+                    nan = nan || std::isnan(v);
+                    amax = std::max(amax, std::fabs(double(v)));
+                }
+                CHECK(same(st.amax, nan ? kNaN : amax));
+                const double max_elem = element_spec(e).max_finite;
+                float scale = 1.0f;
+                if (!nan && amax > 0 && std::isfinite(amax))
+                    scale = static_cast<float>(max_elem) / static_cast<float>(amax);
+                const float inv = 1.0f / scale;
+                std::size_t clipped = 0, zeros = 0;
+                bool all = true;
+                for (std::size_t i = 0; i < data.size(); ++i) {
+                    const double x = double(data[i]) * double(scale);
+                    const double d = decode_element(encode_element(x, e), e) * double(inv);
+                    clipped += std::fabs(x) > max_elem * (1.0 + 0x1p-22) ? 1 : 0;
+                    zeros += (data[i] != 0 && !std::isnan(data[i]) && d == 0) ? 1 : 0;
+                    all = all && std::bit_cast<std::uint32_t>(q[i]) ==
+                                     std::bit_cast<std::uint32_t>(static_cast<float>(d));
+                }
+                CHECK(all);
+                CHECK_EQ(st.clipped, clipped);
+                CHECK_EQ(st.zeros, zeros);
+            }
+    }
+    static float g1(std::size_t i) {
+        return static_cast<float>(int(i * 2654435761u % 2001) - 1000);
+    }
+
     // The span loops give the scalar codec's codes and values, element by element.
     void spanLoopsMatchScalar_data() { formats_data(); }
     void spanLoopsMatchScalar() {
@@ -807,4 +960,5 @@ MANTISSA_TEST_MAIN(TestBlockQuant, everyCodeRoundTrips, limits, fp4Values, round
                    tiesAndSaturation, fp8AgreesWithStorageCodec, e8m0, stochasticExpectation,
                    mxFloorClipsCeilDoesNot, mxMatchesReference, specialBlocks, nvfp4HandExample,
                    nvfp4MatchesReference, nvfp4TwoDimensional, fakeQuantizeAndStochasticBlocks,
-                   spanLoopsMatchScalar, badInputNamesTheField, inspection)
+                   fastPathMatchesReference, spanLoopsMatchScalar, badInputNamesTheField,
+                   inspection)

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "core/error.h"
+#include "core/numeric/element_codec.h"
 
 namespace mantissa {
 
@@ -127,6 +128,135 @@ TileCounts quantize_tile(const T* in, std::size_t ld, std::size_t rows, std::siz
             out[at] = static_cast<T>(decoded);
         }
     return t;
+}
+
+// The training path's kernel: float data quantised in place, no codes kept. Bit for bit what
+// quantize_tile<float> does (tst_block_quant compares the two over every format and rule), but
+// with the element format a template parameter (no per-element switch or call), the scale's
+// special cases and the rounding mode decided once per block, decoding by table, a power-of-two
+// scale applied by multiplying with its exact inverse, and NVFP4's exact nearest rounding done by
+// comparing |v| with the 7 midpoints between E2M1 values times the block's scale (each product
+// exact, as in nearest_code_of_quotient).
+template <ElementFormat F>
+TileCounts fake_quantize_tile(float* data, std::size_t ld, std::size_t rows, std::size_t cols,
+                              const ResolvedBlockQuant& q, float global_scale, std::size_t index0) {
+    constexpr auto& values = element_codec::kValues<F>;
+    constexpr std::uint32_t sign_bit = element_codec::kCodes<F> / 2;
+    const double max_elem = element_spec(F).max_finite;
+    float amax_f = 0;
+    bool nan = false;
+    for (std::size_t r = 0; r < rows; ++r) {
+        const float* row = data + r * ld;
+        for (std::size_t c = 0; c < cols; ++c) {
+            const float a = std::fabs(row[c]);
+            nan = nan || a != a;
+            amax_f = a > amax_f ? a : amax_f; // std::max's rule: a NaN never replaces amax
+        }
+    }
+    const double amax = nan ? kNaN : static_cast<double>(amax_f);
+
+    TileCounts t;
+    double eff;
+    if (q.spec.tensor_scale) {
+        t.scale = nvfp4_block_scale(amax, global_scale);
+        eff = t.scale.value * static_cast<double>(global_scale);
+    } else {
+        t.scale = mx_block_scale(amax, F, q.rule);
+        eff = t.scale.value;
+    }
+    if (std::isnan(eff)) {
+        for (std::size_t r = 0; r < rows; ++r)
+            for (std::size_t c = 0; c < cols; ++c) data[r * ld + c] = static_cast<float>(kNaN);
+        return t;
+    }
+    if (eff == 0) {
+        for (std::size_t r = 0; r < rows; ++r)
+            for (std::size_t c = 0; c < cols; ++c) {
+                float& x = data[r * ld + c];
+                t.zeros += (x != 0 && !std::isnan(x)) ? 1 : 0;
+                x = std::signbit(x) ? -0.0f : 0.0f;
+            }
+        return t;
+    }
+    const double limit = max_elem * eff;
+    // One pass per rounding mode; `code_of` gives the element's code.
+    auto run = [&](auto code_of) {
+        int clipped = 0, zeros = 0;
+        for (std::size_t r = 0; r < rows; ++r) {
+            float* row = data + r * ld;
+            for (std::size_t c = 0; c < cols; ++c) {
+                const double v = static_cast<double>(row[c]);
+                const std::uint32_t code = code_of(v, r * ld + c);
+                const double decoded = values[code] * eff;
+                clipped += std::fabs(v) > limit ? 1 : 0;
+                zeros += (v != 0 && decoded == 0) ? 1 : 0; // no NaN gets here (eff would be NaN)
+                row[c] = static_cast<float>(decoded);
+            }
+        }
+        t.clipped = clipped;
+        t.zeros = zeros;
+    };
+    if (q.stochastic) {
+        run([&](double v, std::size_t at) {
+            return element_codec::encode_stochastic<F>(v / eff,
+                                                       rounding_random(q.seed, index0 + at));
+        });
+    } else if (!q.spec.tensor_scale) {
+        // A power of two in [2^-127, 2^127], exact as a float32; so is v * inv but where the
+        // product falls below float32's normals, far under half the format's smallest
+        // subnormal, where both round to zero. Rounding on float32 bits gives the decoded value.
+        const auto inv = static_cast<float>(1.0 / eff);
+        int clipped = 0, zeros = 0;
+        for (std::size_t r = 0; r < rows; ++r) {
+            float* row = data + r * ld;
+            for (std::size_t c = 0; c < cols; ++c) {
+                const float v = row[c];
+                const float e = element_codec::round_to_element<F>(v * inv);
+                clipped += std::fabs(static_cast<double>(v)) > limit ? 1 : 0;
+                zeros += (v != 0 && e == 0) ? 1 : 0;
+                row[c] = static_cast<float>(static_cast<double>(e) * eff);
+            }
+        }
+        t.clipped = clipped;
+        t.zeros = zeros;
+    } else if constexpr (F == ElementFormat::Float4E2M1) {
+        double mid[7];
+        for (int j = 0; j < 7; ++j) mid[j] = (values[j] + values[j + 1]) / 2 * eff;
+        run([&](double v, std::size_t) {
+            const double a = std::fabs(v);
+            std::uint32_t mag = 0;
+            for (int j = 0; j < 7; ++j) // a tie goes to the even magnitude: up from an odd one
+                mag += (a > mid[j] || (a == mid[j] && (j & 1))) ? 1u : 0u;
+            return (std::signbit(v) ? sign_bit : 0u) | mag;
+        });
+    } else {
+        run([&](double v, std::size_t) { return nearest_code_of_quotient(v, eff, F); });
+    }
+    return t;
+}
+
+TileCounts fake_quantize_tile(float* data, std::size_t ld, std::size_t rows, std::size_t cols,
+                              const ResolvedBlockQuant& q, float global_scale, std::size_t index0) {
+    switch (q.spec.element) {
+    case ElementFormat::Float8E4M3:
+        return fake_quantize_tile<ElementFormat::Float8E4M3>(data, ld, rows, cols, q, global_scale,
+                                                             index0);
+    case ElementFormat::Float8E5M2:
+        return fake_quantize_tile<ElementFormat::Float8E5M2>(data, ld, rows, cols, q, global_scale,
+                                                             index0);
+    case ElementFormat::Float6E3M2:
+        return fake_quantize_tile<ElementFormat::Float6E3M2>(data, ld, rows, cols, q, global_scale,
+                                                             index0);
+    case ElementFormat::Float6E2M3:
+        return fake_quantize_tile<ElementFormat::Float6E2M3>(data, ld, rows, cols, q, global_scale,
+                                                             index0);
+    case ElementFormat::Float4E2M1:
+        return fake_quantize_tile<ElementFormat::Float4E2M1>(data, ld, rows, cols, q, global_scale,
+                                                             index0);
+    case ElementFormat::E8M0:
+        break;
+    }
+    return quantize_tile(data, ld, rows, cols, q, global_scale, index0, nullptr, data);
 }
 
 template <typename T>
@@ -338,8 +468,7 @@ BlockQuantStats fake_quantize(std::span<float> data, const BlockQuantConfig& con
     for (std::size_t begin = 0; begin < n; begin += bs) {
         const std::size_t count = std::min(bs, n - begin);
         float* block = data.data() + begin;
-        const TileCounts t =
-            quantize_tile(block, count, 1, count, q, s.global_scale, begin, nullptr, block);
+        const TileCounts t = fake_quantize_tile(block, count, 1, count, q, s.global_scale, begin);
         ++s.blocks;
         s.clipped += static_cast<std::size_t>(t.clipped);
         s.zeros += static_cast<std::size_t>(t.zeros);
@@ -365,8 +494,7 @@ BlockQuantStats fake_quantize_blocks(std::span<float> data, std::size_t rows, st
             const std::size_t tr = std::min(br, rows - row), tc = std::min(bc, cols - col);
             const std::size_t at = row * cols + col;
             float* tile = data.data() + at;
-            const TileCounts t =
-                quantize_tile(tile, cols, tr, tc, q, s.global_scale, at, nullptr, tile);
+            const TileCounts t = fake_quantize_tile(tile, cols, tr, tc, q, s.global_scale, at);
             ++s.blocks;
             s.clipped += static_cast<std::size_t>(t.clipped);
             s.zeros += static_cast<std::size_t>(t.zeros);

@@ -4,21 +4,49 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include "core/error.h"
+#include "core/numeric/element_codec.h"
 
 namespace mantissa {
 
 namespace {
 
+// In float (exact: a magnitude is a float too); the NaN check leaves the loop branch-free.
 double amax_of(std::span<const float> data) {
-    double amax = 0;
+    float amax = 0;
+    bool nan = false;
     for (float v : data) {
-        const double a = std::fabs(static_cast<double>(v));
-        if (std::isnan(a)) return a;
-        amax = std::max(amax, a);
+        const float a = std::fabs(v);
+        nan = nan || a != a;
+        amax = a > amax ? a : amax;
     }
-    return amax;
+    if (!nan) return static_cast<double>(amax);
+    for (float v : data) // the first NaN, as a float64 magnitude (its payload kept)
+        if (std::isnan(v)) return std::fabs(static_cast<double>(v));
+    return std::numeric_limits<double>::quiet_NaN();
+}
+
+// The per-tensor cast (TE): code = round(v * scale), value = code * scale_inv, counting the
+// clipped and flushed values. The element format is a template parameter so the codec's layout is
+// constant and decoding is a table look-up; the arithmetic is encode_element / decode_element's.
+template <ElementFormat F>
+void cast_per_tensor(std::span<float> data, float scale, float scale_inv, double max_elem,
+                     QuantTensorStats& st) {
+    constexpr auto& values = element_codec::kValues<F>;
+    const double limit = max_elem * (1.0 + 0x1p-22);
+    std::size_t clipped = 0, zeros = 0;
+    for (float& v : data) {
+        const double x = static_cast<double>(v) * static_cast<double>(scale); // exact: 24 x 24
+        const std::uint32_t code = element_codec::encode_nearest<F>(x);       // saturating
+        const double decoded = values[code] * static_cast<double>(scale_inv);
+        clipped += std::fabs(x) > limit ? 1 : 0;
+        zeros += (v != 0 && !std::isnan(v) && decoded == 0) ? 1 : 0;
+        v = static_cast<float>(decoded);
+    }
+    st.clipped += clipped;
+    st.zeros += zeros;
 }
 
 // TE: scale = (fp8_max / amax) / 2^margin in float32; an amax of zero or inf keeps the old one.
@@ -62,16 +90,22 @@ QuantTensorStats fake_quantize_tensor(std::span<float> data, std::size_t rows, s
     const float scale_inv = 1.0f / scale;
     st.scale = scale_inv;
     st.blocks = 1;
-    for (float& v : data) {
-        const double x = static_cast<double>(v) * static_cast<double>(scale); // exact: 24 x 24
-        const std::uint32_t code = encode_element(x, spec.element);           // saturating
-        const double decoded = decode_element(code, spec.element) * static_cast<double>(scale_inv);
-        // Beyond the float32 rounding of the scale itself (amax x fl(448 / amax) may exceed 448
-        // by an ulp and still encode as 448): a real overflow, saturated.
-        st.clipped += std::fabs(x) > max_elem * (1.0 + 0x1p-22) ? 1 : 0;
-        st.zeros += (v != 0 && !std::isnan(v) && decoded == 0) ? 1 : 0;
-        v = static_cast<float>(decoded); // a 4-bit significand times a float32: one rounding
-    }
+    if (spec.element == ElementFormat::Float8E4M3)
+        cast_per_tensor<ElementFormat::Float8E4M3>(data, scale, scale_inv, max_elem, st);
+    else if (spec.element == ElementFormat::Float8E5M2)
+        cast_per_tensor<ElementFormat::Float8E5M2>(data, scale, scale_inv, max_elem, st);
+    else // the spec: any element format, one call per value
+        for (float& v : data) {
+            const double x = static_cast<double>(v) * static_cast<double>(scale); // exact: 24 x 24
+            const std::uint32_t code = encode_element(x, spec.element);           // saturating
+            const double decoded =
+                decode_element(code, spec.element) * static_cast<double>(scale_inv);
+            // Beyond the float32 rounding of the scale itself (amax x fl(448 / amax) may exceed 448
+            // by an ulp and still encode as 448): a real overflow, saturated.
+            st.clipped += std::fabs(x) > max_elem * (1.0 + 0x1p-22) ? 1 : 0;
+            st.zeros += (v != 0 && !std::isnan(v) && decoded == 0) ? 1 : 0;
+            v = static_cast<float>(decoded); // a 4-bit significand times a float32: one rounding
+        }
     if (spec.scaling == QuantScaling::Delayed && record) {
         const auto len = static_cast<std::size_t>(spec.history_len);
         float* history = state.data() + 2;
