@@ -558,10 +558,14 @@ public:
             {&stochastic, "dense_2", "gradient", false, R"((\d+\.\d+)% of dense_2's)"},
             {&nearest, "dense_2", "gradient", false, R"(dense_2's \((\d+\.\d+)% with nearest)"},
         };
+        // Within 5% of the quoted share, not to two figures: these shares are averages of
+        // discrete clip and flush decisions, and the CPU engine's float32 GEMM rounds a little
+        // differently with 1 or 2 threads (Eigen sizes its k-panels by the thread count), which
+        // moves dense_1's weight share from 0.35% (2 threads) to 0.34% (1 thread, CI's ASan).
         for (const Claim& c : claims) {
             const double measured = c.run->mean_percent(c.layer, c.role, c.clipped);
             const double text_value = quoted(l, c.pattern);
-            CHECK_MSG(two_figures(measured) == two_figures(text_value),
+            CHECK_MSG(std::abs(measured - text_value) <= 0.05 * text_value,
                       (std::string(c.pattern) + ": the text says " + number(text_value, 6) +
                        ", measured " + fixed4(measured)));
         }

@@ -79,6 +79,18 @@ public:
         CHECK(!contains(r.out, "failsCheckEq"));
     }
 
+    // CHECK_EQ compares C strings by their characters (as QCOMPARE does), never by address: two
+    // equal strings in different buffers are equal, different ones are not.
+    void cStringsCompareByContent() {
+        const std::string a = "fixed", b = "fixed";
+        CHECK(a.c_str() != b.c_str());
+        CHECK(values_equal(a.c_str(), b.c_str()));
+        CHECK(values_equal(a.c_str(), "fixed"));
+        CHECK(!values_equal(a.c_str(), "fixe"));
+        CHECK(!values_equal(static_cast<const char*>(nullptr), "fixed"));
+        CHECK_EQ(describe_value(static_cast<const char*>(nullptr)), std::string("nullptr"));
+    }
+
     void functionsOption() {
         const ProcessResult r = run_fixture({"-functions"});
         CHECK_EQ(r.status, 0);
@@ -93,4 +105,5 @@ private:
 
 MANTISSA_TEST_MAIN(TestUnitRunner, exitStatusIsTheFailureCount, totalsLine, passLines,
                    failedCheckEq, skipLine, dataRows, fetchOfTheWrongType,
-                   unlistedFunctionDoesNotRun, namedTestsOnly, functionsOption)
+                   unlistedFunctionDoesNotRun, namedTestsOnly, cStringsCompareByContent,
+                   functionsOption)

@@ -39,12 +39,21 @@ bool current_test_failed();
 // The running test's data row name ("" without a data table).
 const std::string& current_data_tag();
 
+// A C string (char pointer or array): compared by its characters, as QCOMPARE does, never by
+// address.
+template <class T>
+inline constexpr bool is_c_string_v =
+    std::is_same_v<std::decay_t<T>, const char*> || std::is_same_v<std::decay_t<T>, char*>;
+
 // A printable form of a checked value: strings quoted, numbers in full precision, enums as their
 // number, anything with operator<< streamed.
 template <class T>
 std::string describe_value(const T& value) {
     if constexpr (std::is_same_v<T, bool>) {
         return value ? "true" : "false";
+    } else if constexpr (is_c_string_v<T>) {
+        const char* text = value;
+        return text ? "\"" + std::string(text) + "\"" : std::string("nullptr");
     } else if constexpr (std::is_convertible_v<const T&, std::string_view>) {
         return "\"" + std::string(std::string_view(value)) + "\"";
     } else if constexpr (std::is_floating_point_v<T>) {
@@ -91,7 +100,21 @@ bool fuzzy_equal(F actual, F expected) {
 
 template <class A, class B>
 bool values_equal(const A& actual, const B& expected) {
-    if constexpr (std::is_floating_point_v<A> && std::is_floating_point_v<B>) {
+    constexpr bool strings = is_c_string_v<A> || is_c_string_v<B>;
+    if constexpr (strings && std::is_convertible_v<const A&, std::string_view> &&
+                  std::is_convertible_v<const B&, std::string_view>) {
+        // Only a pointer can be null (an array, such as a string literal, cannot).
+        const bool actual_null = [&] {
+            if constexpr (std::is_pointer_v<A>) return actual == nullptr;
+            return false;
+        }();
+        const bool expected_null = [&] {
+            if constexpr (std::is_pointer_v<B>) return expected == nullptr;
+            return false;
+        }();
+        if (actual_null || expected_null) return actual_null && expected_null;
+        return std::string_view(actual) == std::string_view(expected);
+    } else if constexpr (std::is_floating_point_v<A> && std::is_floating_point_v<B>) {
         using F =
             std::conditional_t<std::is_same_v<A, float> && std::is_same_v<B, float>, float, double>;
         return fuzzy_equal<F>(static_cast<F>(actual), static_cast<F>(expected));
