@@ -7,11 +7,11 @@
 #include <cstdio>
 
 #include "ui/runs/compare_queue.h"
-#include "ui/training/event_loop_probe.h"
-#include "ui/window/main_window.h"
 #include "ui/runs/run_report.h"
-#include "ui/window/theme.h"
+#include "ui/training/event_loop_probe.h"
 #include "ui/training/training_controller.h"
+#include "ui/window/main_window.h"
+#include "ui/window/theme.h"
 
 int main(int argc, char** argv) {
     // The experiment presets are compiled into the static ui library; register them.

@@ -22,9 +22,9 @@
 #include "tiny_experiment.h"
 #include "ui/runs/compare_queue.h"
 #include "ui/runs/comparison_model.h"
-#include "ui/window/main_window.h"
 #include "ui/runs/run_report.h"
 #include "ui/runs/run_store.h"
+#include "ui/window/main_window.h"
 
 using namespace mantissa;
 using namespace mantissa::ui;

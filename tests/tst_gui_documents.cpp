@@ -12,9 +12,9 @@
 #include "core/io/atomic_file.h"
 #include "core/train/experiment.h"
 #include "tests/isolated_app_dirs.h"
-#include "ui/window/dialog_folder.h"
 #include "ui/editor/experiment_document.h"
 #include "ui/lessons/lessons_panel.h"
+#include "ui/window/dialog_folder.h"
 #include "ui/window/main_window.h"
 
 using namespace mantissa;

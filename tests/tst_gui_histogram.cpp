@@ -7,9 +7,9 @@
 #include "isolated_app_dirs.h"
 #include "ui/charts/charts_panel.h"
 #include "ui/charts/gradient_histogram_chart.h"
-#include "ui/window/main_window.h"
 #include "ui/runs/run_store.h"
 #include "ui/training/training_controller.h"
+#include "ui/window/main_window.h"
 
 using namespace mantissa;
 using namespace mantissa::ui;

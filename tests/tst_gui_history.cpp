@@ -30,16 +30,16 @@
 #include "ui/charts/chart_export.h"
 #include "ui/charts/charts_panel.h"
 #include "ui/charts/gradient_histogram_chart.h"
-#include "ui/runs/comparison_model.h"
-#include "ui/window/error_banner.h"
 #include "ui/editor/experiment_document.h"
 #include "ui/editor/file_drop.h"
-#include "ui/window/main_window.h"
 #include "ui/editor/recent_files.h"
+#include "ui/runs/comparison_model.h"
 #include "ui/runs/run_history.h"
 #include "ui/runs/run_history_menu.h"
 #include "ui/runs/run_store.h"
 #include "ui/training/training_controller.h"
+#include "ui/window/error_banner.h"
+#include "ui/window/main_window.h"
 
 using namespace mantissa;
 using namespace mantissa::ui;

@@ -24,14 +24,14 @@
 #include "ui/charts/charts_panel.h"
 #include "ui/charts/loss_scale_chart.h"
 #include "ui/charts/metric_chart.h"
-#include "ui/runs/compare_queue.h"
-#include "ui/runs/comparison_model.h"
 #include "ui/lessons/lesson_focus.h"
 #include "ui/lessons/lessons_panel.h"
-#include "ui/window/main_window.h"
+#include "ui/runs/compare_queue.h"
+#include "ui/runs/comparison_model.h"
 #include "ui/runs/run_history_menu.h"
 #include "ui/runs/run_store.h"
 #include "ui/training/training_controller.h"
+#include "ui/window/main_window.h"
 
 using namespace mantissa;
 using namespace mantissa::ui;

@@ -12,13 +12,13 @@
 #include "core/backend/factory/backend_factory.h"
 #include "core/train/experiment.h"
 #include "isolated_app_dirs.h"
-#include "ui/runs/compare_queue.h"
 #include "ui/editor/experiment_document.h"
 #include "ui/lessons/lesson_library.h"
 #include "ui/lessons/lessons_panel.h"
-#include "ui/window/main_window.h"
+#include "ui/runs/compare_queue.h"
 #include "ui/runs/run_store.h"
 #include "ui/training/training_controller.h"
+#include "ui/window/main_window.h"
 
 using namespace mantissa;
 using namespace mantissa::ui;

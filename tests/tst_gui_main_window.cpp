@@ -18,10 +18,10 @@
 #include "core/train/experiment.h"
 #include "ui/runs/compare_queue.h"
 #include "ui/runs/comparison_model.h"
-#include "ui/window/error_banner.h"
-#include "ui/window/main_window.h"
 #include "ui/runs/run_store.h"
 #include "ui/training/training_controller.h"
+#include "ui/window/error_banner.h"
+#include "ui/window/main_window.h"
 
 using namespace mantissa;
 using namespace mantissa::ui;

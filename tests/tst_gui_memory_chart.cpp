@@ -12,8 +12,8 @@
 #include "core/train/lesson.h"
 #include "ui/charts/memory_chart.h"
 #include "ui/lessons/lesson_library.h"
-#include "ui/runs/model_memory.h"
 #include "ui/plan_view/plan_digest.h"
+#include "ui/runs/model_memory.h"
 #include "ui/runs/run_record.h"
 
 using namespace mantissa;

@@ -11,10 +11,10 @@
 #include "core/train/experiment.h"
 #include "isolated_app_dirs.h"
 #include "ui/editor/experiment_form.h"
-#include "ui/window/main_window.h"
 #include "ui/plan_view/plan_diagram.h"
 #include "ui/plan_view/plan_steps_model.h"
 #include "ui/plan_view/plan_view.h"
+#include "ui/window/main_window.h"
 
 using namespace mantissa;
 using namespace mantissa::ui;

@@ -32,11 +32,11 @@
 #include "ui/charts/charts_panel.h"
 #include "ui/charts/metric_chart.h"
 #include "ui/float_lab/float_lab_tab.h"
-#include "ui/window/main_window.h"
 #include "ui/plan_view/plan_diagram.h"
 #include "ui/plan_view/plan_view.h"
-#include "ui/window/presentation_mode.h"
 #include "ui/runs/run_store.h"
+#include "ui/window/main_window.h"
+#include "ui/window/presentation_mode.h"
 #include "ui/window/theme.h"
 
 using namespace mantissa;

@@ -14,10 +14,10 @@
 #include "tiny_experiment.h"
 #include "ui/charts/charts_panel.h"
 #include "ui/charts/scaling_chart.h"
-#include "ui/window/main_window.h"
 #include "ui/runs/run_history.h"
 #include "ui/runs/run_store.h"
 #include "ui/training/training_controller.h"
+#include "ui/window/main_window.h"
 
 using namespace mantissa;
 using namespace mantissa::ui;

@@ -22,14 +22,14 @@
 #include "core/train/experiment.h"
 #include "tests/isolated_app_dirs.h"
 #include "ui/charts/charts_panel.h"
-#include "ui/window/error_banner.h"
 #include "ui/editor/experiment_form.h"
-#include "ui/window/help_menu.h"
 #include "ui/editor/layer_stack_editor.h"
-#include "ui/lessons/lessons_panel.h"
-#include "ui/window/main_window.h"
 #include "ui/editor/policy_picker.h"
+#include "ui/lessons/lessons_panel.h"
 #include "ui/runs/run_store.h"
+#include "ui/window/error_banner.h"
+#include "ui/window/help_menu.h"
+#include "ui/window/main_window.h"
 #include "ui/window/theme.h"
 
 using namespace mantissa;

@@ -22,8 +22,6 @@
 #include "core/records/trained_model.h"
 #include "core/train/experiment.h"
 #include "tiny_experiment.h"
-#include "ui/window/error_banner.h"
-#include "ui/window/main_window.h"
 #include "ui/runs/run_history.h"
 #include "ui/runs/run_history_menu.h"
 #include "ui/runs/run_store.h"
@@ -31,6 +29,8 @@
 #include "ui/weights/weights_evaluator.h"
 #include "ui/weights/weights_files.h"
 #include "ui/weights/weights_loader.h"
+#include "ui/window/error_banner.h"
+#include "ui/window/main_window.h"
 
 using namespace mantissa;
 using namespace mantissa::ui;

@@ -6,8 +6,8 @@
 
 #include "core/error.h"
 #include "core/numeric/tensor_quant.h"
-#include "core/plan/plan.h" // RunContext: what the bound quantise step reads
 #include "core/optim/optimizer_config.h"
+#include "core/plan/plan.h" // RunContext: what the bound quantise step reads
 
 namespace mantissa {
 

@@ -25,9 +25,9 @@
 #include "core/error.h"
 #include "core/io/safetensors.h"
 #include "core/numeric/element_inspect.h"
-#include "ui/window/dialog_folder.h"
 #include "ui/float_lab/float_lab_tab.h"
 #include "ui/float_lab/lab_style.h"
+#include "ui/window/dialog_folder.h"
 
 namespace mantissa::ui {
 

@@ -16,11 +16,11 @@
 #include <QToolButton>
 #include <QUrl>
 
-#include "ui/window/dialog_folder.h"
 #include "ui/runs/run_history.h"
 #include "ui/runs/run_store.h"
 #include "ui/runs/run_visibility.h"
 #include "ui/weights/weights_files.h"
+#include "ui/window/dialog_folder.h"
 
 namespace mantissa::ui {
 

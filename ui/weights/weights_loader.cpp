@@ -8,8 +8,8 @@
 #include <utility>
 
 #include "core/records/trained_model.h"
-#include "ui/window/dialog_folder.h"
 #include "ui/training/training_controller.h"
+#include "ui/window/dialog_folder.h"
 
 namespace mantissa::ui {
 
