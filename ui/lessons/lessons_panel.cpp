@@ -42,6 +42,10 @@ LessonsPanel::LessonsPanel(QWidget* parent) : QWidget(parent) {
     m_list->setObjectName("lesson_list");
     m_list->setMaximumHeight(170);
     m_list->setWordWrap(true); // long titles wrap instead of hiding behind a scroll bar
+    // Lay the wrapped rows out again when the dock's width changes: with the default (Fixed) the
+    // rows keep heights from an earlier width, and the last lesson was painted above the one
+    // before it when the app opened on it.
+    m_list->setResizeMode(QListView::Adjust);
     m_list->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
     m_text = new QTextBrowser;
     m_text->setObjectName("lesson_text");
