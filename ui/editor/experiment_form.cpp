@@ -20,6 +20,7 @@
 #include <limits>
 
 #include "core/numeric/policy.h"
+#include "ui/editor/recipe_editor.h"
 
 namespace mantissa::ui {
 
@@ -73,6 +74,8 @@ ExperimentForm::ExperimentForm(QWidget* parent) : QWidget(parent) {
     m_policy_note->setWordWrap(true);
     precision_form->addRow(QString(), m_policy_note);
     outer->addWidget(precision);
+    m_recipe = new RecipeEditor(this); // shown for the quantised policies only
+    outer->addWidget(m_recipe);
 
     // --- loss scaling ---
     auto* loss = new QGroupBox(tr("Loss scaling"), this);
@@ -253,8 +256,10 @@ ExperimentForm::ExperimentForm(QWidget* parent) : QWidget(parent) {
     // --- change notifications ---
     connect(m_policy, &QComboBox::currentIndexChanged, this, [this] {
         m_policy_note->setText(m_policy->currentData(Qt::ToolTipRole).toString());
+        if (!m_filling) m_recipe->set_policy(m_policy->currentData().toString());
         notify();
     });
+    connect(m_recipe, &RecipeEditor::changed, this, [this] { notify(); });
     connect(m_on_divergence, &QComboBox::currentIndexChanged, this, [this] { notify(); });
     connect(m_loss_mode, &QComboBox::currentIndexChanged, this, [this] {
         update_visibility();
@@ -347,6 +352,7 @@ void ExperimentForm::set_experiment(const Experiment& experiment) {
     }
     m_policy->setCurrentIndex(index);
     m_policy_note->setText(m_policy->currentData(Qt::ToolTipRole).toString());
+    m_recipe->set_recipe(policy, experiment.recipe);
     set_loss_scale(experiment.loss_scale);
     set_optimizer(experiment.optimizer);
     m_batch_size->setValue(static_cast<int>(experiment.batch_size));
@@ -369,6 +375,7 @@ Experiment ExperimentForm::apply_to(Experiment experiment) const {
     const QString name = m_name->text().trimmed();
     experiment.name = name.isEmpty() ? std::string("untitled") : name.toStdString();
     experiment.policy = m_policy->currentData().toString().toStdString();
+    experiment.recipe = m_recipe->options();
 
     LossScaleConfig loss = m_loss_scale;
     loss.mode = static_cast<LossScaleMode>(m_loss_mode->currentData().toInt());

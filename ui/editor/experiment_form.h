@@ -1,7 +1,8 @@
-// ExperimentForm: the run settings: the experiment's name, global policy (with what it trades),
-// loss scaling (mode, initial scale, growth interval; Keras and PyTorch presets), optimizer (type,
-// learning rate and its parameters), batch size, epochs, step limit, histogram interval, what to
-// do on divergence, seed, and TF32 / graph switches (enabled for CUDA devices only).
+// ExperimentForm: the run settings: the experiment's name, global policy (with what it trades)
+// and a quantised policy's recipe (RecipeEditor), loss scaling (mode, initial scale, growth
+// interval; Keras and PyTorch presets), optimizer (type, learning rate and its parameters), batch
+// size, epochs, step limit, histogram interval, what to do on divergence, seed, and TF32 / graph
+// switches (enabled for CUDA devices only).
 #pragma once
 
 #include <QWidget>
@@ -17,6 +18,8 @@ class QLineEdit;
 class QSpinBox;
 
 namespace mantissa::ui {
+
+class RecipeEditor;
 
 class ExperimentForm final : public QWidget {
     Q_OBJECT
@@ -46,6 +49,7 @@ private:
     QLineEdit* m_name = nullptr;
     QComboBox* m_policy = nullptr;
     QLabel* m_policy_note = nullptr;
+    RecipeEditor* m_recipe = nullptr;
     QComboBox* m_loss_mode = nullptr;
     QDoubleSpinBox* m_loss_initial = nullptr;
     QSpinBox* m_growth_interval = nullptr;
