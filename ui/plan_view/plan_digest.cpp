@@ -119,7 +119,8 @@ PlanDigest digest_plan(const PlanSpec& plan) {
 
 PlanDigest preview_plan(const Experiment& experiment) {
     validate_experiment(experiment);
-    const Policy policy = policy_from_name(experiment.policy);
+    // With the recipe, as the trainer builds it: the quantise steps name its scaling and rule.
+    const Policy policy = policy_with_recipe(experiment.policy, experiment.recipe);
     const Model model(experiment.model, policy);
     CompileOptions options;
     options.policy = policy;
