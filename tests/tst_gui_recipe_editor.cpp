@@ -21,10 +21,13 @@
 #include "core/numeric/policy.h"
 #include "core/train/experiment.h"
 #include "tests/isolated_app_dirs.h"
+#include "tests/tiny_experiment.h"
 #include "ui/editor/experiment_document.h"
 #include "ui/editor/experiment_form.h"
 #include "ui/editor/recipe_editor.h"
 #include "ui/plan_view/plan_view.h"
+#include "ui/runs/compare_queue.h"
+#include "ui/runs/run_store.h"
 #include "ui/window/error_banner.h"
 #include "ui/window/main_window.h"
 
@@ -398,6 +401,26 @@ private slots:
         defaults->click();
         QVERIFY(editor->isHidden());
         QVERIFY(!window.current_experiment().recipe);
+    }
+
+    // Compare policies from an experiment with a recipe: float32 takes none and must still run;
+    // the experiment's own policy keeps its recipe.
+    void compareDropsTheRecipeForOtherPolicies() {
+        IsolatedAppDirs dirs;
+        MainWindow window;
+        Experiment e = tiny_experiment("recipe", 3);
+        e.policy = "mixed_float8";
+        e.recipe = options_with("current", std::nullopt);
+        window.set_experiment(e);
+        window.compare_policies({"float32", "mixed_float8"});
+        QTRY_VERIFY_WITH_TIMEOUT(!window.compare_queue()->active(), 60000);
+        const QVector<RunRecord>& runs = window.run_store()->runs();
+        QCOMPARE(runs.size(), 2);
+        QCOMPARE(QString::fromStdString(runs[0].experiment.policy), QString("float32"));
+        QCOMPARE(runs[0].state, RunState::Completed);
+        QVERIFY(!runs[0].experiment.recipe);
+        QCOMPARE(runs[1].state, RunState::Completed);
+        QVERIFY(runs[1].experiment.recipe == e.recipe);
     }
 };
 

@@ -30,6 +30,8 @@ bool CompareQueue::start(const Experiment& base, const QStringList& policies, in
         for (const QString& policy : policies) {
             Experiment experiment = base;
             experiment.policy = policy.toStdString();
+            // The recipe is the experiment's own policy's (float32 takes none): others run theirs.
+            if (experiment.policy != base.policy) experiment.recipe.reset();
             experiments.append(experiment);
             names.append(repeats == 1 ? QString()
                                       : QStringLiteral("%1 · %2 · run %3/%4")
