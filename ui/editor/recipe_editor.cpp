@@ -11,6 +11,7 @@
 #include <QCheckBox>
 #include <QComboBox>
 #include <QFormLayout>
+#include <QHBoxLayout>
 #include <QLabel>
 #include <QLineEdit>
 #include <QPushButton>
@@ -126,7 +127,10 @@ RecipeEditor::RecipeEditor(QWidget* parent) : QGroupBox(tr("Recipe"), parent) {
     m_defaults = new QPushButton(tr("Policy defaults"), this);
     m_defaults->setObjectName("recipe_defaults");
     m_defaults->setToolTip(tr("Sets every recipe field back to the policy's defaults."));
-    m_form->addRow(QString(), m_defaults);
+    auto* defaults_row = new QHBoxLayout;
+    defaults_row->addWidget(m_defaults);
+    defaults_row->addStretch(1);
+    m_form->addRow(QString(), defaults_row);
     connect(m_defaults, &QPushButton::clicked, this, [this] {
         m_unreadable.reset();
         m_options = {};
@@ -150,6 +154,10 @@ void RecipeEditor::add_choice(std::optional<std::string> RecipeOptions::*member,
     auto* combo = new QComboBox(this);
     combo->setObjectName(name);
     combo->setToolTip(tip);
+    // The longest choice ("hybrid: E4M3 forward, E5M2 gradients") must not widen the form past a
+    // narrow settings panel: the combo may shrink (and elide) instead of adding a scroll bar.
+    combo->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
+    combo->setMinimumContentsLength(12);
     for (const Choice& choice : choices) {
         combo->addItem(choice.text, QString::fromLatin1(choice.value));
         combo->setItemData(combo->count() - 1, choice.tip, Qt::ToolTipRole);
