@@ -147,6 +147,25 @@ private slots:
         QCOMPARE(backward, 3);    // each Dense's dZ
     }
 
+    // Delayed FP8's quantise step reads "float32→bfloat16, quantize activation: float8_e4m3 per
+    // tensor, delayed scale (amax max over 1024 steps)": its pill is elided rather than widen the
+    // window past a 1366-pixel screen; the tooltip keeps the whole text.
+    void longQuantisePillsAreElidedNotWidened() {
+        PlanView view;
+        view.set_experiment(mlp_small("mixed_float8"));
+        QVERIFY(view.has_plan());
+        PlanDiagram* diagram = view.diagram();
+        const int needed = diagram->minimumSizeHint().width();
+        int elided = 0;
+        for (const PlanLabel& label : diagram->labels(needed))
+            if (label.kind == PlanLabel::Kind::Cast && label.text.contains("delayed"))
+                elided +=
+                    QFontMetricsF(label.font).horizontalAdvance(label.text) > label.rect.width();
+        QCOMPARE(elided, 3); // each Dense's input quantise step
+        QVERIFY2(needed <= 60 * diagram->fontMetrics().averageCharWidth(),
+                 qPrintable(QString::number(needed)));
+    }
+
     void aStackThatDoesNotFitShowsTheError() {
         PlanView view;
         Experiment e = mlp_small("float32");

@@ -110,7 +110,8 @@ struct DiagramBox {
 
 struct DiagramLink {
     double y = 0, height = 0;
-    QRectF pill; // empty without a cast
+    QRectF pill;  // empty without a cast
+    QString text; // the pill's whole text (it may be elided on screen; the tooltip has it all)
 };
 
 struct DiagramLayout {
@@ -123,6 +124,11 @@ struct DiagramMetrics {
     QFont normal, bold, small;
     int box_height = 0, marker_height = 0;
 };
+
+// The widest a cast pill's text is drawn: 44 average characters of its font.
+double max_pill_text_width(const QFontMetricsF& font) {
+    return 44.0 * font.averageCharWidth();
+}
 
 QString cast_text(const std::vector<std::string>& casts) {
     QString label = QStringLiteral("⇄ ");
@@ -179,7 +185,11 @@ DiagramLayout lay_out(const PlanDigest& digest, const DiagramMetrics& m, int wid
         link.height = casts.empty() ? m.marker_height * 0.6 : m.marker_height;
         if (!casts.empty()) {
             const QString text = cast_text(casts);
-            const double text_w = bold.horizontalAdvance(text);
+            link.text = text;
+            // A quantise step's text is long ("quantize activation: float8_e4m3 per tensor,
+            // delayed scale (amax max over 1024 steps)"): the pill is elided rather than widen
+            // the diagram past a laptop screen; its tooltip and the step table have it whole.
+            const double text_w = std::min(bold.horizontalAdvance(text), max_pill_text_width(bold));
             const double lw = std::min(w, text_w + 20.0);
             const double x = kMargin + w / 2;
             link.pill = QRectF(x - lw / 2, y + (link.height - bold.height() - 6) / 2.0, lw,
@@ -242,7 +252,9 @@ int PlanDiagram::needed_width() const {
     for (const PlanLabel& label : labels(0)) {
         const double text = QFontMetricsF(label.font).horizontalAdvance(label.text);
         if (label.kind == PlanLabel::Kind::Cast) // a pill: the text, its padding, the margins
-            needed = std::max(needed, text + 20.0 + 2 * kMargin);
+            needed =
+                std::max(needed, std::min(text, max_pill_text_width(QFontMetricsF(label.font))) +
+                                     20.0 + 2 * kMargin);
         else
             needed = std::max(needed, text - label.rect.width());
     }
@@ -280,9 +292,10 @@ void PlanDiagram::paintEvent(QPaintEvent*) {
         const QPointF head[] = {tip, tip + QPointF(-5, -7), tip + QPointF(5, -7)};
         p.drawPolygon(head, 3);
         if (link.pill.isEmpty()) continue;
-        m_tips.push_back({link.pill, QStringLiteral("A cast step the policy inserts here, every "
-                                                    "step (and its gradient cast back in the "
-                                                    "backward pass).")});
+        m_tips.push_back({link.pill, link.text.toHtmlEscaped() +
+                                         QStringLiteral("<br>A cast step the policy inserts here, "
+                                                        "every step (and its gradient cast back in "
+                                                        "the backward pass).")});
         p.setPen(QPen(amber, 1.5));
         p.setBrush(blend(window, amber, 0.25));
         p.drawRoundedRect(link.pill, link.pill.height() / 2, link.pill.height() / 2);
@@ -307,8 +320,14 @@ void PlanDiagram::paintEvent(QPaintEvent*) {
             break;
         }
         p.setFont(label.font);
-        // Never elided: the widget is at least needed_width() wide (see minimumSizeHint()).
-        p.drawText(label.rect, static_cast<int>(label.align), label.text);
+        // Never elided but a cast pill: the widget is at least needed_width() wide (see
+        // minimumSizeHint()), and a pill's text is capped at max_pill_text_width().
+        const QString shown =
+            label.kind == PlanLabel::Kind::Cast
+                ? QFontMetricsF(label.font)
+                      .elidedText(label.text, Qt::ElideRight, label.rect.width() + 0.5)
+                : label.text;
+        p.drawText(label.rect, static_cast<int>(label.align), shown);
     }
 }
 
