@@ -3,6 +3,7 @@
 // kh·kw·in_c × out_c, dZ as N·OH·OW × out_c) bit for bit against the block-quant reference, the
 // padding named and counted, the bfloat16 override, and a short cnn training under mixed_float8.
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <memory>
