@@ -689,10 +689,12 @@ public:
                                               nullptr, as_workspace(ws));
                  }),
                  int(ErrorKind::Shape));
-        HostTensor half_y(DType::Float16, op.dy.t.shape, "y");
+        // float32 operands may write an emulated output (a quantised layer does), but float64
+        // does not mix with float32.
+        HostTensor wide_y(DType::Float64, op.dy.t.shape, "y");
         CHECK_EQ(kind_of([&] {
                      m_backend.conv2d_forward(a, op.x.t, op.w.t, nullptr, Activation::Relu,
-                                              half_y.t, nullptr, as_workspace(ws));
+                                              wide_y.t, nullptr, as_workspace(ws));
                  }),
                  int(ErrorKind::InvalidArgument));
         CHECK_EQ(kind_of([&] {

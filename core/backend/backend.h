@@ -86,6 +86,7 @@ struct FakeQuantArgs {
     Tensor* stats = nullptr;
     std::uint64_t step = 0; // varies stochastic rounding from step to step
     bool record = true;
+    std::int64_t rows = 0; // rows of the 2-D view (a convolution's N·H·W); 0: dst->rows()
 };
 
 // One step's scalars as the readout ring returned them, a step or two after the step ran.

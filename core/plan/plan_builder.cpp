@@ -149,7 +149,7 @@ PlanBuilder::ParamRef PlanBuilder::add_param(const std::string& name, const Shap
     return ref;
 }
 
-TensorId PlanBuilder::quantize_input(TensorId source, QuantRole role) {
+TensorId PlanBuilder::quantize_input(TensorId source, QuantRole role, const QuantView& view) {
     if (!m_policy.quant) return source;
     const QuantSpec spec = m_policy.quant->spec(role);
     // TE casts weights from the float32 master, not from a bfloat16 copy (no double rounding).
@@ -170,16 +170,23 @@ TensorId PlanBuilder::quantize_input(TensorId source, QuantRole role) {
     // Scales, counted in the memory the way a real kernel stores them: one per block, edge
     // blocks padded (784 columns in blocks of 32 are 25 blocks, 800 elements' worth).
     std::string padding;
-    const std::int64_t rows = src.rows(), cols = src.cols();
+    const std::int64_t rows = view.rows > 0 ? view.rows : src.rows();
+    const std::int64_t cols = rows == 0 ? 0 : src.numel() / rows;
+    if (rows * cols != src.numel())
+        throw Error(ErrorKind::Internal,
+                    "quantize_input: " + std::to_string(rows) + " rows do not divide " + src.name);
     std::int64_t blocks = 1, scale_bytes = 4; // per-tensor FP8: one float32 scale
     if (spec.scaling == QuantScaling::Block) {
         const std::int64_t br = spec.block_rows, bc = spec.block_cols;
         const std::int64_t row_blocks = (rows + br - 1) / br, col_blocks = (cols + bc - 1) / bc;
         blocks = row_blocks * col_blocks;
         scale_bytes = 1;
+        if (!view.label.empty())
+            padding = ", blocks on " + view.label + " = " + std::to_string(rows) + "×" +
+                      std::to_string(cols);
         if (rows % br || cols % bc)
-            padding = ", padded " + std::to_string(rows) + "×" + std::to_string(cols) + "→" +
-                      std::to_string(row_blocks * br) + "×" + std::to_string(col_blocks * bc);
+            padding += ", padded " + std::to_string(rows) + "×" + std::to_string(cols) + "→" +
+                       std::to_string(row_blocks * br) + "×" + std::to_string(col_blocks * bc);
     }
     add_tensor(src.name + ":q scales", DType::UInt8, {blocks * scale_bytes}, category);
     if (const std::size_t floats = quant_state_floats(spec))
@@ -194,16 +201,17 @@ TensorId PlanBuilder::quantize_input(TensorId source, QuantRole role) {
     step.is_cast = true;
     step.flops = 4.0 * static_cast<double>(src.numel());
     const TensorId state = q.state, stats = q.stats;
-    step.bind = [spec, source, out, state, stats](const BoundTensors& t) -> StepRun {
+    step.bind = [spec, source, out, state, stats, rows](const BoundTensors& t) -> StepRun {
         Tensor* in = t.ptr(source);
         Tensor* dst = t.ptr(out);
         Tensor* st = t.ptr(state);
         Tensor* sx = t.ptr(stats);
-        return [spec, in, dst, st, sx](Backend& be, const RunContext& ctx) {
+        return [spec, in, dst, st, sx, rows](Backend& be, const RunContext& ctx) {
             FakeQuantArgs args;
             args.spec = &spec;
             args.src = in;
             args.dst = dst;
+            args.rows = rows;
             args.state = st;
             args.stats = sx;
             args.step = ctx.step;

@@ -9,6 +9,13 @@
 
 namespace mantissa {
 
+// The 2-D view a quantise step lays its blocks on: a convolution quantises its NHWC input as
+// (N·H·W, C), so that blocks run along the reduction (conv2d_steps.cpp).
+struct QuantView {
+    std::int64_t rows = 0; // rows of the view; 0: Tensor::rows() (the first dimension)
+    std::string label;     // named in the plan view, e.g. "N·H·W×C"
+};
+
 class PlanBuilder {
 public:
     explicit PlanBuilder(PlanSpec& spec);
@@ -55,7 +62,8 @@ public:
     // layer's backward block where the call is made. The result has no gradient: layers keep
     // writing the gradients of the unquantised tensors (a straight-through estimator).
     // The step is recorded in PlanSpec::quant; bind() refuses an engine that cannot quantise.
-    TensorId quantize_input(TensorId source, QuantRole role);
+    // `view` lays the blocks on another 2-D view than (first dimension, the rest).
+    TensorId quantize_input(TensorId source, QuantRole role, const QuantView& view = {});
 
     // --- steps ---
     void forward(StepSpec step);

@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <initializer_list>
 #include <string>
 #include <type_traits>
 
@@ -191,6 +192,31 @@ void check_tensor(const Tensor& t, const char* op, const char* role, i64 expecte
                         std::string(dtype_name(t.dtype)) + ", expected " +
                         (any_float ? std::string("a floating dtype")
                                    : std::string(dtype_name(expected_dtype))));
+}
+
+// The dtype an op's scratch is laid out for (the dtype conv2d_workspace_bytes() was asked with):
+// float64 when the operands are float64; else float32 math, through float32 working copies when
+// any operand is stored narrower. Operands may then mix: a quantised layer's convolution reads
+// float32 copies of its quantised inputs (issue 18) and writes its bfloat16 output. float64 does
+// not mix with the others.
+DType work_dtype(const char* op, std::initializer_list<const Tensor*> operands,
+                 std::initializer_list<const char*> roles) {
+    const bool wide = (*operands.begin())->dtype == DType::Float64;
+    DType work = wide ? DType::Float64 : DType::Float32;
+    auto role = roles.begin();
+    for (const Tensor* t : operands) {
+        const char* name = *role++;
+        if (!t) continue;
+        if (!is_floating(t->dtype) || (t->dtype == DType::Float64) != wide)
+            throw Error(ErrorKind::InvalidArgument,
+                        std::string(op) + ": " + name + " '" + t->name + "' is " +
+                            std::string(dtype_name(t->dtype)) + ", expected " +
+                            (wide ? std::string("float64")
+                                  : std::string("float32 or an emulated float dtype")) +
+                            " like the " + *roles.begin());
+        if (t->dtype != work && !wide) work = t->dtype;
+    }
+    return work;
 }
 
 // Large conversions are split over the OpenMP threads; each piece is one bulk call.
@@ -517,14 +543,16 @@ void CpuBackend::conv2d_forward(const Conv2dArgs& args, const Tensor& x, const T
                                 const Tensor* bias, Activation epilogue_act, Tensor& y,
                                 Tensor* pre_activation, Workspace workspace) {
     const char* op = "conv2d_forward";
-    const Geometry g = make_geometry(args, x.dtype);
-    check_tensor(x, op, "input", args.batch * g.in_image, x.dtype, false);
-    check_tensor(w, op, "filter", g.k * args.out_c, x.dtype, false);
-    check_tensor(y, op, "output", args.batch * g.out_image, x.dtype, false);
+    const Geometry g =
+        make_geometry(args, work_dtype(op, {&x, &w, &y, pre_activation},
+                                       {"input", "filter", "output", "pre-activation"}));
+    check_tensor(x, op, "input", args.batch * g.in_image, x.dtype, true);
+    check_tensor(w, op, "filter", g.k * args.out_c, x.dtype, true);
+    check_tensor(y, op, "output", args.batch * g.out_image, x.dtype, true);
     if (bias) check_tensor(*bias, op, "bias", args.out_c, x.dtype, true);
     if (pre_activation)
         check_tensor(*pre_activation, op, "pre-activation", args.batch * g.out_image, x.dtype,
-                     false);
+                     true);
     if (x.dtype == DType::Float64)
         forward<double>(g, x, w, bias, epilogue_act, y, pre_activation, workspace);
     else
@@ -534,10 +562,11 @@ void CpuBackend::conv2d_forward(const Conv2dArgs& args, const Tensor& x, const T
 void CpuBackend::conv2d_backward_data(const Conv2dArgs& args, const Tensor& dy, const Tensor& w,
                                       Tensor& dx, Workspace workspace) {
     const char* op = "conv2d_backward_data";
-    const Geometry g = make_geometry(args, dy.dtype);
-    check_tensor(dy, op, "output gradient", args.batch * g.out_image, dy.dtype, false);
-    check_tensor(w, op, "filter", g.k * args.out_c, dy.dtype, false);
-    check_tensor(dx, op, "input gradient", args.batch * g.in_image, dy.dtype, false);
+    const Geometry g = make_geometry(
+        args, work_dtype(op, {&dy, &w, &dx}, {"output gradient", "filter", "input gradient"}));
+    check_tensor(dy, op, "output gradient", args.batch * g.out_image, dy.dtype, true);
+    check_tensor(w, op, "filter", g.k * args.out_c, dy.dtype, true);
+    check_tensor(dx, op, "input gradient", args.batch * g.in_image, dy.dtype, true);
     if (dy.dtype == DType::Float64)
         backward_data<double>(g, dy, w, dx, workspace);
     else
@@ -547,10 +576,11 @@ void CpuBackend::conv2d_backward_data(const Conv2dArgs& args, const Tensor& dy, 
 void CpuBackend::conv2d_backward_filter(const Conv2dArgs& args, const Tensor& x, const Tensor& dy,
                                         Tensor& dw, Tensor* dbias, Workspace workspace) {
     const char* op = "conv2d_backward_filter";
-    const Geometry g = make_geometry(args, x.dtype);
-    check_tensor(x, op, "input", args.batch * g.in_image, x.dtype, false);
-    check_tensor(dy, op, "output gradient", args.batch * g.out_image, x.dtype, false);
-    check_tensor(dw, op, "filter gradient", g.k * args.out_c, x.dtype, false);
+    const Geometry g = make_geometry(
+        args, work_dtype(op, {&x, &dy, &dw}, {"input", "output gradient", "filter gradient"}));
+    check_tensor(x, op, "input", args.batch * g.in_image, x.dtype, true);
+    check_tensor(dy, op, "output gradient", args.batch * g.out_image, x.dtype, true);
+    check_tensor(dw, op, "filter gradient", g.k * args.out_c, x.dtype, true);
     if (dbias) check_tensor(*dbias, op, "bias gradient", args.out_c, x.dtype, true);
     if (x.dtype == DType::Float64)
         backward_filter<double>(g, x, dy, dw, dbias, workspace);

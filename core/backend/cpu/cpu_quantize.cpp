@@ -23,14 +23,18 @@ void CpuBackend::fake_quantize(const FakeQuantArgs& a) {
                                        static_cast<std::size_t>(a.state->numel()) == state_floats),
                  "fake_quantize: delayed scaling needs a float32 state of " +
                      std::to_string(state_floats));
+    const std::int64_t rows = a.rows > 0 ? a.rows : dst.rows();
+    cpu::require(rows > 0 && dst.numel() % rows == 0, "fake_quantize: " + std::to_string(rows) +
+                                                          " rows do not divide " +
+                                                          cpu::describe(dst));
     cast(src, dst); // exact: every stored float dtype but float64 widens exactly
     auto* data = static_cast<float*>(dst.data);
     const auto n = static_cast<std::size_t>(dst.numel());
     std::span<float> state;
     if (state_floats) state = {static_cast<float*>(a.state->data), state_floats};
-    const QuantTensorStats s = fake_quantize_tensor({data, n}, static_cast<std::size_t>(dst.rows()),
-                                                    static_cast<std::size_t>(dst.cols()), *a.spec,
-                                                    state, a.step, a.record);
+    const QuantTensorStats s = fake_quantize_tensor({data, n}, static_cast<std::size_t>(rows),
+                                                    static_cast<std::size_t>(dst.numel() / rows),
+                                                    *a.spec, state, a.step, a.record);
     if (!a.record) return;
     auto* out = static_cast<double*>(a.stats->data);
     out[0] = s.amax;

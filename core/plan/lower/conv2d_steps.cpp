@@ -1,5 +1,18 @@
 // Conv2D's steps: forward conv with bias/activation epilogue; backward dZ, dW (+db) and dX.
 // The convolution's workspace (im2col, cuDNN's algorithm) is decided at bind, per engine.
+//
+// Frontier policies (issue 18): as for Dense, the convolution's inputs are quantised (X and W
+// forward, dZ backward; dW reads the quantised X and dZ, dX the quantised dZ and W, the bias
+// gradient the unquantised dZ). A convolution is the GEMM im2col(X)·W that sums over (kh, kw,
+// in_c), so its blocks are laid on 2-D views whose block direction is that reduction:
+//   X (N, H, W, C) as (N·H·W) × C, 1×32 blocks along the channels of one pixel (padded when
+//     C < 32: the first MNIST conv has C = 1, one value per block). An im2col row is kh·kw
+//     such channel runs, so every block lies inside one row of the GEMM's reduction.
+//   W (kh, kw, in_c, out_c) as (kh·kw·in_c) × out_c, 32×1 blocks down a column: the
+//     reduction itself (NVFP4's 16×16 tiles lie on this view too).
+//   dZ (N, OH, OW, out_c) as (N·OH·OW) × out_c, 1×32 blocks along the output channels (dX's
+//     reduction), like Dense's (batch, units) gradient.
+// Per-tensor FP8 (delayed / current scaling) has one scale per tensor: the view changes nothing.
 #include "core/plan/lower/layer_steps.h"
 
 #include "core/nn/conv2d.h"
@@ -25,20 +38,26 @@ TensorId conv2d_steps(PlanBuilder& b, const Conv2D& layer, TensorId input, bool 
                      ? b.add_activation(layer.name() + "/preact", dt, out_shape, false)
                      : kNoTensor;
     const double conv_flops = 2.0 * g.batch * g.out_h * g.out_w * g.out_c * fan_in;
+    // Frontier policies: the convolution reads quantised float32 copies (no-ops otherwise), on
+    // the views of the header comment.
+    const TensorId xq =
+        b.quantize_input(x, QuantRole::Activation, {g.batch * g.in_h * g.in_w, "N·H·W×C"});
+    const TensorId wq =
+        b.quantize_input(kernel.value, QuantRole::Weight, {fan_in, "kh·kw·in_c×out_c"});
 
     StepSpec fwd;
     fwd.op = std::string("conv2d+bias") +
              (act != Activation::Linear ? std::string("+") + activation_name(act) : "");
-    fwd.inputs = {x, kernel.value, bias.value};
+    fwd.inputs = {xq, wq, bias.value};
     fwd.outputs = {y};
     fwd.flops = conv_flops;
     // Decided at bind: the engine's scratch for this geometry (im2col on the CPU, cuDNN's choice).
     fwd.workspace = [g, dt](const Backend& be, const BoundTensors&) {
         return be.conv2d_workspace_bytes(g, dt);
     };
-    fwd.bind = [g, x, kernel, bias, act, y, z](const BoundTensors& t) -> StepRun {
-        Tensor* X = t.ptr(x);
-        Tensor* W = t.ptr(kernel.value);
+    fwd.bind = [g, xq, wq, bias, act, y, z](const BoundTensors& t) -> StepRun {
+        Tensor* X = t.ptr(xq);
+        Tensor* W = t.ptr(wq);
         Tensor* B = t.ptr(bias.value);
         Tensor* Y = t.ptr(y);
         Tensor* Z = t.ptr(z);
@@ -68,31 +87,50 @@ TensorId conv2d_steps(PlanBuilder& b, const Conv2D& layer, TensorId input, bool 
         };
         b.backward(std::move(s));
     }
+    // The two products read dZ's quantised copy; the bias gradient reads dZ itself, in its own
+    // step when the two differ.
+    const TensorId dzq =
+        b.quantize_input(dz_id, QuantRole::Gradient, {g.batch * g.out_h * g.out_w, "N·H·W×out_c"});
+    const bool bias_apart = dzq != dz_id;
     StepSpec sw;
-    sw.op = "conv2d dW,db";
-    sw.inputs = {x, dz_id};
-    sw.outputs = {kernel.grad, bias.grad};
+    sw.op = bias_apart ? "conv2d dW" : "conv2d dW,db";
+    sw.inputs = {xq, dzq};
+    sw.outputs = {kernel.grad};
+    if (!bias_apart) sw.outputs.push_back(bias.grad);
     sw.flops = conv_flops;
-    sw.bind = [g, x, dz_id, kernel, bias](const BoundTensors& t) -> StepRun {
-        Tensor* X = t.ptr(x);
-        Tensor* dZ = t.ptr(dz_id);
+    sw.bind = [g, xq, dzq, kernel, bias, bias_apart](const BoundTensors& t) -> StepRun {
+        Tensor* X = t.ptr(xq);
+        Tensor* dZ = t.ptr(dzq);
         Tensor* dW = t.ptr(kernel.grad);
-        Tensor* dB = t.ptr(bias.grad);
+        Tensor* dB = bias_apart ? nullptr : t.ptr(bias.grad);
         const Tensor* ws = t.workspace();
         return [g, X, dZ, dW, dB, ws](Backend& be, const RunContext&) {
             be.conv2d_backward_filter(g, *X, *dZ, *dW, dB, workspace_of(ws));
         };
     };
     b.backward(std::move(sw));
+    if (bias_apart) {
+        StepSpec sb;
+        sb.op = "bias_grad";
+        sb.inputs = {dz_id};
+        sb.outputs = {bias.grad};
+        sb.flops = 1.0 * static_cast<double>(shape_numel(out_shape));
+        sb.bind = [dz_id, bias](const BoundTensors& t) -> StepRun {
+            Tensor* dZ = t.ptr(dz_id);
+            Tensor* dB = t.ptr(bias.grad);
+            return [dZ, dB](Backend& be, const RunContext&) { be.bias_grad(*dZ, *dB); };
+        };
+        b.backward(std::move(sb));
+    }
     if (TensorId dx = b.grad_of(x); dx != kNoTensor) {
         StepSpec sx;
         sx.op = "conv2d dX";
-        sx.inputs = {dz_id, kernel.value};
+        sx.inputs = {dzq, wq};
         sx.outputs = {dx};
         sx.flops = conv_flops;
-        sx.bind = [g, dz_id, kernel, dx](const BoundTensors& t) -> StepRun {
-            Tensor* dZ = t.ptr(dz_id);
-            Tensor* W = t.ptr(kernel.value);
+        sx.bind = [g, dzq, wq, dx](const BoundTensors& t) -> StepRun {
+            Tensor* dZ = t.ptr(dzq);
+            Tensor* W = t.ptr(wq);
             Tensor* dX = t.ptr(dx);
             const Tensor* ws = t.workspace();
             return [g, dZ, W, dX, ws](Backend& be, const RunContext&) {
