@@ -104,7 +104,7 @@ constexpr std::uint64_t kDoubleInf = 0x7FF0000000000000ull;
 // Rounds |value|'s significand at the format's quantum: nearest-even, or stochastic with
 // `random` (round up when the discarded fraction, as 32 bits, plus `random` carries past 2^32).
 MANTISSA_HD constexpr std::uint32_t encode_signed(double value, const Layout& l, Overflow overflow,
-                                      bool stochastic, std::uint32_t random) {
+                                                  bool stochastic, std::uint32_t random) {
     const std::uint64_t x = std::bit_cast<std::uint64_t>(value);
     const std::uint32_t sign = static_cast<std::uint32_t>(x >> 63) << (l.width - 1);
     const std::uint64_t a = x & 0x7FFFFFFFFFFFFFFFull;
@@ -195,7 +195,7 @@ MANTISSA_HD constexpr double decode_e8m0(std::uint32_t code) {
 // Saturate (the default, as block quantisation clamps) or Ieee (±inf for E5M2, NaN for E4M3;
 // FP6/FP4 have neither and always saturate). E8M0 ignores `overflow` (see encode_e8m0).
 MANTISSA_HD constexpr std::uint32_t encode_element(double value, ElementFormat format,
-                                       Overflow overflow = Overflow::Saturate) {
+                                                   Overflow overflow = Overflow::Saturate) {
     if (format == ElementFormat::E8M0) return element_detail::encode_e8m0(value);
     return element_detail::encode_signed(value, element_detail::layout(format), overflow, false, 0);
 }
@@ -204,9 +204,9 @@ MANTISSA_HD constexpr std::uint32_t encode_element(double value, ElementFormat f
 // (|value| - lower) / (upper - lower), decided by `random` (uniform over 32 bits), so the same
 // random value always gives the same code. Exact in expectation for values that lie on a 2^-32
 // sub-grid of the format's quantum. E8M0 rounds to nearest (a scale format is never stochastic).
-MANTISSA_HD constexpr std::uint32_t encode_element_stochastic(double value, ElementFormat format,
-                                                  std::uint32_t random,
-                                                  Overflow overflow = Overflow::Saturate) {
+MANTISSA_HD constexpr std::uint32_t
+encode_element_stochastic(double value, ElementFormat format, std::uint32_t random,
+                          Overflow overflow = Overflow::Saturate) {
     if (format == ElementFormat::E8M0) return element_detail::encode_e8m0(value);
     return element_detail::encode_signed(value, element_detail::layout(format), overflow, true,
                                          random);

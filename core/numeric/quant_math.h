@@ -122,9 +122,9 @@ MANTISSA_HD constexpr float nvfp4_global_scale(double amax_tensor) {
     // The float64 quotient was rounded once already: correct to the float32 nearest the exact
     // quotient by comparing amax with d times the midpoints (exact: 25 + 5 bits).
     for (int step = 0; step < 2; ++step) {
-        const std::uint32_t bits = std::bit_cast<std::uint32_t>(s); // s >= 0
-        const float down = bits ? std::bit_cast<float>(bits - 1) : 0.0f;     // nextafter to 0
-        const float up = std::bit_cast<float>(bits + 1);                     // nextafter to inf
+        const std::uint32_t bits = std::bit_cast<std::uint32_t>(s);      // s >= 0
+        const float down = bits ? std::bit_cast<float>(bits - 1) : 0.0f; // nextafter to 0
+        const float up = std::bit_cast<float>(bits + 1);                 // nextafter to inf
         const bool even = (bits & 1u) == 0;
         const double lo = (static_cast<double>(s) + down) / 2 * d;
         const double hi = (static_cast<double>(s) + up) / 2 * d;

@@ -71,8 +71,8 @@ void CudaBackend::fake_quantize(const FakeQuantArgs& a) {
     cast(src, dst); // exact: every stored float dtype but float64 widens exactly
     cuda::launch_fake_quantize(static_cast<float*>(dst.data), dst.rows(), dst.cols(), q,
                                state_floats ? static_cast<float*>(a.state->data) : nullptr,
-                               static_cast<double*>(a.stats->data), a.record,
-                               m_impl->quant_scratch, m_impl->stream);
+                               static_cast<double*>(a.stats->data), a.record, m_impl->quant_scratch,
+                               m_impl->stream);
 }
 
 } // namespace mantissa

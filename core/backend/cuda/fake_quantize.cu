@@ -124,7 +124,8 @@ __global__ void block_kernel(float* data, i64 rows, i64 cols, DeviceQuant q, Scr
             // Non-negative doubles order as their bits, and a NaN scale (bits above infinity's)
             // stays the largest, as the CPU engine's "NaN sticks" rule has it.
             const double top = q.tensor_scale ? eff : scale;
-            atomicMax(&s->top_scale_bits, static_cast<unsigned long long>(__double_as_longlong(top)));
+            atomicMax(&s->top_scale_bits,
+                      static_cast<unsigned long long>(__double_as_longlong(top)));
         }
     }
 }
@@ -155,8 +156,8 @@ __global__ void finish_kernel(i64 rows, i64 cols, DeviceQuant q, float* state, d
     i64 blocks = 1;
     if (q.block) {
         scale = __longlong_as_double(static_cast<long long>(s->top_scale_bits));
-        blocks = ((rows + q.block_rows - 1) / q.block_rows) *
-                 ((cols + q.block_cols - 1) / q.block_cols);
+        blocks =
+            ((rows + q.block_rows - 1) / q.block_rows) * ((cols + q.block_cols - 1) / q.block_cols);
     } else {
         const float used = tensor_scale_of(q, state, amax);
         scale = static_cast<double>(1.0f / used);
@@ -188,7 +189,8 @@ void launch_fake_quantize(float* data, std::int64_t rows, std::int64_t cols, con
         if (q.block) {
             const i64 blocks = ((rows + q.block_rows - 1) / q.block_rows) *
                                ((cols + q.block_cols - 1) / q.block_cols);
-            const unsigned block_grid = blocks_for(blocks * 32) > 4096 ? 4096 : blocks_for(blocks * 32);
+            const unsigned block_grid =
+                blocks_for(blocks * 32) > 4096 ? 4096 : blocks_for(blocks * 32);
             block_kernel<<<block_grid, 256, 0, stream>>>(data, rows, cols, q, s);
         } else {
             cast_kernel<<<grid, 256, 0, stream>>>(data, n, q, state, s);

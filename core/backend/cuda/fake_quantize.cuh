@@ -34,8 +34,8 @@ struct DeviceQuant {
 
 // data (rows x cols row-major float32) quantised in place. `state`: delayed scaling's
 // 2 + history_len floats, updated after the cast when `record`; `stats` (6 float64: amax, scale,
-// clipped, zeros, count, blocks) written when `record`. `scratch`: kQuantScratchBytes on the device.
-// Nothing here synchronises with the host, so a captured training step may contain it.
+// clipped, zeros, count, blocks) written when `record`. `scratch`: kQuantScratchBytes on the
+// device. Nothing here synchronises with the host, so a captured training step may contain it.
 void launch_fake_quantize(float* data, std::int64_t rows, std::int64_t cols, const DeviceQuant& q,
                           float* state, double* stats, bool record, void* scratch,
                           cudaStream_t stream);
