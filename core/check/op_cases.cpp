@@ -535,8 +535,7 @@ void add_fake_quantize(Table& t, DType dt) {
         delayed.scaling = QuantScaling::Delayed;
         delayed.history_len = 4;
         delayed.margin = 1;
-        cases.push_back({"per-tensor delayed " + std::string(element_format_name(e)) +
-                             " history 4 margin 1, 2 steps",
+        cases.push_back({"per-tensor delayed " + std::string(element_format_name(e)) + ", 2 steps",
                          delayed, 7, 80, false, 2});
     }
     for (const QuantCase& q : cases) {

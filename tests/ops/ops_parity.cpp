@@ -65,10 +65,10 @@ void table_is_complete() {
             CHECK_MSG(c.tolerance == 0.0 && c.float64_tolerance == 0.0, describe(c).c_str());
         }
     CHECK(quant.size() == 21);
-    for (const char* g : {"7x80 mxfp8_e4m3 1x32 floor (NaN, zero block)",
-                          "7x80 mxfp6_e2m3 1x32 ceil (NaN, zero block)", "7x80 nvfp4 16x16",
-                          "7x80 mxfp4 1x32 stochastic seed 1234",
-                          "7x80 per-tensor delayed float8_e4m3 history 4 margin 1, 2 steps"})
+    for (const char* g :
+         {"7x80 mxfp8_e4m3 1x32 floor (NaN, zero block)",
+          "7x80 mxfp6_e2m3 1x32 ceil (NaN, zero block)", "7x80 nvfp4 16x16",
+          "7x80 mxfp4 1x32 stochastic seed 1234", "7x80 per-tensor delayed float8_e4m3, 2 steps"})
         CHECK_MSG(quant.count(g) == 1, g);
 }
 
@@ -140,6 +140,32 @@ void checker_catches_a_broken_engine() {
     CHECK(dropout_fails == 4); // 4 dtypes
     CHECK(other_fails == 0);
     CHECK(reference.memory_in_use() == 0 && inner.memory_in_use() == 0);
+}
+
+// The quantiser cases reach what they are named for: 500 clips under E4M3's floor rule and not
+// under ceil, a tiny value flushes, the blocks are counted with the partial edge ones, and the
+// delayed case's second step clips the spike its history has not seen.
+void quant_cases_clip_flush_and_count() {
+    std::map<std::string, std::vector<double>> stats; // float32 input, by geometry
+    for (const OpCase& c : op_cases()) {
+        if (c.name != "fake_quantize" || c.dtype != DType::Float32) continue;
+        CpuBackend a, b;
+        CaseContext ctx(a, b);
+        const std::vector<Twin*> outs = c.body(ctx);
+        std::vector<double> v(kQuantStatsValues);
+        a.download(outs[1]->on(0), v.data());
+        stats[c.geometry] = v;
+    }
+    const auto& floor = stats["7x80 mxfp8_e4m3 1x32 floor (NaN, zero block)"];
+    const auto& ceil = stats["7x80 mxfp8_e4m3 1x32 ceil (NaN, zero block)"];
+    CHECK(floor.size() == 6 && ceil.size() == 6);
+    CHECK(floor[2] >= 1 && ceil[2] == 0);        // clipped
+    CHECK(floor[3] >= 1);                        // flushed to zero
+    CHECK(floor[4] == 560 && floor[5] == 7 * 3); // count, blocks (80 = 2.5 blocks of 32)
+    CHECK(stats["40x12 mxfp8_e4m3 32x1 floor"][5] == 2 * 12); // 40 rows: 2 blocks per column
+    CHECK(stats["7x80 nvfp4 16x16"][5] == 5);
+    CHECK(stats["7x80 per-tensor delayed float8_e4m3, 2 steps"][2] >= 1);
+    CHECK(stats["7x80 per-tensor current float8_e4m3"][2] == 0);
 }
 
 // A quantiser that rounds one value of each call to the next float32 (an off-by-one in a kernel's
@@ -238,6 +264,7 @@ int main(int argc, char** argv) {
     run("cpu_self_parity", cpu_self_parity);
     run("checker_catches_a_broken_engine", checker_catches_a_broken_engine);
     run("checker_catches_a_wrong_quantiser", checker_catches_a_wrong_quantiser);
+    run("quant_cases_clip_flush_and_count", quant_cases_clip_flush_and_count);
     run("training_parity_float64_is_float64", training_parity_float64_is_float64);
     return mantissa::test::test_exit_code("ops_parity");
 }
