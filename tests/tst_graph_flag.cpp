@@ -133,6 +133,10 @@ public:
     void dropout_backward(double, const Tensor&, const Tensor&, Tensor&) override {
         unsupported("dropout_backward");
     }
+    bool supports_fake_quantize() const override { return true; }
+    void fake_quantize(const FakeQuantArgs& a) override { // a graph keeps the step number too
+        run([this, a] { m_cpu.fake_quantize(a); });
+    }
     void exponent_histogram(const Tensor& x, Tensor& c) override {
         outside("exponent_histogram");
         m_cpu.exponent_histogram(x, c);
@@ -302,6 +306,9 @@ public:
         CHECK(!dropout.capture);
         CHECK(dropout.note.find("dropout") != std::string::npos);
         CHECK(dropout.note.find("no effect") != std::string::npos);
+        const GraphMode stochastic = graph_mode(true, true, cpu, false, true);
+        CHECK(!stochastic.capture);
+        CHECK(stochastic.note.find("stochastic") != std::string::npos);
         const GraphMode gpu = graph_mode(true, true, cpu, false);
         CHECK(gpu.capture);
         CHECK(gpu.note.find("captured") != std::string::npos);
@@ -331,6 +338,32 @@ public:
         }));
     }
 
+    // Quantised policies: delayed scaling's amax history and the MX scales live in device memory,
+    // so captured steps replay with the eager numbers; NVFP4's stochastic rounding seeds its
+    // stream with the step number (a kernel argument), so its steps stay eager, and still match.
+    void quantisedStepsReplayUnlessStochastic() {
+        for (const char* policy : {"mixed_float8", "mxfp8_e4m3", "nvfp4"}) {
+            Experiment e = small(true);
+            e.policy = policy;
+            e.epochs = 2;
+            e.max_steps = 0;
+            CpuBackend cpu;
+            Experiment eager = e;
+            eager.graph = false;
+            const Outcome reference = run(eager, cpu);
+            RecordingBackend fake;
+            const Outcome graphed = run(e, fake);
+            CHECK_EQ(graphed.losses.size(), std::size_t(8));
+            CHECK_MSG(graphed.losses == reference.losses, policy);
+            const bool stochastic = std::string(policy) == "nvfp4";
+            CHECK_EQ(fake.replays, stochastic ? 0 : 7);
+            CHECK(std::any_of(graphed.logs.begin(), graphed.logs.end(), [&](const std::string& l) {
+                return l.find(stochastic ? "rounds stochastically" : "captured once") !=
+                       std::string::npos;
+            }));
+        }
+    }
+
     void cpuRunSaysTheFlagHasNoEffect() {
         const Outcome with = run(true);
         const Outcome without = run(false);
@@ -345,4 +378,5 @@ public:
 };
 
 MANTISSA_TEST_MAIN(TestGraphFlag, flagLoadsFromAnExperimentFile, decision,
-                   capturedStepsReplayWithTheEagerNumbers, cpuRunSaysTheFlagHasNoEffect)
+                   capturedStepsReplayWithTheEagerNumbers, quantisedStepsReplayUnlessStochastic,
+                   cpuRunSaysTheFlagHasNoEffect)

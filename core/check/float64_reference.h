@@ -54,6 +54,10 @@ public:
     void dropout_backward(double rate, const Tensor& dy, const Tensor& mask_u8,
                           Tensor& dx) override;
     void exponent_histogram(const Tensor& x, Tensor& counts_i32) override;
+    // The quantiser is its own definition (core/numeric/tensor_quant, checked against exact
+    // rational arithmetic in tst_block_quant): the CPU engine's, on the same input bits.
+    bool supports_fake_quantize() const override { return true; }
+    void fake_quantize(const FakeQuantArgs& args) override { m_cpu->fake_quantize(args); }
     void begin_step(Tensor& scalars) override;
     void unscale_and_check_finite(std::span<Tensor* const> grads, Tensor& scalars) override;
     void optimizer_update(const OptimizerConfig& config, Tensor& param, const Tensor& grad,

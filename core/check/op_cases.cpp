@@ -10,6 +10,7 @@
 #include "core/backend/histogram.h"
 #include "core/error.h"
 #include "core/numeric/convert.h"
+#include "core/numeric/tensor_quant.h"
 
 namespace mantissa {
 
@@ -462,6 +463,113 @@ void add_step_end(Table& t, DType dt) {
           step_end_body(dt, OptimizerType::Adam, true));
 }
 
+// Quantised GEMM inputs (issue 18): the input in `dt`, quantised into float32 with its stats (and
+// delayed scaling's state). Exact on every engine (tolerance 0): each rounding is quant_math.h's,
+// shared by the CPU engine and the CUDA kernels; against the float64 reference the CPU engine
+// quantises the same bits (the quantiser is its own definition; tst_block_quant checks it against
+// exact rational arithmetic). 7 x 80 leaves partial blocks at the right and bottom edges.
+struct QuantCase {
+    std::string geometry;
+    QuantSpec spec;
+    std::int64_t rows = 7, cols = 80;
+    bool specials = false; // a NaN block and an all-zero block
+    int steps = 1;         // delayed scaling: the state carries from step to step
+};
+
+std::vector<double> quant_values(std::int64_t rows, std::int64_t cols, bool specials) {
+    std::vector<double> v = random_values(static_cast<std::size_t>(rows * cols), 31, 3.0);
+    v[5] = 500.0;       // E4M3 under the floor rule: the block's scale is 1, and 500 clips to 448
+    v[cols + 7] = 1e-6; // far below its block's smallest subnormal: flushed to zero
+    for (std::int64_t c = 0; c < cols; c += 9) v[static_cast<std::size_t>(3 * cols + c)] *= 1e-3;
+    if (specials) {
+        for (std::int64_t c = 0; c < 32 && c < cols; ++c)
+            v[static_cast<std::size_t>(2 * cols + c)] = 0;
+        v[static_cast<std::size_t>(4 * cols + 40)] = std::numeric_limits<double>::quiet_NaN();
+    }
+    return v;
+}
+
+QuantSpec block_spec(BlockFormat format, std::optional<ScaleRule> rule, int rows, int cols,
+                     bool stochastic = false) {
+    QuantSpec q;
+    q.scaling = QuantScaling::Block;
+    q.block.format = format;
+    q.block.rule = rule;
+    q.block.stochastic = stochastic;
+    q.block.seed = 1234;
+    q.block_rows = rows;
+    q.block_cols = cols;
+    return q;
+}
+
+void add_fake_quantize(Table& t, DType dt) {
+    std::vector<QuantCase> cases;
+    for (BlockFormat f : block_formats()) {
+        const std::string name(block_format_name(f));
+        if (f == BlockFormat::NvFp4) {
+            cases.push_back({"nvfp4 1x16", block_spec(f, std::nullopt, 1, 16)});
+            cases.push_back({"nvfp4 16x16", block_spec(f, std::nullopt, 16, 16)});
+            cases.push_back(
+                {"nvfp4 1x16 stochastic seed 1234", block_spec(f, std::nullopt, 1, 16, true)});
+            cases.push_back(
+                {"nvfp4 1x16 (NaN, zero block)", block_spec(f, std::nullopt, 1, 16), 7, 80, true});
+            continue;
+        }
+        for (ScaleRule rule : {ScaleRule::Floor, ScaleRule::Ceil})
+            cases.push_back(
+                {name + " 1x32 " + std::string(scale_rule_name(rule)) + " (NaN, zero block)",
+                 block_spec(f, rule, 1, 32), 7, 80, true});
+    }
+    cases.push_back({"mxfp8_e4m3 32x1 floor",
+                     block_spec(BlockFormat::MxFp8E4M3, ScaleRule::Floor, 32, 1), 40, 12});
+    cases.push_back(
+        {"mxfp8_e4m3 8x8 ceil", block_spec(BlockFormat::MxFp8E4M3, ScaleRule::Ceil, 8, 8)});
+    cases.push_back({"mxfp4 1x32 stochastic seed 1234",
+                     block_spec(BlockFormat::MxFp4, ScaleRule::Floor, 1, 32, true)});
+    for (ElementFormat e : {ElementFormat::Float8E4M3, ElementFormat::Float8E5M2}) {
+        QuantSpec current;
+        current.scaling = QuantScaling::Current;
+        current.element = e;
+        cases.push_back({"per-tensor current " + std::string(element_format_name(e)), current});
+        QuantSpec delayed = current;
+        delayed.scaling = QuantScaling::Delayed;
+        delayed.history_len = 4;
+        delayed.margin = 1;
+        cases.push_back({"per-tensor delayed " + std::string(element_format_name(e)) + ", 2 steps",
+                         delayed, 7, 80, false, 2});
+    }
+    for (const QuantCase& q : cases) {
+        const std::string geometry = dims({q.rows, q.cols}) + " " + q.geometry;
+        t.add("fake_quantize", dt, geometry, 0.0, 0.0, [dt, q](CaseContext& c) {
+            const Shape shape{q.rows, q.cols};
+            Twin& x = c.make("x", dt, shape, quant_values(q.rows, q.cols, q.specials));
+            // Step 2 of a delayed case sees a spike the history has not: it clips.
+            std::vector<double> spike = quant_values(q.rows, q.cols, false);
+            for (double& v : spike) v *= 4.0;
+            Twin& x2 = c.make("x step 2", dt, shape, spike);
+            Twin& y = c.make("y", DType::Float32, shape);
+            Twin& stats = c.make("stats", DType::Float64, {kQuantStatsValues});
+            const auto state_floats = static_cast<std::int64_t>(quant_state_floats(q.spec));
+            Twin* state = state_floats ? &c.make("state", DType::Float32, {state_floats}) : nullptr;
+            for (int step = 0; step < q.steps; ++step) {
+                c.both([&](Backend& be, int i) {
+                    FakeQuantArgs a;
+                    a.spec = &q.spec;
+                    a.src = step == 0 ? &x.on(i) : &x2.on(i);
+                    a.dst = &y.on(i);
+                    a.state = state ? &state->on(i) : nullptr;
+                    a.stats = &stats.on(i);
+                    a.step = static_cast<std::uint64_t>(step + 3);
+                    be.fake_quantize(a);
+                });
+            }
+            std::vector<Twin*> outs{&y, &stats};
+            if (state) outs.push_back(state);
+            return outs;
+        });
+    }
+}
+
 } // namespace
 
 double dtype_tolerance(DType dtype) {
@@ -490,6 +598,7 @@ std::vector<OpCase> op_cases() {
         add_conv2d(t, dt);
         add_dropout_and_histogram(t, dt);
         add_step_end(t, dt);
+        add_fake_quantize(t, dt);
     }
     return std::move(t.cases);
 }

@@ -9,6 +9,7 @@
 
 #include "core/error.h"
 #include "core/numeric/element_codec.h"
+#include "core/numeric/quant_math.h"
 
 namespace mantissa {
 
@@ -35,37 +36,9 @@ bool is_power_of_two(long long v) {
     return v > 0 && (v & (v - 1)) == 0;
 }
 
-// The code nearest (ties to even, saturating) to the exact real a / d, for d > 0 whose
-// significand is short enough that (midpoint * d) is exact in float64 (at most 53 - 5 bits):
-// the float64 quotient is within an ulp, so at most one step corrects it, decided by exact
-// products against the midpoints of the neighbouring codes.
-std::uint32_t nearest_code_of_quotient(double a, double d, ElementFormat format) {
-    const std::uint32_t sign_bit = 1u << (element_spec(format).width - 1);
-    const std::uint32_t max_mag = element_detail::layout(format).max_mag;
-    const std::uint32_t c = encode_element(a / d, format);
-    const std::uint32_t sign = c & sign_bit;
-    std::uint32_t mag = c & (sign_bit - 1);
-    const double A = std::fabs(a);
-    for (int step = 0; step < 2; ++step) {
-        const double v = decode_element(mag, format);
-        if (mag > 0) {
-            const double p = (v + decode_element(mag - 1, format)) / 2 * d;
-            if (A < p || (A == p && (mag & 1))) {
-                --mag;
-                continue;
-            }
-        }
-        if (mag < max_mag) {
-            const double p = (v + decode_element(mag + 1, format)) / 2 * d;
-            if (A > p || (A == p && (mag & 1))) {
-                ++mag;
-                continue;
-            }
-        }
-        break;
-    }
-    return sign | mag;
-}
+// The exact-quotient rounding and the per-element step are the shared ones (quant_math.h), so
+// the CUDA kernels run the same arithmetic as this reference path.
+using quant_math::nearest_code_of_quotient;
 
 struct TileCounts {
     BlockScale scale;
@@ -105,25 +78,13 @@ TileCounts quantize_tile(const T* in, std::size_t ld, std::size_t rows, std::siz
         for (std::size_t c = 0; c < cols; ++c) {
             const std::size_t at = r * ld + c;
             const double v = static_cast<double>(in[at]);
-            std::uint32_t code = 0;
-            double decoded;
-            if (std::isnan(eff)) { // a NaN or inf in the block (MX) or tensor: the block is NaN
-                decoded = kNaN;
-            } else if (eff == 0) { // an all-zero block, or a block scale that underflowed E4M3
-                code = std::signbit(v) ? 1u << (element_spec(elem).width - 1) : 0u;
-                decoded = std::signbit(v) ? -0.0 : 0.0;
-            } else {
-                if (q.stochastic)
-                    code = encode_element_stochastic(v / eff, elem,
-                                                     rounding_random(q.seed, index0 + at));
-                else if (q.spec.tensor_scale)
-                    code = nearest_code_of_quotient(v, eff, elem);
-                else
-                    code = encode_element(v / eff, elem);   // a power of two: v / eff is exact
-                decoded = decode_element(code, elem) * eff; // a few bits x the scale: exact
-                t.clipped += std::fabs(v) > max_elem * eff ? 1 : 0;
-            }
-            t.zeros += (v != 0 && !std::isnan(v) && decoded == 0) ? 1 : 0;
+            const quant_math::ElementResult e = quant_math::quantize_element(
+                v, eff, elem, max_elem, q.stochastic, q.spec.tensor_scale,
+                q.stochastic ? rounding_random(q.seed, index0 + at) : 0u);
+            const std::uint32_t code = e.code;
+            const double decoded = e.decoded;
+            t.clipped += e.clipped ? 1 : 0;
+            t.zeros += e.zero ? 1 : 0;
             if (codes) codes[at] = static_cast<std::uint8_t>(code);
             out[at] = static_cast<T>(decoded);
         }
@@ -346,46 +307,16 @@ ResolvedBlockQuant resolve_block_quant(const BlockQuantConfig& config) {
 }
 
 BlockScale mx_block_scale(double amax, ElementFormat element, ScaleRule rule) {
-    if (!std::isfinite(amax)) return {0xFF, kNaN}; // MX §6.3: no finite scale fits inf or NaN
-    int k = -127;                                  // an all-zero block: the smallest scale
-    if (amax > 0) {
-        const ElementSpec& e = element_spec(element);
-        k = std::ilogb(amax) - e.emax; // floor(log2 amax) - emax_elem, exactly
-        // ceil: amax / 2^k lies in [2^emax, 2^(emax+1)), so one more binade always suffices.
-        if (rule == ScaleRule::Ceil && amax > std::ldexp(e.max_finite, k)) ++k;
-        k = std::clamp(k, -127, 127);
-    }
-    return {static_cast<std::uint8_t>(k + 127), std::ldexp(1.0, k)};
+    const std::uint32_t code = quant_math::mx_scale_code(amax, element, rule == ScaleRule::Ceil);
+    return {static_cast<std::uint8_t>(code), decode_element(code, ElementFormat::E8M0)};
 }
 
 float nvfp4_global_scale(double amax_tensor) {
-    if (!std::isfinite(amax_tensor)) return std::numeric_limits<float>::quiet_NaN();
-    if (amax_tensor == 0) return 0.0f;
-    constexpr double d = 448.0 * 6.0; // 2688 = 21 * 2^7: a short significand, products exact
-    float s = static_cast<float>(amax_tensor / d);
-    // The float64 quotient was rounded once already: correct to the float32 nearest the exact
-    // quotient by comparing amax with d times the midpoints (exact: 25 + 5 bits).
-    for (int step = 0; step < 2; ++step) {
-        const float down = std::nextafter(s, 0.0f);
-        const float up = std::nextafter(s, std::numeric_limits<float>::infinity());
-        const bool even = (std::bit_cast<std::uint32_t>(s) & 1u) == 0;
-        const double lo = (static_cast<double>(s) + down) / 2 * d;
-        const double hi = (static_cast<double>(s) + up) / 2 * d;
-        if (s > 0 && (amax_tensor < lo || (amax_tensor == lo && !even)))
-            s = down;
-        else if (std::isfinite(up) && (amax_tensor > hi || (amax_tensor == hi && !even)))
-            s = up;
-        else
-            break;
-    }
-    return s > 0 ? s : std::numeric_limits<float>::denorm_min();
+    return quant_math::nvfp4_global_scale(amax_tensor);
 }
 
 BlockScale nvfp4_block_scale(double amax_block, float global_scale) {
-    if (!std::isfinite(amax_block) || std::isnan(global_scale)) return {0x7F, kNaN};
-    if (amax_block == 0 || global_scale == 0) return {0x00, 0.0};
-    const std::uint32_t code = nearest_code_of_quotient(
-        amax_block, 6.0 * static_cast<double>(global_scale), ElementFormat::Float8E4M3);
+    const std::uint32_t code = quant_math::nvfp4_scale_code(amax_block, global_scale);
     return {static_cast<std::uint8_t>(code), decode_element(code, ElementFormat::Float8E4M3)};
 }
 

@@ -16,7 +16,8 @@
 // (tested over every code and a sweep of values in tst_block_quant).
 //
 // Everything below the declarations is inline and constexpr on integers only (no FPU rounding
-// mode, no allocation), so span loops inline it and the CUDA engine can share it later.
+// mode, no allocation) and MANTISSA_HD, so span loops inline it and the CUDA kernels
+// (core/backend/cuda/fake_quantize.cu) run the same definitions.
 #pragma once
 
 #include <bit>
@@ -25,6 +26,7 @@
 #include <string_view>
 #include <vector>
 
+#include "core/host_device.h"
 #include "core/numeric/float_format.h"
 
 namespace mantissa {
@@ -79,7 +81,7 @@ struct Layout {
     std::uint32_t nan_mag; // the canonical NaN magnitude, 0 when none
 };
 
-constexpr Layout layout(ElementFormat f) {
+MANTISSA_HD constexpr Layout layout(ElementFormat f) {
     switch (f) {
     case ElementFormat::Float8E4M3:
         return {8, 3, 7, 0x7E, 0, 0x7F}; // S.1111.111 is the NaN, so 1.110b * 2^8 = 448 is max
@@ -101,8 +103,8 @@ constexpr std::uint64_t kDoubleInf = 0x7FF0000000000000ull;
 
 // Rounds |value|'s significand at the format's quantum: nearest-even, or stochastic with
 // `random` (round up when the discarded fraction, as 32 bits, plus `random` carries past 2^32).
-constexpr std::uint32_t encode_signed(double value, const Layout& l, Overflow overflow,
-                                      bool stochastic, std::uint32_t random) {
+MANTISSA_HD constexpr std::uint32_t encode_signed(double value, const Layout& l, Overflow overflow,
+                                                  bool stochastic, std::uint32_t random) {
     const std::uint64_t x = std::bit_cast<std::uint64_t>(value);
     const std::uint32_t sign = static_cast<std::uint32_t>(x >> 63) << (l.width - 1);
     const std::uint64_t a = x & 0x7FFFFFFFFFFFFFFFull;
@@ -144,7 +146,7 @@ constexpr std::uint32_t encode_signed(double value, const Layout& l, Overflow ov
     return sign | static_cast<std::uint32_t>(mag);
 }
 
-constexpr double decode_signed(std::uint32_t code, const Layout& l) {
+MANTISSA_HD constexpr double decode_signed(std::uint32_t code, const Layout& l) {
     const std::uint32_t mag_mask = (1u << (l.width - 1)) - 1;
     const std::uint32_t mag = code & mag_mask;
     const std::uint64_t sign = static_cast<std::uint64_t>((code >> (l.width - 1)) & 1u) << 63;
@@ -169,7 +171,7 @@ constexpr double decode_signed(std::uint32_t code, const Layout& l) {
 // rule rounds the midpoint 1.5 * 2^k up (as ml_dtypes does). No zero and no sign: ±0 and values
 // below 2^-127 clamp to 0x00 (2^-127); negative values, NaN and ±inf give 0xFF (NaN); finite
 // values past 2^127 saturate to 0xFE.
-constexpr std::uint32_t encode_e8m0(double value) {
+MANTISSA_HD constexpr std::uint32_t encode_e8m0(double value) {
     const std::uint64_t x = std::bit_cast<std::uint64_t>(value);
     const std::uint64_t a = x & 0x7FFFFFFFFFFFFFFFull;
     if (a >= kDoubleInf || ((x >> 63) && a != 0)) return 0xFF;
@@ -180,7 +182,7 @@ constexpr std::uint32_t encode_e8m0(double value) {
     return k < 0 ? 0x00u : (k > 254 ? 0xFEu : static_cast<std::uint32_t>(k));
 }
 
-constexpr double decode_e8m0(std::uint32_t code) {
+MANTISSA_HD constexpr double decode_e8m0(std::uint32_t code) {
     code &= 0xFFu;
     if (code == 0xFF) return std::bit_cast<double>(kDoubleInf | (1ull << 51));
     return std::bit_cast<double>(static_cast<std::uint64_t>(static_cast<int>(code) - 127 + 1023)
@@ -192,8 +194,8 @@ constexpr double decode_e8m0(std::uint32_t code) {
 // `value` rounded to nearest (ties to even) in `format`, as its code in the low bits. Overflow:
 // Saturate (the default, as block quantisation clamps) or Ieee (±inf for E5M2, NaN for E4M3;
 // FP6/FP4 have neither and always saturate). E8M0 ignores `overflow` (see encode_e8m0).
-constexpr std::uint32_t encode_element(double value, ElementFormat format,
-                                       Overflow overflow = Overflow::Saturate) {
+MANTISSA_HD constexpr std::uint32_t encode_element(double value, ElementFormat format,
+                                                   Overflow overflow = Overflow::Saturate) {
     if (format == ElementFormat::E8M0) return element_detail::encode_e8m0(value);
     return element_detail::encode_signed(value, element_detail::layout(format), overflow, false, 0);
 }
@@ -202,16 +204,16 @@ constexpr std::uint32_t encode_element(double value, ElementFormat format,
 // (|value| - lower) / (upper - lower), decided by `random` (uniform over 32 bits), so the same
 // random value always gives the same code. Exact in expectation for values that lie on a 2^-32
 // sub-grid of the format's quantum. E8M0 rounds to nearest (a scale format is never stochastic).
-constexpr std::uint32_t encode_element_stochastic(double value, ElementFormat format,
-                                                  std::uint32_t random,
-                                                  Overflow overflow = Overflow::Saturate) {
+MANTISSA_HD constexpr std::uint32_t
+encode_element_stochastic(double value, ElementFormat format, std::uint32_t random,
+                          Overflow overflow = Overflow::Saturate) {
     if (format == ElementFormat::E8M0) return element_detail::encode_e8m0(value);
     return element_detail::encode_signed(value, element_detail::layout(format), overflow, true,
                                          random);
 }
 
 // The exact value of a code (every one is a float32 too); bits above the width are ignored.
-constexpr double decode_element(std::uint32_t code, ElementFormat format) {
+MANTISSA_HD constexpr double decode_element(std::uint32_t code, ElementFormat format) {
     if (format == ElementFormat::E8M0) return element_detail::decode_e8m0(code);
     const element_detail::Layout l = element_detail::layout(format);
     return element_detail::decode_signed(code & ((1u << l.width) - 1), l);
@@ -229,7 +231,7 @@ void decode_elements(const std::uint8_t* codes, float* dst, std::size_t count,
 
 // A reproducible 32-bit random value for element `index` of a stream seeded with `seed`
 // (a counter-based hash: the same (seed, index) always gives the same value, in any order).
-constexpr std::uint32_t rounding_random(std::uint64_t seed, std::uint64_t index) {
+MANTISSA_HD constexpr std::uint32_t rounding_random(std::uint64_t seed, std::uint64_t index) {
     // splitmix64's finaliser over seed and index: well mixed, and cheap enough per element.
     std::uint64_t z = seed * 0x9E3779B97F4A7C15ull + index + 0x632BE59BD9B4E019ull;
     z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;

@@ -8,6 +8,7 @@
 
 #include "core/error.h"
 #include "core/numeric/element_codec.h"
+#include "core/numeric/quant_math.h"
 
 namespace mantissa {
 
@@ -49,12 +50,9 @@ void cast_per_tensor(std::span<float> data, float scale, float scale_inv, double
     st.zeros += zeros;
 }
 
-// TE: scale = (fp8_max / amax) / 2^margin in float32; an amax of zero or inf keeps the old one.
-float scale_for(double amax, double max_elem, int margin, float previous) {
-    if (!(amax > 0) || !std::isfinite(amax)) return previous;
-    const float s = static_cast<float>(max_elem) / static_cast<float>(amax);
-    return std::ldexp(s, -margin);
-}
+// TE's scale rule, the per-value cast and the delayed history are quant_math.h's, shared with the
+// CUDA kernels (core/backend/cuda/fake_quantize.cu).
+using quant_math::fp8_scale_for;
 
 } // namespace
 
@@ -71,7 +69,7 @@ QuantTensorStats fake_quantize_tensor(std::span<float> data, std::size_t rows, s
     st.amax = amax_of(data);
     if (spec.scaling == QuantScaling::Block) {
         BlockQuantConfig config = spec.block;
-        config.seed = spec.block.seed * 0x9E3779B97F4A7C15ull + step; // a new stream each step
+        config.seed = quant_math::step_seed(spec.block.seed, step); // a new stream each step
         const BlockQuantStats b = fake_quantize_blocks(data, rows, cols, config, spec.block_rows,
                                                        spec.block_cols, &st.scale);
         st.clipped = b.clipped;
@@ -84,7 +82,7 @@ QuantTensorStats fake_quantize_tensor(std::span<float> data, std::size_t rows, s
     const double max_elem = element_spec(spec.element).max_finite;
     float scale = 1.0f;
     if (spec.scaling == QuantScaling::Current)
-        scale = scale_for(st.amax, max_elem, 0, 1.0f);
+        scale = fp8_scale_for(st.amax, max_elem, 0, 1.0f);
     else if (state[0] > 0)
         scale = state[0];
     const float scale_inv = 1.0f / scale;
@@ -96,30 +94,15 @@ QuantTensorStats fake_quantize_tensor(std::span<float> data, std::size_t rows, s
         cast_per_tensor<ElementFormat::Float8E5M2>(data, scale, scale_inv, max_elem, st);
     else // the spec: any element format, one call per value
         for (float& v : data) {
-            const double x = static_cast<double>(v) * static_cast<double>(scale); // exact: 24 x 24
-            const std::uint32_t code = encode_element(x, spec.element);           // saturating
-            const double decoded =
-                decode_element(code, spec.element) * static_cast<double>(scale_inv);
-            // Beyond the float32 rounding of the scale itself (amax x fl(448 / amax) may exceed 448
-            // by an ulp and still encode as 448): a real overflow, saturated.
-            st.clipped += std::fabs(x) > max_elem * (1.0 + 0x1p-22) ? 1 : 0;
-            st.zeros += (v != 0 && !std::isnan(v) && decoded == 0) ? 1 : 0;
-            v = static_cast<float>(decoded); // a 4-bit significand times a float32: one rounding
+            const quant_math::CastResult c =
+                quant_math::cast_element(v, scale, scale_inv, spec.element, max_elem);
+            st.clipped += c.clipped ? 1 : 0;
+            st.zeros += c.zero ? 1 : 0;
+            v = c.value;
         }
-    if (spec.scaling == QuantScaling::Delayed && record) {
-        const auto len = static_cast<std::size_t>(spec.history_len);
-        float* history = state.data() + 2;
-        const auto recorded = static_cast<std::size_t>(state[1]);
-        history[recorded % len] = static_cast<float>(st.amax);
-        // Counts up to 2 * len, then wraps by len: the position stays right and the float exact.
-        const std::size_t next = recorded + 1 >= 2 * len ? recorded + 1 - len : recorded + 1;
-        state[1] = static_cast<float>(next);
-        double amax_h = st.amax;
-        if (!spec.amax_most_recent)
-            for (std::size_t i = 0; i < std::min(recorded + 1, len); ++i)
-                amax_h = std::max(amax_h, static_cast<double>(history[i]));
-        state[0] = scale_for(amax_h, max_elem, spec.margin, scale);
-    }
+    if (spec.scaling == QuantScaling::Delayed && record)
+        quant_math::delayed_record(state.data(), static_cast<std::size_t>(spec.history_len),
+                                   st.amax, max_elem, spec.margin, spec.amax_most_recent, scale);
     return st;
 }
 

@@ -4,7 +4,7 @@
 namespace mantissa {
 
 GraphMode graph_mode(bool flag, bool engine_captures, const std::string& engine_note,
-                     bool has_dropout) {
+                     bool has_dropout, bool stochastic_rounding) {
     GraphMode mode;
     if (!flag) return mode;
     if (!engine_captures) {
@@ -14,6 +14,11 @@ GraphMode graph_mode(bool flag, bool engine_captures, const std::string& engine_
     if (has_dropout) {
         mode.note = "graph: the model has dropout, whose masks change every step; the experiment's "
                     "graph flag has no effect (steps are enqueued eagerly)";
+        return mode;
+    }
+    if (stochastic_rounding) {
+        mode.note = "graph: the policy rounds stochastically, with a new random stream every step; "
+                    "the experiment's graph flag has no effect (steps are enqueued eagerly)";
         return mode;
     }
     mode.capture = true;

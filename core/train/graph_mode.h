@@ -2,7 +2,9 @@
 // and the one line the run says about it. Capture records a step's ops once per batch position
 // and replays them; that is only right when nothing but the batch position changes between
 // steps, so a model with dropout (whose mask seed is the step number, a kernel argument) runs
-// eagerly. Engines without graphs (the CPU engine) accept the flag and say it has no effect.
+// eagerly, and so does a plan with stochastic rounding (its stream is seeded with the step number,
+// a kernel argument too). Engines without graphs (the CPU engine) accept the flag and say it has
+// no effect.
 #pragma once
 
 #include <string>
@@ -16,7 +18,8 @@ struct GraphMode {
 
 // `flag`: the experiment's graph flag; `engine_captures`: Backend::captures_graphs();
 // `engine_note`: Backend::graph_capture_note() (why an engine without graphs ignores it).
+// `stochastic_rounding`: a quantise step of the plan rounds stochastically.
 GraphMode graph_mode(bool flag, bool engine_captures, const std::string& engine_note,
-                     bool has_dropout);
+                     bool has_dropout, bool stochastic_rounding = false);
 
 } // namespace mantissa

@@ -125,8 +125,13 @@ Trainer::Trainer(const Experiment& experiment, const Mnist& data, Backend& backe
     const bool has_dropout =
         std::any_of(m_experiment.model.layers.begin(), m_experiment.model.layers.end(),
                     [](const LayerSpec& l) { return l.type == LayerType::Dropout && l.rate > 0; });
+    // Stochastic rounding seeds its stream with the step number, a kernel argument (as dropout).
+    const bool stochastic =
+        std::any_of(m_plan->quant.begin(), m_plan->quant.end(), [](const PlanQuant& q) {
+            return q.spec.scaling == QuantScaling::Block && q.spec.block.stochastic;
+        });
     m_graph = graph_mode(m_experiment.graph, m_backend.captures_graphs(),
-                         m_backend.graph_capture_note(), has_dropout);
+                         m_backend.graph_capture_note(), has_dropout, stochastic);
 
     // Put the dataset on the device once; batches are gathered and normalised there.
     m_data = std::make_unique<DeviceData>();

@@ -56,6 +56,20 @@ void table_is_complete() {
     for (const OpCase& c : cases)
         if (c.name == "conv2d bwd-filter" && c.dtype == DType::BFloat16) conv = conv ? conv : &c;
     CHECK(conv && describe(*conv) == "conv2d bwd-filter 4x10x10x3 k3 s1 p0 f8 bfloat16");
+    // Issue 18: every block format, both MX rules, NVFP4 1D and 2D, stochastic rounding, per-tensor
+    // current and delayed scaling; exact (tolerance 0) on every engine.
+    std::set<std::string> quant;
+    for (const OpCase& c : cases)
+        if (c.name == "fake_quantize" && c.dtype == DType::Float32) {
+            quant.insert(c.geometry);
+            CHECK_MSG(c.tolerance == 0.0 && c.float64_tolerance == 0.0, describe(c).c_str());
+        }
+    CHECK(quant.size() == 21);
+    for (const char* g :
+         {"7x80 mxfp8_e4m3 1x32 floor (NaN, zero block)",
+          "7x80 mxfp6_e2m3 1x32 ceil (NaN, zero block)", "7x80 nvfp4 16x16",
+          "7x80 mxfp4 1x32 stochastic seed 1234", "7x80 per-tensor delayed float8_e4m3, 2 steps"})
+        CHECK_MSG(quant.count(g) == 1, g);
 }
 
 void cpu_against_float64_reference() {
@@ -101,6 +115,8 @@ public:
         throw Error(ErrorKind::Device, "no dropout kernel for this dtype");
     }
     std::string last_choice() const override { return "algo 7"; }
+    bool supports_fake_quantize() const override { return true; }
+    void fake_quantize(const FakeQuantArgs& args) override { m_inner.fake_quantize(args); }
 };
 
 void checker_catches_a_broken_engine() {
@@ -124,6 +140,68 @@ void checker_catches_a_broken_engine() {
     CHECK(dropout_fails == 4); // 4 dtypes
     CHECK(other_fails == 0);
     CHECK(reference.memory_in_use() == 0 && inner.memory_in_use() == 0);
+}
+
+// The quantiser cases reach what they are named for: 500 clips under E4M3's floor rule and not
+// under ceil, a tiny value flushes, the blocks are counted with the partial edge ones, and the
+// delayed case's second step clips the spike its history has not seen.
+void quant_cases_clip_flush_and_count() {
+    std::map<std::string, std::vector<double>> stats; // float32 input, by geometry
+    for (const OpCase& c : op_cases()) {
+        if (c.name != "fake_quantize" || c.dtype != DType::Float32) continue;
+        CpuBackend a, b;
+        CaseContext ctx(a, b);
+        const std::vector<Twin*> outs = c.body(ctx);
+        std::vector<double> v(kQuantStatsValues);
+        a.download(outs[1]->on(0), v.data());
+        stats[c.geometry] = v;
+    }
+    const auto& floor = stats["7x80 mxfp8_e4m3 1x32 floor (NaN, zero block)"];
+    const auto& ceil = stats["7x80 mxfp8_e4m3 1x32 ceil (NaN, zero block)"];
+    CHECK(floor.size() == 6 && ceil.size() == 6);
+    CHECK(floor[2] >= 1 && ceil[2] == 0);        // clipped
+    CHECK(floor[3] >= 1);                        // flushed to zero
+    CHECK(floor[4] == 560 && floor[5] == 7 * 3); // count, blocks (80 = 2.5 blocks of 32)
+    CHECK(stats["40x12 mxfp8_e4m3 32x1 floor"][5] == 2 * 12); // 40 rows: 2 blocks per column
+    CHECK(stats["7x80 nvfp4 16x16"][5] == 5);
+    CHECK(stats["7x80 per-tensor delayed float8_e4m3, 2 steps"][2] >= 1);
+    CHECK(stats["7x80 per-tensor current float8_e4m3"][2] == 0);
+}
+
+// A quantiser that rounds one value of each call to the next float32 (an off-by-one in a kernel's
+// rounding) fails every fake_quantize case (but the all-NaN one) and nothing else.
+class OffByOneQuantiser final : public ForwardingBackend {
+public:
+    using ForwardingBackend::ForwardingBackend;
+    bool supports_fake_quantize() const override { return true; }
+    void fake_quantize(const FakeQuantArgs& args) override {
+        m_inner.fake_quantize(args);
+        std::vector<float> v(static_cast<std::size_t>(args.dst->numel()));
+        m_inner.download(*args.dst, v.data());
+        v[1] = std::nextafter(v[1], 1e30f);
+        m_inner.upload(v.data(), *args.dst);
+    }
+};
+
+void checker_catches_a_wrong_quantiser() {
+    CpuBackend reference, inner;
+    OffByOneQuantiser wrong(inner);
+    int quant_as_expected = 0, quant_cases = 0, other_fails = 0;
+    for (const OpCase& c : op_cases()) {
+        if (c.name != "fake_quantize" && c.name != "cast float32->dtype") continue;
+        const CaseResult r = run_case(c, reference, wrong);
+        if (c.name == "fake_quantize") {
+            ++quant_cases;
+            // NVFP4 with a NaN: the tensor scale is NaN, so every output is NaN, nudged or not.
+            const bool all_nan = c.geometry.find("nvfp4 1x16 (NaN") != std::string::npos;
+            quant_as_expected += r.ok() == all_nan ? 1 : 0;
+        } else {
+            other_fails += r.ok() ? 0 : 1;
+        }
+    }
+    CHECK(quant_cases == 84); // 21 cases x 4 dtypes
+    CHECK(quant_as_expected == quant_cases);
+    CHECK(other_fails == 0);
 }
 
 // An engine whose float32 math library differs from glibc's by about an ulp (as CUDA's expf and
@@ -185,6 +263,8 @@ int main(int argc, char** argv) {
     run("cpu_against_float64_reference", cpu_against_float64_reference);
     run("cpu_self_parity", cpu_self_parity);
     run("checker_catches_a_broken_engine", checker_catches_a_broken_engine);
+    run("checker_catches_a_wrong_quantiser", checker_catches_a_wrong_quantiser);
+    run("quant_cases_clip_flush_and_count", quant_cases_clip_flush_and_count);
     run("training_parity_float64_is_float64", training_parity_float64_is_float64);
     return mantissa::test::test_exit_code("ops_parity");
 }

@@ -11,6 +11,7 @@
 #include "core/backend/cuda/cast.cuh"
 #include "core/backend/cuda/cuda_check.h"
 #include "core/backend/cuda/cuda_state.h"
+#include "core/backend/cuda/fake_quantize.cuh"
 #include "core/backend/cuda/fill.cuh"
 #include "core/backend/cuda/gather_batch.cuh"
 #include "core/error.h"
@@ -80,6 +81,7 @@ void CudaBackend::Impl::open() {
         MANTISSA_CUDA_CHECK(cudaEventCreate(&started[i]));
         MANTISSA_CUDA_CHECK(cudaEventCreate(&landed[i]));
     }
+    MANTISSA_CUDA_CHECK(cudaMalloc(&quant_scratch, cuda::kQuantScratchBytes));
 }
 
 // Never throws: every release is attempted, errors ignored (the process may be tearing down).
@@ -95,10 +97,12 @@ void CudaBackend::Impl::release() noexcept {
         started[i] = landed[i] = nullptr;
     }
     if (ring) cudaFreeHost(ring);
+    if (quant_scratch) cudaFree(quant_scratch);
     if (dnn) cudnnDestroy(dnn);
     if (lt) cublasLtDestroy(lt);
     if (stream) cudaStreamDestroy(stream);
     ring = nullptr;
+    quant_scratch = nullptr;
     dnn = nullptr;
     lt = nullptr;
     stream = nullptr;

@@ -61,6 +61,9 @@ public:
 
     void exponent_histogram(const Tensor& x, Tensor& counts_i32) override;
 
+    bool supports_fake_quantize() const override { return true; }
+    void fake_quantize(const FakeQuantArgs& args) override; // cuda_quantize.cpp
+
     void begin_step(Tensor& scalars) override;
     void unscale_and_check_finite(std::span<Tensor* const> grads, Tensor& scalars) override;
     void optimizer_update(const OptimizerConfig& config, Tensor& param, const Tensor& grad,

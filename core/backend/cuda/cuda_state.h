@@ -84,6 +84,9 @@ struct CudaBackend::Impl {
     cudaEvent_t started[kReadoutSlots] = {};
     cudaEvent_t landed[kReadoutSlots] = {};
     bool has_start[kReadoutSlots] = {};
+    // fake_quantize's device counters (amax, clipped, zeros, largest scale): one set, reused by
+    // every call in stream order; allocated in open() so a captured step allocates nothing.
+    void* quant_scratch = nullptr;
 
     std::unordered_map<cuda::GemmKey, std::unique_ptr<cuda::GemmPlan>, cuda::GemmKeyHash> gemms;
     std::unordered_map<cuda::ConvKey, std::unique_ptr<cuda::ConvPlan>, cuda::ConvKeyHash> convs;

@@ -1,0 +1,78 @@
+// CudaBackend::fake_quantize: the CPU engine's checks (cpu_quantize.cpp), the input widened to
+// float32 in the output by the engine's cast, then the quantise kernels (fake_quantize.cu) in
+// place, with the spec resolved once here into the plain values the kernels take.
+#include <string>
+
+#include "core/backend/cuda/cuda_backend.h"
+#include "core/backend/cuda/cuda_state.h"
+#include "core/backend/cuda/fake_quantize.cuh"
+#include "core/error.h"
+#include "core/numeric/quant_math.h"
+#include "core/numeric/tensor_quant.h"
+
+namespace mantissa {
+
+namespace {
+
+std::string describe(const Tensor& t) {
+    return "'" + t.name + "' " + std::string(dtype_name(t.dtype)) + shape_str(t.shape);
+}
+
+void require(bool ok, const std::string& message) {
+    if (!ok) throw Error(ErrorKind::Internal, message);
+}
+
+// What tensor_quant.cpp decides on the host for each call, resolved the same way.
+cuda::DeviceQuant device_quant(const QuantSpec& spec, std::uint64_t step) {
+    cuda::DeviceQuant q;
+    if (spec.scaling == QuantScaling::Block) {
+        BlockQuantConfig config = spec.block;
+        config.block_size = 0; // the block shape decides (fake_quantize_blocks)
+        const ResolvedBlockQuant r = resolve_block_quant(config);
+        if (spec.block_rows < 1 || spec.block_cols < 1)
+            throw Error(ErrorKind::InvalidArgument, "fake_quantize: bad block shape");
+        q.block = true;
+        q.element = r.spec.element;
+        q.tensor_scale = r.spec.tensor_scale;
+        q.ceil = r.rule == ScaleRule::Ceil;
+        q.stochastic = r.stochastic;
+        q.seed = quant_math::step_seed(r.seed, step);
+        q.block_rows = spec.block_rows;
+        q.block_cols = spec.block_cols;
+    } else {
+        q.element = spec.element;
+        q.delayed = spec.scaling == QuantScaling::Delayed;
+        q.history_len = spec.history_len;
+        q.margin = spec.margin;
+        q.most_recent = spec.amax_most_recent;
+    }
+    q.max_elem = element_spec(q.element).max_finite;
+    return q;
+}
+
+} // namespace
+
+void CudaBackend::fake_quantize(const FakeQuantArgs& a) {
+    require(a.spec && a.src && a.dst && a.stats, "fake_quantize: missing argument");
+    const Tensor& src = *a.src;
+    Tensor& dst = *a.dst;
+    require(is_floating(src.dtype),
+            "fake_quantize: tensor " + describe(src) + " must have a floating dtype");
+    require(dst.dtype == DType::Float32 && dst.numel() == src.numel(),
+            "fake_quantize: output " + describe(dst) + " must be float32 like " + describe(src));
+    require(a.stats->dtype == DType::Float64 && a.stats->numel() == kQuantStatsValues,
+            "fake_quantize: stats " + describe(*a.stats) + " must be float64 (6)");
+    const std::size_t state_floats = quant_state_floats(*a.spec);
+    require(state_floats == 0 || (a.state && a.state->dtype == DType::Float32 &&
+                                  static_cast<std::size_t>(a.state->numel()) == state_floats),
+            "fake_quantize: delayed scaling needs a float32 state of " +
+                std::to_string(state_floats));
+    const cuda::DeviceQuant q = device_quant(*a.spec, a.step);
+    cast(src, dst); // exact: every stored float dtype but float64 widens exactly
+    cuda::launch_fake_quantize(static_cast<float*>(dst.data), dst.rows(), dst.cols(), q,
+                               state_floats ? static_cast<float*>(a.state->data) : nullptr,
+                               static_cast<double*>(a.stats->data), a.record, m_impl->quant_scratch,
+                               m_impl->stream);
+}
+
+} // namespace mantissa

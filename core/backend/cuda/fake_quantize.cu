@@ -1,0 +1,204 @@
+// fake_quantize's kernels. OCP Microscaling Formats (MX) v1.0 block scaling (E8M0 scale per block,
+// §6.3 floor rule or Transformer Engine's ceil), NVFP4 (E4M3 block scale times a float32 tensor
+// scale) and Transformer Engine's per-tensor FP8 recipes (current scaling: scale from this tensor's
+// amax; delayed scaling: from an amax history kept on the device and updated after the cast).
+// Every rounding decision is quant_math.h's (MANTISSA_HD), the CPU engine's own definitions, so the
+// two engines agree bit for bit (the op-case table checks it with tolerance 0).
+//
+// The launch sequence, all in stream order with no host synchronisation:
+//   1. zero the scratch counters;
+//   2. amax_kernel: the tensor's amax, as the max of |x|'s float32 bits (a NaN's bits exceed
+//      infinity's, so "bits > 0x7F800000" means the tensor held a NaN);
+//   3. block_kernel (one warp per block of block_rows x block_cols over the row-major view, edge
+//      blocks partial: the block's amax by warp reduction, its scale, then each element) or
+//      cast_kernel (per tensor: every thread derives the same scale, then casts its elements);
+//   4. finish_kernel (one thread): the stats, and delayed scaling's history and next scale.
+// Clipped and flushed counts are integer atomics, so they are exact in any order.
+#include "core/backend/cuda/cuda_check.h"
+#include "core/backend/cuda/dtype_access.cuh"
+#include "core/backend/cuda/fake_quantize.cuh"
+#include "core/numeric/quant_math.h"
+
+namespace mantissa::cuda {
+
+namespace {
+
+namespace qm = quant_math;
+
+struct Scratch {
+    unsigned int amax_bits; // max over the tensor of |x|'s float32 bits
+    unsigned int unused;
+    unsigned long long clipped, zeros;
+    unsigned long long top_scale_bits; // max over blocks of the scale's float64 bits (>= 0)
+};
+static_assert(sizeof(Scratch) <= kQuantScratchBytes, "kQuantScratchBytes is too small");
+
+constexpr unsigned kFullMask = 0xFFFFFFFFu;
+
+__device__ inline unsigned warp_max(unsigned v) {
+    for (int offset = 16; offset > 0; offset >>= 1) {
+        const unsigned o = __shfl_xor_sync(kFullMask, v, offset);
+        v = o > v ? o : v;
+    }
+    return v;
+}
+
+__device__ inline unsigned long long warp_sum(unsigned long long v) {
+    for (int offset = 16; offset > 0; offset >>= 1) v += __shfl_xor_sync(kFullMask, v, offset);
+    return v;
+}
+
+__device__ inline unsigned abs_bits(float x) {
+    return __float_as_uint(x) & 0x7FFFFFFFu;
+}
+
+// The amax the CPU engine computes (a float32 max, NaN if any element is NaN), as a double.
+__device__ inline double amax_of_bits(unsigned bits) {
+    return bits > 0x7F800000u ? qm::nan_value() : static_cast<double>(__uint_as_float(bits));
+}
+
+// The per-tensor scale this step casts with (TE): current scaling from the tensor's amax,
+// delayed scaling from state[0] (0 before the first recorded step: 1, as TE starts).
+__device__ inline float tensor_scale_of(const DeviceQuant& q, const float* state, double amax) {
+    if (!q.delayed) return qm::fp8_scale_for(amax, q.max_elem, 0, 1.0f);
+    return state[0] > 0 ? state[0] : 1.0f;
+}
+
+__global__ void amax_kernel(const float* data, i64 n, Scratch* s) {
+    unsigned m = 0;
+    for (i64 i = blockIdx.x * i64(blockDim.x) + threadIdx.x; i < n;
+         i += i64(gridDim.x) * blockDim.x) {
+        const unsigned b = abs_bits(data[i]);
+        m = b > m ? b : m;
+    }
+    m = warp_max(m);
+    if ((threadIdx.x & 31) == 0 && m) atomicMax(&s->amax_bits, m);
+}
+
+// One warp per block; blockDim.x is a multiple of 32 and every lane of a warp runs the same
+// number of loop trips over blocks, so the shuffles see the full warp.
+__global__ void block_kernel(float* data, i64 rows, i64 cols, DeviceQuant q, Scratch* s) {
+    const unsigned lane = threadIdx.x & 31;
+    const i64 warp = (blockIdx.x * i64(blockDim.x) + threadIdx.x) >> 5;
+    const i64 warps = (i64(gridDim.x) * blockDim.x) >> 5;
+    const i64 row_blocks = (rows + q.block_rows - 1) / q.block_rows;
+    const i64 col_blocks = (cols + q.block_cols - 1) / q.block_cols;
+    const i64 blocks = row_blocks * col_blocks;
+    const float global = q.tensor_scale ? qm::nvfp4_global_scale(amax_of_bits(s->amax_bits)) : 1.0f;
+    for (i64 b = warp; b < blocks; b += warps) {
+        const i64 row0 = (b / col_blocks) * q.block_rows, col0 = (b % col_blocks) * q.block_cols;
+        const i64 tr = rows - row0 < q.block_rows ? rows - row0 : q.block_rows;
+        const i64 tc = cols - col0 < q.block_cols ? cols - col0 : q.block_cols;
+        const i64 count = tr * tc;
+        unsigned m = 0;
+        for (i64 e = lane; e < count; e += 32) {
+            const unsigned bits = abs_bits(data[(row0 + e / tc) * cols + col0 + e % tc]);
+            m = bits > m ? bits : m;
+        }
+        const double amax = amax_of_bits(warp_max(m));
+        double scale, eff; // the block's scale, and the whole factor a code is multiplied by
+        if (q.tensor_scale) {
+            scale = decode_element(qm::nvfp4_scale_code(amax, global), ElementFormat::Float8E4M3);
+            eff = scale * static_cast<double>(global); // 4 x 24 bits: exact
+        } else {
+            scale = decode_element(qm::mx_scale_code(amax, q.element, q.ceil), ElementFormat::E8M0);
+            eff = scale;
+        }
+        unsigned long long clipped = 0, zeros = 0;
+        for (i64 e = lane; e < count; e += 32) {
+            const i64 at = (row0 + e / tc) * cols + col0 + e % tc;
+            const double v = static_cast<double>(data[at]);
+            const std::uint32_t random =
+                q.stochastic ? rounding_random(q.seed, static_cast<std::uint64_t>(at)) : 0u;
+            const qm::ElementResult r = qm::quantize_element(v, eff, q.element, q.max_elem,
+                                                             q.stochastic, q.tensor_scale, random);
+            data[at] = static_cast<float>(r.decoded);
+            clipped += r.clipped ? 1 : 0;
+            zeros += r.zero ? 1 : 0;
+        }
+        clipped = warp_sum(clipped);
+        zeros = warp_sum(zeros);
+        if (lane == 0) {
+            if (clipped) atomicAdd(&s->clipped, clipped);
+            if (zeros) atomicAdd(&s->zeros, zeros);
+            // Non-negative doubles order as their bits, and a NaN scale (bits above infinity's)
+            // stays the largest, as the CPU engine's "NaN sticks" rule has it.
+            const double top = q.tensor_scale ? eff : scale;
+            atomicMax(&s->top_scale_bits,
+                      static_cast<unsigned long long>(__double_as_longlong(top)));
+        }
+    }
+}
+
+__global__ void cast_kernel(float* data, i64 n, DeviceQuant q, const float* state, Scratch* s) {
+    const float scale = tensor_scale_of(q, state, amax_of_bits(s->amax_bits));
+    const float scale_inv = 1.0f / scale;
+    unsigned long long clipped = 0, zeros = 0;
+    for (i64 i = blockIdx.x * i64(blockDim.x) + threadIdx.x; i < n;
+         i += i64(gridDim.x) * blockDim.x) {
+        const qm::CastResult r = qm::cast_element(data[i], scale, scale_inv, q.element, q.max_elem);
+        data[i] = r.value;
+        clipped += r.clipped ? 1 : 0;
+        zeros += r.zero ? 1 : 0;
+    }
+    clipped = warp_sum(clipped);
+    zeros = warp_sum(zeros);
+    if ((threadIdx.x & 31) == 0) {
+        if (clipped) atomicAdd(&s->clipped, clipped);
+        if (zeros) atomicAdd(&s->zeros, zeros);
+    }
+}
+
+__global__ void finish_kernel(i64 rows, i64 cols, DeviceQuant q, float* state, double* stats,
+                              bool record, const Scratch* s) {
+    const double amax = amax_of_bits(s->amax_bits);
+    double scale;
+    i64 blocks = 1;
+    if (q.block) {
+        scale = __longlong_as_double(static_cast<long long>(s->top_scale_bits));
+        blocks =
+            ((rows + q.block_rows - 1) / q.block_rows) * ((cols + q.block_cols - 1) / q.block_cols);
+    } else {
+        const float used = tensor_scale_of(q, state, amax);
+        scale = static_cast<double>(1.0f / used);
+        if (q.delayed && record)
+            qm::delayed_record(state, static_cast<std::size_t>(q.history_len), amax, q.max_elem,
+                               q.margin, q.most_recent, used);
+    }
+    if (!record) return;
+    stats[0] = amax;
+    stats[1] = scale;
+    stats[2] = static_cast<double>(s->clipped);
+    stats[3] = static_cast<double>(s->zeros);
+    stats[4] = static_cast<double>(rows * cols);
+    stats[5] = static_cast<double>(blocks);
+}
+
+} // namespace
+
+void launch_fake_quantize(float* data, std::int64_t rows, std::int64_t cols, const DeviceQuant& q,
+                          float* state, double* stats, bool record, void* scratch,
+                          cudaStream_t stream) {
+    auto* s = static_cast<Scratch*>(scratch);
+    const i64 n = rows * cols;
+    MANTISSA_CUDA_CHECK(cudaMemsetAsync(s, 0, sizeof(Scratch), stream));
+    if (n > 0) {
+        const unsigned grid = blocks_for(n) > 1024 ? 1024 : blocks_for(n);
+        amax_kernel<<<grid, 256, 0, stream>>>(data, n, s);
+        MANTISSA_CUDA_LAUNCH_CHECK();
+        if (q.block) {
+            const i64 blocks = ((rows + q.block_rows - 1) / q.block_rows) *
+                               ((cols + q.block_cols - 1) / q.block_cols);
+            const unsigned block_grid =
+                blocks_for(blocks * 32) > 4096 ? 4096 : blocks_for(blocks * 32);
+            block_kernel<<<block_grid, 256, 0, stream>>>(data, rows, cols, q, s);
+        } else {
+            cast_kernel<<<grid, 256, 0, stream>>>(data, n, q, state, s);
+        }
+        MANTISSA_CUDA_LAUNCH_CHECK();
+    }
+    finish_kernel<<<1, 1, 0, stream>>>(rows, cols, q, state, stats, record, s);
+    MANTISSA_CUDA_LAUNCH_CHECK();
+}
+
+} // namespace mantissa::cuda

@@ -1,0 +1,43 @@
+// fake_quantize: a GEMM input quantised and decoded back in place on the device (issue 18's
+// frontier policies), with the arithmetic of core/numeric/quant_math.h, which the CPU engine runs
+// too. Block formats follow OCP Microscaling (MX) v1.0 (one E8M0 scale per block, §6.3's floor
+// rule or Transformer Engine's ceil) and NVIDIA's NVFP4 (E4M3 block scale under a float32 tensor
+// scale); per-tensor FP8 follows Transformer Engine's current and delayed scaling recipes.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include <cuda_runtime.h>
+
+#include "core/numeric/element_format.h"
+
+namespace mantissa::cuda {
+
+// Bytes of device scratch one engine keeps for the launches below (amax, counters, top scale).
+inline constexpr std::size_t kQuantScratchBytes = 64;
+
+// A QuantSpec resolved for the kernels: plain values only.
+struct DeviceQuant {
+    ElementFormat element = ElementFormat::Float8E4M3;
+    double max_elem = 448;
+    bool block = false;        // block scaling; else one scale per tensor
+    bool tensor_scale = false; // NVFP4: E4M3 block scales under a float32 tensor scale
+    bool ceil = false;         // MX scale rule: ceil (TE) rather than floor (the spec)
+    bool stochastic = false;
+    std::uint64_t seed = 0; // this step's stream (quant_math::step_seed)
+    std::int64_t block_rows = 1, block_cols = 1;
+    bool delayed = false; // per tensor: the scale from `state` (else the tensor's own amax)
+    int history_len = 0, margin = 0;
+    bool most_recent = false;
+};
+
+// data (rows x cols row-major float32) quantised in place. `state`: delayed scaling's
+// 2 + history_len floats, updated after the cast when `record`; `stats` (6 float64: amax, scale,
+// clipped, zeros, count, blocks) written when `record`. `scratch`: kQuantScratchBytes on the
+// device. Nothing here synchronises with the host, so a captured training step may contain it.
+void launch_fake_quantize(float* data, std::int64_t rows, std::int64_t cols, const DeviceQuant& q,
+                          float* state, double* stats, bool record, void* scratch,
+                          cudaStream_t stream);
+
+} // namespace mantissa::cuda
