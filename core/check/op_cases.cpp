@@ -474,6 +474,9 @@ struct QuantCase {
     std::int64_t rows = 7, cols = 80;
     bool specials = false; // a NaN block and an all-zero block
     int steps = 1;         // delayed scaling: the state carries from step to step
+    // > 0: the tensor is stored as {view_split, rows / view_split, cols} and quantised on the
+    // rows x cols view FakeQuantArgs::rows names (a convolution's N·H·W x C).
+    std::int64_t view_split = 0;
 };
 
 std::vector<double> quant_values(std::int64_t rows, std::int64_t cols, bool specials) {
@@ -526,6 +529,11 @@ void add_fake_quantize(Table& t, DType dt) {
         {"mxfp8_e4m3 8x8 ceil", block_spec(BlockFormat::MxFp8E4M3, ScaleRule::Ceil, 8, 8)});
     cases.push_back({"mxfp4 1x32 stochastic seed 1234",
                      block_spec(BlockFormat::MxFp4, ScaleRule::Floor, 1, 32, true)});
+    cases.push_back({"mxfp8_e4m3 1x32 floor, NHWxC view",
+                     block_spec(BlockFormat::MxFp8E4M3, ScaleRule::Floor, 1, 32), 20, 40, false, 1,
+                     4});
+    cases.push_back({"nvfp4 16x16, conv kernel view",
+                     block_spec(BlockFormat::NvFp4, std::nullopt, 16, 16), 36, 20, false, 1, 3});
     for (ElementFormat e : {ElementFormat::Float8E4M3, ElementFormat::Float8E5M2}) {
         QuantSpec current;
         current.scaling = QuantScaling::Current;
@@ -541,7 +549,8 @@ void add_fake_quantize(Table& t, DType dt) {
     for (const QuantCase& q : cases) {
         const std::string geometry = dims({q.rows, q.cols}) + " " + q.geometry;
         t.add("fake_quantize", dt, geometry, 0.0, 0.0, [dt, q](CaseContext& c) {
-            const Shape shape{q.rows, q.cols};
+            const Shape shape = q.view_split ? Shape{q.view_split, q.rows / q.view_split, q.cols}
+                                             : Shape{q.rows, q.cols};
             Twin& x = c.make("x", dt, shape, quant_values(q.rows, q.cols, q.specials));
             // Step 2 of a delayed case sees a spike the history has not: it clips.
             std::vector<double> spike = quant_values(q.rows, q.cols, false);
@@ -560,6 +569,7 @@ void add_fake_quantize(Table& t, DType dt) {
                     a.state = state ? &state->on(i) : nullptr;
                     a.stats = &stats.on(i);
                     a.step = static_cast<std::uint64_t>(step + 3);
+                    a.rows = q.view_split ? q.rows : 0;
                     be.fake_quantize(a);
                 });
             }

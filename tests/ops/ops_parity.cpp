@@ -64,7 +64,7 @@ void table_is_complete() {
             quant.insert(c.geometry);
             CHECK_MSG(c.tolerance == 0.0 && c.float64_tolerance == 0.0, describe(c).c_str());
         }
-    CHECK(quant.size() == 21);
+    CHECK(quant.size() == 23);
     for (const char* g :
          {"7x80 mxfp8_e4m3 1x32 floor (NaN, zero block)",
           "7x80 mxfp6_e2m3 1x32 ceil (NaN, zero block)", "7x80 nvfp4 16x16",
@@ -164,6 +164,10 @@ void quant_cases_clip_flush_and_count() {
     CHECK(floor[4] == 560 && floor[5] == 7 * 3); // count, blocks (80 = 2.5 blocks of 32)
     CHECK(stats["40x12 mxfp8_e4m3 32x1 floor"][5] == 2 * 12); // 40 rows: 2 blocks per column
     CHECK(stats["7x80 nvfp4 16x16"][5] == 5);
+    // Blocks lie on the view the engine is given, not on the tensor's first dimension: 20 rows
+    // of 40 channels (2 blocks each; 4 x 200 would give 28), and 36 x 20 in 16 x 16 tiles (6).
+    CHECK(stats["20x40 mxfp8_e4m3 1x32 floor, NHWxC view"][5] == 20 * 2);
+    CHECK(stats["36x20 nvfp4 16x16, conv kernel view"][5] == 3 * 2);
     CHECK(stats["7x80 per-tensor delayed float8_e4m3, 2 steps"][2] >= 1);
     CHECK(stats["7x80 per-tensor current float8_e4m3"][2] == 0);
 }
@@ -199,7 +203,7 @@ void checker_catches_a_wrong_quantiser() {
             other_fails += r.ok() ? 0 : 1;
         }
     }
-    CHECK(quant_cases == 84); // 21 cases x 4 dtypes
+    CHECK(quant_cases == 92); // 23 cases x 4 dtypes
     CHECK(quant_as_expected == quant_cases);
     CHECK(other_fails == 0);
 }

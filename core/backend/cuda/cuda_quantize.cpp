@@ -67,9 +67,14 @@ void CudaBackend::fake_quantize(const FakeQuantArgs& a) {
                                   static_cast<std::size_t>(a.state->numel()) == state_floats),
             "fake_quantize: delayed scaling needs a float32 state of " +
                 std::to_string(state_floats));
+    // The 2-D view the blocks lie on: a convolution passes N·H·W rows (its channels are the
+    // columns), a Dense layer leaves it to the tensor's own rows.
+    const std::int64_t rows = a.rows > 0 ? a.rows : dst.rows();
+    require(rows > 0 && dst.numel() % rows == 0,
+            "fake_quantize: " + std::to_string(rows) + " rows do not divide " + describe(dst));
     const cuda::DeviceQuant q = device_quant(*a.spec, a.step);
     cast(src, dst); // exact: every stored float dtype but float64 widens exactly
-    cuda::launch_fake_quantize(static_cast<float*>(dst.data), dst.rows(), dst.cols(), q,
+    cuda::launch_fake_quantize(static_cast<float*>(dst.data), rows, dst.numel() / rows, q,
                                state_floats ? static_cast<float*>(a.state->data) : nullptr,
                                static_cast<double*>(a.stats->data), a.record, m_impl->quant_scratch,
                                m_impl->stream);
