@@ -35,7 +35,8 @@ TensorId dense_steps(PlanBuilder& b, const Dense& layer, TensorId input, bool fu
     // column-wise copies for it (TE's columnwise usage): X in blocks down the batch for dW, W in
     // blocks along the units for dX (xq, wq themselves where one copy serves both).
     const TensorId xq_col = b.quantize_input(x, QuantRole::Activation, xq);
-    const TensorId wq_col = b.quantize_input(kernel.value, QuantRole::Weight, wq);
+    const bool needs_dx = b.grad_of(x) != kNoTensor; // the first layer computes no dX
+    const TensorId wq_col = needs_dx ? b.quantize_input(kernel.value, QuantRole::Weight, wq) : wq;
 
     // A GEMM step's arguments over the bound tensors; the engine sizes its workspace from them.
     auto gemm_step = [](StepSpec& step, std::function<GemmArgs(const BoundTensors&)> args) {
