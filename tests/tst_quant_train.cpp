@@ -551,8 +551,8 @@ public:
                 x[static_cast<std::size_t>(r * in + c)] *= std::ldexp(1.0f, -3 * (r % 6));
         run_forward(*plan, be, x);
         const std::vector<float> xc = download(be, find_tensor(*plan, "input:bfloat16:q colwise"));
-        const std::vector<double> ref_x = column_blocks_reference(
-            std::vector<double>(x.begin(), x.end()), batch, in, as->block);
+        const std::vector<double> ref_x =
+            column_blocks_reference(std::vector<double>(x.begin(), x.end()), batch, in, as->block);
         int differs = 0;
         const std::vector<float> xr = download(be, find_tensor(*plan, "input:bfloat16:q"));
         for (std::size_t i = 0; i < x.size(); ++i) {
@@ -568,7 +568,8 @@ public:
         const PlanStep& dx = layer_step(*plan, l2, "gemm dX");
         if (nv) {
             bool copy = false;
-            for (const Tensor& t : plan->tensors) copy = copy || t.name == w_master.name + ":q colwise";
+            for (const Tensor& t : plan->tensors)
+                copy = copy || t.name == w_master.name + ":q colwise";
             CHECK(!copy);
             CHECK_EQ(dx.inputs[1], fwd.inputs[1]); // the one 16x16-tiled copy
         } else {
@@ -622,7 +623,7 @@ public:
         const auto gs = p.quant->columnwise(QuantRole::Gradient);
         CHECK(as->hadamard && gs->hadamard);
         CHECK_EQ(as->hadamard_seed, gs->hadamard_seed); // one M for both: Mᵀ·M = I cancels
-        CHECK(!p.quant->activation.hadamard);            // the forward's copies are untouched
+        CHECK(!p.quant->activation.hadamard);           // the forward's copies are untouched
         CHECK(!p.quant->columnwise(QuantRole::Weight).has_value());
         const std::array<float, 16> signs = hadamard_signs(o.seed.value());
         int negative = 0;
@@ -692,8 +693,7 @@ public:
         for (std::size_t i = 0; i < x.size(); ++i) fx[i] = static_cast<float>(x[i]);
         for (std::size_t i = 0; i < dz.size(); ++i) fdz[i] = static_cast<float>(dz[i]);
         std::vector<double> x32(fx.begin(), fx.begin() + static_cast<std::ptrdiff_t>(x.size()));
-        std::vector<double> dz32(fdz.begin(),
-                                 fdz.begin() + static_cast<std::ptrdiff_t>(dz.size()));
+        std::vector<double> dz32(fdz.begin(), fdz.begin() + static_cast<std::ptrdiff_t>(dz.size()));
         random_hadamard_rows(fx, padded, in, signs);
         random_hadamard_rows(fdz, padded, units, signs);
         for (std::size_t a = 0; a < in; ++a)
@@ -795,8 +795,9 @@ public:
         add_column<int>("tensors");
         for (const char* p : kQuantPolicies)
             new_row(p) << p << ""
-                       << (std::string(p) == "mixed_float8" ? 6 : std::string(p) == "nvfp4" ? 10
-                                                                                              : 11);
+                       << (std::string(p) == "mixed_float8" ? 6
+                           : std::string(p) == "nvfp4"      ? 10
+                                                            : 11);
         new_row("mixed_float8 current") << "mixed_float8"
                                         << "current" << 6;
         new_row("mixed_float8 block") << "mixed_float8"
@@ -905,6 +906,6 @@ MANTISSA_TEST_MAIN(TestQuantTrain, policiesCarryTheirRecipes, recipeReadsAndRoun
                    badRecipesNameTheField, planQuantisesEveryDenseInput, paddingIsNamedAndCounted,
                    forwardMatchesBlockReference, columnwiseCopiesMatchBlockReference,
                    hadamardMatchesSylvesterReference, hadamardPreservesTheProduct,
-                   perTensorFp8MatchesTheFormula,
-                   delayedScalingLagsASpike, trainingRunsUnderEveryQuantisedPolicy,
-                   initializeResetsDelayedScaling, quantRecordIsWrittenAsJsonl)
+                   perTensorFp8MatchesTheFormula, delayedScalingLagsASpike,
+                   trainingRunsUnderEveryQuantisedPolicy, initializeResetsDelayedScaling,
+                   quantRecordIsWrittenAsJsonl)

@@ -199,14 +199,14 @@ TensorId PlanBuilder::quantize_input(TensorId source, QuantRole role, TensorId r
         scale_bytes = 1;
         if (rows % br || cols % bc)
             padding += ", padded " + std::to_string(rows) + "×" + std::to_string(cols) + "→" +
-                      std::to_string(row_blocks * br) + "×" + std::to_string(col_blocks * bc);
+                       std::to_string(row_blocks * br) + "×" + std::to_string(col_blocks * bc);
     }
     add_tensor(name + " scales", DType::UInt8, {blocks * scale_bytes}, category);
     if (const std::size_t floats = quant_state_floats(spec))
         q.state = add_tensor(name + " amax history", DType::Float32,
                              {static_cast<std::int64_t>(floats)}, MemCategory::Workspace);
-    q.stats = add_tensor(name + " stats", DType::Float64, {kQuantStatsValues},
-                         MemCategory::Workspace);
+    q.stats =
+        add_tensor(name + " stats", DType::Float64, {kQuantStatsValues}, MemCategory::Workspace);
     StepSpec step;
     // "column-wise for dW": the block shape in the description is transposed, and why.
     const std::string usage = !columnwise                 ? std::string()

@@ -10,7 +10,7 @@
 namespace mantissa {
 
 struct QuantTensorRecord {
-    std::string layer;  // "dense_1"
+    std::string layer; // "dense_1"
     // "activation", "weight", "gradient" (the row-wise copies), or "activation_columnwise",
     // "weight_columnwise", "gradient_columnwise" (block-scaled recipes' copies for the GEMM that
     // reduces along the other dimension; under nvfp4's hadamard, amax is after the transform).
