@@ -129,7 +129,7 @@ private slots:
     }
 
     // A quantised policy is described without an engine (no preview backend): the view lists
-    // each Dense layer's three quantise steps, the gradient's in the backward pass.
+    // each Dense layer's quantise steps, the gradient's in the backward pass.
     void quantisedPolicyShowsItsQuantiseSteps() {
         PlanView view;
         view.set_experiment(mlp_small("nvfp4"));
@@ -143,8 +143,10 @@ private slots:
             forward += row.phase == StepPhase::Forward;
             backward += row.phase == StepPhase::Backward;
         }
-        QCOMPARE(forward, 3 * 2); // each Dense's input and kernel
-        QCOMPARE(backward, 3);    // each Dense's dZ
+        // Each Dense's input and kernel, and its input's column-wise copy for dW (16×1 blocks
+        // down the batch; nvfp4's 16×16 kernel tiles serve dX as they are).
+        QCOMPARE(forward, 3 * 3);
+        QCOMPARE(backward, 3 * 2); // each Dense's dZ, row-wise and column-wise
     }
 
     // Delayed FP8's quantise step reads "float32→bfloat16, quantize activation: float8_e4m3 per

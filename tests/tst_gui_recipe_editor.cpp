@@ -38,7 +38,8 @@ namespace {
 
 const char* const kFields[] = {"recipe_kind",      "recipe_fp8_format",   "recipe_history_len",
                                "recipe_margin",    "recipe_amax_compute", "recipe_scale_rule",
-                               "recipe_weight_2d", "recipe_stochastic",   "recipe_seed"};
+                               "recipe_weight_2d", "recipe_stochastic",   "recipe_hadamard",
+                               "recipe_seed"};
 
 RecipeEditor* editor_of(QWidget& parent) {
     return parent.findChild<RecipeEditor*>("recipe");
@@ -154,16 +155,24 @@ private slots:
         }
 
         pick(policy, "nvfp4");
-        QCOMPARE(shown_fields(form),
-                 QStringList({"recipe_weight_2d", "recipe_stochastic", "recipe_seed"}));
+        QCOMPARE(shown_fields(form), QStringList({"recipe_weight_2d", "recipe_stochastic",
+                                                  "recipe_hadamard", "recipe_seed"}));
         const QuantRecipe nv = make_recipe("nvfp4");
         QCOMPARE(field<QCheckBox>(form, "recipe_weight_2d")->isChecked(), nv.weight.block_rows > 1);
         QCOMPARE(field<QCheckBox>(form, "recipe_stochastic")->isChecked(),
                  nv.gradient.block.stochastic);
         QVERIFY(field<QCheckBox>(form, "recipe_stochastic")->isChecked());
         QCOMPARE(field<QLineEdit>(form, "recipe_seed")->text(), QString("0"));
-        field<QCheckBox>(form, "recipe_stochastic")->setChecked(false); // the seed goes with it
-        QCOMPARE(shown_fields(form), QStringList({"recipe_weight_2d", "recipe_stochastic"}));
+        QVERIFY(!field<QCheckBox>(form, "recipe_hadamard")->isChecked()); // off by default
+        field<QCheckBox>(form, "recipe_stochastic")->setChecked(false);   // the seed goes with it
+        QCOMPARE(shown_fields(form),
+                 QStringList({"recipe_weight_2d", "recipe_stochastic", "recipe_hadamard"}));
+        // The transform's signs come from the seed too: it comes back with the transform.
+        field<QCheckBox>(form, "recipe_hadamard")->setChecked(true);
+        QCOMPARE(shown_fields(form), QStringList({"recipe_weight_2d", "recipe_stochastic",
+                                                  "recipe_hadamard", "recipe_seed"}));
+        QCOMPARE(form.apply_to(Experiment{}).recipe->hadamard, std::optional<bool>(true));
+        field<QCheckBox>(form, "recipe_hadamard")->setChecked(false);
 
         for (const char* plain : {"float32", "mixed_float16", "bfloat16"}) {
             pick(policy, plain);

@@ -245,8 +245,9 @@ public:
         options.policy = policy;
         options.batch_size = 32;
         auto plan = compile(model, options, be);
-        // Two Conv2D and two Dense layers, three roles each.
-        CHECK_EQ(plan->quant.size(), std::size_t(12));
+        // Two Conv2D and two Dense layers, three roles each, and the column-wise copies the
+        // backward products read (X and dZ for dW, W for dX; conv2d_1 computes no dX).
+        CHECK_EQ(plan->quant.size(), std::size_t(12 + 2 * 4 + 3));
         std::vector<std::string> producer(plan->tensors.size());
         for (const PlanStep& s : plan->steps)
             for (TensorId o : s.outputs) producer[static_cast<std::size_t>(o)] = s.op;
@@ -259,6 +260,19 @@ public:
                     CHECK_MSG(from.rfind("quantize ", 0) == 0, s.op + " reads " + from);
                 }
                 CHECK(s.op != "conv2d dW,db"); // the bias gradient is its own step
+                // Each product reads copies blocked along its own reduction.
+                const std::string& a = producer[static_cast<std::size_t>(s.inputs[0])];
+                const std::string& b = producer[static_cast<std::size_t>(s.inputs[1])];
+                if (s.op == "conv2d dW") {
+                    CHECK_MSG(a.rfind("quantize activation column-wise for dW", 0) == 0, a);
+                    CHECK_MSG(b.rfind("quantize gradient column-wise for dW", 0) == 0, b);
+                } else if (s.op == "conv2d dX") {
+                    CHECK_MSG(a.rfind("quantize gradient: ", 0) == 0, a);
+                    CHECK_MSG(b.rfind("quantize weight column-wise for dX", 0) == 0, b);
+                } else {
+                    CHECK_MSG(a.rfind("quantize activation: ", 0) == 0, a);
+                    CHECK_MSG(b.rfind("quantize weight: ", 0) == 0, b);
+                }
             }
             if (s.op == "bias_grad" && s.layer.rfind("conv2d", 0) == 0) {
                 ++bias_grads; // it reads dZ itself, not its quantised copy
@@ -308,22 +322,26 @@ public:
             CHECK_MSG(q.layer != first, q.tensor);
             second_quant += q.layer == second;
         }
-        CHECK_EQ(second_quant, 3);
+        CHECK_EQ(second_quant, 5); // X, dZ and their column-wise copies; one W (16×16 tiles)
         for (const PlanStep& s : plan->steps)
             if (s.layer == first) CHECK_MSG(s.op.rfind("quantize", 0) != 0, s.op);
     }
 
     void cnnTrainsUnderMixedFloat8_data() {
         add_column<std::string>("policy");
-        new_row("mixed_float8 (delayed)") << "mixed_float8";
-        new_row("mxfp8_e4m3") << "mxfp8_e4m3";
-        new_row("nvfp4") << "nvfp4";
+        add_column<int>("conv_tensors");
+        // Per-tensor FP8: 3 roles x 2 convs. Blocks: + column-wise X and dZ, and W for conv2d_2's
+        // dX (nvfp4's 16×16 weight tiles serve both products).
+        new_row("mixed_float8 (delayed)") << "mixed_float8" << 6;
+        new_row("mxfp8_e4m3") << "mxfp8_e4m3" << 11;
+        new_row("nvfp4") << "nvfp4" << 10;
     }
 
     // A short cnn training: the loss stays finite and falls, and the quant records cover the
     // convolutions' three inputs.
     void cnnTrainsUnderMixedFloat8() {
         FETCH(std::string, policy);
+        FETCH(int, conv_tensors);
         static const Mnist data = synthetic_mnist(640, 64);
         Experiment e;
         e.model = small_cnn(8, 16);
@@ -348,14 +366,14 @@ public:
         CHECK_MSG(losses.back() < losses.front(),
                   std::to_string(losses.front()) + " → " + std::to_string(losses.back()));
         CHECK(!records.empty());
-        int conv_tensors = 0;
+        int recorded = 0;
         for (const QuantTensorRecord& t : records.back().tensors) {
             if (t.layer.rfind("conv2d", 0) != 0) continue;
-            ++conv_tensors;
+            ++recorded;
             CHECK_MSG(t.amax > 0 && t.scale > 0, t.layer + " " + t.role);
             CHECK(t.count > 0 && t.blocks > 0);
         }
-        CHECK_EQ(conv_tensors, 6); // 2 Conv2D x 3 roles
+        CHECK_EQ(recorded, conv_tensors);
     }
 };
 

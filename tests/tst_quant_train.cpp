@@ -3,6 +3,7 @@
 // inputs against the block-quant reference bit for bit, delayed scaling's lag behind a spike, and
 // a few training steps under every quantised policy with their `quant` records.
 
+#include <array>
 #include <cmath>
 #include <cstring>
 #include <fstream>
@@ -16,7 +17,9 @@
 #include "core/error.h"
 #include "core/nn/model.h"
 #include "core/numeric/block_quant.h"
+#include "core/numeric/convert.h"
 #include "core/numeric/element_format.h"
+#include "core/numeric/hadamard.h"
 #include "core/numeric/policy.h"
 #include "core/numeric/tensor_quant.h"
 #include "core/plan/compile.h"
@@ -94,6 +97,30 @@ std::unique_ptr<Plan> dense_plan(Backend& be, const Policy& policy, std::int64_t
     return plan;
 }
 
+// Two Dense layers, so the second computes dX (and needs W's column-wise copy).
+std::unique_ptr<Plan> mlp2_plan(Backend& be, const Policy& policy, std::int64_t in,
+                                std::int64_t hidden, std::int64_t units, std::int64_t batch,
+                                const Model** keep) {
+    ModelSpec spec;
+    spec.input = {in};
+    spec.layers = {dense(hidden), dense(units)};
+    static std::vector<std::unique_ptr<Model>> models;
+    models.push_back(std::make_unique<Model>(spec, policy));
+    *keep = models.back().get();
+    CompileOptions options;
+    options.policy = policy;
+    options.batch_size = batch;
+    auto plan = compile(*models.back(), options, be);
+    plan->initialize(be, 7);
+    return plan;
+}
+
+PlanStep& layer_step(Plan& plan, const std::string& layer, const std::string& prefix) {
+    for (PlanStep& s : plan.steps)
+        if (s.layer == layer && s.op.rfind(prefix, 0) == 0) return s;
+    throw Error(ErrorKind::Internal, "no step " + prefix + " in " + layer);
+}
+
 // Values on a 1/16 grid up to 12.5: exact in bfloat16, so the input cast changes nothing, with
 // ties and one large value per row so blocks differ.
 std::vector<float> grid_input(std::int64_t rows, std::int64_t cols) {
@@ -117,6 +144,95 @@ std::uint32_t bits(float v) {
     std::uint32_t b;
     std::memcpy(&b, &v, 4);
     return b;
+}
+
+// Writes `values` into `t` (any float dtype) and runs `step` alone, returning its float32 output.
+std::vector<float> run_step_on(Backend& be, Plan& plan, PlanStep& step,
+                               const std::vector<float>& values) {
+    Tensor& in = plan.tensor(step.inputs[0]);
+    std::vector<double> v(values.begin(), values.end());
+    std::vector<unsigned char> bytes(in.bytes());
+    convert_from_double(v.data(), bytes.data(), in.dtype, v.size());
+    be.upload(bytes.data(), in);
+    RunContext ctx;
+    ctx.step = 1;
+    step.run(be, ctx);
+    return download(be, plan.tensor(step.outputs[0]));
+}
+
+// The reference for blocks running down the columns of a rows x cols matrix: each column's
+// values in order through quantize_blocks (MX: one call per column; NVFP4: the whole transposed
+// matrix in one call, so its float32 tensor scale is the tensor's; rows must then be a multiple
+// of 16 so its 1-D blocks are the 16x1 blocks). Back in row-major order.
+std::vector<double> column_blocks_reference(const std::vector<double>& m, std::size_t rows,
+                                            std::size_t cols, const BlockQuantConfig& config) {
+    std::vector<double> t(rows * cols), out(rows * cols);
+    for (std::size_t r = 0; r < rows; ++r)
+        for (std::size_t c = 0; c < cols; ++c) t[c * rows + r] = m[r * cols + c];
+    std::vector<double> decoded;
+    if (config.format == BlockFormat::NvFp4) {
+        decoded = quantize_blocks(t, config).decoded;
+    } else {
+        for (std::size_t c = 0; c < cols; ++c) {
+            const auto q = quantize_blocks(
+                std::vector<double>(t.begin() + static_cast<std::ptrdiff_t>(c * rows),
+                                    t.begin() + static_cast<std::ptrdiff_t>((c + 1) * rows)),
+                config);
+            decoded.insert(decoded.end(), q.decoded.begin(), q.decoded.end());
+        }
+    }
+    for (std::size_t r = 0; r < rows; ++r)
+        for (std::size_t c = 0; c < cols; ++c) out[r * cols + c] = decoded[c * rows + r];
+    return out;
+}
+
+// The same along the rows (1 x n blocks; NVFP4 over the whole matrix, cols a multiple of 16).
+std::vector<double> row_blocks_reference(const std::vector<double>& m, std::size_t rows,
+                                         std::size_t cols, const BlockQuantConfig& config) {
+    std::vector<double> t(rows * cols);
+    for (std::size_t r = 0; r < rows; ++r)
+        for (std::size_t c = 0; c < cols; ++c) t[c * rows + r] = m[r * cols + c];
+    const std::vector<double> q = column_blocks_reference(t, cols, rows, config); // t's layout
+    std::vector<double> out(rows * cols);
+    for (std::size_t r = 0; r < rows; ++r)
+        for (std::size_t c = 0; c < cols; ++c) out[r * cols + c] = q[c * rows + r];
+    return out;
+}
+
+// H16 by Sylvester's construction, H(2n) = [[H, H], [H, -H]], written out here apart from the
+// engine's butterfly.
+std::vector<std::vector<double>> sylvester_h16() {
+    std::vector<std::vector<double>> h{{1.0}};
+    while (h.size() < 16) {
+        const std::size_t n = h.size();
+        std::vector<std::vector<double>> next(2 * n, std::vector<double>(2 * n));
+        for (std::size_t i = 0; i < n; ++i)
+            for (std::size_t j = 0; j < n; ++j) {
+                next[i][j] = next[i][j + n] = next[i + n][j] = h[i][j];
+                next[i + n][j + n] = -h[i][j];
+            }
+        h = std::move(next);
+    }
+    return h;
+}
+
+// (1/4) H16 · diag(signs) applied to each group of 16 rows of a rows x cols matrix (rows padded
+// with zeros to a multiple of 16), in float64.
+std::vector<double> reference_hadamard(const std::vector<double>& m, std::size_t rows,
+                                       std::size_t cols, const std::array<float, 16>& signs) {
+    const auto h = sylvester_h16();
+    const std::size_t padded = (rows + 15) / 16 * 16;
+    std::vector<double> in(padded * cols, 0.0), out(padded * cols, 0.0);
+    std::copy(m.begin(), m.end(), in.begin());
+    for (std::size_t g = 0; g < padded; g += 16)
+        for (std::size_t c = 0; c < cols; ++c)
+            for (std::size_t i = 0; i < 16; ++i) {
+                double sum = 0;
+                for (std::size_t j = 0; j < 16; ++j)
+                    sum += h[i][j] * static_cast<double>(signs[j]) * in[(g + j) * cols + c];
+                out[(g + i) * cols + c] = sum / 4;
+            }
+    return out;
 }
 
 } // namespace
@@ -182,6 +298,12 @@ public:
         CHECK_EQ(pn.quant->weight.block_rows, 16);
         CHECK_EQ(pn.quant->weight.block_cols, 1);
         CHECK(!pn.quant->gradient.block.stochastic);
+        CHECK(!pn.quant->hadamard);
+        const Experiment h =
+            experiment_from_json(experiment_json("nvfp4", R"({"hadamard": true})"), "x.json");
+        CHECK(*h.recipe->hadamard);
+        CHECK(policy_with_recipe(h.policy, h.recipe).quant->hadamard);
+        CHECK_EQ(experiment_from_json(experiment_to_json(h), "y.json"), h);
     }
 
     void badRecipesNameTheField_data() {
@@ -221,6 +343,15 @@ public:
         new_row("wrong type") << "nvfp4"
                               << R"({"weight_2d": 1})"
                               << "recipe.weight_2d";
+        new_row("hadamard on mxfp4") << "mxfp4"
+                                     << R"({"hadamard": true})"
+                                     << "recipe.hadamard: only for policy nvfp4 (this is mxfp4)";
+        new_row("hadamard on fp8") << "mixed_float8"
+                                   << R"({"hadamard": false})"
+                                   << "recipe.hadamard: only for policy nvfp4";
+        new_row("hadamard type") << "nvfp4"
+                                 << R"({"hadamard": "yes"})"
+                                 << "recipe.hadamard";
         new_row("no recipe policy") << "mixed_bfloat16"
                                     << "{}"
                                     << "quantises nothing";
@@ -245,8 +376,12 @@ public:
         options.policy = policy;
         options.batch_size = 32;
         auto plan = compile(model, options, be);
-        // dense_2 and dense_3: activation, weight, gradient each; dense_1 (bfloat16): none.
-        CHECK_EQ(plan->quant.size(), std::size_t(6));
+        // dense_2 and dense_3: activation, weight, gradient each, and each a column-wise copy
+        // (MX blocks run along one dimension); dense_1 (bfloat16): none.
+        CHECK_EQ(plan->quant.size(), std::size_t(12));
+        int columnwise = 0;
+        for (const PlanQuant& q : plan->quant) columnwise += q.columnwise ? 1 : 0;
+        CHECK_EQ(columnwise, 6);
         for (const PlanQuant& q : plan->quant) CHECK(q.layer != model.layer(1).name());
         std::vector<std::string> producer(plan->tensors.size());
         for (const PlanStep& s : plan->steps)
@@ -255,12 +390,24 @@ public:
         for (const PlanStep& s : plan->steps) {
             if (s.op.rfind("gemm", 0) != 0 || s.layer == model.layer(1).name()) continue;
             ++gemms;
+            // Each GEMM reads the copies blocked along its own reduction dimension.
+            const char* expected[2] = {"quantize activation: ", "quantize weight: "};
+            if (s.op == "gemm dW=Xᵀ·dZ")
+                expected[0] = "quantize activation column-wise for dW: mxfp8_e4m3 32×1",
+                expected[1] = "quantize gradient column-wise for dW: mxfp8_e4m3 32×1";
+            else if (s.op == "gemm dX=dZ·Wᵀ")
+                expected[0] = "quantize gradient: mxfp8_e4m3 1×32",
+                expected[1] = "quantize weight column-wise for dX: mxfp8_e4m3 1×32";
             for (std::size_t i = 0; i < 2; ++i) {
                 const std::string& from = producer[static_cast<std::size_t>(s.inputs[i])];
-                CHECK_MSG(from.rfind("quantize ", 0) == 0, (s.op + " reads " + from).c_str());
+                CHECK_MSG(from.rfind(expected[i], 0) == 0, (s.op + " reads " + from).c_str());
             }
         }
         CHECK_EQ(gemms, 6); // forward, dW and dX of two layers
+        // An inference plan makes no column-wise copies (nothing would read them).
+        CompileOptions eval = options;
+        eval.inference_only = true;
+        for (const PlanQuant& q : compile(model, eval, be)->quant) CHECK(!q.columnwise);
         // Under mixed_bfloat16 nothing is quantised.
         CompileOptions plain = options;
         plain.policy = policy_from_name("mixed_bfloat16");
@@ -363,6 +510,219 @@ public:
             }
     }
 
+    void columnwiseCopiesMatchBlockReference_data() {
+        add_column<std::string>("policy");
+        new_row("mxfp8_e4m3") << "mxfp8_e4m3";
+        new_row("mxfp4") << "mxfp4";
+        new_row("nvfp4 (16x16 weight tiles serve both GEMMs)") << "nvfp4";
+    }
+
+    void columnwiseCopiesMatchBlockReference() {
+        // dW = Xᵀ·dZ reduces over the batch, dX = dZ·Wᵀ over the units: the engine's copies for
+        // them are blocked down the batch (X, dZ) and along the units (W), quantised from the
+        // high-precision tensors, and equal the block reference on those blocks bit for bit.
+        // 48 rows: MX blocks of 32 leave a partial one, NVFP4's 16 divide them; 10 units: a
+        // partial MX block along the units.
+        FETCH(std::string, policy);
+        CpuBackend be;
+        RecipeOptions o;
+        if (policy == "nvfp4") o.stochastic_gradients = false; // nearest, for a bit-exact check
+        const Policy p = policy_with_recipe(policy, o);
+        const bool nv = policy == "nvfp4";
+        const std::int64_t batch = 48, in = 32, hidden = 40, units = 10;
+        const Model* model = nullptr;
+        auto plan = mlp2_plan(be, p, in, hidden, units, batch, &model);
+        const std::string l1 = model->layer(0).name(), l2 = model->layer(1).name();
+        const auto as = p.quant->columnwise(QuantRole::Activation);
+        const auto gs = p.quant->columnwise(QuantRole::Gradient);
+        const auto ws = p.quant->columnwise(QuantRole::Weight);
+        CHECK(as.has_value() && gs.has_value());
+        CHECK_EQ(as->block_rows, nv ? 16 : 32);
+        CHECK_EQ(as->block_cols, 1);
+        CHECK_EQ(gs->block_rows, nv ? 16 : 32);
+        CHECK_EQ(ws.has_value(), !nv);
+
+        // X: the forward's training-only column-wise step, from the bfloat16 input. Rows scaled
+        // by 2^0 .. 2^-15: the power-of-two MX scales make a row's rounding scale-free, so only
+        // blocks spanning rows (down a column) reach the subnormals and flush to zero.
+        std::vector<float> x = grid_input(batch, in);
+        for (std::int64_t r = 0; r < batch; ++r)
+            for (std::int64_t c = 0; c < in; ++c)
+                x[static_cast<std::size_t>(r * in + c)] *= std::ldexp(1.0f, -3 * (r % 6));
+        run_forward(*plan, be, x);
+        const std::vector<float> xc = download(be, find_tensor(*plan, "input:bfloat16:q colwise"));
+        const std::vector<double> ref_x =
+            column_blocks_reference(std::vector<double>(x.begin(), x.end()), batch, in, as->block);
+        int differs = 0;
+        const std::vector<float> xr = download(be, find_tensor(*plan, "input:bfloat16:q"));
+        for (std::size_t i = 0; i < x.size(); ++i) {
+            CHECK_EQ(bits(xc[i]), bits(static_cast<float>(ref_x[i])));
+            differs += xc[i] != xr[i];
+        }
+        CHECK(differs > 0); // not the row-wise copy
+
+        // W (dense_2, 40 x 10): blocks along the units for dX; NVFP4's tiles need no copy.
+        const Tensor& w_master = plan->tensor(plan->params[2].variable);
+        const std::vector<float> w = download(be, w_master);
+        const PlanStep& fwd = layer_step(*plan, l2, "gemm+bias");
+        const PlanStep& dx = layer_step(*plan, l2, "gemm dX");
+        if (nv) {
+            bool copy = false;
+            for (const Tensor& t : plan->tensors)
+                copy = copy || t.name == w_master.name + ":q colwise";
+            CHECK(!copy);
+            CHECK_EQ(dx.inputs[1], fwd.inputs[1]); // the one 16x16-tiled copy
+        } else {
+            const std::vector<float> wc =
+                download(be, find_tensor(*plan, w_master.name + ":q colwise"));
+            const std::vector<double> ref_w = row_blocks_reference(
+                std::vector<double>(w.begin(), w.end()), hidden, units, ws->block);
+            for (std::size_t i = 0; i < w.size(); ++i)
+                CHECK_EQ(bits(wc[i]), bits(static_cast<float>(ref_w[i])));
+            CHECK(dx.inputs[1] != fwd.inputs[1]);
+            CHECK_EQ(plan->tensor(dx.inputs[1]).name, w_master.name + ":q colwise");
+        }
+
+        // dZ (dense_2, 48 x 10): down the batch for dW; the row-wise copy along the units for dX.
+        const std::vector<float> dz = grid_input(batch, units);
+        PlanStep& dz_col = layer_step(*plan, l2, "quantize gradient column-wise for dW");
+        const std::vector<float> dzc = run_step_on(be, *plan, dz_col, dz);
+        const std::vector<double> dzd(dz.begin(), dz.end());
+        const std::vector<double> ref_dzc = column_blocks_reference(dzd, batch, units, gs->block);
+        for (std::size_t i = 0; i < dz.size(); ++i)
+            CHECK_EQ(bits(dzc[i]), bits(static_cast<float>(ref_dzc[i])));
+        PlanStep& dz_row = layer_step(*plan, l2, "quantize gradient: ");
+        if (!nv) { // (NVFP4's 1x16 blocks over 10 units would not line up with a 1-D reference)
+            const std::vector<float> dzr = run_step_on(be, *plan, dz_row, dz);
+            const std::vector<double> ref_dzr =
+                row_blocks_reference(dzd, batch, units, p.quant->gradient.block);
+            for (std::size_t i = 0; i < dz.size(); ++i)
+                CHECK_EQ(bits(dzr[i]), bits(static_cast<float>(ref_dzr[i])));
+        }
+        // The GEMMs read them: dW the two column-wise copies, dX the row-wise dZ.
+        const PlanStep& dw = layer_step(*plan, l2, "gemm dW");
+        CHECK_EQ(dw.inputs[1], dz_col.outputs[0]);
+        CHECK_EQ(plan->tensor(dw.inputs[0]).name, l1 + "/output:q colwise");
+        CHECK_EQ(dx.inputs[0], dz_row.outputs[0]);
+        // Memory counts each copy and its scales: 48 x 32 X values in 32x1 (or 16x1) blocks.
+        CHECK_EQ(find_tensor(*plan, "input:bfloat16:q colwise scales").numel(),
+                 std::int64_t(nv ? 3 * 32 : 2 * 32));
+    }
+
+    void hadamardMatchesSylvesterReference() {
+        // nvfp4 with recipe.hadamard: the column-wise X and dZ copies are (1/4) H16 · diag(s)
+        // applied down the batch in runs of 16 (40 rows padded with zeros to 48), then cast in
+        // 16x1 NVFP4 blocks. Against H16 built here by Sylvester's construction, bit for bit.
+        RecipeOptions o;
+        o.hadamard = true;
+        o.stochastic_gradients = false;
+        o.seed = 5;
+        const Policy p = policy_with_recipe("nvfp4", o);
+        CHECK(p.quant->hadamard);
+        const auto as = p.quant->columnwise(QuantRole::Activation);
+        const auto gs = p.quant->columnwise(QuantRole::Gradient);
+        CHECK(as->hadamard && gs->hadamard);
+        CHECK_EQ(as->hadamard_seed, gs->hadamard_seed); // one M for both: Mᵀ·M = I cancels
+        CHECK(!p.quant->activation.hadamard);           // the forward's copies are untouched
+        CHECK(!p.quant->columnwise(QuantRole::Weight).has_value());
+        const std::array<float, 16> signs = hadamard_signs(o.seed.value());
+        int negative = 0;
+        for (float v : signs) {
+            CHECK(v == 1.0f || v == -1.0f);
+            negative += v < 0;
+        }
+        CHECK(negative > 0 && negative < 16);
+        CHECK(hadamard_signs(5) == signs);
+        CHECK(hadamard_signs(6) != signs);
+
+        CpuBackend be;
+        const std::int64_t batch = 40, in = 24, hidden = 32, units = 10;
+        const Model* model = nullptr;
+        auto plan = mlp2_plan(be, p, in, hidden, units, batch, &model);
+        const std::string l2 = model->layer(1).name();
+        PlanStep& xs = layer_step(*plan, model->layer(0).name(), "quantize activation column");
+        CHECK_MSG(xs.op.find("random Hadamard 16, rows padded 40→48") != std::string::npos,
+                  xs.op.c_str());
+        const std::vector<float> x = grid_input(batch, in);
+        run_forward(*plan, be, x);
+        const Tensor& xct = find_tensor(*plan, "input:bfloat16:q colwise");
+        CHECK_EQ(xct.rows(), std::int64_t(48));
+        const std::vector<float> xc = download(be, xct);
+        // Grid values k/16: the float64 sums are exact, so both sides hold the exact transform.
+        const std::vector<double> hx =
+            reference_hadamard(std::vector<double>(x.begin(), x.end()), batch, in, signs);
+        const std::vector<double> ref_x = column_blocks_reference(hx, 48, in, as->block);
+        for (std::size_t i = 0; i < ref_x.size(); ++i)
+            CHECK_EQ(bits(xc[i]), bits(static_cast<float>(ref_x[i])));
+        PlanStep& dzs = layer_step(*plan, l2, "quantize gradient column-wise for dW");
+        const std::vector<float> dz = grid_input(batch, units);
+        const std::vector<float> dzc = run_step_on(be, *plan, dzs, dz);
+        CHECK_EQ(dzc.size(), std::size_t(48 * units));
+        const std::vector<double> hdz =
+            reference_hadamard(std::vector<double>(dz.begin(), dz.end()), batch, units, signs);
+        const std::vector<double> ref_dz = column_blocks_reference(hdz, 48, units, gs->block);
+        for (std::size_t i = 0; i < ref_dz.size(); ++i)
+            CHECK_EQ(bits(dzc[i]), bits(static_cast<float>(ref_dz[i])));
+        // dW's GEMM reads the two padded copies (48 rows each).
+        const PlanStep& dw = layer_step(*plan, l2, "gemm dW");
+        CHECK_EQ(plan->tensor(dw.inputs[0]).rows(), std::int64_t(48));
+        CHECK_EQ(dw.inputs[1], dzs.outputs[0]);
+    }
+
+    void hadamardPreservesTheProduct() {
+        // Quantisation off: Hᵀ·H = 16 I exactly, so (MX)ᵀ·(MdZ) = Xᵀ·dZ over a zero-padded batch
+        // (float64, to rounding); the engine's float32 transform keeps it to float32 rounding.
+        const auto h = sylvester_h16();
+        for (std::size_t i = 0; i < 16; ++i)
+            for (std::size_t j = 0; j < 16; ++j) {
+                double dot = 0;
+                for (std::size_t k = 0; k < 16; ++k) dot += h[k][i] * h[k][j];
+                CHECK_EQ(dot, i == j ? 16.0 : 0.0);
+            }
+        const std::size_t batch = 40, in = 6, units = 5, padded = 48;
+        std::vector<double> x(batch * in), dz(batch * units);
+        for (std::size_t i = 0; i < x.size(); ++i)
+            x[i] = std::sin(0.7 * static_cast<double>(i) + 0.3) * (i % 37 == 0 ? 40.0 : 1.0);
+        for (std::size_t i = 0; i < dz.size(); ++i)
+            dz[i] = std::cos(1.3 * static_cast<double>(i)) * 1e-3;
+        const std::array<float, 16> signs = hadamard_signs(11);
+        const std::vector<double> hx = reference_hadamard(x, batch, in, signs);
+        const std::vector<double> hdz = reference_hadamard(dz, batch, units, signs);
+        // The engine's transform on float32 copies of the same (zero-padded) values.
+        std::vector<float> fx(padded * in, 0.0f), fdz(padded * units, 0.0f);
+        for (std::size_t i = 0; i < x.size(); ++i) fx[i] = static_cast<float>(x[i]);
+        for (std::size_t i = 0; i < dz.size(); ++i) fdz[i] = static_cast<float>(dz[i]);
+        std::vector<double> x32(fx.begin(), fx.begin() + static_cast<std::ptrdiff_t>(x.size()));
+        std::vector<double> dz32(fdz.begin(), fdz.begin() + static_cast<std::ptrdiff_t>(dz.size()));
+        random_hadamard_rows(fx, padded, in, signs);
+        random_hadamard_rows(fdz, padded, units, signs);
+        for (std::size_t a = 0; a < in; ++a)
+            for (std::size_t b = 0; b < units; ++b) {
+                double plain = 0, transformed = 0, engine = 0, plain32 = 0, mag = 0;
+                for (std::size_t r = 0; r < batch; ++r) {
+                    plain += x[r * in + a] * dz[r * units + b];
+                    plain32 += x32[r * in + a] * dz32[r * units + b];
+                    mag += std::fabs(x[r * in + a] * dz[r * units + b]);
+                }
+                for (std::size_t r = 0; r < padded; ++r) {
+                    transformed += hx[r * in + a] * hdz[r * units + b];
+                    engine += static_cast<double>(fx[r * in + a]) * fdz[r * units + b];
+                }
+                CHECK_MSG(std::fabs(transformed - plain) <= mag * 1e-14,
+                          describe_value(transformed) + " vs " + describe_value(plain));
+                // float32 rounding of each transformed value: a few units of 2^-24 of the sum
+                CHECK_MSG(std::fabs(engine - plain32) <= mag * 4 * 0x1p-24,
+                          describe_value(engine) + " vs " + describe_value(plain32));
+            }
+        // Its outliers are spread: the 40 at row 0 no longer stands alone in its column.
+        double before = 0, after = 0;
+        for (std::size_t r = 0; r < 16; ++r) {
+            before = std::max(before, std::fabs(x[r * in]));
+            after = std::max(after, std::fabs(hx[r * in]));
+        }
+        CHECK(after < before / 2);
+    }
+
     void perTensorFp8MatchesTheFormula() {
         // Current scaling: scale = 448 / amax in float32, code = E4M3(v * scale), value = code *
         // (1 / scale), written out here from TE's definition.
@@ -429,23 +789,40 @@ public:
     void trainingRunsUnderEveryQuantisedPolicy_data() {
         add_column<std::string>("policy");
         add_column<std::string>("kind");
-        for (const char* p : kQuantPolicies) new_row(p) << p << "";
+        // quant records per step: 2 Dense x 3 roles, plus the column-wise copies (MX: X and dZ
+        // of both, W of the second only: the first computes no dX; NVFP4: its 16x16 weight tiles
+        // need none; per-tensor FP8: none).
+        add_column<int>("tensors");
+        for (const char* p : kQuantPolicies)
+            new_row(p) << p << ""
+                       << (std::string(p) == "mixed_float8" ? 6
+                           : std::string(p) == "nvfp4"      ? 10
+                                                            : 11);
         new_row("mixed_float8 current") << "mixed_float8"
-                                        << "current";
+                                        << "current" << 6;
         new_row("mixed_float8 block") << "mixed_float8"
-                                      << "block";
+                                      << "block" << 10; // 128x128 weights serve both GEMMs
+        new_row("nvfp4 hadamard, batch 40") << "nvfp4"
+                                            << "hadamard" << 10;
     }
 
     void trainingRunsUnderEveryQuantisedPolicy() {
         FETCH(std::string, policy);
         FETCH(std::string, kind);
+        FETCH(int, tensors);
         static const Mnist data = synthetic_mnist(256, 64);
         Experiment e;
         e.model.layers = {flatten(), dense(32, Activation::Relu), dense(10),
                           activation(Activation::Softmax, "float32")};
         e.policy = policy;
-        if (!kind.empty()) e.recipe = with_kind(kind);
         e.batch_size = 32;
+        if (kind == "hadamard") {
+            e.recipe = RecipeOptions{};
+            e.recipe->hadamard = true;
+            e.batch_size = 40; // the transform pads the batch to 48
+        } else if (!kind.empty()) {
+            e.recipe = with_kind(kind);
+        }
         e.epochs = 1;
         e.max_steps = 6;
         e.quant_every = 3;
@@ -463,12 +840,19 @@ public:
         CHECK(std::isfinite(last_loss));
         CHECK_EQ(records.size(), std::size_t(3)); // steps 1, 3 and 6
         CHECK_EQ(records[1].step, std::int64_t(3));
-        CHECK_EQ(records.back().tensors.size(), std::size_t(6)); // 2 Dense x 3 roles
+        CHECK_EQ(records.back().tensors.size(), static_cast<std::size_t>(tensors));
+        int columnwise = 0;
         for (const QuantTensorRecord& t : records.back().tensors) {
+            CHECK_MSG(t.role == "activation" || t.role == "weight" || t.role == "gradient" ||
+                          t.role == "activation_columnwise" || t.role == "weight_columnwise" ||
+                          t.role == "gradient_columnwise",
+                      t.role.c_str());
+            columnwise += t.role.ends_with("_columnwise") ? 1 : 0;
             CHECK_MSG(t.amax > 0 && t.scale > 0, t.format.c_str());
             CHECK(t.clipped >= 0 && t.clipped <= 1 && t.flushed >= 0 && t.flushed <= 1);
             CHECK(t.count > 0 && t.blocks > 0);
         }
+        CHECK_EQ(columnwise, tensors - 6);
     }
 
     void initializeResetsDelayedScaling() {
@@ -520,6 +904,8 @@ public:
 
 MANTISSA_TEST_MAIN(TestQuantTrain, policiesCarryTheirRecipes, recipeReadsAndRoundTrips,
                    badRecipesNameTheField, planQuantisesEveryDenseInput, paddingIsNamedAndCounted,
-                   forwardMatchesBlockReference, perTensorFp8MatchesTheFormula,
-                   delayedScalingLagsASpike, trainingRunsUnderEveryQuantisedPolicy,
-                   initializeResetsDelayedScaling, quantRecordIsWrittenAsJsonl)
+                   forwardMatchesBlockReference, columnwiseCopiesMatchBlockReference,
+                   hadamardMatchesSylvesterReference, hadamardPreservesTheProduct,
+                   perTensorFp8MatchesTheFormula, delayedScalingLagsASpike,
+                   trainingRunsUnderEveryQuantisedPolicy, initializeResetsDelayedScaling,
+                   quantRecordIsWrittenAsJsonl)

@@ -3,6 +3,7 @@
 #include "core/numeric/quant_recipe.h"
 
 #include <array>
+#include <utility>
 
 #include "core/error.h"
 
@@ -78,6 +79,8 @@ QuantRecipe make_recipe(std::string_view policy_name, const RecipeOptions& o) {
     };
     only_fp8(o.kind.has_value(), "kind");
     only_fp8(o.fp8_format.has_value(), "fp8_format");
+    if (o.hadamard && policy_name != "nvfp4")
+        bad("hadamard", "only for policy nvfp4 (this is " + std::string(policy_name) + ")");
     auto only_delayed = [&](bool set, const char* field) {
         only_fp8(set, field);
         if (set && kind != "delayed")
@@ -162,10 +165,25 @@ QuantRecipe make_recipe(std::string_view policy_name, const RecipeOptions& o) {
         r.gradient.block.stochastic = o.stochastic_gradients.value_or(nv);
     }
     const std::uint64_t seed = o.seed.value_or(0);
+    r.seed = seed;
+    r.hadamard = o.hadamard.value_or(false);
     r.activation.block.seed = seed;
     r.weight.block.seed = seed + 1;
     r.gradient.block.seed = seed + 2;
     return r;
+}
+
+std::optional<QuantSpec> QuantRecipe::columnwise(QuantRole role) const {
+    QuantSpec s = spec(role);
+    if (s.scaling != QuantScaling::Block || s.block_rows == s.block_cols) return std::nullopt;
+    std::swap(s.block_rows, s.block_cols);
+    // Seeds seed+3..seed+5: the column-wise copy rounds independently of the row-wise one.
+    s.block.seed += 3;
+    if (hadamard && role != QuantRole::Weight) {
+        s.hadamard = true;
+        s.hadamard_seed = seed; // one sign vector for X and dZ: the transforms cancel in Xᵀ·dZ
+    }
+    return s;
 }
 
 std::string describe_quant_spec(const QuantSpec& s) {
@@ -181,7 +199,8 @@ std::string describe_quant_spec(const QuantSpec& s) {
     return std::string(spec.name) + " " + std::to_string(s.block_rows) + "×" +
            std::to_string(s.block_cols) + " blocks, " +
            std::string(element_format_name(spec.scale)) + " scale (" +
-           std::string(scale_rule_name(rule)) + ")" + (s.block.stochastic ? ", stochastic" : "");
+           std::string(scale_rule_name(rule)) + ")" + (s.block.stochastic ? ", stochastic" : "") +
+           (s.hadamard ? ", random Hadamard 16" : "");
 }
 
 double quant_bits_per_element(const QuantSpec& s) {

@@ -38,13 +38,30 @@ struct QuantSpec {
     int history_len = 1024;
     int margin = 0;                // scale divided by 2^margin
     bool amax_most_recent = false; // false: the max over the history (TE's default "max")
+    // NVFP4's random Hadamard transform (a column-wise wgrad input only): before the cast, each
+    // run of 16 rows is replaced, column by column, by (1/4) H16 · diag(signs) times it, the
+    // signs drawn from `hadamard_seed` (core/numeric/hadamard.h). Rows must be a multiple of 16.
+    bool hadamard = false;
+    std::uint64_t hadamard_seed = 0;
     bool operator==(const QuantSpec&) const = default;
 };
 
 struct QuantRecipe {
     std::string name; // "delayed", "current", "block", "mxfp8_e4m3", ..., "nvfp4"
+    // The row-wise copies: blocks along the reduction dimension of the forward GEMM (X, W) and of
+    // dX = dZ·Wᵀ (dZ).
     QuantSpec activation, weight, gradient;
+    bool hadamard = false;  // nvfp4: the random Hadamard transform on the wgrad inputs
+    std::uint64_t seed = 0; // the recipe's seed (stochastic rounding, the Hadamard signs)
     const QuantSpec& spec(QuantRole role) const;
+    // The column-wise copy of `role` (TE's columnwise usage) for the GEMM that reduces along the
+    // tensor's other dimension (dW = Xᵀ·dZ reduces over the batch; dX = dZ·Wᵀ over the units):
+    // the block shape transposed (1×32 -> 32×1), quantised from the high-precision tensor, with
+    // its own rounding stream and, for activation and gradient under `hadamard`, the transform.
+    // None where the row-wise copy serves both GEMMs: per-tensor scaling (one scale, no layout:
+    // TE transposes the same FP8 data) and square tiles (NVFP4's 16×16 and FP8 block's 128×128
+    // weights, which is why those recipes use them).
+    std::optional<QuantSpec> columnwise(QuantRole role) const;
     bool operator==(const QuantRecipe&) const = default;
 };
 
@@ -59,6 +76,7 @@ struct RecipeOptions {
     std::optional<bool> weight_2d;           // nvfp4: 16x16 weight tiles (default true)
     std::optional<bool> stochastic_gradients; // nvfp4 default true, others false
     std::optional<std::uint64_t> seed;        // stochastic rounding seed (default 0)
+    std::optional<bool> hadamard; // nvfp4: random Hadamard transform on wgrad inputs (false)
     bool operator==(const RecipeOptions&) const = default;
 };
 

@@ -8,6 +8,7 @@
 
 #include "core/error.h"
 #include "core/numeric/element_codec.h"
+#include "core/numeric/hadamard.h"
 #include "core/numeric/quant_math.h"
 
 namespace mantissa {
@@ -66,6 +67,8 @@ QuantTensorStats fake_quantize_tensor(std::span<float> data, std::size_t rows, s
                                       std::uint64_t step, bool record) {
     QuantTensorStats st;
     st.count = data.size();
+    // The transform comes first: the scales (and the recorded amax) are those of what is cast.
+    if (spec.hadamard) random_hadamard_rows(data, rows, cols, hadamard_signs(spec.hadamard_seed));
     st.amax = amax_of(data);
     if (spec.scaling == QuantScaling::Block) {
         BlockQuantConfig config = spec.block;

@@ -28,7 +28,8 @@ struct QuantTensorStats {
 // [2 ...] the amax history ring. All-zero state is the state after initialisation.
 std::size_t quant_state_floats(const QuantSpec& spec);
 
-// Quantises the rows x cols row-major `data` in place. `state` holds quant_state_floats(spec)
+// Quantises the rows x cols row-major `data` in place (after spec.hadamard's transform down the
+// columns, which needs rows in multiples of 16). `state` holds quant_state_floats(spec)
 // floats; with `record` (a training step) delayed scaling adds this tensor's amax to its history
 // and computes the next step's scale after the cast, so a spike is seen one step late. `step`
 // varies the stochastic-rounding stream from step to step (reproducibly).

@@ -3,6 +3,7 @@
 #include "core/plan/plan_builder.h"
 
 #include <algorithm>
+#include <optional>
 
 #include "core/error.h"
 #include "core/numeric/tensor_quant.h"
@@ -149,9 +150,20 @@ PlanBuilder::ParamRef PlanBuilder::add_param(const std::string& name, const Shap
     return ref;
 }
 
-TensorId PlanBuilder::quantize_input(TensorId source, QuantRole role, const QuantView& view) {
+TensorId PlanBuilder::quantize_input(TensorId source, QuantRole role, TensorId rowwise,
+                                     const QuantView& view) {
     if (!m_policy.quant) return source;
-    const QuantSpec spec = m_policy.quant->spec(role);
+    const bool columnwise = rowwise != kNoTensor;
+    std::optional<QuantSpec> colwise_spec;
+    if (columnwise) {
+        colwise_spec = m_policy.quant->columnwise(role);
+        // An inference plan drops the backward GEMMs that would read a column-wise copy.
+        if (!colwise_spec || m_spec.inference_only) return rowwise;
+    }
+    QuantSpec spec = columnwise ? *colwise_spec : m_policy.quant->spec(role);
+    // NVFP4's Hadamard option transforms runs of 16 rows of a Dense layer's dW inputs (TE applies
+    // it to Linear layers' wgrad); a convolution's view keeps its copies untransformed.
+    if (view.rows > 0) spec.hadamard = false;
     // TE casts weights from the float32 master, not from a bfloat16 copy (no double rounding).
     if (TensorId master = m_master_of[static_cast<std::size_t>(source)]; master != kNoTensor)
         source = master;
@@ -164,15 +176,26 @@ TensorId PlanBuilder::quantize_input(TensorId source, QuantRole role, const Quan
     q.layer = m_layer;
     q.policy = m_policy.name;
     q.role = role;
+    q.columnwise = columnwise;
     q.spec = spec;
-    const TensorId out = add_tensor(src.name + ":q", DType::Float32, src.shape, category);
+    // The Hadamard transform mixes runs of 16 rows: a batch that is not a multiple of 16 gets
+    // zero rows, kept in the copy (transformed, they are not zero) so that Mᵀ·M = I still holds
+    // over the padded batch and the dW GEMM reads both padded copies.
+    Shape shape = src.shape;
+    std::string padding;
+    if (spec.hadamard && !shape.empty() && shape[0] % 16) {
+        shape[0] = (shape[0] + 15) / 16 * 16;
+        padding = ", rows padded " + std::to_string(src.rows()) + "→" + std::to_string(shape[0]) +
+                  " with zeros for the transform";
+    }
+    const std::string name = src.name + (columnwise ? ":q colwise" : ":q");
+    const TensorId out = add_tensor(name, DType::Float32, shape, category);
     q.tensor = m_spec.tensor(out).name;
     // Scales, counted in the memory the way a real kernel stores them: one per block, edge
     // blocks padded (784 columns in blocks of 32 are 25 blocks, 800 elements' worth).
-    std::string padding;
-    const std::int64_t rows = view.rows > 0 ? view.rows : src.rows();
-    const std::int64_t cols = rows == 0 ? 0 : src.numel() / rows;
-    if (rows * cols != src.numel())
+    const std::int64_t rows = view.rows > 0 ? view.rows : shape.empty() ? 1 : shape[0];
+    const std::int64_t cols = rows == 0 ? 0 : shape_numel(shape) / rows;
+    if (rows * cols != shape_numel(shape))
         throw Error(ErrorKind::Internal,
                     "quantize_input: " + std::to_string(rows) + " rows do not divide " + src.name);
     std::int64_t blocks = 1, scale_bytes = 4; // per-tensor FP8: one float32 scale
@@ -182,24 +205,29 @@ TensorId PlanBuilder::quantize_input(TensorId source, QuantRole role, const Quan
         blocks = row_blocks * col_blocks;
         scale_bytes = 1;
         if (!view.label.empty())
-            padding = ", blocks on " + view.label + " = " + std::to_string(rows) + "×" +
-                      std::to_string(cols);
+            padding += ", blocks on " + view.label + " = " + std::to_string(rows) + "×" +
+                       std::to_string(cols);
         if (rows % br || cols % bc)
             padding += ", padded " + std::to_string(rows) + "×" + std::to_string(cols) + "→" +
                        std::to_string(row_blocks * br) + "×" + std::to_string(col_blocks * bc);
     }
-    add_tensor(src.name + ":q scales", DType::UInt8, {blocks * scale_bytes}, category);
+    add_tensor(name + " scales", DType::UInt8, {blocks * scale_bytes}, category);
     if (const std::size_t floats = quant_state_floats(spec))
-        q.state = add_tensor(src.name + ":q amax history", DType::Float32,
+        q.state = add_tensor(name + " amax history", DType::Float32,
                              {static_cast<std::int64_t>(floats)}, MemCategory::Workspace);
-    q.stats = add_tensor(src.name + ":q stats", DType::Float64, {kQuantStatsValues},
-                         MemCategory::Workspace);
+    q.stats =
+        add_tensor(name + " stats", DType::Float64, {kQuantStatsValues}, MemCategory::Workspace);
     StepSpec step;
-    step.op = "quantize " + role_name + ": " + describe_quant_spec(spec) + padding;
+    // "column-wise for dW": the block shape in the description is transposed, and why.
+    const std::string usage = !columnwise                 ? std::string()
+                              : role == QuantRole::Weight ? std::string(" column-wise for dX")
+                                                          : std::string(" column-wise for dW");
+    step.op = "quantize " + role_name + usage + ": " + describe_quant_spec(spec) + padding;
     step.inputs = {source};
     step.outputs = {out};
     step.is_cast = true;
-    step.flops = 4.0 * static_cast<double>(src.numel());
+    step.training_only = columnwise;
+    step.flops = (spec.hadamard ? 12.0 : 4.0) * static_cast<double>(shape_numel(shape));
     const TensorId state = q.state, stats = q.stats;
     step.bind = [spec, source, out, state, stats, rows](const BoundTensors& t) -> StepRun {
         Tensor* in = t.ptr(source);

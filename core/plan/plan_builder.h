@@ -62,8 +62,15 @@ public:
     // layer's backward block where the call is made. The result has no gradient: layers keep
     // writing the gradients of the unquantised tensors (a straight-through estimator).
     // The step is recorded in PlanSpec::quant; bind() refuses an engine that cannot quantise.
+    // With `rowwise` (the copy an earlier call made for the GEMM reducing along the tensor's
+    // columns), makes the column-wise copy for the GEMM reducing along its rows (dW = Xᵀ·dZ for
+    // X and dZ, dX = dZ·Wᵀ for W; QuantRecipe::columnwise) from the high-precision tensor, or
+    // returns `rowwise` when that copy serves both (per-tensor scaling, square tiles, and in an
+    // inference plan). Activation and weight copies run in the forward block as training-only
+    // steps (TE quantises both usages at once), gradient copies in the backward block.
     // `view` lays the blocks on another 2-D view than (first dimension, the rest).
-    TensorId quantize_input(TensorId source, QuantRole role, const QuantView& view = {});
+    TensorId quantize_input(TensorId source, QuantRole role, TensorId rowwise = kNoTensor,
+                            const QuantView& view = {});
 
     // --- steps ---
     void forward(StepSpec step);

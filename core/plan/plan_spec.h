@@ -73,7 +73,8 @@ struct PlanQuant {
     std::string layer;  // "dense_1"
     std::string policy; // the layer's policy ("nvfp4"), named when an engine cannot quantise
     QuantRole role = QuantRole::Activation;
-    std::string tensor; // the quantised tensor's name
+    bool columnwise = false; // the copy for the GEMM reducing along the other dimension
+    std::string tensor;      // the quantised tensor's name
     QuantSpec spec;
     TensorId state = kNoTensor; // delayed scaling's amax history; zeroed by initialize()
     TensorId stats = kNoTensor;

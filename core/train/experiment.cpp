@@ -223,7 +223,7 @@ RecipeOptions Reader::read_recipe(const json& v, const std::string& path) const 
     object(v, path);
     check_fields(v, path,
                  {"kind", "fp8_format", "history_len", "margin", "amax_compute", "scale_rule",
-                  "weight_2d", "stochastic_gradients", "seed"},
+                  "weight_2d", "stochastic_gradients", "seed", "hadamard"},
                  "of a recipe");
     RecipeOptions o;
     auto str = [&](const char* key, std::optional<std::string>& out) {
@@ -246,6 +246,7 @@ RecipeOptions Reader::read_recipe(const json& v, const std::string& path) const 
     str("scale_rule", o.scale_rule);
     flag("weight_2d", o.weight_2d);
     flag("stochastic_gradients", o.stochastic_gradients);
+    flag("hadamard", o.hadamard);
     if (v.contains("seed")) o.seed = unsigned_integer(v["seed"], path + ".seed");
     return o;
 }
@@ -494,6 +495,7 @@ std::string experiment_to_json(const Experiment& e) {
         if (o.weight_2d) r["weight_2d"] = *o.weight_2d;
         if (o.stochastic_gradients) r["stochastic_gradients"] = *o.stochastic_gradients;
         if (o.seed) r["seed"] = *o.seed;
+        if (o.hadamard) r["hadamard"] = *o.hadamard;
         j["recipe"] = r;
     }
     j["loss_scale"] = {{"mode", loss_scale_mode_name(e.loss_scale.mode)},

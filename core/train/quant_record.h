@@ -10,8 +10,11 @@
 namespace mantissa {
 
 struct QuantTensorRecord {
-    std::string layer;  // "dense_1"
-    std::string role;   // "activation", "weight", "gradient"
+    std::string layer; // "dense_1"
+    // "activation", "weight", "gradient" (the row-wise copies), or "activation_columnwise",
+    // "weight_columnwise", "gradient_columnwise" (block-scaled recipes' copies for the GEMM that
+    // reduces along the other dimension; under nvfp4's hadamard, amax is after the transform).
+    std::string role;
     std::string format; // the quantise step's description ("mxfp8_e4m3 1×32 blocks, ...")
     double amax = 0;    // of the tensor before quantisation (gradients carry the loss scale)
     double scale = 0;   // the decode factor in use (per-tensor scale_inv, or the largest block's)

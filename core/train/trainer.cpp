@@ -477,7 +477,9 @@ QuantRecord Trainer::quant_record(std::int64_t step) const {
         m_backend.download(m_plan->tensor(q.stats), v);
         QuantTensorRecord t;
         t.layer = q.layer;
-        t.role = std::string(quant_role_name(q.role));
+        // A column-wise copy (for the GEMM reducing along the other dimension) reports as its own
+        // role, "activation_columnwise" (TE's name), so each role's series stays one tensor.
+        t.role = std::string(quant_role_name(q.role)) + (q.columnwise ? "_columnwise" : "");
         t.format = describe_quant_spec(q.spec);
         t.amax = v[0];
         t.scale = v[1];

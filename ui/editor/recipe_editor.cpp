@@ -43,9 +43,10 @@ std::optional<QuantRecipe> recipe_of(const QString& policy, const RecipeOptions&
     }
 }
 
-bool rounds_stochastically(const QuantRecipe& r) {
+// Whether the recipe draws on its seed: stochastic rounding, or the Hadamard transform's signs.
+bool uses_seed(const QuantRecipe& r) {
     return r.activation.block.stochastic || r.weight.block.stochastic ||
-           r.gradient.block.stochastic;
+           r.gradient.block.stochastic || r.hadamard;
 }
 
 // The index of the first option set whose recipe equals `base` (the unset default), or -1.
@@ -115,9 +116,12 @@ RecipeEditor::RecipeEditor(QWidget* parent) : QGroupBox(tr("Recipe"), parent) {
              tr("Stochastic rounding on gradients"),
              tr("Rounds each gradient up or down at random in proportion to its distance, so "
                 "small updates survive on average instead of rounding away."));
+    add_flag(&RecipeOptions::hadamard, "recipe_hadamard", tr("Random Hadamard transform on dW"),
+             tr("Mixes each run of 16 batch rows of dW's inputs (a random ±1 Hadamard rotation, "
+                "undone by the product) so one outlier no longer sets a whole block's scale."));
     // New boolean options go here, one add_flag call each (offered where make_recipe takes them).
-    add_seed(tr("Rounding seed"), tr("Seeds the stochastic rounding: the same seed rounds the "
-                                     "same way, so the run repeats exactly."));
+    add_seed(tr("Rounding seed"), tr("Seeds the stochastic rounding and the Hadamard signs: the "
+                                     "same seed rounds the same way, so the run repeats exactly."));
 
     m_error_label = new QLabel(this);
     m_error_label->setObjectName("recipe_error");
@@ -287,7 +291,7 @@ void RecipeEditor::add_seed(const QString& label, const QString& tip) {
 bool RecipeEditor::offered(const Field& field, const RecipeOptions& others) const {
     const std::optional<QuantRecipe> base = recipe_of(m_policy, others);
     if (!base) return false;
-    if (field.needs_stochastic) return rounds_stochastically(*base);
+    if (field.needs_stochastic) return uses_seed(*base);
     for (const RecipeOptions& probe : field.probes(others)) {
         const std::optional<QuantRecipe> r = recipe_of(m_policy, probe);
         if (r && *r != *base) return true;

@@ -1,5 +1,6 @@
 // The quantise step of the frontier policies on the CPU: widen the input to float32 in the
 // output, then core/numeric/tensor_quant in place, so the engine is bit-exact with the numerics.
+#include <algorithm>
 #include <string>
 
 #include "core/backend/cpu/cpu_backend.h"
@@ -13,7 +14,10 @@ void CpuBackend::fake_quantize(const FakeQuantArgs& a) {
     const Tensor& src = *a.src;
     Tensor& dst = *a.dst;
     cpu::require_floating(src, "fake_quantize");
-    cpu::require(dst.dtype == DType::Float32 && dst.numel() == src.numel(),
+    // Under the Hadamard transform the output may have extra (zero) rows: a multiple of 16.
+    const bool padded = a.spec->hadamard && dst.rows() > src.rows();
+    cpu::require(dst.dtype == DType::Float32 && dst.cols() == src.cols() &&
+                     (dst.rows() == src.rows() || padded),
                  "fake_quantize: output " + cpu::describe(dst) + " must be float32 like " +
                      cpu::describe(src));
     cpu::require(a.stats->dtype == DType::Float64 && a.stats->numel() == kQuantStatsValues,
@@ -27,8 +31,11 @@ void CpuBackend::fake_quantize(const FakeQuantArgs& a) {
     cpu::require(rows > 0 && dst.numel() % rows == 0, "fake_quantize: " + std::to_string(rows) +
                                                           " rows do not divide " +
                                                           cpu::describe(dst));
-    cast(src, dst); // exact: every stored float dtype but float64 widens exactly
     auto* data = static_cast<float*>(dst.data);
+    Tensor head = dst; // the rows src fills; the padding rows are zero
+    head.shape = src.shape;
+    cast(src, head); // exact: every stored float dtype but float64 widens exactly
+    std::fill(data + src.numel(), data + dst.numel(), 0.0f);
     const auto n = static_cast<std::size_t>(dst.numel());
     std::span<float> state;
     if (state_floats) state = {static_cast<float*>(a.state->data), state_floats};

@@ -2,9 +2,10 @@
 // The convolution's workspace (im2col, cuDNN's algorithm) is decided at bind, per engine.
 //
 // Frontier policies (issue 18): as for Dense, the convolution's inputs are quantised (X and W
-// forward, dZ backward; dW reads the quantised X and dZ, dX the quantised dZ and W, the bias
-// gradient the unquantised dZ). A convolution is the GEMM im2col(X)·W that sums over (kh, kw,
-// in_c), so its blocks are laid on 2-D views whose block direction is that reduction:
+// forward, dZ backward; dW reads column-wise copies of X and dZ, dX the row-wise dZ and a
+// column-wise W, the bias gradient the unquantised dZ). A convolution is the GEMM im2col(X)·W that
+// sums over (kh, kw, in_c), so its blocks are laid on 2-D views whose block direction is that
+// reduction:
 //   X (N, H, W, C) as (N·H·W) × C, 1×32 blocks along the channels of one pixel (padded when
 //     C < 32: the first MNIST conv has C = 1, one value per block). An im2col row is kh·kw
 //     such channel runs, so every block lies inside one row of the GEMM's reduction.
@@ -40,10 +41,18 @@ TensorId conv2d_steps(PlanBuilder& b, const Conv2D& layer, TensorId input, bool 
     const double conv_flops = 2.0 * g.batch * g.out_h * g.out_w * g.out_c * fan_in;
     // Frontier policies: the convolution reads quantised float32 copies (no-ops otherwise), on
     // the views of the header comment.
-    const TensorId xq =
-        b.quantize_input(x, QuantRole::Activation, {g.batch * g.in_h * g.in_w, "N·H·W×C"});
-    const TensorId wq =
-        b.quantize_input(kernel.value, QuantRole::Weight, {fan_in, "kh·kw·in_c×out_c"});
+    const QuantView x_view{g.batch * g.in_h * g.in_w, "N·H·W×C"};
+    const QuantView w_view{fan_in, "kh·kw·in_c×out_c"};
+    const QuantView dz_view{g.batch * g.out_h * g.out_w, "N·H·W×out_c"};
+    const TensorId xq = b.quantize_input(x, QuantRole::Activation, kNoTensor, x_view);
+    const TensorId wq = b.quantize_input(kernel.value, QuantRole::Weight, kNoTensor, w_view);
+    // The backward products reduce along other dimensions, so block-scaled recipes read
+    // column-wise copies there, as Dense does: dW sums over the pixels (X and dZ in blocks down
+    // N·H·W), dX over the output channels and taps (W in blocks along out_c).
+    const TensorId xq_col = b.quantize_input(x, QuantRole::Activation, xq, x_view);
+    const bool needs_dx = b.grad_of(x) != kNoTensor; // the first layer computes no dX
+    const TensorId wq_col =
+        needs_dx ? b.quantize_input(kernel.value, QuantRole::Weight, wq, w_view) : wq;
 
     StepSpec fwd;
     fwd.op = std::string("conv2d+bias") +
@@ -89,18 +98,18 @@ TensorId conv2d_steps(PlanBuilder& b, const Conv2D& layer, TensorId input, bool 
     }
     // The two products read dZ's quantised copy; the bias gradient reads dZ itself, in its own
     // step when the two differ.
-    const TensorId dzq =
-        b.quantize_input(dz_id, QuantRole::Gradient, {g.batch * g.out_h * g.out_w, "N·H·W×out_c"});
+    const TensorId dzq = b.quantize_input(dz_id, QuantRole::Gradient, kNoTensor, dz_view);
+    const TensorId dzq_col = b.quantize_input(dz_id, QuantRole::Gradient, dzq, dz_view);
     const bool bias_apart = dzq != dz_id;
     StepSpec sw;
     sw.op = bias_apart ? "conv2d dW" : "conv2d dW,db";
-    sw.inputs = {xq, dzq};
+    sw.inputs = {xq_col, dzq_col};
     sw.outputs = {kernel.grad};
     if (!bias_apart) sw.outputs.push_back(bias.grad);
     sw.flops = conv_flops;
-    sw.bind = [g, xq, dzq, kernel, bias, bias_apart](const BoundTensors& t) -> StepRun {
-        Tensor* X = t.ptr(xq);
-        Tensor* dZ = t.ptr(dzq);
+    sw.bind = [g, xq_col, dzq_col, kernel, bias, bias_apart](const BoundTensors& t) -> StepRun {
+        Tensor* X = t.ptr(xq_col);
+        Tensor* dZ = t.ptr(dzq_col);
         Tensor* dW = t.ptr(kernel.grad);
         Tensor* dB = bias_apart ? nullptr : t.ptr(bias.grad);
         const Tensor* ws = t.workspace();
@@ -125,12 +134,12 @@ TensorId conv2d_steps(PlanBuilder& b, const Conv2D& layer, TensorId input, bool 
     if (TensorId dx = b.grad_of(x); dx != kNoTensor) {
         StepSpec sx;
         sx.op = "conv2d dX";
-        sx.inputs = {dzq, wq};
+        sx.inputs = {dzq, wq_col};
         sx.outputs = {dx};
         sx.flops = conv_flops;
-        sx.bind = [g, dzq, wq, dx](const BoundTensors& t) -> StepRun {
+        sx.bind = [g, dzq, wq_col, dx](const BoundTensors& t) -> StepRun {
             Tensor* dZ = t.ptr(dzq);
-            Tensor* W = t.ptr(wq);
+            Tensor* W = t.ptr(wq_col);
             Tensor* dX = t.ptr(dx);
             const Tensor* ws = t.workspace();
             return [g, dZ, W, dX, ws](Backend& be, const RunContext&) {

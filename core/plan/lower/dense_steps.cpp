@@ -31,6 +31,12 @@ TensorId dense_steps(PlanBuilder& b, const Dense& layer, TensorId input, bool fu
     // otherwise).
     const TensorId xq = b.quantize_input(x, QuantRole::Activation);
     const TensorId wq = b.quantize_input(kernel.value, QuantRole::Weight);
+    // Each backward GEMM reduces along another dimension, so block-scaled recipes quantise
+    // column-wise copies for it (TE's columnwise usage): X in blocks down the batch for dW, W in
+    // blocks along the units for dX (xq, wq themselves where one copy serves both).
+    const TensorId xq_col = b.quantize_input(x, QuantRole::Activation, xq);
+    const bool needs_dx = b.grad_of(x) != kNoTensor; // the first layer computes no dX
+    const TensorId wq_col = needs_dx ? b.quantize_input(kernel.value, QuantRole::Weight, wq) : wq;
 
     // A GEMM step's arguments over the bound tensors; the engine sizes its workspace from them.
     auto gemm_step = [](StepSpec& step, std::function<GemmArgs(const BoundTensors&)> args) {
@@ -104,18 +110,20 @@ TensorId dense_steps(PlanBuilder& b, const Dense& layer, TensorId input, bool fu
         };
         b.backward(std::move(s));
     }
-    // The bias gradient reads dZ itself; the two products read its quantised copy.
+    // The bias gradient reads dZ itself; the two products read its quantised copies: blocks
+    // along the units for dX (the row-wise copy), down the batch for dW.
     const TensorId dzq = b.quantize_input(dz_id, QuantRole::Gradient);
+    const TensorId dzq_col = b.quantize_input(dz_id, QuantRole::Gradient, dzq);
     StepSpec sw;
     sw.op = "gemm dW=Xᵀ·dZ";
-    sw.inputs = {xq, dzq};
+    sw.inputs = {xq_col, dzq_col};
     sw.outputs = {kernel.grad};
     sw.flops = 2.0 * batch * in * units;
-    gemm_step(sw, [xq, dzq, kernel](const BoundTensors& t) {
+    gemm_step(sw, [xq_col, dzq_col, kernel](const BoundTensors& t) {
         GemmArgs gw;
-        gw.a = t.ptr(xq);
+        gw.a = t.ptr(xq_col);
         gw.transpose_a = true;
-        gw.b = t.ptr(dzq);
+        gw.b = t.ptr(dzq_col);
         gw.c = t.ptr(kernel.grad);
         return gw;
     });
@@ -134,13 +142,13 @@ TensorId dense_steps(PlanBuilder& b, const Dense& layer, TensorId input, bool fu
     if (TensorId dx = b.grad_of(x); dx != kNoTensor) {
         StepSpec sx;
         sx.op = "gemm dX=dZ·Wᵀ";
-        sx.inputs = {dzq, wq};
+        sx.inputs = {dzq, wq_col};
         sx.outputs = {dx};
         sx.flops = 2.0 * batch * in * units;
-        gemm_step(sx, [dzq, wq, dx](const BoundTensors& t) {
+        gemm_step(sx, [dzq, wq_col, dx](const BoundTensors& t) {
             GemmArgs gx;
             gx.a = t.ptr(dzq);
-            gx.b = t.ptr(wq);
+            gx.b = t.ptr(wq_col);
             gx.transpose_b = true;
             gx.c = t.ptr(dx);
             return gx;
