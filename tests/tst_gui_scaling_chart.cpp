@@ -49,6 +49,11 @@ Experiment mxfp8_experiment() {
 
 } // namespace
 
+// The roles mlp-small's first layer records under mxfp8: the three GEMM inputs and the
+// column-wise copies dW reads (it computes no dX, so it has no column-wise weights).
+const QString kRoles[] = {"activation", "weight", "gradient", "activation_columnwise",
+                          "gradient_columnwise"};
+
 class TestGuiScalingChart : public QObject {
     Q_OBJECT
 
@@ -93,7 +98,7 @@ private slots:
         QCOMPARE(layer_rows.count(), 0);
 
         // Every record of the picked layer and role is a point on each series.
-        for (const QString role : {"activation", "weight", "gradient"}) {
+        for (const QString& role : kRoles) {
             chart->set_role(role);
             QCOMPARE(chart->role(), role);
             qsizetype expected = 0;
@@ -154,7 +159,7 @@ private slots:
         chart->show_run(run->id);
         chart->set_layer(m_layer);
         QCOMPARE(chart->layer(), m_layer);
-        for (const QString role : {"activation", "weight", "gradient"}) {
+        for (const QString& role : kRoles) {
             chart->set_role(role);
             for (const char* series : {"amax", "scale", "clipped", "flushed"})
                 QCOMPARE(chart->points(series), m_live[role + "/" + series]);

@@ -56,6 +56,11 @@ ScalingChart::ScalingChart(QWidget* parent) : QWidget(parent) {
     m_role_box->addItem(tr("activations"), QStringLiteral("activation"));
     m_role_box->addItem(tr("weights"), QStringLiteral("weight"));
     m_role_box->addItem(tr("gradients"), QStringLiteral("gradient"));
+    // Block recipes also quantise column-wise copies for the backward products (TE's naming).
+    m_role_box->addItem(tr("activations, column-wise (dW)"),
+                        QStringLiteral("activation_columnwise"));
+    m_role_box->addItem(tr("weights, column-wise (dX)"), QStringLiteral("weight_columnwise"));
+    m_role_box->addItem(tr("gradients, column-wise (dW)"), QStringLiteral("gradient_columnwise"));
     m_role_box->setToolTip(tr("Which tensor of the layer: its input activations, its weights, or "
                               "the gradients flowing back into it (these carry the loss scale)"));
 
