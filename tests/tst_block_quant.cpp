@@ -991,21 +991,21 @@ public:
         return xs;
     }
     void branchFreeCodecsMatchScalar() {
-        CHECK_EQ(codec_mismatches<ElementFormat::Float8E4M3>(
-                     codec_sweep<ElementFormat::Float8E4M3>()),
-                 0);
-        CHECK_EQ(codec_mismatches<ElementFormat::Float8E5M2>(
-                     codec_sweep<ElementFormat::Float8E5M2>()),
-                 0);
-        CHECK_EQ(codec_mismatches<ElementFormat::Float6E3M2>(
-                     codec_sweep<ElementFormat::Float6E3M2>()),
-                 0);
-        CHECK_EQ(codec_mismatches<ElementFormat::Float6E2M3>(
-                     codec_sweep<ElementFormat::Float6E2M3>()),
-                 0);
-        CHECK_EQ(codec_mismatches<ElementFormat::Float4E2M1>(
-                     codec_sweep<ElementFormat::Float4E2M1>()),
-                 0);
+        CHECK_EQ(
+            codec_mismatches<ElementFormat::Float8E4M3>(codec_sweep<ElementFormat::Float8E4M3>()),
+            0);
+        CHECK_EQ(
+            codec_mismatches<ElementFormat::Float8E5M2>(codec_sweep<ElementFormat::Float8E5M2>()),
+            0);
+        CHECK_EQ(
+            codec_mismatches<ElementFormat::Float6E3M2>(codec_sweep<ElementFormat::Float6E3M2>()),
+            0);
+        CHECK_EQ(
+            codec_mismatches<ElementFormat::Float6E2M3>(codec_sweep<ElementFormat::Float6E2M3>()),
+            0);
+        CHECK_EQ(
+            codec_mismatches<ElementFormat::Float4E2M1>(codec_sweep<ElementFormat::Float4E2M1>()),
+            0);
     }
 
     // The training kernels split a tensor over the OpenMP threads: the bits and the counts are
@@ -1021,7 +1021,8 @@ public:
             if (std::bit_cast<std::uint64_t>(scale) != std::bit_cast<std::uint64_t>(o.scale))
                 return false;
             for (std::size_t i = 0; i < data.size(); ++i)
-                if (std::bit_cast<std::uint32_t>(data[i]) != std::bit_cast<std::uint32_t>(o.data[i]))
+                if (std::bit_cast<std::uint32_t>(data[i]) !=
+                    std::bit_cast<std::uint32_t>(o.data[i]))
                     return false;
             return data.size() == o.data.size();
         }
@@ -1076,7 +1077,8 @@ public:
                         c.stochastic = stochastic;
                         c.seed = 99;
                         const int n = block_format_spec(f).block_size;
-                        for (auto [br, bc] : {std::pair{1, n}, std::pair{n, 1}, std::pair{16, 16}}) {
+                        for (auto [br, bc] :
+                             {std::pair{1, n}, std::pair{n, 1}, std::pair{16, 16}}) {
                             const Quantised one = run_blocks(*data, rows, cols, c, br, bc, 1);
                             const Quantised two = run_blocks(*data, rows, cols, c, br, bc, 2);
                             CHECK(one == two);
@@ -1094,11 +1096,10 @@ public:
                                     clipped += ref.clipped;
                                     zeros += ref.zeros;
                                     for (std::size_t k = 0; k < seg.size(); ++k)
-                                        same = same &&
-                                               std::bit_cast<std::uint32_t>(
-                                                   one.data[(r0 + k) * cols + col]) ==
-                                                   std::bit_cast<std::uint32_t>(
-                                                       static_cast<float>(ref.decoded[k]));
+                                        same = same && std::bit_cast<std::uint32_t>(
+                                                           one.data[(r0 + k) * cols + col]) ==
+                                                           std::bit_cast<std::uint32_t>(
+                                                               static_cast<float>(ref.decoded[k]));
                                 }
                             // Stochastic rounding draws by the flat index (not the segment's).
                             if (!stochastic) {

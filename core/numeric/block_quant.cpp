@@ -221,7 +221,8 @@ BlockScale nvfp4_block_scale_fast(double amax_block, float global_scale) {
     if (amax_block == 0 || global_scale == 0) return {0x00, 0.0};
     const std::uint32_t code = nearest_code_of_quotient<ElementFormat::Float8E4M3>(
         amax_block, 6.0 * static_cast<double>(global_scale));
-    return {static_cast<std::uint8_t>(code), element_codec::kValues<ElementFormat::Float8E4M3>[code]};
+    return {static_cast<std::uint8_t>(code),
+            element_codec::kValues<ElementFormat::Float8E4M3>[code]};
 }
 
 // The float32 t with (a > t) == (a > M) (`up`: == (a >= M)) for every float32 a >= 0: the
@@ -274,8 +275,8 @@ TileCounts fake_quantize_tile(float* data, std::size_t ld, std::size_t rows, std
             MANTISSA_SIMD_SUM(clipped, zeros)
             for (std::size_t c = 0; c < cols; ++c) {
                 const double v = static_cast<double>(row[c]);
-                const std::uint32_t mag = element_codec::stochastic_magnitude<F>(
-                    v / eff, rounding_random(seed, at0 + c));
+                const std::uint32_t mag =
+                    element_codec::stochastic_magnitude<F>(v / eff, rounding_random(seed, at0 + c));
                 const double decoded = values[mag] * eff;
                 clipped += std::fabs(v) > limit ? 1 : 0;
                 zeros += (v != 0 && decoded == 0) ? 1 : 0; // no NaN gets here (eff would be NaN)
@@ -387,8 +388,8 @@ BandTotals mx_column_band(float* band, std::size_t cols, std::size_t rows,
         b.blocks += n;
         if (special) { // a NaN or inf in some column: one tile at a time, as the reference
             for (std::size_t c = 0; c < n; ++c) {
-                const TileCounts t = fake_quantize_tile<F>(band + c0 + c, cols, rows, 1, q, 1.0f,
-                                                           index0 + c0 + c);
+                const TileCounts t =
+                    fake_quantize_tile<F>(band + c0 + c, cols, rows, 1, q, 1.0f, index0 + c0 + c);
                 b.clipped += static_cast<std::size_t>(t.clipped);
                 b.zeros += static_cast<std::size_t>(t.zeros);
             }
@@ -438,8 +439,8 @@ BandTotals fake_quantize_bands(float* data, std::size_t rows, std::size_t cols,
                 ++b.blocks;
                 b.clipped += static_cast<std::size_t>(t.clipped);
                 b.zeros += static_cast<std::size_t>(t.zeros);
-                const double scale = q.spec.tensor_scale ? t.scale.value * global_scale
-                                                         : t.scale.value;
+                const double scale =
+                    q.spec.tensor_scale ? t.scale.value * global_scale : t.scale.value;
                 const std::uint64_t bits = std::bit_cast<std::uint64_t>(scale);
                 b.top = bits > b.top ? bits : b.top;
             }

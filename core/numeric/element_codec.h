@@ -86,14 +86,16 @@ inline double round_to_element(double x) {
     constexpr int s = 52 - m;
     const std::uint64_t normal = std::min<std::uint64_t>(
         (a + ((1ull << (s - 1)) - 1) + ((a >> s) & 1u)) & ~((1ull << s) - 1), max_bits);
-    const std::uint64_t mant = (a & ((1ull << 52) - 1)) | (static_cast<std::uint64_t>(e != 0) << 52);
+    const std::uint64_t mant =
+        (a & ((1ull << 52) - 1)) | (static_cast<std::uint64_t>(e != 0) << 52);
     // A shift past 63 is clamped: the significand is below 2^53 <= half of 2^63.
     const std::uint64_t shift =
         std::min<std::uint64_t>(52 - m + (emin_biased - std::max<std::uint64_t>(e, 1)), 63);
     const std::uint64_t rem = mant & ((1ull << shift) - 1);
     const std::uint64_t half = 1ull << (shift - 1);
     std::uint64_t n = mant >> shift;
-    n += static_cast<std::uint64_t>(rem > half) | (static_cast<std::uint64_t>(rem == half) & n & 1u);
+    n +=
+        static_cast<std::uint64_t>(rem > half) | (static_cast<std::uint64_t>(rem == half) & n & 1u);
     const std::uint64_t sub = std::bit_cast<std::uint64_t>(static_cast<double>(n) * quantum);
     const std::uint64_t r = e >= emin_biased ? normal : sub;
     return std::bit_cast<double>(r | (bits & 0x8000000000000000ull));
@@ -115,8 +117,7 @@ inline std::uint32_t stochastic_magnitude(double q, std::uint32_t random) {
     const std::uint64_t top = M >> (s - 32 < 63 ? s - 32 : 63);
     std::uint64_t n = M >> (s < 63 ? s : 63);
     n += ((top & 0xFFFFFFFFull) + random) >> 32;
-    const std::uint64_t mag =
-        e >= emin ? (static_cast<std::uint64_t>(e + l.bias - 1) << m) + n : n;
+    const std::uint64_t mag = e >= emin ? (static_cast<std::uint64_t>(e + l.bias - 1) << m) + n : n;
     return static_cast<std::uint32_t>(mag < l.max_mag ? mag : l.max_mag);
 }
 

@@ -51,7 +51,7 @@ void cast_per_tensor(std::span<float> data, float scale, float scale_inv, double
     MANTISSA_OMP_FOR_SUM(clipped, zeros, n >= simd::kParallelMin)
     for (std::int64_t i = 0; i < n; ++i) {
         const float v = d[i];
-        const double x = static_cast<double>(v) * s;                    // exact: 24 x 24 bits
+        const double x = static_cast<double>(v) * s;                          // exact: 24 x 24 bits
         const double decoded = element_codec::round_to_element<F>(x) * s_inv; // saturating
         clipped += std::fabs(x) > limit ? 1 : 0;
         zeros += static_cast<std::size_t>(v != 0) & static_cast<std::size_t>(decoded == 0);
