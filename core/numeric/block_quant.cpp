@@ -228,9 +228,9 @@ BlockScale nvfp4_block_scale_fast(double amax_block, float global_scale) {
 // The float32 t with (a > t) == (a > M) (`up`: == (a >= M)) for every float32 a >= 0: the
 // float below M, or below that when M is a float and a tie goes up.
 float float_threshold(double M, bool up) {
-    float f = static_cast<float>(M);
+    const float f = static_cast<float>(M); // M > 0: f is positive (or +inf, or 0 if M is tiny)
     if (static_cast<double>(f) > M || (up && static_cast<double>(f) == M && f > 0))
-        f = std::nextafter(f, 0.0f);
+        return std::bit_cast<float>(std::bit_cast<std::uint32_t>(f) - 1); // the float below
     return f;
 }
 
