@@ -62,10 +62,12 @@ inline float round_to_element(float x) {
     // past 31 is clamped: the significand is below 2^24 <= half of 2^31, so n rounds to 0 alike.
     const std::uint32_t mant = (a & 0x7FFFFFu) | (static_cast<std::uint32_t>(e != 0) << 23);
     const std::uint32_t shift = std::min(23 - m + (emin_biased - std::max(e, 1u)), 31u);
-    const std::uint32_t rem = mant & ((1u << shift) - 1);
-    const std::uint32_t half = 1u << (shift - 1);
-    std::uint32_t n = mant >> shift;
-    n += static_cast<std::uint32_t>(rem > half) | (static_cast<std::uint32_t>(rem == half) & n);
+    // Nearest even from the first dropped bit and whether any below it is set (shifts of the
+    // value, not of a constant: GCC does not vectorise a mask built as (1 << shift) - 1).
+    const std::uint32_t t = mant >> (shift - 1);
+    const auto sticky = static_cast<std::uint32_t>((t << (shift - 1)) != mant);
+    std::uint32_t n = t >> 1;
+    n += t & (sticky | n) & 1u;
     const std::uint32_t sub = std::bit_cast<std::uint32_t>(static_cast<float>(n) * quantum);
     const std::uint32_t r = e >= emin_biased ? normal : sub;
     return std::bit_cast<float>(r | (bits & 0x80000000u));
@@ -91,11 +93,10 @@ inline double round_to_element(double x) {
     // A shift past 63 is clamped: the significand is below 2^53 <= half of 2^63.
     const std::uint64_t shift =
         std::min<std::uint64_t>(52 - m + (emin_biased - std::max<std::uint64_t>(e, 1)), 63);
-    const std::uint64_t rem = mant & ((1ull << shift) - 1);
-    const std::uint64_t half = 1ull << (shift - 1);
-    std::uint64_t n = mant >> shift;
-    n +=
-        static_cast<std::uint64_t>(rem > half) | (static_cast<std::uint64_t>(rem == half) & n & 1u);
+    const std::uint64_t t = mant >> (shift - 1); // as above
+    const auto sticky = static_cast<std::uint64_t>((t << (shift - 1)) != mant);
+    std::uint64_t n = t >> 1;
+    n += t & (sticky | n) & 1u;
     const std::uint64_t sub = std::bit_cast<std::uint64_t>(static_cast<double>(n) * quantum);
     const std::uint64_t r = e >= emin_biased ? normal : sub;
     return std::bit_cast<double>(r | (bits & 0x8000000000000000ull));

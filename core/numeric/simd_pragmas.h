@@ -11,8 +11,8 @@
 #define MANTISSA_SIMD_MAX(a) MANTISSA_PRAGMA(omp simd reduction(max : a))
 #define MANTISSA_OMP_FOR_MAX(a, cond)                                                              \
     MANTISSA_PRAGMA(omp parallel for simd schedule(static) reduction(max : a) if (cond))
-#define MANTISSA_OMP_FOR_SUM(a, b, cond)                                                           \
-    MANTISSA_PRAGMA(omp parallel for simd schedule(static) reduction(+ : a, b) if (cond))
+#define MANTISSA_OMP_FOR_SUM_RUNS(a, b, cond)                                                      \
+    MANTISSA_PRAGMA(omp parallel for schedule(static) reduction(+ : a, b) if (cond))
 #define MANTISSA_OMP_FOR_TOTALS(a, b, c, d, cond)                                                  \
     MANTISSA_PRAGMA(omp parallel for schedule(static) reduction(+ : a, b, c)                       \
                         reduction(max : d) if (cond))
@@ -21,7 +21,7 @@
 #define MANTISSA_SIMD_SUM(a, b)
 #define MANTISSA_SIMD_MAX(a)
 #define MANTISSA_OMP_FOR_MAX(a, cond)
-#define MANTISSA_OMP_FOR_SUM(a, b, cond)
+#define MANTISSA_OMP_FOR_SUM_RUNS(a, b, cond)
 #define MANTISSA_OMP_FOR_TOTALS(a, b, c, d, cond)
 #endif
 

@@ -47,15 +47,25 @@ void cast_per_tensor(std::span<float> data, float scale, float scale_inv, double
     const auto s = static_cast<double>(scale), s_inv = static_cast<double>(scale_inv);
     float* d = data.data();
     const auto n = static_cast<std::int64_t>(data.size());
+    // Runs of kRun values over the threads, each run one vectorised loop.
+    constexpr std::int64_t kRun = 4096;
+    const std::int64_t runs = (n + kRun - 1) / kRun;
     std::size_t clipped = 0, zeros = 0;
-    MANTISSA_OMP_FOR_SUM(clipped, zeros, n >= simd::kParallelMin)
-    for (std::int64_t i = 0; i < n; ++i) {
-        const float v = d[i];
-        const double x = static_cast<double>(v) * s;                          // exact: 24 x 24 bits
-        const double decoded = element_codec::round_to_element<F>(x) * s_inv; // saturating
-        clipped += std::fabs(x) > limit ? 1 : 0;
-        zeros += static_cast<std::size_t>(v != 0) & static_cast<std::size_t>(decoded == 0);
-        d[i] = static_cast<float>(decoded);
+    MANTISSA_OMP_FOR_SUM_RUNS(clipped, zeros, n >= simd::kParallelMin)
+    for (std::int64_t run = 0; run < runs; ++run) {
+        const std::int64_t end = std::min(n, (run + 1) * kRun);
+        std::size_t run_clipped = 0, run_zeros = 0;
+        MANTISSA_SIMD_SUM(run_clipped, run_zeros)
+        for (std::int64_t i = run * kRun; i < end; ++i) {
+            const float v = d[i];
+            const double x = static_cast<double>(v) * s; // exact: 24 x 24 bits
+            const double decoded = element_codec::round_to_element<F>(x) * s_inv; // saturating
+            run_clipped += std::fabs(x) > limit ? 1 : 0;
+            run_zeros += static_cast<std::size_t>(v != 0) & static_cast<std::size_t>(decoded == 0);
+            d[i] = static_cast<float>(decoded);
+        }
+        clipped += run_clipped;
+        zeros += run_zeros;
     }
     st.clipped += clipped;
     st.zeros += zeros;
