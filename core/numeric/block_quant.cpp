@@ -186,7 +186,7 @@ double float_tensor_amax(const float* data, std::size_t n) {
 
 // nearest_code_of_quotient with the element format's layout and values as constants.
 template <ElementFormat F>
-std::uint32_t nearest_code_of_quotient(double a, double d) {
+std::uint32_t nearest_code_fast(double a, double d) {
     constexpr auto& values = element_codec::kValues<F>;
     constexpr std::uint32_t sign_bit = element_codec::kCodes<F> / 2;
     constexpr std::uint32_t max_mag = element_detail::layout(F).max_mag;
@@ -219,7 +219,7 @@ std::uint32_t nearest_code_of_quotient(double a, double d) {
 BlockScale nvfp4_block_scale_fast(double amax_block, float global_scale) {
     if (!std::isfinite(amax_block) || std::isnan(global_scale)) return {0x7F, kNaN};
     if (amax_block == 0 || global_scale == 0) return {0x00, 0.0};
-    const std::uint32_t code = nearest_code_of_quotient<ElementFormat::Float8E4M3>(
+    const std::uint32_t code = nearest_code_fast<ElementFormat::Float8E4M3>(
         amax_block, 6.0 * static_cast<double>(global_scale));
     return {static_cast<std::uint8_t>(code),
             element_codec::kValues<ElementFormat::Float8E4M3>[code]};
@@ -332,7 +332,7 @@ TileCounts fake_quantize_tile(float* data, std::size_t ld, std::size_t rows, std
             float* row = data + r * ld;
             for (std::size_t c = 0; c < cols; ++c) {
                 const double v = static_cast<double>(row[c]);
-                const double decoded = values[nearest_code_of_quotient<F>(v, eff)] * eff;
+                const double decoded = values[nearest_code_fast<F>(v, eff)] * eff;
                 clipped += std::fabs(v) > limit ? 1 : 0;
                 zeros += (v != 0 && decoded == 0) ? 1 : 0;
                 row[c] = static_cast<float>(decoded);
