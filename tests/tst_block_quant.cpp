@@ -1056,6 +1056,62 @@ public:
         (void)n;
 #endif
     }
+    static bool same_value(double a, double b) {
+        return std::bit_cast<std::uint64_t>(a) == std::bit_cast<std::uint64_t>(b);
+    }
+    // n x 1 blocks under stochastic rounding, written out with the public scale functions and
+    // the scalar codec: element (r, c) draws rounding_random(seed, r * cols + c).
+    static std::vector<float> stochastic_columns(const std::vector<float>& in, std::size_t rows,
+                                                 std::size_t cols, const BlockQuantConfig& c, int n,
+                                                 std::size_t& clipped, std::size_t& zeros) {
+        const BlockFormatSpec& spec = block_format_spec(c.format);
+        const ElementFormat elem = spec.element;
+        const double max_elem = element_spec(elem).max_finite;
+        auto amax_of = [](const std::vector<double>& v) {
+            double a = 0;
+            for (double x : v) {
+                if (std::isnan(x)) return kNaN;
+                a = std::max(a, std::fabs(x));
+            }
+            return a;
+        };
+        const float gs =
+            spec.tensor_scale
+                ? nvfp4_global_scale(amax_of(std::vector<double>(in.begin(), in.end())))
+                : 1.0f;
+        std::vector<float> out(in.size());
+        const auto bn = static_cast<std::size_t>(n);
+        for (std::size_t r0 = 0; r0 < rows; r0 += bn)
+            for (std::size_t col = 0; col < cols; ++col) {
+                std::vector<double> seg;
+                for (std::size_t r = r0; r < std::min(rows, r0 + bn); ++r)
+                    seg.push_back(in[r * cols + col]);
+                const double amax = amax_of(seg);
+                const double eff =
+                    spec.tensor_scale
+                        ? nvfp4_block_scale(amax, gs).value * static_cast<double>(gs)
+                        : mx_block_scale(amax, elem, c.rule.value_or(spec.default_rule)).value;
+                for (std::size_t k = 0; k < seg.size(); ++k) {
+                    const std::size_t at = (r0 + k) * cols + col;
+                    const double v = seg[k];
+                    double decoded;
+                    if (std::isnan(eff)) {
+                        decoded = kNaN;
+                    } else if (eff == 0) {
+                        decoded = std::signbit(v) ? -0.0 : 0.0;
+                        zeros += v != 0 ? 1 : 0;
+                    } else {
+                        const std::uint32_t code =
+                            encode_element_stochastic(v / eff, elem, rounding_random(c.seed, at));
+                        decoded = decode_element(code, elem) * eff;
+                        clipped += std::fabs(v) > max_elem * eff ? 1 : 0;
+                        zeros += (v != 0 && decoded == 0) ? 1 : 0;
+                    }
+                    out[at] = static_cast<float>(decoded);
+                }
+            }
+        return out;
+    }
     void threadCountIndependent() {
 #if defined(_OPENMP)
         const int before = omp_get_max_threads();
@@ -1083,36 +1139,46 @@ public:
                             const Quantised two = run_blocks(*data, rows, cols, c, br, bc, 2);
                             CHECK(one == two);
                             ++compared;
-                            if (bc != 1 || block_format_spec(f).tensor_scale) continue;
-                            // n x 1 blocks against the reference, one column segment at a time.
-                            std::size_t clipped = 0, zeros = 0;
-                            bool same = true;
-                            for (std::size_t r0 = 0; r0 < rows; r0 += n)
-                                for (std::size_t col = 0; col < cols; ++col) {
-                                    std::vector<double> seg;
-                                    for (std::size_t r = r0; r < std::min(rows, r0 + n); ++r)
-                                        seg.push_back((*data)[r * cols + col]);
-                                    const BlockQuantResult ref = quantize_blocks(seg, c);
-                                    clipped += ref.clipped;
-                                    zeros += ref.zeros;
-                                    for (std::size_t k = 0; k < seg.size(); ++k)
-                                        same = same && std::bit_cast<std::uint32_t>(
-                                                           one.data[(r0 + k) * cols + col]) ==
-                                                           std::bit_cast<std::uint32_t>(
-                                                               static_cast<float>(ref.decoded[k]));
-                                }
-                            // Stochastic rounding draws by the flat index (not the segment's).
+                            if (bc != 1) continue;
+                            // n x 1 blocks (their own paths): nearest rounding equals the 1 x n
+                            // blocks of the transpose (checked against the reference above);
+                            // stochastic rounding the formula, element by element.
                             if (!stochastic) {
+                                std::vector<float> t(rows * cols);
+                                for (std::size_t r = 0; r < rows; ++r)
+                                    for (std::size_t k = 0; k < cols; ++k)
+                                        t[k * rows + r] = (*data)[r * cols + k];
+                                const Quantised tq = run_blocks(t, cols, rows, c, 1, n, 2);
+                                bool same = true;
+                                for (std::size_t r = 0; r < rows; ++r)
+                                    for (std::size_t k = 0; k < cols; ++k)
+                                        same =
+                                            same &&
+                                            std::bit_cast<std::uint32_t>(one.data[r * cols + k]) ==
+                                                std::bit_cast<std::uint32_t>(tq.data[k * rows + r]);
+                                CHECK(same);
+                                CHECK_EQ(one.clipped, tq.clipped);
+                                CHECK_EQ(one.zeros, tq.zeros);
+                                CHECK_EQ(one.blocks, tq.blocks);
+                                CHECK(same_value(one.scale, tq.scale));
+                            } else {
+                                std::size_t clipped = 0, zeros = 0;
+                                const std::vector<float> want =
+                                    stochastic_columns(*data, rows, cols, c, n, clipped, zeros);
+                                bool same = true;
+                                for (std::size_t i = 0; i < want.size(); ++i)
+                                    same = same && std::bit_cast<std::uint32_t>(one.data[i]) ==
+                                                       std::bit_cast<std::uint32_t>(want[i]);
                                 CHECK(same);
                                 CHECK_EQ(one.clipped, clipped);
                                 CHECK_EQ(one.zeros, zeros);
-                                ++columns;
                             }
+                            ++columns;
                         }
                     }
                 }
         CHECK_EQ(compared, 2 * 2 * 3 * (5 * 2 + 1));
-        CHECK_EQ(columns, 2 * 5 * 2);
+        CHECK_EQ(columns, 2 * (5 * 2 + 1) * 2);
         // Per-tensor FP8: current and delayed scaling, E4M3 and E5M2.
         for (const std::vector<float>* data : {&in, &with_nan})
             for (QuantScaling scaling : {QuantScaling::Current, QuantScaling::Delayed})

@@ -234,9 +234,12 @@ float float_threshold(double M, bool up) {
     return f;
 }
 
+// Element (r, c) of the tile draws rounding_random(seed, index0 + r * index_ld + c * index_step):
+// its flat index in the tensor, also when the tile is a transposed copy of a column block.
 template <ElementFormat F>
 TileCounts fake_quantize_tile(float* data, std::size_t ld, std::size_t rows, std::size_t cols,
-                              const ResolvedBlockQuant& q, float global_scale, std::size_t index0) {
+                              const ResolvedBlockQuant& q, float global_scale, std::size_t index0,
+                              std::size_t index_ld, std::size_t index_step) {
     constexpr auto& values = element_codec::kValues<F>;
     const double max_elem = element_spec(F).max_finite;
     const double amax = amax_from_bits(tile_amax_bits(data, ld, rows, cols));
@@ -271,12 +274,12 @@ TileCounts fake_quantize_tile(float* data, std::size_t ld, std::size_t rows, std
         const std::uint64_t seed = q.seed;
         for (std::size_t r = 0; r < rows; ++r) {
             float* row = data + r * ld;
-            const std::size_t at0 = index0 + r * ld;
+            const std::size_t at0 = index0 + r * index_ld;
             MANTISSA_SIMD_SUM(clipped, zeros)
             for (std::size_t c = 0; c < cols; ++c) {
                 const double v = static_cast<double>(row[c]);
-                const std::uint32_t mag =
-                    element_codec::stochastic_magnitude<F>(v / eff, rounding_random(seed, at0 + c));
+                const std::uint32_t mag = element_codec::stochastic_magnitude<F>(
+                    v / eff, rounding_random(seed, at0 + c * index_step));
                 const double decoded = values[mag] * eff;
                 clipped += std::fabs(v) > limit ? 1 : 0;
                 zeros += (v != 0 && decoded == 0) ? 1 : 0; // no NaN gets here (eff would be NaN)
@@ -388,8 +391,8 @@ BandTotals mx_column_band(float* band, std::size_t cols, std::size_t rows,
         b.blocks += n;
         if (special) { // a NaN or inf in some column: one tile at a time, as the reference
             for (std::size_t c = 0; c < n; ++c) {
-                const TileCounts t =
-                    fake_quantize_tile<F>(band + c0 + c, cols, rows, 1, q, 1.0f, index0 + c0 + c);
+                const TileCounts t = fake_quantize_tile<F>(band + c0 + c, cols, rows, 1, q, 1.0f,
+                                                           index0 + c0 + c, cols, 1);
                 b.clipped += static_cast<std::size_t>(t.clipped);
                 b.zeros += static_cast<std::size_t>(t.zeros);
             }
@@ -413,13 +416,53 @@ BandTotals mx_column_band(float* band, std::size_t cols, std::size_t rows,
     return b;
 }
 
+// Any other blocks one column wide (NVFP4's n x 1, stochastic rounding): a run of the band's
+// columns copied into a scratch buffer one column per row, each quantised there as a 1 x rows
+// tile (one contiguous loop, the element's flat index kept for stochastic rounding), and copied
+// back. Bands taller than the buffer go tile by tile.
+template <ElementFormat F>
+BandTotals transposed_column_band(float* band, std::size_t cols, std::size_t rows,
+                                  const ResolvedBlockQuant& q, float global_scale,
+                                  std::size_t index0) {
+    constexpr std::size_t kScratch = 4096;
+    BandTotals b;
+    auto add = [&](const TileCounts& t) {
+        ++b.blocks;
+        b.clipped += static_cast<std::size_t>(t.clipped);
+        b.zeros += static_cast<std::size_t>(t.zeros);
+        const double scale = q.spec.tensor_scale ? t.scale.value * global_scale : t.scale.value;
+        const std::uint64_t bits = std::bit_cast<std::uint64_t>(scale);
+        b.top = bits > b.top ? bits : b.top;
+    };
+    if (rows > kScratch) {
+        for (std::size_t c = 0; c < cols; ++c)
+            add(fake_quantize_tile<F>(band + c, cols, rows, 1, q, global_scale, index0 + c, cols,
+                                      1));
+        return b;
+    }
+    float scratch[kScratch];
+    const std::size_t run = kScratch / rows;
+    for (std::size_t c0 = 0; c0 < cols; c0 += run) {
+        const std::size_t n = std::min(run, cols - c0);
+        for (std::size_t r = 0; r < rows; ++r)
+            for (std::size_t j = 0; j < n; ++j) scratch[j * rows + r] = band[r * cols + c0 + j];
+        for (std::size_t j = 0; j < n; ++j)
+            add(fake_quantize_tile<F>(scratch + j * rows, rows, 1, rows, q, global_scale,
+                                      index0 + c0 + j, 0, cols));
+        for (std::size_t r = 0; r < rows; ++r)
+            for (std::size_t j = 0; j < n; ++j) band[r * cols + c0 + j] = scratch[j * rows + r];
+    }
+    return b;
+}
+
 // fake_quantize_blocks for one element format: bands of block rows over the threads.
 template <ElementFormat F>
 BandTotals fake_quantize_bands(float* data, std::size_t rows, std::size_t cols,
                                const ResolvedBlockQuant& q, float global_scale, std::size_t br,
                                std::size_t bc) {
     const auto bands = static_cast<std::int64_t>((rows + br - 1) / br);
-    const bool columns = bc == 1 && br > 1 && !q.stochastic && !q.spec.tensor_scale;
+    const bool columns = bc == 1 && br > 1;
+    const bool mx_columns = columns && !q.stochastic && !q.spec.tensor_scale;
     std::size_t blocks = 0, clipped = 0, zeros = 0;
     std::uint64_t top = 0;
     MANTISSA_OMP_FOR_TOTALS(blocks, clipped, zeros, top,
@@ -428,14 +471,16 @@ BandTotals fake_quantize_bands(float* data, std::size_t rows, std::size_t cols,
         const std::size_t row = static_cast<std::size_t>(band) * br;
         const std::size_t tr = std::min(br, rows - row);
         BandTotals b;
-        if (columns) {
+        if (mx_columns) {
             b = mx_column_band<F>(data + row * cols, cols, tr, q, row * cols);
+        } else if (columns) {
+            b = transposed_column_band<F>(data + row * cols, cols, tr, q, global_scale, row * cols);
         } else {
             for (std::size_t col = 0; col < cols; col += bc) {
                 const std::size_t tc = std::min(bc, cols - col);
                 const std::size_t at = row * cols + col;
                 const TileCounts t =
-                    fake_quantize_tile<F>(data + at, cols, tr, tc, q, global_scale, at);
+                    fake_quantize_tile<F>(data + at, cols, tr, tc, q, global_scale, at, cols, 1);
                 ++b.blocks;
                 b.clipped += static_cast<std::size_t>(t.clipped);
                 b.zeros += static_cast<std::size_t>(t.zeros);
@@ -475,8 +520,8 @@ decltype(auto) with_element(ElementFormat e, Fn&& f) {
 TileCounts fake_quantize_tile(float* data, std::size_t ld, std::size_t rows, std::size_t cols,
                               const ResolvedBlockQuant& q, float global_scale, std::size_t index0) {
     return with_element(q.spec.element, [&](auto f) {
-        return fake_quantize_tile<decltype(f)::value>(data, ld, rows, cols, q, global_scale,
-                                                      index0);
+        return fake_quantize_tile<decltype(f)::value>(data, ld, rows, cols, q, global_scale, index0,
+                                                      ld, 1);
     });
 }
 
