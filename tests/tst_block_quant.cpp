@@ -5,15 +5,22 @@
 // two candidates, a dyadic rational that float64 holds exactly; quotients by a scale are compared
 // as cross products, also exact). The reference shares no code with the engine.
 
+#include <algorithm>
 #include <bit>
 #include <cmath>
 #include <cstdint>
 #include <limits>
 #include <random>
+#include <utility>
 #include <vector>
+
+#if defined(_OPENMP)
+#include <omp.h>
+#endif
 
 #include "core/error.h"
 #include "core/numeric/block_quant.h"
+#include "core/numeric/element_codec.h"
 #include "core/numeric/element_format.h"
 #include "core/numeric/element_inspect.h"
 #include "core/numeric/float_format.h"
@@ -938,6 +945,255 @@ public:
         CHECK_EQ(block_format_spec(BlockFormat::MxFp6E3M2).bits_per_element, 6.25);
     }
 
+    // The branch-free codecs of the vectorised loops (element_codec.h) against the scalar spec
+    // functions, on every code, the midpoints between neighbours and a step either side (ties),
+    // the subnormal ranges and far beyond the largest value.
+    template <ElementFormat F>
+    static int codec_mismatches(const std::vector<double>& xs) {
+        int bad = 0;
+        std::uint32_t r = 12345;
+        for (double x : xs) {
+            const double want = decode_element(encode_element(x, F), F);
+            const double got = element_codec::round_to_element<F>(x);
+            bad += std::bit_cast<std::uint64_t>(got) != std::bit_cast<std::uint64_t>(want);
+            const auto xf = static_cast<float>(x);
+            if (static_cast<double>(xf) == x && std::isfinite(xf)) {
+                const auto wantf = static_cast<float>(decode_element(encode_element(x, F), F));
+                bad += std::bit_cast<std::uint32_t>(element_codec::round_to_element<F>(xf)) !=
+                       std::bit_cast<std::uint32_t>(wantf);
+            }
+            r = r * 1664525u + 1013904223u;
+            const std::uint32_t sign_bit = 1u << (element_spec(F).width - 1);
+            const std::uint32_t code = encode_element_stochastic(x, F, r);
+            bad += element_codec::stochastic_magnitude<F>(x, r) != (code & (sign_bit - 1));
+        }
+        return bad;
+    }
+    template <ElementFormat F>
+    static std::vector<double> codec_sweep() {
+        std::vector<double> xs;
+        const std::uint32_t n = 1u << element_spec(F).width;
+        for (std::uint32_t c = 0; c < n; ++c) {
+            const double v = decode_element(c, F), w = decode_element((c + 1) % n, F);
+            if (!std::isfinite(v)) continue;
+            for (double x : {v, std::nextafter(v, kInf), std::nextafter(v, -kInf)}) xs.push_back(x);
+            if (std::isfinite(w) && std::signbit(v) == std::signbit(w)) {
+                const double mid = (v + w) / 2;
+                for (double x : {mid, std::nextafter(mid, kInf), std::nextafter(mid, -kInf)})
+                    xs.push_back(x);
+            }
+        }
+        std::mt19937_64 rng(7);
+        std::uniform_int_distribution<int> expo(-160, 30);
+        std::uniform_real_distribution<double> u(-2.0, 2.0);
+        for (int i = 0; i < 20000; ++i) xs.push_back(std::ldexp(u(rng), expo(rng)));
+        for (double x : {0.0, -0.0, 1e300, -1e300, 4.9e-324, 1e-310}) xs.push_back(x);
+        return xs;
+    }
+    void branchFreeCodecsMatchScalar() {
+        CHECK_EQ(
+            codec_mismatches<ElementFormat::Float8E4M3>(codec_sweep<ElementFormat::Float8E4M3>()),
+            0);
+        CHECK_EQ(
+            codec_mismatches<ElementFormat::Float8E5M2>(codec_sweep<ElementFormat::Float8E5M2>()),
+            0);
+        CHECK_EQ(
+            codec_mismatches<ElementFormat::Float6E3M2>(codec_sweep<ElementFormat::Float6E3M2>()),
+            0);
+        CHECK_EQ(
+            codec_mismatches<ElementFormat::Float6E2M3>(codec_sweep<ElementFormat::Float6E2M3>()),
+            0);
+        CHECK_EQ(
+            codec_mismatches<ElementFormat::Float4E2M1>(codec_sweep<ElementFormat::Float4E2M1>()),
+            0);
+    }
+
+    // The training kernels split a tensor over the OpenMP threads: the bits and the counts are
+    // the same with 1 and 2 threads (blocks are independent, counts integer sums, stochastic
+    // rounding keyed by the element's index), and the MX weights' column blocks (n x 1, a path of
+    // their own) match the reference block by block.
+    struct Quantised {
+        std::vector<float> data;
+        std::size_t blocks = 0, clipped = 0, zeros = 0;
+        double scale = 0;
+        bool operator==(const Quantised& o) const {
+            if (blocks != o.blocks || clipped != o.clipped || zeros != o.zeros) return false;
+            if (std::bit_cast<std::uint64_t>(scale) != std::bit_cast<std::uint64_t>(o.scale))
+                return false;
+            for (std::size_t i = 0; i < data.size(); ++i)
+                if (std::bit_cast<std::uint32_t>(data[i]) !=
+                    std::bit_cast<std::uint32_t>(o.data[i]))
+                    return false;
+            return data.size() == o.data.size();
+        }
+    };
+    static Quantised run_blocks(const std::vector<float>& in, std::size_t rows, std::size_t cols,
+                                const BlockQuantConfig& c, int br, int bc, int threads) {
+        set_threads(threads);
+        Quantised q{in};
+        const BlockQuantStats s = fake_quantize_blocks(q.data, rows, cols, c, br, bc, &q.scale);
+        q.blocks = s.blocks;
+        q.clipped = s.clipped;
+        q.zeros = s.zeros;
+        return q;
+    }
+    static Quantised run_tensor(const std::vector<float>& in, std::size_t rows, std::size_t cols,
+                                const QuantSpec& spec, int threads) {
+        set_threads(threads);
+        Quantised q{in};
+        std::vector<float> state(quant_state_floats(spec));
+        const QuantTensorStats s = fake_quantize_tensor(q.data, rows, cols, spec, state, 3, true);
+        q.blocks = s.blocks;
+        q.clipped = s.clipped;
+        q.zeros = s.zeros;
+        q.scale = s.scale;
+        return q;
+    }
+    static void set_threads(int n) {
+#if defined(_OPENMP)
+        omp_set_num_threads(n);
+#else
+        (void)n;
+#endif
+    }
+    static bool same_value(double a, double b) {
+        return std::bit_cast<std::uint64_t>(a) == std::bit_cast<std::uint64_t>(b);
+    }
+    // n x 1 blocks under stochastic rounding, written out with the public scale functions and
+    // the scalar codec: element (r, c) draws rounding_random(seed, r * cols + c).
+    static std::vector<float> stochastic_columns(const std::vector<float>& in, std::size_t rows,
+                                                 std::size_t cols, const BlockQuantConfig& c, int n,
+                                                 std::size_t& clipped, std::size_t& zeros) {
+        const BlockFormatSpec& spec = block_format_spec(c.format);
+        const ElementFormat elem = spec.element;
+        const double max_elem = element_spec(elem).max_finite;
+        auto amax_of = [](const std::vector<double>& v) {
+            double a = 0;
+            for (double x : v) {
+                if (std::isnan(x)) return kNaN;
+                a = std::max(a, std::fabs(x));
+            }
+            return a;
+        };
+        const float gs =
+            spec.tensor_scale
+                ? nvfp4_global_scale(amax_of(std::vector<double>(in.begin(), in.end())))
+                : 1.0f;
+        std::vector<float> out(in.size());
+        const auto bn = static_cast<std::size_t>(n);
+        for (std::size_t r0 = 0; r0 < rows; r0 += bn)
+            for (std::size_t col = 0; col < cols; ++col) {
+                std::vector<double> seg;
+                for (std::size_t r = r0; r < std::min(rows, r0 + bn); ++r)
+                    seg.push_back(in[r * cols + col]);
+                const double amax = amax_of(seg);
+                const double eff =
+                    spec.tensor_scale
+                        ? nvfp4_block_scale(amax, gs).value * static_cast<double>(gs)
+                        : mx_block_scale(amax, elem, c.rule.value_or(spec.default_rule)).value;
+                for (std::size_t k = 0; k < seg.size(); ++k) {
+                    const std::size_t at = (r0 + k) * cols + col;
+                    const double v = seg[k];
+                    double decoded;
+                    if (std::isnan(eff)) {
+                        decoded = kNaN;
+                    } else if (eff == 0) {
+                        decoded = std::signbit(v) ? -0.0 : 0.0;
+                        zeros += v != 0 ? 1 : 0;
+                    } else {
+                        const std::uint32_t code =
+                            encode_element_stochastic(v / eff, elem, rounding_random(c.seed, at));
+                        decoded = decode_element(code, elem) * eff;
+                        clipped += std::fabs(v) > max_elem * eff ? 1 : 0;
+                        zeros += (v != 0 && decoded == 0) ? 1 : 0;
+                    }
+                    out[at] = static_cast<float>(decoded);
+                }
+            }
+        return out;
+    }
+    void threadCountIndependent() {
+#if defined(_OPENMP)
+        const int before = omp_get_max_threads();
+#endif
+        const std::size_t rows = 96, cols = 400; // 38400 values: large enough to be split
+        std::vector<float> in = fast_path_values(rows * cols, 11);
+        for (std::size_t i = 0; i < 40; ++i) in[5 * cols + i] = 0.0f; // a zero block or two
+        std::vector<float> with_nan = in;
+        with_nan[70 * cols + 33] = std::numeric_limits<float>::quiet_NaN(); // one NaN block
+        int compared = 0, columns = 0;
+        for (const std::vector<float>* data : {&in, &with_nan})
+            for (BlockFormat f : block_formats())
+                for (ScaleRule rule : {ScaleRule::Floor, ScaleRule::Ceil, ScaleRule::Amax}) {
+                    if (!supports_scale_rule(f, rule)) continue;
+                    for (bool stochastic : {false, true}) {
+                        BlockQuantConfig c;
+                        c.format = f;
+                        c.rule = rule;
+                        c.stochastic = stochastic;
+                        c.seed = 99;
+                        const int n = block_format_spec(f).block_size;
+                        for (auto [br, bc] :
+                             {std::pair{1, n}, std::pair{n, 1}, std::pair{16, 16}}) {
+                            const Quantised one = run_blocks(*data, rows, cols, c, br, bc, 1);
+                            const Quantised two = run_blocks(*data, rows, cols, c, br, bc, 2);
+                            CHECK(one == two);
+                            ++compared;
+                            if (bc != 1) continue;
+                            // n x 1 blocks (their own paths): nearest rounding equals the 1 x n
+                            // blocks of the transpose (checked against the reference above);
+                            // stochastic rounding the formula, element by element.
+                            if (!stochastic) {
+                                std::vector<float> t(rows * cols);
+                                for (std::size_t r = 0; r < rows; ++r)
+                                    for (std::size_t k = 0; k < cols; ++k)
+                                        t[k * rows + r] = (*data)[r * cols + k];
+                                const Quantised tq = run_blocks(t, cols, rows, c, 1, n, 2);
+                                bool same = true;
+                                for (std::size_t r = 0; r < rows; ++r)
+                                    for (std::size_t k = 0; k < cols; ++k)
+                                        same =
+                                            same &&
+                                            std::bit_cast<std::uint32_t>(one.data[r * cols + k]) ==
+                                                std::bit_cast<std::uint32_t>(tq.data[k * rows + r]);
+                                CHECK(same);
+                                CHECK_EQ(one.clipped, tq.clipped);
+                                CHECK_EQ(one.zeros, tq.zeros);
+                                CHECK_EQ(one.blocks, tq.blocks);
+                                CHECK(same_value(one.scale, tq.scale));
+                            } else {
+                                std::size_t clipped = 0, zeros = 0;
+                                const std::vector<float> want =
+                                    stochastic_columns(*data, rows, cols, c, n, clipped, zeros);
+                                bool same = true;
+                                for (std::size_t i = 0; i < want.size(); ++i)
+                                    same = same && std::bit_cast<std::uint32_t>(one.data[i]) ==
+                                                       std::bit_cast<std::uint32_t>(want[i]);
+                                CHECK(same);
+                                CHECK_EQ(one.clipped, clipped);
+                                CHECK_EQ(one.zeros, zeros);
+                            }
+                            ++columns;
+                        }
+                    }
+                }
+        CHECK_EQ(compared, 2 * 2 * 3 * (5 * 2 + 1));
+        CHECK_EQ(columns, 2 * (5 * 2 + 1) * 2);
+        // Per-tensor FP8: current and delayed scaling, E4M3 and E5M2.
+        for (const std::vector<float>* data : {&in, &with_nan})
+            for (QuantScaling scaling : {QuantScaling::Current, QuantScaling::Delayed})
+                for (ElementFormat e : {ElementFormat::Float8E4M3, ElementFormat::Float8E5M2}) {
+                    QuantSpec spec;
+                    spec.scaling = scaling;
+                    spec.element = e;
+                    CHECK(run_tensor(*data, rows, cols, spec, 1) ==
+                          run_tensor(*data, rows, cols, spec, 2));
+                }
+#if defined(_OPENMP)
+        omp_set_num_threads(before);
+#endif
+    }
+
     // The cast view of the new formats: classes and bit strings.
     void inspection() {
         const ElementInspection s = inspect_element(100.0, ElementFormat::Float4E2M1);
@@ -961,4 +1217,4 @@ MANTISSA_TEST_MAIN(TestBlockQuant, everyCodeRoundTrips, limits, fp4Values, round
                    mxFloorClipsCeilDoesNot, mxMatchesReference, specialBlocks, nvfp4HandExample,
                    nvfp4MatchesReference, nvfp4TwoDimensional, fakeQuantizeAndStochasticBlocks,
                    fastPathMatchesReference, spanLoopsMatchScalar, badInputNamesTheField,
-                   inspection)
+                   inspection, branchFreeCodecsMatchScalar, threadCountIndependent)

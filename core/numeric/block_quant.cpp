@@ -3,19 +3,24 @@
 #include "core/numeric/block_quant.h"
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
+#include <cstdint>
 #include <limits>
 #include <string>
+#include <type_traits>
 
 #include "core/error.h"
 #include "core/numeric/element_codec.h"
 #include "core/numeric/quant_math.h"
+#include "core/numeric/simd_pragmas.h"
 
 namespace mantissa {
 
 namespace {
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+using simd::kParallelMin;
 
 const BlockFormatSpec kSpecs[] = {
     {BlockFormat::MxFp8E4M3, "mxfp8_e4m3", ElementFormat::Float8E4M3, ElementFormat::E8M0, 32,
@@ -91,35 +96,119 @@ TileCounts quantize_tile(const T* in, std::size_t ld, std::size_t rows, std::siz
     return t;
 }
 
-// The training path's kernel: float data quantised in place, no codes kept. Bit for bit what
-// quantize_tile<float> does (tst_block_quant compares the two over every format and rule), but
-// with the element format a template parameter (no per-element switch or call), the scale's
-// special cases and the rounding mode decided once per block, decoding by table, a power-of-two
-// scale applied by multiplying with its exact inverse, and NVFP4's exact nearest rounding done by
-// comparing |v| with the 7 midpoints between E2M1 values times the block's scale (each product
-// exact, as in nearest_code_of_quotient).
-template <ElementFormat F>
-TileCounts fake_quantize_tile(float* data, std::size_t ld, std::size_t rows, std::size_t cols,
-                              const ResolvedBlockQuant& q, float global_scale, std::size_t index0) {
-    constexpr auto& values = element_codec::kValues<F>;
-    constexpr std::uint32_t sign_bit = element_codec::kCodes<F> / 2;
-    const double max_elem = element_spec(F).max_finite;
-    float amax_f = 0;
-    bool nan = false;
+// ---- the training path's kernels (float data quantised in place, no codes kept) ----
+// Bit for bit what quantize_tile<float> does (tst_block_quant compares the two over every format
+// and rule), but with the element format a template parameter (no per-element switch or call),
+// the scale and its special cases decided once per block, every element loop free of branches
+// and table calls so that it vectorises (`omp simd`), and the tensor's bands of blocks split over
+// the OpenMP threads. Blocks are independent, the counts are integers and the largest scale a
+// maximum, and stochastic rounding draws rounding_random(seed, element index): the results do
+// not depend on the number of threads (tst_block_quant runs 1 and 2).
+
+// |x| as bits: for non-negative floats the integer order is the numeric order and every NaN lies
+// above +inf, so one integer maximum gives both the amax and whether a NaN is present.
+inline std::uint32_t abs_bits(float x) {
+    return std::bit_cast<std::uint32_t>(x) & 0x7FFFFFFFu;
+}
+constexpr std::uint32_t kInfBits = 0x7F800000u;
+inline double amax_from_bits(std::uint32_t m) {
+    return m > kInfBits ? kNaN : static_cast<double>(std::bit_cast<float>(m));
+}
+inline float with_sign_of(float magnitude, float v) {
+    return std::bit_cast<float>(std::bit_cast<std::uint32_t>(magnitude) |
+                                (std::bit_cast<std::uint32_t>(v) & 0x80000000u));
+}
+
+std::uint32_t tile_amax_bits(const float* data, std::size_t ld, std::size_t rows,
+                             std::size_t cols) {
+    std::uint32_t m = 0;
     for (std::size_t r = 0; r < rows; ++r) {
         const float* row = data + r * ld;
+        MANTISSA_SIMD_MAX(m)
         for (std::size_t c = 0; c < cols; ++c) {
-            const float a = std::fabs(row[c]);
-            nan = nan || a != a;
-            amax_f = a > amax_f ? a : amax_f; // std::max's rule: a NaN never replaces amax
+            const std::uint32_t a = abs_bits(row[c]);
+            m = a > m ? a : m;
         }
     }
-    const double amax = nan ? kNaN : static_cast<double>(amax_f);
+    return m;
+}
+
+// The amax of a whole tensor (as tensor_amax), over the threads for a large one.
+double float_tensor_amax(const float* data, std::size_t n) {
+    std::uint32_t m = 0;
+    const auto count = static_cast<std::int64_t>(n);
+    MANTISSA_OMP_FOR_MAX(m, count >= kParallelMin)
+    for (std::int64_t i = 0; i < count; ++i) {
+        const std::uint32_t a = abs_bits(data[i]);
+        m = a > m ? a : m;
+    }
+    return amax_from_bits(m);
+}
+
+// nearest_code_of_quotient with the element format's layout and values as constants.
+template <ElementFormat F>
+std::uint32_t nearest_code_fast(double a, double d) {
+    constexpr auto& values = element_codec::kValues<F>;
+    constexpr std::uint32_t sign_bit = element_codec::kCodes<F> / 2;
+    constexpr std::uint32_t max_mag = element_detail::layout(F).max_mag;
+    const std::uint32_t c = element_codec::encode_nearest<F>(a / d);
+    const std::uint32_t sign = c & sign_bit;
+    std::uint32_t mag = c & (sign_bit - 1);
+    const double A = std::fabs(a);
+    for (int step = 0; step < 2; ++step) {
+        const double v = values[mag];
+        if (mag > 0) {
+            const double p = (v + values[mag - 1]) / 2 * d;
+            if (A < p || (A == p && (mag & 1))) {
+                --mag;
+                continue;
+            }
+        }
+        if (mag < max_mag) {
+            const double p = (v + values[mag + 1]) / 2 * d;
+            if (A > p || (A == p && (mag & 1))) {
+                ++mag;
+                continue;
+            }
+        }
+        break;
+    }
+    return sign | mag;
+}
+
+// nvfp4_block_scale with the E4M3 codec's constants.
+BlockScale nvfp4_block_scale_fast(double amax_block, float global_scale) {
+    if (!std::isfinite(amax_block) || std::isnan(global_scale)) return {0x7F, kNaN};
+    if (amax_block == 0 || global_scale == 0) return {0x00, 0.0};
+    const std::uint32_t code = nearest_code_fast<ElementFormat::Float8E4M3>(
+        amax_block, 6.0 * static_cast<double>(global_scale));
+    return {static_cast<std::uint8_t>(code),
+            element_codec::kValues<ElementFormat::Float8E4M3>[code]};
+}
+
+// The float32 t with (a > t) == (a > M) (`up`: == (a >= M)) for every float32 a >= 0: the
+// float below M, or below that when M is a float and a tie goes up.
+float float_threshold(double M, bool up) {
+    const float f = static_cast<float>(M); // M > 0: f is positive (or +inf, or 0 if M is tiny)
+    if (static_cast<double>(f) > M || (up && static_cast<double>(f) == M && f > 0))
+        return std::bit_cast<float>(std::bit_cast<std::uint32_t>(f) - 1); // the float below
+    return f;
+}
+
+// Element (r, c) of the tile draws rounding_random(seed, index0 + r * index_ld + c * index_step):
+// its flat index in the tensor, also when the tile is a transposed copy of a column block.
+template <ElementFormat F>
+TileCounts fake_quantize_tile(float* data, std::size_t ld, std::size_t rows, std::size_t cols,
+                              const ResolvedBlockQuant& q, float global_scale, std::size_t index0,
+                              std::size_t index_ld, std::size_t index_step) {
+    constexpr auto& values = element_codec::kValues<F>;
+    const double max_elem = element_spec(F).max_finite;
+    const double amax = amax_from_bits(tile_amax_bits(data, ld, rows, cols));
 
     TileCounts t;
     double eff;
     if (q.spec.tensor_scale) {
-        t.scale = nvfp4_block_scale(amax, global_scale);
+        t.scale = nvfp4_block_scale_fast(amax, global_scale);
         eff = t.scale.value * static_cast<double>(global_scale);
     } else {
         t.scale = mx_block_scale(amax, F, q.rule);
@@ -140,36 +229,32 @@ TileCounts fake_quantize_tile(float* data, std::size_t ld, std::size_t rows, std
         return t;
     }
     const double limit = max_elem * eff;
-    // One pass per rounding mode; `code_of` gives the element's code.
-    auto run = [&](auto code_of) {
-        int clipped = 0, zeros = 0;
+    int clipped = 0, zeros = 0;
+    if (q.stochastic) {
+        // v / eff is exact under a power-of-two scale; NVFP4 rounds the float64 quotient.
+        const std::uint64_t seed = q.seed;
         for (std::size_t r = 0; r < rows; ++r) {
             float* row = data + r * ld;
+            const std::size_t at0 = index0 + r * index_ld;
+            MANTISSA_SIMD_SUM(clipped, zeros)
             for (std::size_t c = 0; c < cols; ++c) {
                 const double v = static_cast<double>(row[c]);
-                const std::uint32_t code = code_of(v, r * ld + c);
-                const double decoded = values[code] * eff;
+                const std::uint32_t mag = element_codec::stochastic_magnitude<F>(
+                    v / eff, rounding_random(seed, at0 + c * index_step));
+                const double decoded = values[mag] * eff;
                 clipped += std::fabs(v) > limit ? 1 : 0;
                 zeros += (v != 0 && decoded == 0) ? 1 : 0; // no NaN gets here (eff would be NaN)
-                row[c] = static_cast<float>(decoded);
+                row[c] = with_sign_of(static_cast<float>(decoded), row[c]);
             }
         }
-        t.clipped = clipped;
-        t.zeros = zeros;
-    };
-    if (q.stochastic) {
-        run([&](double v, std::size_t at) {
-            return element_codec::encode_stochastic<F>(v / eff,
-                                                       rounding_random(q.seed, index0 + at));
-        });
     } else if (!q.spec.tensor_scale) {
         // A power of two in [2^-127, 2^127], exact as a float32; so is v * inv but where the
         // product falls below float32's normals, far under half the format's smallest
         // subnormal, where both round to zero. Rounding on float32 bits gives the decoded value.
         const auto inv = static_cast<float>(1.0 / eff);
-        int clipped = 0, zeros = 0;
         for (std::size_t r = 0; r < rows; ++r) {
             float* row = data + r * ld;
+            MANTISSA_SIMD_SUM(clipped, zeros)
             for (std::size_t c = 0; c < cols; ++c) {
                 const float v = row[c];
                 const float e = element_codec::round_to_element<F>(v * inv);
@@ -178,46 +263,227 @@ TileCounts fake_quantize_tile(float* data, std::size_t ld, std::size_t rows, std
                 row[c] = static_cast<float>(static_cast<double>(e) * eff);
             }
         }
-        t.clipped = clipped;
-        t.zeros = zeros;
     } else if constexpr (F == ElementFormat::Float4E2M1) {
-        double mid[7];
-        for (int j = 0; j < 7; ++j) mid[j] = (values[j] + values[j + 1]) / 2 * eff;
-        run([&](double v, std::size_t) {
-            const double a = std::fabs(v);
-            std::uint32_t mag = 0;
-            for (int j = 0; j < 7; ++j) // a tie goes to the even magnitude: up from an odd one
-                mag += (a > mid[j] || (a == mid[j] && (j & 1))) ? 1u : 0u;
-            return (std::signbit(v) ? sign_bit : 0u) | mag;
-        });
+        // |v| against the 7 midpoints between E2M1 magnitudes times the scale (exact products,
+        // as in nearest_code_of_quotient; a tie goes to the even magnitude: up from an odd one),
+        // as float32 thresholds, and the decoded magnitudes as float32, chosen by selects.
+        float T[7], D[8];
+        for (int j = 0; j < 7; ++j)
+            T[j] = float_threshold((values[j] + values[j + 1]) / 2 * eff, (j & 1) != 0);
+        for (int j = 0; j < 8; ++j) D[j] = static_cast<float>(values[j] * eff);
+        const float clip = float_threshold(limit, false);
+        for (std::size_t r = 0; r < rows; ++r) {
+            float* row = data + r * ld;
+            MANTISSA_SIMD_SUM(clipped, zeros)
+            for (std::size_t c = 0; c < cols; ++c) {
+                const float v = row[c];
+                const float a = std::bit_cast<float>(abs_bits(v));
+                float o = D[0];
+                o = a > T[0] ? D[1] : o;
+                o = a > T[1] ? D[2] : o;
+                o = a > T[2] ? D[3] : o;
+                o = a > T[3] ? D[4] : o;
+                o = a > T[4] ? D[5] : o;
+                o = a > T[5] ? D[6] : o;
+                o = a > T[6] ? D[7] : o;
+                clipped += a > clip ? 1 : 0;
+                zeros += (a != 0 && !(a > T[0])) ? 1 : 0;
+                row[c] = with_sign_of(o, v);
+            }
+        }
     } else {
-        run([&](double v, std::size_t) { return nearest_code_of_quotient(v, eff, F); });
+        for (std::size_t r = 0; r < rows; ++r) {
+            float* row = data + r * ld;
+            for (std::size_t c = 0; c < cols; ++c) {
+                const double v = static_cast<double>(row[c]);
+                const double decoded = values[nearest_code_fast<F>(v, eff)] * eff;
+                clipped += std::fabs(v) > limit ? 1 : 0;
+                zeros += (v != 0 && decoded == 0) ? 1 : 0;
+                row[c] = static_cast<float>(decoded);
+            }
+        }
     }
+    t.clipped = clipped;
+    t.zeros = zeros;
     return t;
+}
+
+// What one band of blocks (or a whole tensor) added up to; the largest block scale in use kept
+// as its float64 bits (scales are >= 0 or NaN: the integer maximum is NaN-sticky like the
+// reference's `scale > top || isnan(scale)`).
+struct BandTotals {
+    std::size_t blocks = 0, clipped = 0, zeros = 0;
+    std::uint64_t top = 0;
+};
+
+// MX blocks one column wide (a weight's 32 x 1 blocks along the reduction dimension) under
+// nearest rounding: the band's column amaxes and scales computed a run of columns at a time, then
+// each row quantised with the per-column scales, so every loop runs along a row.
+template <ElementFormat F>
+BandTotals mx_column_band(float* band, std::size_t cols, std::size_t rows,
+                          const ResolvedBlockQuant& q, std::size_t index0) {
+    constexpr std::size_t kRun = 256;
+    const double max_elem = element_spec(F).max_finite;
+    BandTotals b;
+    std::uint32_t m[kRun];
+    float inv[kRun];
+    double eff[kRun], limit[kRun];
+    for (std::size_t c0 = 0; c0 < cols; c0 += kRun) {
+        const std::size_t n = std::min(kRun, cols - c0);
+        for (std::size_t c = 0; c < n; ++c) m[c] = 0;
+        for (std::size_t r = 0; r < rows; ++r) {
+            const float* row = band + r * cols + c0;
+            MANTISSA_SIMD
+            for (std::size_t c = 0; c < n; ++c) {
+                const std::uint32_t a = abs_bits(row[c]);
+                m[c] = a > m[c] ? a : m[c];
+            }
+        }
+        bool special = false;
+        for (std::size_t c = 0; c < n; ++c) {
+            const BlockScale s = mx_block_scale(amax_from_bits(m[c]), F, q.rule);
+            special = special || std::isnan(s.value);
+            eff[c] = s.value;
+            inv[c] = static_cast<float>(1.0 / s.value);
+            limit[c] = max_elem * s.value;
+            const std::uint64_t bits = std::bit_cast<std::uint64_t>(s.value);
+            b.top = bits > b.top ? bits : b.top;
+        }
+        b.blocks += n;
+        if (special) { // a NaN or inf in some column: one tile at a time, as the reference
+            for (std::size_t c = 0; c < n; ++c) {
+                const TileCounts t = fake_quantize_tile<F>(band + c0 + c, cols, rows, 1, q, 1.0f,
+                                                           index0 + c0 + c, cols, 1);
+                b.clipped += static_cast<std::size_t>(t.clipped);
+                b.zeros += static_cast<std::size_t>(t.zeros);
+            }
+            continue;
+        }
+        std::size_t clipped = 0, zeros = 0;
+        for (std::size_t r = 0; r < rows; ++r) {
+            float* row = band + r * cols + c0;
+            MANTISSA_SIMD_SUM(clipped, zeros)
+            for (std::size_t c = 0; c < n; ++c) {
+                const float v = row[c];
+                const float e = element_codec::round_to_element<F>(v * inv[c]);
+                clipped += std::fabs(static_cast<double>(v)) > limit[c] ? 1 : 0;
+                zeros += (v != 0 && e == 0) ? 1 : 0;
+                row[c] = static_cast<float>(static_cast<double>(e) * eff[c]);
+            }
+        }
+        b.clipped += clipped;
+        b.zeros += zeros;
+    }
+    return b;
+}
+
+// Any other blocks one column wide (NVFP4's n x 1, stochastic rounding): a run of the band's
+// columns copied into a scratch buffer one column per row, each quantised there as a 1 x rows
+// tile (one contiguous loop, the element's flat index kept for stochastic rounding), and copied
+// back. Bands taller than the buffer go tile by tile.
+template <ElementFormat F>
+BandTotals transposed_column_band(float* band, std::size_t cols, std::size_t rows,
+                                  const ResolvedBlockQuant& q, float global_scale,
+                                  std::size_t index0) {
+    constexpr std::size_t kScratch = 4096;
+    BandTotals b;
+    auto add = [&](const TileCounts& t) {
+        ++b.blocks;
+        b.clipped += static_cast<std::size_t>(t.clipped);
+        b.zeros += static_cast<std::size_t>(t.zeros);
+        const double scale = q.spec.tensor_scale ? t.scale.value * global_scale : t.scale.value;
+        const std::uint64_t bits = std::bit_cast<std::uint64_t>(scale);
+        b.top = bits > b.top ? bits : b.top;
+    };
+    if (rows > kScratch) {
+        for (std::size_t c = 0; c < cols; ++c)
+            add(fake_quantize_tile<F>(band + c, cols, rows, 1, q, global_scale, index0 + c, cols,
+                                      1));
+        return b;
+    }
+    float scratch[kScratch];
+    const std::size_t run = kScratch / rows;
+    for (std::size_t c0 = 0; c0 < cols; c0 += run) {
+        const std::size_t n = std::min(run, cols - c0);
+        for (std::size_t r = 0; r < rows; ++r)
+            for (std::size_t j = 0; j < n; ++j) scratch[j * rows + r] = band[r * cols + c0 + j];
+        for (std::size_t j = 0; j < n; ++j)
+            add(fake_quantize_tile<F>(scratch + j * rows, rows, 1, rows, q, global_scale,
+                                      index0 + c0 + j, 0, cols));
+        for (std::size_t r = 0; r < rows; ++r)
+            for (std::size_t j = 0; j < n; ++j) band[r * cols + c0 + j] = scratch[j * rows + r];
+    }
+    return b;
+}
+
+// fake_quantize_blocks for one element format: bands of block rows over the threads.
+template <ElementFormat F>
+BandTotals fake_quantize_bands(float* data, std::size_t rows, std::size_t cols,
+                               const ResolvedBlockQuant& q, float global_scale, std::size_t br,
+                               std::size_t bc) {
+    const auto bands = static_cast<std::int64_t>((rows + br - 1) / br);
+    const bool columns = bc == 1 && br > 1;
+    const bool mx_columns = columns && !q.stochastic && !q.spec.tensor_scale;
+    std::size_t blocks = 0, clipped = 0, zeros = 0;
+    std::uint64_t top = 0;
+    MANTISSA_OMP_FOR_TOTALS(blocks, clipped, zeros, top,
+                            bands > 1 && static_cast<std::int64_t>(rows * cols) >= kParallelMin)
+    for (std::int64_t band = 0; band < bands; ++band) {
+        const std::size_t row = static_cast<std::size_t>(band) * br;
+        const std::size_t tr = std::min(br, rows - row);
+        BandTotals b;
+        if (mx_columns) {
+            b = mx_column_band<F>(data + row * cols, cols, tr, q, row * cols);
+        } else if (columns) {
+            b = transposed_column_band<F>(data + row * cols, cols, tr, q, global_scale, row * cols);
+        } else {
+            for (std::size_t col = 0; col < cols; col += bc) {
+                const std::size_t tc = std::min(bc, cols - col);
+                const std::size_t at = row * cols + col;
+                const TileCounts t =
+                    fake_quantize_tile<F>(data + at, cols, tr, tc, q, global_scale, at, cols, 1);
+                ++b.blocks;
+                b.clipped += static_cast<std::size_t>(t.clipped);
+                b.zeros += static_cast<std::size_t>(t.zeros);
+                const double scale =
+                    q.spec.tensor_scale ? t.scale.value * global_scale : t.scale.value;
+                const std::uint64_t bits = std::bit_cast<std::uint64_t>(scale);
+                b.top = bits > b.top ? bits : b.top;
+            }
+        }
+        blocks += b.blocks;
+        clipped += b.clipped;
+        zeros += b.zeros;
+        top = b.top > top ? b.top : top;
+    }
+    return {blocks, clipped, zeros, top};
+}
+
+// Calls f(std::integral_constant<ElementFormat, F>) for the block element format.
+template <typename Fn>
+decltype(auto) with_element(ElementFormat e, Fn&& f) {
+    switch (e) {
+    case ElementFormat::Float8E5M2:
+        return f(std::integral_constant<ElementFormat, ElementFormat::Float8E5M2>{});
+    case ElementFormat::Float6E3M2:
+        return f(std::integral_constant<ElementFormat, ElementFormat::Float6E3M2>{});
+    case ElementFormat::Float6E2M3:
+        return f(std::integral_constant<ElementFormat, ElementFormat::Float6E2M3>{});
+    case ElementFormat::Float4E2M1:
+        return f(std::integral_constant<ElementFormat, ElementFormat::Float4E2M1>{});
+    case ElementFormat::Float8E4M3:
+    case ElementFormat::E8M0: // never a block element format (block_format_spec)
+        break;
+    }
+    return f(std::integral_constant<ElementFormat, ElementFormat::Float8E4M3>{});
 }
 
 TileCounts fake_quantize_tile(float* data, std::size_t ld, std::size_t rows, std::size_t cols,
                               const ResolvedBlockQuant& q, float global_scale, std::size_t index0) {
-    switch (q.spec.element) {
-    case ElementFormat::Float8E4M3:
-        return fake_quantize_tile<ElementFormat::Float8E4M3>(data, ld, rows, cols, q, global_scale,
-                                                             index0);
-    case ElementFormat::Float8E5M2:
-        return fake_quantize_tile<ElementFormat::Float8E5M2>(data, ld, rows, cols, q, global_scale,
-                                                             index0);
-    case ElementFormat::Float6E3M2:
-        return fake_quantize_tile<ElementFormat::Float6E3M2>(data, ld, rows, cols, q, global_scale,
-                                                             index0);
-    case ElementFormat::Float6E2M3:
-        return fake_quantize_tile<ElementFormat::Float6E2M3>(data, ld, rows, cols, q, global_scale,
-                                                             index0);
-    case ElementFormat::Float4E2M1:
-        return fake_quantize_tile<ElementFormat::Float4E2M1>(data, ld, rows, cols, q, global_scale,
-                                                             index0);
-    case ElementFormat::E8M0:
-        break;
-    }
-    return quantize_tile(data, ld, rows, cols, q, global_scale, index0, nullptr, data);
+    return with_element(q.spec.element, [&](auto f) {
+        return fake_quantize_tile<decltype(f)::value>(data, ld, rows, cols, q, global_scale, index0,
+                                                      ld, 1);
+    });
 }
 
 template <typename T>
@@ -417,23 +683,16 @@ BlockQuantStats fake_quantize_blocks(std::span<float> data, std::size_t rows, st
         throw Error(ErrorKind::InvalidArgument, "fake_quantize_blocks: bad shape");
     BlockQuantStats s;
     if (q.spec.tensor_scale)
-        s.global_scale = nvfp4_global_scale(tensor_amax(data.data(), data.size()));
-    double top = 0;
+        s.global_scale = nvfp4_global_scale(float_tensor_amax(data.data(), data.size()));
     const auto br = static_cast<std::size_t>(block_rows), bc = static_cast<std::size_t>(block_cols);
-    for (std::size_t row = 0; row < rows; row += br)
-        for (std::size_t col = 0; col < cols; col += bc) {
-            const std::size_t tr = std::min(br, rows - row), tc = std::min(bc, cols - col);
-            const std::size_t at = row * cols + col;
-            float* tile = data.data() + at;
-            const TileCounts t = fake_quantize_tile(tile, cols, tr, tc, q, s.global_scale, at);
-            ++s.blocks;
-            s.clipped += static_cast<std::size_t>(t.clipped);
-            s.zeros += static_cast<std::size_t>(t.zeros);
-            const double scale =
-                q.spec.tensor_scale ? t.scale.value * s.global_scale : t.scale.value;
-            if (scale > top || std::isnan(scale)) top = scale;
-        }
-    if (max_scale) *max_scale = top;
+    const BandTotals t = with_element(q.spec.element, [&](auto f) {
+        return fake_quantize_bands<decltype(f)::value>(data.data(), rows, cols, q, s.global_scale,
+                                                       br, bc);
+    });
+    s.blocks = t.blocks;
+    s.clipped = t.clipped;
+    s.zeros = t.zeros;
+    if (max_scale) *max_scale = std::bit_cast<double>(t.top);
     return s;
 }
 

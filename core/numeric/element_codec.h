@@ -4,6 +4,7 @@
 // spec; tst_block_quant checks these against them over every code and a sweep of values.
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <bit>
 #include <cstdint>
@@ -40,7 +41,8 @@ inline std::uint32_t encode_stochastic(double value, std::uint32_t random) {
 
 // The value (not the code) nearest to the float32 `x`, ties to even, saturating at ±max: the
 // same rounding as encode_nearest<F> followed by decoding, on float32 bits with integer
-// operations only (no FPU rounding mode). `x` must not be NaN or infinite.
+// operations only (no FPU rounding mode). `x` must not be NaN or infinite. Both ranges are
+// computed and one is selected, with no branch, so a loop over it vectorises.
 template <ElementFormat F>
 inline float round_to_element(float x) {
     constexpr element_detail::Layout l = element_detail::layout(F);
@@ -52,24 +54,72 @@ inline float round_to_element(float x) {
     const std::uint32_t bits = std::bit_cast<std::uint32_t>(x);
     const std::uint32_t a = bits & 0x7FFFFFFFu;
     const std::uint32_t e = a >> 23;
-    std::uint32_t r;
-    if (e >= emin_biased) { // the format's normal range: drop 23 - m bits; a carry moves binade
-        constexpr int s = 23 - m;
-        r = (a + ((1u << (s - 1)) - 1) + ((a >> s) & 1u)) & ~((1u << s) - 1);
-        r = r < max_bits ? r : max_bits;
-    } else { // its subnormals: n quanta, n <= 2^m (2^m is the smallest normal), exact as float
-        const std::uint32_t mant = (a & 0x7FFFFFu) | (e ? 0x800000u : 0u);
-        const std::uint32_t shift = 23 - m + (emin_biased - (e ? e : 1u));
-        std::uint32_t n = 0;
-        if (shift < 32) {
-            const std::uint32_t rem = mant & ((1u << shift) - 1);
-            const std::uint32_t half = 1u << (shift - 1);
-            n = mant >> shift;
-            n += (rem > half || (rem == half && (n & 1u))) ? 1u : 0u;
-        }
-        r = std::bit_cast<std::uint32_t>(static_cast<float>(n) * quantum);
-    }
+    // The format's normal range: drop 23 - m bits; a carry moves the binade.
+    constexpr int s = 23 - m;
+    const std::uint32_t normal =
+        std::min((a + ((1u << (s - 1)) - 1) + ((a >> s) & 1u)) & ~((1u << s) - 1), max_bits);
+    // Its subnormals: n quanta, n <= 2^m (2^m is the smallest normal), exact as a float. A shift
+    // past 31 is clamped: the significand is below 2^24 <= half of 2^31, so n rounds to 0 alike.
+    const std::uint32_t mant = (a & 0x7FFFFFu) | (static_cast<std::uint32_t>(e != 0) << 23);
+    const std::uint32_t shift = std::min(23 - m + (emin_biased - std::max(e, 1u)), 31u);
+    // Nearest even from the first dropped bit and whether any below it is set (shifts of the
+    // value, not of a constant: GCC does not vectorise a mask built as (1 << shift) - 1).
+    const std::uint32_t t = mant >> (shift - 1);
+    const auto sticky = static_cast<std::uint32_t>((t << (shift - 1)) != mant);
+    std::uint32_t n = t >> 1;
+    n += t & (sticky | n) & 1u;
+    const std::uint32_t sub = std::bit_cast<std::uint32_t>(static_cast<float>(n) * quantum);
+    const std::uint32_t r = e >= emin_biased ? normal : sub;
     return std::bit_cast<float>(r | (bits & 0x80000000u));
+}
+
+// The same on a float64 `x` (a float32 times a float32 scale, exact in float64: per-tensor FP8),
+// returning the element's exact value. `x` must not be NaN or infinite.
+template <ElementFormat F>
+inline double round_to_element(double x) {
+    constexpr element_detail::Layout l = element_detail::layout(F);
+    constexpr int m = l.mantissa_bits;
+    constexpr std::uint64_t emin_biased = static_cast<std::uint64_t>(1 - l.bias + 1023);
+    constexpr std::uint64_t max_bits = std::bit_cast<std::uint64_t>(kValues<F>[l.max_mag]);
+    constexpr double quantum = kValues<F>[1];
+    const std::uint64_t bits = std::bit_cast<std::uint64_t>(x);
+    const std::uint64_t a = bits & 0x7FFFFFFFFFFFFFFFull;
+    const std::uint64_t e = a >> 52;
+    constexpr int s = 52 - m;
+    const std::uint64_t normal = std::min<std::uint64_t>(
+        (a + ((1ull << (s - 1)) - 1) + ((a >> s) & 1u)) & ~((1ull << s) - 1), max_bits);
+    const std::uint64_t mant =
+        (a & ((1ull << 52) - 1)) | (static_cast<std::uint64_t>(e != 0) << 52);
+    // A shift past 63 is clamped: the significand is below 2^53 <= half of 2^63.
+    const std::uint64_t shift =
+        std::min<std::uint64_t>(52 - m + (emin_biased - std::max<std::uint64_t>(e, 1)), 63);
+    const std::uint64_t t = mant >> (shift - 1); // as above
+    const auto sticky = static_cast<std::uint64_t>((t << (shift - 1)) != mant);
+    std::uint64_t n = t >> 1;
+    n += t & (sticky | n) & 1u;
+    const std::uint64_t sub = std::bit_cast<std::uint64_t>(static_cast<double>(n) * quantum);
+    const std::uint64_t r = e >= emin_biased ? normal : sub;
+    return std::bit_cast<double>(r | (bits & 0x8000000000000000ull));
+}
+
+// The magnitude code encode_stochastic<F>(q, random) gives a finite q (its sign aside), without
+// a branch: the same bit arithmetic as encode_signed's stochastic case, with shifts past 63
+// clamped (the significand is below 2^53, so they give 0 as the exact shift would).
+template <ElementFormat F>
+inline std::uint32_t stochastic_magnitude(double q, std::uint32_t random) {
+    constexpr element_detail::Layout l = element_detail::layout(F);
+    constexpr int m = l.mantissa_bits;
+    constexpr std::int64_t emin = 1 - l.bias;
+    const std::uint64_t a = std::bit_cast<std::uint64_t>(q) & 0x7FFFFFFFFFFFFFFFull;
+    const std::uint64_t biased = a >> 52;
+    const std::uint64_t M = (a & ((1ull << 52) - 1)) | (biased ? (1ull << 52) : 0ull);
+    const std::int64_t e = biased ? static_cast<std::int64_t>(biased) - 1023 : -1022;
+    const std::uint64_t s = static_cast<std::uint64_t>(52 - m + (e < emin ? emin - e : 0));
+    const std::uint64_t top = M >> (s - 32 < 63 ? s - 32 : 63);
+    std::uint64_t n = M >> (s < 63 ? s : 63);
+    n += ((top & 0xFFFFFFFFull) + random) >> 32;
+    const std::uint64_t mag = e >= emin ? (static_cast<std::uint64_t>(e + l.bias - 1) << m) + n : n;
+    return static_cast<std::uint32_t>(mag < l.max_mag ? mag : l.max_mag);
 }
 
 } // namespace mantissa::element_codec

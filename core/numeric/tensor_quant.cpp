@@ -3,28 +3,34 @@
 #include "core/numeric/tensor_quant.h"
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
+#include <cstdint>
 #include <limits>
 
 #include "core/error.h"
 #include "core/numeric/element_codec.h"
 #include "core/numeric/hadamard.h"
 #include "core/numeric/quant_math.h"
+#include "core/numeric/simd_pragmas.h"
 
 namespace mantissa {
 
 namespace {
 
-// In float (exact: a magnitude is a float too); the NaN check leaves the loop branch-free.
+// In float (exact: a magnitude is a float too), as the maximum of the magnitudes' bits: for
+// non-negative floats the integer order is the numeric order and a NaN lies above +inf, so the
+// loop is one integer maximum (vectorised, over the threads for a large tensor).
 double amax_of(std::span<const float> data) {
-    float amax = 0;
-    bool nan = false;
-    for (float v : data) {
-        const float a = std::fabs(v);
-        nan = nan || a != a;
-        amax = a > amax ? a : amax;
+    std::uint32_t m = 0;
+    const float* d = data.data();
+    const auto n = static_cast<std::int64_t>(data.size());
+    MANTISSA_OMP_FOR_MAX(m, n >= simd::kParallelMin)
+    for (std::int64_t i = 0; i < n; ++i) {
+        const std::uint32_t a = std::bit_cast<std::uint32_t>(d[i]) & 0x7FFFFFFFu;
+        m = a > m ? a : m;
     }
-    if (!nan) return static_cast<double>(amax);
+    if (m <= 0x7F800000u) return static_cast<double>(std::bit_cast<float>(m));
     for (float v : data) // the first NaN, as a float64 magnitude (its payload kept)
         if (std::isnan(v)) return std::fabs(static_cast<double>(v));
     return std::numeric_limits<double>::quiet_NaN();
@@ -32,20 +38,36 @@ double amax_of(std::span<const float> data) {
 
 // The per-tensor cast (TE): code = round(v * scale), value = code * scale_inv, counting the
 // clipped and flushed values. The element format is a template parameter so the codec's layout is
-// constant and decoding is a table look-up; the arithmetic is encode_element / decode_element's.
+// constant: a finite x = v * scale (exact in float64) rounds on its bits (element_codec), with
+// no branch, so the loop vectorises and a large tensor is split over the threads (the counts are
+// integer sums: the same for any thread count). The arithmetic is encode_element /
+// decode_element's. Every value must be finite (the caller checks the amax).
 template <ElementFormat F>
 void cast_per_tensor(std::span<float> data, float scale, float scale_inv, double max_elem,
                      QuantTensorStats& st) {
-    constexpr auto& values = element_codec::kValues<F>;
     const double limit = max_elem * (1.0 + 0x1p-22);
+    const auto s = static_cast<double>(scale), s_inv = static_cast<double>(scale_inv);
+    float* d = data.data();
+    const auto n = static_cast<std::int64_t>(data.size());
+    // Runs of kRun values over the threads, each run one vectorised loop.
+    constexpr std::int64_t kRun = 4096;
+    const std::int64_t runs = (n + kRun - 1) / kRun;
     std::size_t clipped = 0, zeros = 0;
-    for (float& v : data) {
-        const double x = static_cast<double>(v) * static_cast<double>(scale); // exact: 24 x 24
-        const std::uint32_t code = element_codec::encode_nearest<F>(x);       // saturating
-        const double decoded = values[code] * static_cast<double>(scale_inv);
-        clipped += std::fabs(x) > limit ? 1 : 0;
-        zeros += (v != 0 && !std::isnan(v) && decoded == 0) ? 1 : 0;
-        v = static_cast<float>(decoded);
+    MANTISSA_OMP_FOR_SUM_RUNS(clipped, zeros, n >= simd::kParallelMin)
+    for (std::int64_t run = 0; run < runs; ++run) {
+        const std::int64_t end = std::min(n, (run + 1) * kRun);
+        std::size_t run_clipped = 0, run_zeros = 0;
+        MANTISSA_SIMD_SUM(run_clipped, run_zeros)
+        for (std::int64_t i = run * kRun; i < end; ++i) {
+            const float v = d[i];
+            const double x = static_cast<double>(v) * s; // exact: 24 x 24 bits
+            const double decoded = element_codec::round_to_element<F>(x) * s_inv; // saturating
+            run_clipped += std::fabs(x) > limit ? 1 : 0;
+            run_zeros += static_cast<std::size_t>(v != 0) & static_cast<std::size_t>(decoded == 0);
+            d[i] = static_cast<float>(decoded);
+        }
+        clipped += run_clipped;
+        zeros += run_zeros;
     }
     st.clipped += clipped;
     st.zeros += zeros;
@@ -91,11 +113,12 @@ QuantTensorStats fake_quantize_tensor(std::span<float> data, std::size_t rows, s
     const float scale_inv = 1.0f / scale;
     st.scale = scale_inv;
     st.blocks = 1;
-    if (spec.element == ElementFormat::Float8E4M3)
+    const bool finite = std::isfinite(st.amax);
+    if (finite && spec.element == ElementFormat::Float8E4M3)
         cast_per_tensor<ElementFormat::Float8E4M3>(data, scale, scale_inv, max_elem, st);
-    else if (spec.element == ElementFormat::Float8E5M2)
+    else if (finite && spec.element == ElementFormat::Float8E5M2)
         cast_per_tensor<ElementFormat::Float8E5M2>(data, scale, scale_inv, max_elem, st);
-    else // the spec: any element format, one call per value
+    else // the spec: any element format or a NaN or inf, one call per value
         for (float& v : data) {
             const quant_math::CastResult c =
                 quant_math::cast_element(v, scale, scale_inv, spec.element, max_elem);
