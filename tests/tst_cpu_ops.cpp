@@ -12,6 +12,7 @@
 
 #include "core/backend/cpu/cpu_backend.h"
 #include "core/backend/dropout_hash.h"
+#include "core/backend/fp8_gemm.h"
 #include "core/backend/histogram.h"
 #include "core/error.h"
 #include "core/numeric/float_format.h"
@@ -189,6 +190,9 @@ public:
     void gemm_data();
     void gemm();
     void gemm_rejects_bad_shapes();
+    void gemm_fp8_data();
+    void gemm_fp8();
+    void gemm_fp8_rules();
     void bias_grad_data();
     void bias_grad();
     void activation_forward_data();
@@ -555,6 +559,163 @@ void TestCpuOps::gemm_rejects_bad_shapes() {
     half.c = &c16.t;
     CHECK(m_cpu.gemm_workspace_bytes(half) >= (20 + 15 + 12) * 4);
     CHECK_THROWS(Error, m_cpu.gemm(half));
+}
+
+// An FP8 code's value from its fields, written out here rather than taken from any codec (OCP
+// OFP8 v1.0): E4M3 bias 7, subnormals (exponent 0) m/8 · 2^-6, no infinity; E5M2 bias 15,
+// subnormals m/4 · 2^-14. The test only builds finite codes.
+double fp8_value(std::uint8_t code, DType dtype) {
+    const bool e4m3 = dtype == DType::Float8E4M3;
+    const int mant_bits = e4m3 ? 3 : 2, bias = e4m3 ? 7 : 15;
+    const int exponent = (code & 0x7F) >> mant_bits;
+    const int mantissa = code & ((1 << mant_bits) - 1);
+    const double frac = double(mantissa) / double(1 << mant_bits);
+    const double magnitude =
+        exponent == 0 ? std::ldexp(frac, 1 - bias) : std::ldexp(1.0 + frac, exponent - bias);
+    return (code & 0x80) ? -magnitude : magnitude;
+}
+
+// A random code whose value is 0 or of magnitude in [1/4, 8): products then span 2^-4 .. 2^6 with
+// at most 8 significant bits, so a float32 sum of up to 2^8 of them is exact, and the engine's
+// result is known exactly: only the scales and the final rounding are tested.
+std::uint8_t fp8_code(std::mt19937& rng, DType dtype) {
+    const bool e4m3 = dtype == DType::Float8E4M3;
+    const int mant_bits = e4m3 ? 3 : 2, bias = e4m3 ? 7 : 15;
+    std::uniform_int_distribution<int> pick(0, 255);
+    const int r = pick(rng);
+    if (r < 16) return static_cast<std::uint8_t>(r < 8 ? 0x00 : 0x80); // +0 and -0
+    const int exponent = bias - 2 + r % 5;                             // 2^-2 .. 2^2
+    const int mantissa = (r >> 3) & ((1 << mant_bits) - 1);
+    return static_cast<std::uint8_t>(((r & 1) << 7) | (exponent << mant_bits) | mantissa);
+}
+
+void TestCpuOps::gemm_fp8_data() {
+    add_column<std::string>("a_dtype");
+    add_column<std::string>("b_dtype");
+    add_column<std::string>("c_dtype");
+    add_column<bool>("tb");
+    add_column<double>("a_scale"); // 0: no scale tensor (1)
+    add_column<double>("b_scale");
+    new_row("e4m3 x e4m3 -> float32, C = A B^T") << "float8_e4m3"
+                                                 << "float8_e4m3"
+                                                 << "float32" << true << 0.25 << 8.0;
+    new_row("e4m3 x e4m3 -> bfloat16, C = A B") << "float8_e4m3"
+                                                << "float8_e4m3"
+                                                << "bfloat16" << false << 0x1p-9 << 0x1p+3;
+    new_row("e5m2 x e4m3 -> bfloat16, C = A B^T") << "float8_e5m2"
+                                                  << "float8_e4m3"
+                                                  << "bfloat16" << true << 4.0 << 0.0;
+    new_row("e4m3 x e5m2 -> float32, no scales") << "float8_e4m3"
+                                                 << "float8_e5m2"
+                                                 << "float32" << false << 0.0 << 0.0;
+}
+
+// FP8 codes with power-of-two decode scales: the CPU engine's result equals the exact float64
+// value (codes decoded by hand, times the scales) rounded once to C, element for element.
+void TestCpuOps::gemm_fp8() {
+    FETCH(std::string, a_dtype);
+    FETCH(std::string, b_dtype);
+    FETCH(std::string, c_dtype);
+    FETCH(bool, tb);
+    FETCH(double, a_scale);
+    FETCH(double, b_scale);
+    const DType adt = dtype_of(a_dtype), bdt = dtype_of(b_dtype), cdt = dtype_of(c_dtype);
+    const std::int64_t m = 16, k = 32, n = 16;
+    std::mt19937 rng(1800 + static_cast<unsigned>(cdt) * 7 + static_cast<unsigned>(adt));
+    HostTensor a(adt, {m, k}, "a"), b(bdt, tb ? Shape{n, k} : Shape{k, n}, "b"), c(cdt, {m, n});
+    auto* a_codes = static_cast<std::uint8_t*>(a.t.data);
+    auto* b_codes = static_cast<std::uint8_t*>(b.t.data);
+    for (std::int64_t i = 0; i < m * k; ++i) a_codes[i] = fp8_code(rng, adt);
+    for (std::int64_t i = 0; i < k * n; ++i) b_codes[i] = fp8_code(rng, bdt);
+    HostTensor sa(DType::Float32, {1}, "a_scale"), sb(DType::Float32, {1}, "b_scale");
+    sa.set(0, a_scale);
+    sb.set(0, b_scale);
+    GemmArgs args;
+    args.a = &a.t;
+    args.b = &b.t;
+    args.transpose_b = tb;
+    args.c = &c.t;
+    args.a_scale = a_scale != 0 ? &sa.t : nullptr;
+    args.b_scale = b_scale != 0 ? &sb.t : nullptr;
+    const auto ws = workspace_for(m_cpu, args);
+    m_cpu.gemm(args);
+    const double scale = (a_scale != 0 ? a_scale : 1.0) * (b_scale != 0 ? b_scale : 1.0);
+    int nonzero = 0;
+    for (std::int64_t i = 0; i < m; ++i)
+        for (std::int64_t j = 0; j < n; ++j) {
+            double sum = 0;
+            for (std::int64_t p = 0; p < k; ++p)
+                sum += fp8_value(a_codes[i * k + p], adt) *
+                       fp8_value(b_codes[tb ? j * k + p : p * n + j], bdt);
+            const double exact = sum * scale;
+            const double want = decode_bits(encode_bits(exact, cdt), cdt); // rounded once
+            CHECK_CLOSE("C", i * n + j, c.get(i * n + j), want, 0.0);
+            nonzero += exact != 0 ? 1 : 0;
+        }
+    CHECK(nonzero > m * n / 2);
+}
+
+// The FP8 contract every engine shares (fp8_gemm.h): refused with InvalidArgument naming the rule.
+void TestCpuOps::gemm_fp8_rules() {
+    HostTensor a(DType::Float8E4M3, {16, 32}), b(DType::Float8E4M3, {16, 32}),
+        c(DType::Float32, {16, 16}), scale(DType::Float32, {1});
+    GemmArgs ok;
+    ok.a = &a.t;
+    ok.b = &b.t;
+    ok.transpose_b = true;
+    ok.c = &c.t;
+    ok.a_scale = &scale.t;
+    check_fp8_gemm_tn(ok); // the layout the CUDA engine takes
+    auto refused = [&](GemmArgs args, const char* rule, bool tn_only) {
+        try {
+            if (tn_only) {
+                check_fp8_gemm_tn(args);
+            } else {
+                std::vector<std::uint8_t> ws(1 << 16);
+                args.workspace = {ws.data(), ws.size()};
+                m_cpu.gemm(args);
+            }
+            FAIL_TEST(std::string("accepted: ") + rule);
+        } catch (const Error& e) {
+            CHECK_EQ(e.kind(), ErrorKind::InvalidArgument);
+            CHECK_MSG(std::string(e.what()).find(rule) != std::string::npos, e.what());
+            CHECK_MSG(std::string(e.what()).find("gemm (FP8)") != std::string::npos, e.what());
+        }
+    };
+    HostTensor e5(DType::Float8E5M2, {16, 32}), f32(DType::Float32, {16, 32}),
+        c16(DType::Float16, {16, 16}), bias(DType::Float32, {16}), wide_scale(DType::Float64, {1});
+    GemmArgs g = ok;
+    g.a = &e5.t;
+    g.b = &e5.t;
+    refused(g, "float8_e5m2 · float8_e5m2", false);
+    g = ok;
+    g.b = &f32.t;
+    refused(g, "must both be float8", false);
+    g = ok;
+    g.a = &f32.t;
+    g.b = &f32.t; // a decode scale on float32 operands
+    refused(g, "must both be float8", false);
+    g = ok;
+    g.c = &c16.t;
+    refused(g, "C must be float32 or bfloat16", false);
+    g = ok;
+    g.bias = &bias.t;
+    refused(g, "no bias", false);
+    g = ok;
+    g.a_scale = &wide_scale.t;
+    refused(g, "a_scale must be a one-element float32 tensor", false);
+    // cuBLASLt's layout rule, checked where no GPU is: TN only, dimensions multiples of 16.
+    g = ok;
+    g.transpose_b = false;
+    HostTensor b_kn(DType::Float8E4M3, {32, 16});
+    g.b = &b_kn.t;
+    m_cpu.gemm_workspace_bytes(g); // the CPU engine takes every layout
+    refused(g, "TN", true);
+    HostTensor a_odd(DType::Float8E4M3, {16, 24}), b_odd(DType::Float8E4M3, {16, 24});
+    g = ok;
+    g.a = &a_odd.t;
+    g.b = &b_odd.t;
+    refused(g, "multiples of 16", true);
 }
 
 void TestCpuOps::bias_grad_data() {
@@ -961,6 +1122,6 @@ void TestCpuOps::exponent_histogram() {
 }
 
 MANTISSA_TEST_MAIN(TestCpuOps, info_and_allocate, allocate_out_of_memory, upload_download, fill,
-                   cast, gather_batch, gemm, gemm_rejects_bad_shapes, bias_grad, activation_forward,
-                   activation_backward, softmax_xent, softmax_xent_underflow, dropout,
-                   dropout_hash_is_pinned, exponent_histogram)
+                   cast, gather_batch, gemm, gemm_rejects_bad_shapes, gemm_fp8, gemm_fp8_rules,
+                   bias_grad, activation_forward, activation_backward, softmax_xent,
+                   softmax_xent_underflow, dropout, dropout_hash_is_pinned, exponent_histogram)

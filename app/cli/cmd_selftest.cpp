@@ -62,7 +62,8 @@ int run_op_table(Backend& reference, Backend& candidate, const char* title, bool
         const CaseResult r = run_case(c, reference, candidate);
         const bool ok = exact ? r.failure.empty() && r.error == 0 : r.ok();
         failures += ok ? 0 : 1;
-        const std::string verdict = ok ? "ok" : (r.failure.empty() ? "FAIL" : "FAIL: " + r.failure);
+        std::string verdict = ok ? "ok" : (r.failure.empty() ? "FAIL" : "FAIL: " + r.failure);
+        if (!r.skipped.empty()) verdict = "skipped: " + r.skipped;
         std::printf("%-58s %-9s %10.3g %9.1g  %-14s %s\n", r.name.c_str(),
                     std::string(dtype_name(r.dtype)).c_str(), r.error, exact ? 0.0 : r.tolerance,
                     r.choice.empty() ? "-" : r.choice.c_str(), verdict.c_str());

@@ -45,6 +45,13 @@ struct GemmArgs {
     Tensor* pre_activation = nullptr; // optional (m, n): the value before the epilogue (for GELU)
     bool accumulate = false;          // C += result instead of C = result
     Workspace workspace;
+    // FP8 operands (issue 18): A and B may be float8_e4m3 / float8_e5m2 codes (not both e5m2)
+    // when the engine supports_fp8_gemm(); each scale, when given, is a one-element float32
+    // tensor on the engine holding the decode scale (scale_inv) its operand's codes are
+    // multiplied by (nullptr: 1). C = (a_scale · b_scale) · (A · B), float32 accumulation, one
+    // rounding to C (float32 or bfloat16). Rules: core/backend/fp8_gemm.h.
+    const Tensor* a_scale = nullptr;
+    const Tensor* b_scale = nullptr;
 };
 
 // NHWC activations, HWIO filters (Keras layout). Padding is explicit (Keras "valid"/"same").
@@ -168,6 +175,11 @@ public:
         (void)args;
         throw Error(ErrorKind::Config, "quantised policies run on the CPU engine for now");
     }
+
+    // --- FP8 GEMM operands (GemmArgs::a_scale / b_scale) ---
+    // The CPU engine decodes the codes exactly; the CUDA engine runs cuBLASLt's FP8 matmul,
+    // which needs compute capability 8.9 or higher (decided when the engine opens).
+    virtual bool supports_fp8_gemm() const { return false; }
 
     // --- the training step's control, all on the device ---
     // Zeroes found_inf, loss_sum, correct and examples.

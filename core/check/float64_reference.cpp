@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "core/backend/cpu/cpu_backend.h"
+#include "core/backend/fp8_gemm.h"
 #include "core/numeric/convert.h"
 #include "core/numeric/float_format.h"
 #include "core/optim/update_rules.h"
@@ -113,6 +114,7 @@ std::size_t Float64Reference::gemm_workspace_bytes(const GemmArgs& args) const {
     wide.a = &a;
     wide.b = &b;
     wide.c = &c;
+    wide.a_scale = wide.b_scale = nullptr; // applied to the float64 copies (gemm below)
     return m_cpu->gemm_workspace_bytes(wide);
 }
 
@@ -142,6 +144,7 @@ void Float64Reference::cast(const Tensor& src, Tensor& dst) {
 }
 
 void Float64Reference::gemm(const GemmArgs& args) {
+    if (uses_fp8_gemm(args)) check_fp8_gemm(args);
     Widened w;
     GemmArgs wide = args;
     wide.a = w.in(args.a);
@@ -149,6 +152,23 @@ void Float64Reference::gemm(const GemmArgs& args) {
     wide.c = w.out(args.c);
     wide.bias = w.in(args.bias);
     wide.pre_activation = w.out(args.pre_activation);
+    // FP8 decode scales applied to the float64 copies: exact (a float8 significand of at most 4
+    // bits times a float32 one of 24 fits in float64's 53), so only the product rounds.
+    std::vector<double> scaled[2];
+    Tensor scaled_tensor[2];
+    auto apply_scale = [&](const Tensor*& operand, const Tensor* scale, int i) {
+        if (!scale) return;
+        const double s = *scale->as<const float>();
+        const auto* v = operand->as<const double>();
+        scaled[i].assign(v, v + operand->numel());
+        for (double& x : scaled[i]) x *= s;
+        scaled_tensor[i] = *operand;
+        scaled_tensor[i].data = scaled[i].data();
+        operand = &scaled_tensor[i];
+    };
+    apply_scale(wide.a, args.a_scale, 0);
+    apply_scale(wide.b, args.b_scale, 1);
+    wide.a_scale = wide.b_scale = nullptr;
     const std::size_t bytes = m_cpu->gemm_workspace_bytes(wide);
     Buffer scratch = m_cpu->allocate(bytes);
     wide.workspace = Workspace{scratch.data(), bytes};

@@ -58,6 +58,8 @@ public:
     // rational arithmetic in tst_block_quant): the CPU engine's, on the same input bits.
     bool supports_fake_quantize() const override { return true; }
     void fake_quantize(const FakeQuantArgs& args) override { m_cpu->fake_quantize(args); }
+    // FP8 operands are widened exactly and multiplied by their decode scales in float64.
+    bool supports_fp8_gemm() const override { return true; }
     void begin_step(Tensor& scalars) override;
     void unscale_and_check_finite(std::span<Tensor* const> grads, Tensor& scalars) override;
     void optimizer_update(const OptimizerConfig& config, Tensor& param, const Tensor& grad,

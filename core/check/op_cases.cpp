@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <limits>
 
 #include "core/backend/histogram.h"
@@ -580,6 +581,48 @@ void add_fake_quantize(Table& t, DType dt) {
     }
 }
 
+// FP8 operands with per-tensor decode scales (GemmArgs::a_scale / b_scale), in the one layout
+// every engine takes (cuBLASLt's "TN": C = A · Bᵀ, dimensions multiples of 16). The case's dtype is
+// C's; the codes come from the same random values rounded once to float8.
+void add_fp8_gemm(Table& t) {
+    struct Fp8Case {
+        DType a, b;
+        float a_scale, b_scale;
+    };
+    const Fp8Case kinds[] = {{DType::Float8E4M3, DType::Float8E4M3, 0.3f, 1.7f},
+                             {DType::Float8E5M2, DType::Float8E4M3, 2.5f, 0.0625f}};
+    constexpr std::int64_t m = 64, k = 96, n = 48;
+    for (DType out : {DType::Float32, DType::BFloat16})
+        for (const Fp8Case& q : kinds) {
+            char scales[64];
+            std::snprintf(scales, sizeof scales, "scales %g x %g", double(q.a_scale),
+                          double(q.b_scale));
+            const std::string geometry = dims({m, k, n}) + " " + std::string(dtype_name(q.a)) +
+                                         " x " + std::string(dtype_name(q.b)) + " " + scales;
+            const double tol = dtype_tolerance(out);
+            t.add("gemm fp8 C = A B^T", out, geometry, tol, tol, [q, out](CaseContext& c) {
+                Twin& a = c.make("a", q.a, {m, k}, random_values(m * k, 31, 2.0));
+                Twin& b = c.make("b", q.b, {n, k}, random_values(n * k, 32, 0.5));
+                Twin& sa = c.make("a_scale", DType::Float32, {1}, {double(q.a_scale)});
+                Twin& sb = c.make("b_scale", DType::Float32, {1}, {double(q.b_scale)});
+                Twin& y = c.make("y", out, {m, n});
+                c.both([&](Backend& be, int i) {
+                    GemmArgs g;
+                    g.a = &a.on(i);
+                    g.b = &b.on(i);
+                    g.transpose_b = true;
+                    g.c = &y.on(i);
+                    g.a_scale = &sa.on(i);
+                    g.b_scale = &sb.on(i);
+                    g.workspace = c.workspace(i, be.gemm_workspace_bytes(g));
+                    be.gemm(g);
+                });
+                return std::vector<Twin*>{&y};
+            });
+            t.cases.back().needs_fp8_gemm = true;
+        }
+}
+
 } // namespace
 
 double dtype_tolerance(DType dtype) {
@@ -610,6 +653,7 @@ std::vector<OpCase> op_cases() {
         add_step_end(t, dt);
         add_fake_quantize(t, dt);
     }
+    add_fp8_gemm(t);
     return std::move(t.cases);
 }
 

@@ -54,9 +54,13 @@ struct OpCase {
     // Runs the op on both sides of `ctx` and returns the outputs to compare. Throws on a mismatch
     // that is not a tensor (step scalars).
     std::function<std::vector<Twin*>(CaseContext&)> body;
+    // Runs only where both engines supports_fp8_gemm() (run_case skips it elsewhere). Such cases
+    // are at the FP8 GEMM's output dtypes (float32, bfloat16), not at every dtype.
+    bool needs_fp8_gemm = false;
 };
 
-// The whole table, every op x geometry x dtype (float64, float32, float16, bfloat16).
+// The whole table, every op x geometry x dtype (float64, float32, float16, bfloat16), and the FP8
+// GEMM's cases at float32 and bfloat16.
 std::vector<OpCase> op_cases();
 // One line: "conv2d bwd-filter 4x10x10x3 k3 s1 p0 bfloat16".
 std::string describe(const OpCase& op_case);

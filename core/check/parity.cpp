@@ -52,6 +52,14 @@ CaseResult run_case(const OpCase& op_case, Backend& reference, Backend& candidat
     r.dtype = op_case.dtype;
     const bool against_float64 = dynamic_cast<Float64Reference*>(&reference) != nullptr;
     r.tolerance = against_float64 ? op_case.float64_tolerance : op_case.tolerance;
+    if (op_case.needs_fp8_gemm)
+        for (Backend* engine : {&reference, &candidate})
+            if (!engine->supports_fp8_gemm()) {
+                r.skipped =
+                    engine->info().name +
+                    " has no FP8 GEMM (cuBLASLt's FP8 kernels need compute capability 8.9+)";
+                return r;
+            }
     try {
         CaseContext ctx(reference, candidate);
         for (Twin* t : op_case.body(ctx))

@@ -19,11 +19,13 @@ struct CaseResult {
     double tolerance = 0; // the rule that applied (float64_tolerance against Float64Reference)
     std::string choice;   // candidate.last_choice() after the case, may be ""
     std::string failure;  // an exception's text
+    std::string skipped;  // why the case did not run (an engine lacks the op); ok() stays true
     bool ok() const { return failure.empty() && error <= tolerance; }
 };
 
 // Runs `op_case` on both engines and compares its outputs. Never throws for the case's own
-// errors: they land in `failure`.
+// errors: they land in `failure`. A case needing an op one engine lacks (OpCase::needs_fp8_gemm)
+// does not run: `skipped` says why.
 CaseResult run_case(const OpCase& op_case, Backend& reference, Backend& candidate);
 
 // The largest |candidate - reference| / (|reference| + floor) over a tensor, floor being a tenth

@@ -43,9 +43,19 @@ void table_is_complete() {
         CHECK_MSG(d.find('\n') == std::string::npos, d.c_str());
         CHECK_MSG(static_cast<bool>(c.body), d.c_str());
         dtypes_of[c.name + " " + c.geometry].insert(c.dtype);
+        // Only the FP8 GEMM's cases need an optional op, and they alone skip the dtype rule.
+        CHECK_MSG(c.needs_fp8_gemm == (c.name == "gemm fp8 C = A B^T"), d.c_str());
     }
-    for (const auto& [name, dtypes] : dtypes_of)
-        CHECK_MSG(dtypes.size() == 4, ("not at every dtype: " + name).c_str());
+    // Every case at every dtype; the FP8 GEMM's at its two output dtypes (float32, bfloat16).
+    int fp8_geometries = 0;
+    for (const auto& [name, dtypes] : dtypes_of) {
+        const bool fp8 = name.starts_with("gemm fp8 C = A B^T");
+        fp8_geometries += fp8 ? 1 : 0;
+        const std::set<DType> fp8_outputs{DType::Float32, DType::BFloat16};
+        CHECK_MSG(fp8 ? dtypes == fp8_outputs : dtypes.size() == 4,
+                  ("not at every dtype: " + name).c_str());
+    }
+    CHECK(fp8_geometries == 2); // e4m3 x e4m3 and e5m2 x e4m3
     std::set<std::string> ops;
     for (const OpCase& c : cases) ops.insert(c.name);
     for (const char* op : {"conv2d fwd+bias+relu", "conv2d bwd-data", "conv2d bwd-filter",
@@ -117,6 +127,7 @@ public:
     std::string last_choice() const override { return "algo 7"; }
     bool supports_fake_quantize() const override { return true; }
     void fake_quantize(const FakeQuantArgs& args) override { m_inner.fake_quantize(args); }
+    bool supports_fp8_gemm() const override { return true; }
 };
 
 void checker_catches_a_broken_engine() {
@@ -139,6 +150,31 @@ void checker_catches_a_broken_engine() {
     CHECK(bias_fails == 8);    // 2 geometries x 4 dtypes
     CHECK(dropout_fails == 4); // 4 dtypes
     CHECK(other_fails == 0);
+    CHECK(reference.memory_in_use() == 0 && inner.memory_in_use() == 0);
+}
+
+// An engine without the FP8 GEMM (ForwardingBackend keeps Backend's default, false; the CUDA
+// engine below compute capability 8.9): its FP8 cases are skipped with the reason, pass, and run
+// nothing; every other case runs. Against the CPU engine the same cases run and pass.
+void fp8_cases_skip_where_unsupported() {
+    CpuBackend reference, inner;
+    ForwardingBackend no_fp8(inner);
+    CHECK(!no_fp8.supports_fp8_gemm() && inner.supports_fp8_gemm());
+    int skipped = 0, ran = 0;
+    for (const OpCase& c : op_cases()) {
+        if (c.name.rfind("gemm", 0) != 0) continue;
+        const CaseResult r = run_case(c, reference, no_fp8);
+        CHECK_MSG(r.ok(), line(r).c_str());
+        CHECK_MSG(r.skipped.empty() != c.needs_fp8_gemm, line(r).c_str());
+        if (c.needs_fp8_gemm) {
+            ++skipped;
+            CHECK_MSG(r.skipped.find("no FP8 GEMM") != std::string::npos, r.skipped.c_str());
+            const CaseResult on_cpu = run_case(c, reference, inner);
+            CHECK_MSG(on_cpu.ok() && on_cpu.skipped.empty(), line(on_cpu).c_str());
+            ++ran;
+        }
+    }
+    CHECK(skipped == 4 && ran == 4);
     CHECK(reference.memory_in_use() == 0 && inner.memory_in_use() == 0);
 }
 
@@ -268,6 +304,7 @@ int main(int argc, char** argv) {
     run("cpu_self_parity", cpu_self_parity);
     run("checker_catches_a_broken_engine", checker_catches_a_broken_engine);
     run("checker_catches_a_wrong_quantiser", checker_catches_a_wrong_quantiser);
+    run("fp8_cases_skip_where_unsupported", fp8_cases_skip_where_unsupported);
     run("quant_cases_clip_flush_and_count", quant_cases_clip_flush_and_count);
     run("training_parity_float64_is_float64", training_parity_float64_is_float64);
     return mantissa::test::test_exit_code("ops_parity");

@@ -56,7 +56,8 @@ public:
 
     void exponent_histogram(const Tensor& x, Tensor& counts_i32) override;
     bool supports_fake_quantize() const override { return true; }
-    void fake_quantize(const FakeQuantArgs& args) override; // cpu_quantize.cpp
+    void fake_quantize(const FakeQuantArgs& args) override;  // cpu_quantize.cpp
+    bool supports_fp8_gemm() const override { return true; } // cpu_gemm.cpp decodes the codes
 
     void begin_step(Tensor& scalars) override;
     void unscale_and_check_finite(std::span<Tensor* const> grads, Tensor& scalars) override;

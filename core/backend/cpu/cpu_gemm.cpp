@@ -1,6 +1,8 @@
 // CPU GEMM with bias and activation epilogue, and the bias gradient, on Eigen.
 // 16/8-bit operands are widened to float32 in the workspace, multiplied with float32 accumulation
-// and rounded once on the way out: what tensor cores do.
+// and rounded once on the way out: what tensor cores do. FP8 operands (issue 18) decode exactly
+// the same way, and their per-tensor decode scales multiply the float32 product before that
+// rounding, where cuBLASLt's A/B scale pointers apply them (fp8_gemm.h has the rules).
 #include "core/backend/cpu/eigen.h"
 
 #include <cstring>
@@ -8,6 +10,7 @@
 
 #include "core/backend/cpu/cpu_backend.h"
 #include "core/backend/cpu/cpu_kernels.h"
+#include "core/backend/fp8_gemm.h"
 
 namespace mantissa {
 
@@ -44,8 +47,10 @@ GemmLayout plan_gemm(const GemmArgs& args) {
     cpu::require_floating(a, "gemm");
     cpu::require_floating(b, "gemm");
     cpu::require_floating(c, "gemm");
-    cpu::require(a.dtype == b.dtype, "gemm: A " + cpu::describe(a) + " and B " + cpu::describe(b) +
-                                         " must share a dtype");
+    const bool fp8 = uses_fp8_gemm(args);
+    if (fp8) check_fp8_gemm(args); // e4m3 · e5m2 may mix, so the shared-dtype rule is not asked
+    cpu::require(fp8 || a.dtype == b.dtype, "gemm: A " + cpu::describe(a) + " and B " +
+                                                cpu::describe(b) + " must share a dtype");
     GemmLayout g;
     g.m = args.transpose_a ? a.cols() : a.rows();
     g.k = args.transpose_a ? a.rows() : a.cols();
@@ -172,6 +177,10 @@ void run_gemm(const GemmArgs& args, const GemmLayout& g) {
         acc = region(g.acc_off);
         if (args.accumulate) cpu::load(c, 0, acc, g.m * g.n); // C += ... adds in float32
     }
+    // FP8 decode scales: one float32 factor (a_scale · b_scale) on the float32 product.
+    T scale = T(1);
+    if (args.a_scale) scale *= *args.a_scale->as<const float>();
+    if (args.b_scale) scale *= *args.b_scale->as<const float>();
     const T* bias = args.bias ? args.bias->as<const T>() : nullptr;
     if (g.widen_bias) {
         cpu::load(*args.bias, 0, region(g.bias_off), g.n);
@@ -179,6 +188,8 @@ void run_gemm(const GemmArgs& args, const GemmLayout& g) {
     }
     product<T>(a_data, a.rows(), a.cols(), args.transpose_a, b_data, b.rows(), b.cols(),
                args.transpose_b, acc, g.m, g.n, args.accumulate);
+    if (scale != T(1))
+        for (std::int64_t i = 0; i < g.m * g.n; ++i) acc[i] *= scale;
     finish_rows<T>(args, g, acc, bias);
 }
 

@@ -71,6 +71,8 @@ void CudaBackend::Impl::open() {
     info.name = prop.name;
     info.is_gpu = true;
     info.memory_total = prop.totalGlobalMem;
+    compute_capability = prop.major * 10 + prop.minor;
+    fp8_gemm = compute_capability >= 89;
     MANTISSA_CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
     MANTISSA_CUBLAS_CHECK(cublasLtCreate(&lt));
     MANTISSA_CUDNN_CHECK(cudnnCreate(&dnn));

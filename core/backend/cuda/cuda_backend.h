@@ -63,6 +63,7 @@ public:
 
     bool supports_fake_quantize() const override { return true; }
     void fake_quantize(const FakeQuantArgs& args) override; // cuda_quantize.cpp
+    bool supports_fp8_gemm() const override;                // cuda_gemm_fp8.cpp
 
     void begin_step(Tensor& scalars) override;
     void unscale_and_check_finite(std::span<Tensor* const> grads, Tensor& scalars) override;

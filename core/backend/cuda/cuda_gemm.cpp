@@ -9,6 +9,7 @@
 #include "core/backend/cuda/cuda_check.h"
 #include "core/backend/cuda/cuda_state.h"
 #include "core/backend/cuda/gemm_epilogue.cuh"
+#include "core/backend/fp8_gemm.h"
 #include "core/error.h"
 
 namespace mantissa {
@@ -237,6 +238,10 @@ GemmPlan& CudaBackend::Impl::gemm_plan(const GemmArgs& args) {
 // From the fusion decision alone: compiling a model asks cuBLASLt nothing, so an impossible
 // size fails at the arena's allocation as OutOfMemory, not in the heuristic.
 std::size_t CudaBackend::gemm_workspace_bytes(const GemmArgs& args) const {
+    if (uses_fp8_gemm(args)) {
+        check_fp8_gemm_tn(args);
+        return kLtWorkspace; // no accumulator: cuBLASLt writes C itself
+    }
     check_args(args);
     return cuda::gemm_workspace_need(cuda::gemm_key(args, m_impl->tf32, m_impl->propagate_nan),
                                      kLtWorkspace);
@@ -244,6 +249,10 @@ std::size_t CudaBackend::gemm_workspace_bytes(const GemmArgs& args) const {
 
 void CudaBackend::gemm(const GemmArgs& args) {
     Impl& s = *m_impl;
+    if (uses_fp8_gemm(args)) {
+        s.fp8_gemm_run(args);
+        return;
+    }
     GemmPlan& plan = s.gemm_plan(args);
     const GemmFusion& f = plan.fusion;
     const Tensor& c = *args.c;

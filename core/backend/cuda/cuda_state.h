@@ -75,8 +75,10 @@ struct CudaBackend::Impl {
     cublasLtHandle_t lt = nullptr;
     cudnnHandle_t dnn = nullptr;
     bool tf32 = false;
-    bool propagate_nan = true; // see Backend::set_propagate_nan
-    std::string last_choice;   // the algorithm / epilogue of the latest GEMM or convolution
+    bool propagate_nan = true;  // see Backend::set_propagate_nan
+    int compute_capability = 0; // major * 10 + minor, from open()
+    bool fp8_gemm = false;      // cuBLASLt FP8 matmul: compute capability 8.9+ (Ada, Hopper, ...)
+    std::string last_choice;    // the algorithm / epilogue of the latest GEMM or convolution
     std::atomic<std::size_t> in_use{0};
 
     // The readout ring: pinned host slots, an event after each copy and one at each step start.
@@ -100,6 +102,9 @@ struct CudaBackend::Impl {
 
     // The cached plan for a call, created (descriptors + heuristic) on first use.
     cuda::GemmPlan& gemm_plan(const GemmArgs& args);
+    // FP8 operands with decode scales through cuBLASLt's FP8 matmul (cuda_gemm_fp8.cpp).
+    cuda::GemmPlan& fp8_gemm_plan(const GemmArgs& args);
+    void fp8_gemm_run(const GemmArgs& args);
     cuda::ConvPlan& conv_plan(const Conv2dArgs& args, DType dtype);
 };
 

@@ -32,7 +32,7 @@ std::size_t GemmKeyHash::operator()(const GemmKey& key) const {
                   (std::size_t(key.propagate_nan) << 7));
     mix(seed, static_cast<std::size_t>(key.ab_dtype) | (std::size_t(key.c_dtype) << 8) |
                   (std::size_t(key.bias_dtype) << 16) | (std::size_t(key.pre_dtype) << 24) |
-                  (std::size_t(key.epilogue) << 32));
+                  (std::size_t(key.epilogue) << 32) | (std::size_t(key.b_dtype) << 40));
     return seed;
 }
 
@@ -46,6 +46,7 @@ GemmKey gemm_key(const GemmArgs& args, bool tf32, bool propagate_nan) {
     key.transpose_a = args.transpose_a;
     key.transpose_b = args.transpose_b;
     key.ab_dtype = a.dtype;
+    key.b_dtype = b.dtype;
     key.c_dtype = args.c->dtype;
     key.has_bias = args.bias != nullptr;
     if (args.bias) key.bias_dtype = args.bias->dtype;

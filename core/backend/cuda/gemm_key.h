@@ -16,6 +16,7 @@ struct GemmKey {
     std::int64_t m = 0, n = 0, k = 0;
     bool transpose_a = false, transpose_b = false;
     DType ab_dtype = DType::Float32, c_dtype = DType::Float32;
+    DType b_dtype = DType::Float32; // B's own dtype: FP8 GEMMs may mix e4m3 and e5m2 (else ab)
     bool has_bias = false;
     DType bias_dtype = DType::Float32;
     Activation epilogue = Activation::Linear;

@@ -1,0 +1,125 @@
+// FP8 GEMM on cuBLASLt (issue 18): float8 codes with per-tensor decode scales given as device
+// pointers (CUBLASLT_MATMUL_DESC_A/B_SCALE_POINTER), float32 compute and scale type, fast
+// accumulation off, D in float32 or bfloat16. cuBLASLt's FP8 kernels run on compute capability
+// 8.9+ and take only the "TN" layout (fp8_gemm.h maps it onto GemmArgs). Compiled, never yet run
+// on a GPU: the CPU engine's decode-and-multiply (cpu_gemm.cpp) is the reference it must match.
+#include <string>
+
+#include "core/backend/cuda/cuda_check.h"
+#include "core/backend/cuda/cuda_state.h"
+#include "core/backend/fp8_gemm.h"
+#include "core/error.h"
+
+namespace mantissa {
+
+namespace {
+
+cudaDataType_t fp8_type(DType dtype) {
+    return dtype == DType::Float8E5M2 ? CUDA_R_8F_E5M2 : CUDA_R_8F_E4M3;
+}
+
+cudaDataType_t out_type(DType dtype) {
+    return dtype == DType::BFloat16 ? CUDA_R_16BF : CUDA_R_32F;
+}
+
+// cuBLASLt's A is our B, its B our A (row-major C = A·Bᵀ is column-major Cᵀ = B·Aᵀ), so our
+// B's scale goes to its A_SCALE_POINTER and our A's to its B_SCALE_POINTER. nullptr means 1.
+void set_scales(cublasLtMatmulDesc_t desc, const GemmArgs& args) {
+    const void* lt_a_scale = args.b_scale ? args.b_scale->data : nullptr;
+    const void* lt_b_scale = args.a_scale ? args.a_scale->data : nullptr;
+    MANTISSA_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_A_SCALE_POINTER,
+                                                         &lt_a_scale, sizeof lt_a_scale));
+    MANTISSA_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_B_SCALE_POINTER,
+                                                         &lt_b_scale, sizeof lt_b_scale));
+}
+
+} // namespace
+
+bool CudaBackend::supports_fp8_gemm() const {
+    return m_impl->fp8_gemm;
+}
+
+cuda::GemmPlan& CudaBackend::Impl::fp8_gemm_plan(const GemmArgs& args) {
+    check_fp8_gemm_tn(args);
+    if (!fp8_gemm)
+        throw Error(ErrorKind::InvalidArgument,
+                    "gemm (FP8): cuBLASLt's FP8 matmul needs compute capability 8.9 or higher; " +
+                        info.name + " has " + std::to_string(compute_capability / 10) + "." +
+                        std::to_string(compute_capability % 10) +
+                        " (the plan's fake-quantised float32 GEMMs run there instead)");
+    cuda::GemmKey key = cuda::gemm_key(args, false, propagate_nan);
+    if (auto it = gemms.find(key); it != gemms.end()) return *it->second;
+    auto plan = std::make_unique<cuda::GemmPlan>();
+    cuda::GemmPlan& p = *plan;
+    p.fusion.compute = DType::Float32;
+    p.fusion.lt_output = args.c->dtype;
+    MANTISSA_CUBLAS_CHECK(cublasLtMatmulDescCreate(&p.desc, CUBLAS_COMPUTE_32F, CUDA_R_32F));
+    // The TN layout (check_fp8_gemm_tn): cuBLASLt's A (our B, stored (n, k) row-major = (k, n)
+    // column-major) transposed, its B (our A, (m, k) row-major = (k, m) column-major) not.
+    const cublasOperation_t op_a = CUBLAS_OP_T, op_b = CUBLAS_OP_N;
+    MANTISSA_CUBLAS_CHECK(
+        cublasLtMatmulDescSetAttribute(p.desc, CUBLASLT_MATMUL_DESC_TRANSA, &op_a, sizeof op_a));
+    MANTISSA_CUBLAS_CHECK(
+        cublasLtMatmulDescSetAttribute(p.desc, CUBLASLT_MATMUL_DESC_TRANSB, &op_b, sizeof op_b));
+    // Fast accumulation off: every partial sum stays float32, as on the CPU engine.
+    const std::int8_t fast_accum = 0;
+    MANTISSA_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(p.desc, CUBLASLT_MATMUL_DESC_FAST_ACCUM,
+                                                         &fast_accum, sizeof fast_accum));
+    set_scales(p.desc, args);
+    const std::uint64_t m = static_cast<std::uint64_t>(key.m);
+    const std::uint64_t n = static_cast<std::uint64_t>(key.n);
+    const std::uint64_t k = static_cast<std::uint64_t>(key.k);
+    MANTISSA_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&p.a, fp8_type(key.b_dtype), k, n, k));
+    MANTISSA_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&p.b, fp8_type(key.ab_dtype), k, m, k));
+    // C and D share a layout: cuBLASLt's FP8 table pairs a float32 D with a float32 C and a
+    // bfloat16 D with a bfloat16 C (beta is 0, so C is never read).
+    MANTISSA_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&p.d, out_type(key.c_dtype), n, m, n));
+
+    cublasLtMatmulPreference_t pref = nullptr;
+    MANTISSA_CUBLAS_CHECK(cublasLtMatmulPreferenceCreate(&pref));
+    const std::size_t limit = args.workspace.bytes;
+    cublasLtMatmulHeuristicResult_t result{};
+    int found = 0;
+    const cublasStatus_t status = [&] {
+        const cublasStatus_t s = cublasLtMatmulPreferenceSetAttribute(
+            pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &limit, sizeof limit);
+        if (s != CUBLAS_STATUS_SUCCESS) return s;
+        return cublasLtMatmulAlgoGetHeuristic(lt, p.desc, p.a, p.b, p.d, p.d, pref, 1, &result,
+                                              &found);
+    }();
+    cublasLtMatmulPreferenceDestroy(pref);
+    if (status == CUBLAS_STATUS_NOT_SUPPORTED || found == 0)
+        throw Error(ErrorKind::Device, "cuBLASLt has no FP8 algorithm for gemm " +
+                                           cuda::gemm_size_text(key) + " on " + info.name);
+    MANTISSA_CUBLAS_CHECK(status);
+    p.algo = result.algo;
+    p.lt_workspace = result.workspaceSize;
+    std::int32_t id = -1;
+    std::size_t written = 0;
+    if (cublasLtMatmulAlgoConfigGetAttribute(&p.algo, CUBLASLT_ALGO_CONFIG_ID, &id, sizeof id,
+                                             &written) == CUBLAS_STATUS_SUCCESS)
+        p.algo_id = id;
+    p.choice = "cublasLt fp8 " + std::string(dtype_name(key.ab_dtype)) + " x " +
+               std::string(dtype_name(key.b_dtype)) + " algo " + std::to_string(p.algo_id);
+    cuda::GemmPlan& out = *plan;
+    gemms.emplace(key, std::move(plan));
+    return out;
+}
+
+void CudaBackend::Impl::fp8_gemm_run(const GemmArgs& args) {
+    cuda::GemmPlan& plan = fp8_gemm_plan(args);
+    if (args.workspace.bytes < plan.lt_workspace || (plan.lt_workspace > 0 && !args.workspace.data))
+        throw Error(ErrorKind::Internal, "gemm (FP8): needs " + std::to_string(plan.lt_workspace) +
+                                             " workspace bytes, got " +
+                                             std::to_string(args.workspace.bytes) +
+                                             " (size it with gemm_workspace_bytes)");
+    last_choice = plan.choice;
+    set_scales(plan.desc, args); // this call's scale tensors (the plan may come from the cache)
+    const float alpha = 1.0f, beta = 0.0f;
+    void* d = args.c->data;
+    MANTISSA_CUBLAS_CHECK(cublasLtMatmul(lt, plan.desc, &alpha, args.b->data, plan.a, args.a->data,
+                                         plan.b, &beta, d, plan.d, d, plan.d, &plan.algo,
+                                         args.workspace.data, args.workspace.bytes, stream));
+}
+
+} // namespace mantissa

@@ -1,0 +1,75 @@
+// The FP8 GEMM rules (see fp8_gemm.h).
+#include "core/backend/fp8_gemm.h"
+
+#include <string>
+
+#include "core/error.h"
+
+namespace mantissa {
+
+namespace {
+
+[[noreturn]] void refuse(const std::string& rule, const GemmArgs& args) {
+    std::string what = "gemm (FP8): " + rule;
+    if (args.a && args.b && args.c)
+        what += "; got A " + std::string(dtype_name(args.a->dtype)) + shape_str(args.a->shape) +
+                (args.transpose_a ? "^T" : "") + " · B " + std::string(dtype_name(args.b->dtype)) +
+                shape_str(args.b->shape) + (args.transpose_b ? "^T" : "") + " -> C " +
+                std::string(dtype_name(args.c->dtype)) + shape_str(args.c->shape);
+    throw Error(ErrorKind::InvalidArgument, what);
+}
+
+void check_scale(const Tensor* scale, const char* name, const GemmArgs& args) {
+    if (!scale) return;
+    if (scale->dtype != DType::Float32 || scale->numel() != 1)
+        refuse(std::string(name) +
+                   " must be a one-element float32 tensor (the decode scale), not " +
+                   std::string(dtype_name(scale->dtype)) + shape_str(scale->shape),
+               args);
+}
+
+} // namespace
+
+bool is_fp8(DType dtype) {
+    return dtype == DType::Float8E4M3 || dtype == DType::Float8E5M2;
+}
+
+bool uses_fp8_gemm(const GemmArgs& args) {
+    return (args.a && is_fp8(args.a->dtype)) || (args.b && is_fp8(args.b->dtype)) || args.a_scale ||
+           args.b_scale;
+}
+
+void check_fp8_gemm(const GemmArgs& args) {
+    if (!args.a || !args.b || !args.c) refuse("A, B and C must all be given", args);
+    if (!is_fp8(args.a->dtype) || !is_fp8(args.b->dtype))
+        refuse("A and B must both be float8_e4m3 / float8_e5m2 codes when either is, or when a "
+               "decode scale is given",
+               args);
+    if (args.a->dtype == DType::Float8E5M2 && args.b->dtype == DType::Float8E5M2)
+        refuse("float8_e5m2 · float8_e5m2 is not offered (cuBLASLt has no such kernel); quantise "
+               "one side to float8_e4m3",
+               args);
+    if (args.c->dtype != DType::Float32 && args.c->dtype != DType::BFloat16)
+        refuse("C must be float32 or bfloat16", args);
+    check_scale(args.a_scale, "a_scale", args);
+    check_scale(args.b_scale, "b_scale", args);
+    if (args.bias || args.pre_activation || args.epilogue != Activation::Linear || args.accumulate)
+        refuse("no bias, pre_activation, activation epilogue or accumulate yet (the first FP8 "
+               "slice is the plain product)",
+               args);
+}
+
+void check_fp8_gemm_tn(const GemmArgs& args) {
+    check_fp8_gemm(args);
+    if (args.transpose_a || !args.transpose_b)
+        refuse("cuBLASLt's FP8 kernels take only the \"TN\" layout: C (m, n) = A (m, k) · "
+               "B (n, k)^T (transpose_a = false, transpose_b = true)",
+               args);
+    const std::int64_t m = args.a->rows(), k = args.a->cols(), n = args.b->rows();
+    if (m % 16 || n % 16 || k % 16)
+        refuse("cuBLASLt's FP8 kernels need m, n and k multiples of 16 (m " + std::to_string(m) +
+                   ", n " + std::to_string(n) + ", k " + std::to_string(k) + ")",
+               args);
+}
+
+} // namespace mantissa

@@ -1,0 +1,26 @@
+// The FP8 GEMM contract every engine shares (GemmArgs with float8 operands and per-tensor decode
+// scales, issue 18): which dtypes, scales and epilogues are accepted, and the layout rule
+// cuBLASLt's FP8 kernels add on the CUDA engine. CUDA-free, so the rules are tested on the CPU.
+#pragma once
+
+#include "core/backend/backend.h"
+
+namespace mantissa {
+
+bool is_fp8(DType dtype);
+// Whether a call takes the FP8 path: a float8 operand or a decode scale.
+bool uses_fp8_gemm(const GemmArgs& args);
+
+// Throws Error(InvalidArgument) naming the op and the rule: A and B both float8 (e4m3 · e4m3,
+// e4m3 · e5m2 or e5m2 · e4m3: cuBLASLt has no e5m2 · e5m2 kernel), C float32 or bfloat16, each
+// scale a one-element float32 tensor, and (in this first slice) no bias, pre_activation,
+// activation epilogue or accumulation.
+void check_fp8_gemm(const GemmArgs& args);
+
+// cuBLASLt's FP8 layout rule on top (cublasLtMatmul: "A must be transposed and B non-transposed
+// (the TN format)", dimensions multiples of 16). The CUDA engine hands cuBLASLt row-major C = A·B
+// as column-major Cᵀ = Bᵀ·Aᵀ, so TN is GemmArgs' transpose_a = false, transpose_b = true:
+// C (m, n) = A (m, k) · B (n, k)ᵀ, both operands contiguous along k.
+void check_fp8_gemm_tn(const GemmArgs& args);
+
+} // namespace mantissa
