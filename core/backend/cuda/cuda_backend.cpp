@@ -14,6 +14,7 @@
 #include "core/backend/cuda/fake_quantize.cuh"
 #include "core/backend/cuda/fill.cuh"
 #include "core/backend/cuda/gather_batch.cuh"
+#include "core/backend/cuda/op_checks.h"
 #include "core/error.h"
 #include "core/numeric/convert.h"
 
@@ -38,13 +39,8 @@ struct DeviceFree { // for a block not yet handed to a Buffer
     void operator()(void* ptr) const noexcept { cudaFree(ptr); }
 };
 
-std::string describe(const Tensor& t) {
-    return "'" + t.name + "' " + std::string(dtype_name(t.dtype)) + shape_str(t.shape);
-}
-
-void require(bool ok, const std::string& message) {
-    if (!ok) throw Error(ErrorKind::Internal, message);
-}
+using cuda_checks::describe;
+using cuda_checks::require;
 
 } // namespace
 

@@ -9,6 +9,7 @@
 #include "core/backend/cuda/cuda_check.h"
 #include "core/backend/cuda/cuda_state.h"
 #include "core/backend/cuda/gemm_epilogue.cuh"
+#include "core/backend/cuda/op_checks.h"
 #include "core/backend/fp8_gemm.h"
 #include "core/error.h"
 
@@ -26,9 +27,7 @@ using cuda::LtEpilogue;
 // choose split-K kernels for the small GEMMs.
 constexpr std::size_t kLtWorkspace = std::size_t{8} << 20;
 
-std::string describe(const Tensor& t) {
-    return "'" + t.name + "' " + std::string(dtype_name(t.dtype)) + shape_str(t.shape);
-}
+using cuda_checks::describe;
 
 void fail(const std::string& message) {
     throw Error(ErrorKind::Internal, message);

@@ -8,6 +8,7 @@
 #include "core/backend/cuda/dropout.cuh"
 #include "core/backend/cuda/histogram.cuh"
 #include "core/backend/cuda/maxpool.cuh"
+#include "core/backend/cuda/op_checks.h"
 #include "core/backend/cuda/optimizer_update.cuh"
 #include "core/backend/cuda/softmax_xent.cuh"
 #include "core/backend/cuda/step_control.cuh"
@@ -21,13 +22,8 @@ namespace mantissa {
 
 namespace {
 
-std::string describe(const Tensor& t) {
-    return "'" + t.name + "' " + std::string(dtype_name(t.dtype)) + shape_str(t.shape);
-}
-
-void require(bool ok, const std::string& message) {
-    if (!ok) throw Error(ErrorKind::Internal, message);
-}
+using cuda_checks::describe;
+using cuda_checks::require;
 
 // The dtypes the CUDA engine computes in; float8 stays on the CPU engine for now.
 void require_float(const Tensor& t, const char* op) {

@@ -6,6 +6,7 @@
 #include "core/backend/cuda/cuda_backend.h"
 #include "core/backend/cuda/cuda_state.h"
 #include "core/backend/cuda/fake_quantize.cuh"
+#include "core/backend/cuda/op_checks.h"
 #include "core/error.h"
 #include "core/numeric/quant_math.h"
 #include "core/numeric/tensor_quant.h"
@@ -14,13 +15,8 @@ namespace mantissa {
 
 namespace {
 
-std::string describe(const Tensor& t) {
-    return "'" + t.name + "' " + std::string(dtype_name(t.dtype)) + shape_str(t.shape);
-}
-
-void require(bool ok, const std::string& message) {
-    if (!ok) throw Error(ErrorKind::Internal, message);
-}
+using cuda_checks::describe;
+using cuda_checks::require;
 
 // What tensor_quant.cpp decides on the host for each call, resolved the same way.
 cuda::DeviceQuant device_quant(const QuantSpec& spec, std::uint64_t step) {
