@@ -1194,6 +1194,73 @@ public:
 #endif
     }
 
+    // n x 1 blocks quantised along the rows (no transposed copy), on the shapes and values that
+    // take its edge cases: a partial last band, a run of columns past the first 256, all-zero
+    // and all -0 columns (a zero NVFP4 scale), a column of tiny values whose NVFP4 scale rounds
+    // to zero, and an inf (a NaN scale). Nearest rounding equals the transpose's 1 x n blocks,
+    // stochastic rounding the formula, with 1 and 2 threads alike.
+    void columnBlocksAlongRows() {
+#if defined(_OPENMP)
+        const int before = omp_get_max_threads();
+#endif
+        const std::size_t rows = 37, cols = 300;
+        std::vector<float> in = fast_path_values(rows * cols, 23);
+        for (std::size_t r = 0; r < rows; ++r) {
+            in[r * cols + 7] = 0.0f;
+            in[r * cols + 270] = -0.0f;
+            in[r * cols + 12] = r < 16 ? 1e-30f : in[r * cols + 12];
+            in[r * cols + 290] = r < 32 ? 3e-38f * static_cast<float>(r) : in[r * cols + 290];
+        }
+        std::vector<float> with_inf = in;
+        with_inf[20 * cols + 100] = std::numeric_limits<float>::infinity();
+        int checked = 0;
+        for (const std::vector<float>* data : {&in, &with_inf})
+            for (BlockFormat f : {BlockFormat::NvFp4, BlockFormat::MxFp4, BlockFormat::MxFp8E4M3})
+                for (bool stochastic : {false, true}) {
+                    BlockQuantConfig c;
+                    c.format = f;
+                    c.stochastic = stochastic;
+                    c.seed = 5;
+                    const int n = block_format_spec(f).block_size;
+                    const Quantised one = run_blocks(*data, rows, cols, c, n, 1, 1);
+                    CHECK(one == run_blocks(*data, rows, cols, c, n, 1, 2));
+                    if (!stochastic) {
+                        std::vector<float> t(rows * cols);
+                        for (std::size_t r = 0; r < rows; ++r)
+                            for (std::size_t k = 0; k < cols; ++k)
+                                t[k * rows + r] = (*data)[r * cols + k];
+                        const Quantised tq = run_blocks(t, cols, rows, c, 1, n, 1);
+                        bool same = true;
+                        for (std::size_t r = 0; r < rows; ++r)
+                            for (std::size_t k = 0; k < cols; ++k)
+                                same =
+                                    same && std::bit_cast<std::uint32_t>(one.data[r * cols + k]) ==
+                                                std::bit_cast<std::uint32_t>(tq.data[k * rows + r]);
+                        CHECK(same);
+                        CHECK_EQ(one.clipped, tq.clipped);
+                        CHECK_EQ(one.zeros, tq.zeros);
+                        CHECK_EQ(one.blocks, tq.blocks);
+                        CHECK(same_value(one.scale, tq.scale));
+                    } else {
+                        std::size_t clipped = 0, zeros = 0;
+                        const std::vector<float> want =
+                            stochastic_columns(*data, rows, cols, c, n, clipped, zeros);
+                        bool same = true;
+                        for (std::size_t i = 0; i < want.size(); ++i)
+                            same = same && std::bit_cast<std::uint32_t>(one.data[i]) ==
+                                               std::bit_cast<std::uint32_t>(want[i]);
+                        CHECK(same);
+                        CHECK_EQ(one.clipped, clipped);
+                        CHECK_EQ(one.zeros, zeros);
+                    }
+                    ++checked;
+                }
+        CHECK_EQ(checked, 2 * 3 * 2);
+#if defined(_OPENMP)
+        omp_set_num_threads(before);
+#endif
+    }
+
     // The cast view of the new formats: classes and bit strings.
     void inspection() {
         const ElementInspection s = inspect_element(100.0, ElementFormat::Float4E2M1);
@@ -1217,4 +1284,5 @@ MANTISSA_TEST_MAIN(TestBlockQuant, everyCodeRoundTrips, limits, fp4Values, round
                    mxFloorClipsCeilDoesNot, mxMatchesReference, specialBlocks, nvfp4HandExample,
                    nvfp4MatchesReference, nvfp4TwoDimensional, fakeQuantizeAndStochasticBlocks,
                    fastPathMatchesReference, spanLoopsMatchScalar, badInputNamesTheField,
-                   inspection, branchFreeCodecsMatchScalar, threadCountIndependent)
+                   inspection, branchFreeCodecsMatchScalar, threadCountIndependent,
+                   columnBlocksAlongRows)

@@ -377,6 +377,111 @@ BandTotals mx_column_band(float* band, std::size_t cols, std::size_t rows,
     return b;
 }
 
+// NVFP4's n x 1 blocks (E2M1 under nearest rounding) and stochastic n x 1 blocks, without a
+// transposed copy: as mx_column_band, the band's column amaxes and scales a run of columns at a
+// time, then each row rounded with per-column constants, so every loop runs along a row (wide
+// and vectorised, where a 16-value column tile is not). Element for element the arithmetic of
+// fake_quantize_tile's matching branch; a column whose scale is NaN, or zero over a non-zero
+// amax, sends its run through fake_quantize_tile one column at a time.
+template <ElementFormat F>
+BandTotals scaled_column_band(float* band, std::size_t cols, std::size_t rows,
+                              const ResolvedBlockQuant& q, float global_scale, std::size_t index0) {
+    constexpr std::size_t kRun = 256;
+    constexpr auto& values = element_codec::kValues<F>;
+    constexpr bool kThresholds = F == ElementFormat::Float4E2M1;
+    const double max_elem = element_spec(F).max_finite;
+    BandTotals b;
+    std::uint32_t m[kRun];
+    double eff[kRun], limit[kRun];
+    float T[7][kRun], D[8][kRun], clip[kRun];
+    for (std::size_t c0 = 0; c0 < cols; c0 += kRun) {
+        const std::size_t n = std::min(kRun, cols - c0);
+        for (std::size_t c = 0; c < n; ++c) m[c] = 0;
+        for (std::size_t r = 0; r < rows; ++r) {
+            const float* row = band + r * cols + c0;
+            MANTISSA_SIMD
+            for (std::size_t c = 0; c < n; ++c) {
+                const std::uint32_t a = abs_bits(row[c]);
+                m[c] = a > m[c] ? a : m[c];
+            }
+        }
+        bool special = false;
+        for (std::size_t c = 0; c < n; ++c) {
+            const double amax = amax_from_bits(m[c]);
+            const double e = q.spec.tensor_scale
+                                 ? nvfp4_block_scale_fast(amax, global_scale).value *
+                                       static_cast<double>(global_scale)
+                                 : mx_block_scale(amax, F, q.rule).value;
+            special = special || std::isnan(e) || (e == 0 && amax != 0);
+            eff[c] = e;
+            limit[c] = max_elem * e;
+            const std::uint64_t bits = std::bit_cast<std::uint64_t>(e);
+            b.top = bits > b.top ? bits : b.top;
+            if (kThresholds && !q.stochastic) {
+                for (int j = 0; j < 7; ++j)
+                    T[j][c] = float_threshold((values[j] + values[j + 1]) / 2 * e, (j & 1) != 0);
+                for (int j = 0; j < 8; ++j) D[j][c] = static_cast<float>(values[j] * e);
+                clip[c] = float_threshold(limit[c], false);
+            }
+        }
+        b.blocks += n;
+        if (special) {
+            for (std::size_t c = 0; c < n; ++c) {
+                const TileCounts t = fake_quantize_tile<F>(band + c0 + c, cols, rows, 1, q,
+                                                           global_scale, index0 + c0 + c, cols, 1);
+                b.clipped += static_cast<std::size_t>(t.clipped);
+                b.zeros += static_cast<std::size_t>(t.zeros);
+            }
+            continue;
+        }
+        std::size_t clipped = 0, zeros = 0;
+        if (q.stochastic) {
+            // A zero scale here has an all-zero column: 0 / 0 draws some magnitude, times 0 is a
+            // zero of the value's sign, neither clipped nor flushed, as the reference's zero case.
+            const std::uint64_t seed = q.seed;
+            for (std::size_t r = 0; r < rows; ++r) {
+                float* row = band + r * cols + c0;
+                const std::size_t at0 = index0 + r * cols + c0;
+                MANTISSA_SIMD_SUM(clipped, zeros)
+                for (std::size_t c = 0; c < n; ++c) {
+                    const double v = static_cast<double>(row[c]);
+                    const std::uint32_t mag = element_codec::stochastic_magnitude<F>(
+                        v / eff[c], rounding_random(seed, at0 + c));
+                    const double decoded = values[mag] * eff[c];
+                    clipped += std::fabs(v) > limit[c] ? 1 : 0;
+                    zeros += (v != 0 && decoded == 0) ? 1 : 0;
+                    row[c] = with_sign_of(static_cast<float>(decoded), row[c]);
+                }
+            }
+        } else if constexpr (kThresholds) {
+            // As fake_quantize_tile's E2M1 branch; a zero scale (an all-zero column) makes every
+            // threshold and value 0: each value stays a zero of its sign, nothing counted.
+            for (std::size_t r = 0; r < rows; ++r) {
+                float* row = band + r * cols + c0;
+                MANTISSA_SIMD_SUM(clipped, zeros)
+                for (std::size_t c = 0; c < n; ++c) {
+                    const float v = row[c];
+                    const float a = std::bit_cast<float>(abs_bits(v));
+                    float o = D[0][c];
+                    o = a > T[0][c] ? D[1][c] : o;
+                    o = a > T[1][c] ? D[2][c] : o;
+                    o = a > T[2][c] ? D[3][c] : o;
+                    o = a > T[3][c] ? D[4][c] : o;
+                    o = a > T[4][c] ? D[5][c] : o;
+                    o = a > T[5][c] ? D[6][c] : o;
+                    o = a > T[6][c] ? D[7][c] : o;
+                    clipped += a > clip[c] ? 1 : 0;
+                    zeros += (a != 0 && !(a > T[0][c])) ? 1 : 0;
+                    row[c] = with_sign_of(o, v);
+                }
+            }
+        }
+        b.clipped += clipped;
+        b.zeros += zeros;
+    }
+    return b;
+}
+
 // Any other blocks one column wide (NVFP4's n x 1, stochastic rounding): a run of the band's
 // columns copied into a scratch buffer one column per row, each quantised there as a 1 x rows
 // tile (one contiguous loop, the element's flat index kept for stochastic rounding), and copied
@@ -424,6 +529,8 @@ BandTotals fake_quantize_bands(float* data, std::size_t rows, std::size_t cols,
     const auto bands = static_cast<std::int64_t>((rows + br - 1) / br);
     const bool columns = bc == 1 && br > 1;
     const bool mx_columns = columns && !q.stochastic && !q.spec.tensor_scale;
+    const bool scaled_columns =
+        columns && (q.stochastic || (q.spec.tensor_scale && F == ElementFormat::Float4E2M1));
     std::size_t blocks = 0, clipped = 0, zeros = 0;
     std::uint64_t top = 0;
     MANTISSA_OMP_FOR_TOTALS(blocks, clipped, zeros, top,
@@ -434,6 +541,8 @@ BandTotals fake_quantize_bands(float* data, std::size_t rows, std::size_t cols,
         BandTotals b;
         if (mx_columns) {
             b = mx_column_band<F>(data + row * cols, cols, tr, q, row * cols);
+        } else if (scaled_columns) {
+            b = scaled_column_band<F>(data + row * cols, cols, tr, q, global_scale, row * cols);
         } else if (columns) {
             b = transposed_column_band<F>(data + row * cols, cols, tr, q, global_scale, row * cols);
         } else {
