@@ -1261,6 +1261,44 @@ public:
 #endif
     }
 
+    // NVFP4 block scales at and beside every E4M3 midpoint (the scale's own ties): a tensor
+    // amax of 2688 makes the global scale 1, so a block topped by 6 x a midpoint ties exactly.
+    // The training kernels' scale (a midpoint table) equals the reference's quotient rounding.
+    void nvfp4ScaleTies() {
+        std::vector<float> data(16 * (1 + 3 * 126), 0.0f);
+        data[0] = 2688.0f;
+        std::size_t at = 16;
+        for (std::uint32_t j = 0; j < 126; ++j) {
+            const double mid = (decode_element(j, ElementFormat::Float8E4M3) +
+                                decode_element(j + 1, ElementFormat::Float8E4M3)) /
+                               2 * 6;
+            const auto f = static_cast<float>(mid);
+            CHECK(static_cast<double>(f) == mid);
+            for (float v : {f, std::nextafter(f, 0.0f), std::nextafter(f, 1e9f)}) {
+                data[at] = v;
+                data[at + 5] = -v / 3;
+                at += 16;
+            }
+        }
+        for (bool stochastic : {false, true}) {
+            BlockQuantConfig c;
+            c.format = BlockFormat::NvFp4;
+            c.stochastic = stochastic;
+            c.seed = 3;
+            const BlockQuantResult r =
+                quantize_blocks(std::vector<double>(data.begin(), data.end()), c);
+            CHECK_EQ(r.global_scale, 1.0f);
+            std::vector<float> q = data;
+            const BlockQuantStats s = fake_quantize(q, c);
+            CHECK(same_bits(q, r.decoded));
+            CHECK_EQ(s.clipped, r.clipped);
+            CHECK_EQ(s.zeros, r.zeros);
+            std::vector<float> q2 = data;
+            fake_quantize_blocks(q2, 1, data.size(), c, 1, 16);
+            CHECK(same_bits(q2, r.decoded));
+        }
+    }
+
     // The cast view of the new formats: classes and bit strings.
     void inspection() {
         const ElementInspection s = inspect_element(100.0, ElementFormat::Float4E2M1);
@@ -1285,4 +1323,4 @@ MANTISSA_TEST_MAIN(TestBlockQuant, everyCodeRoundTrips, limits, fp4Values, round
                    nvfp4MatchesReference, nvfp4TwoDimensional, fakeQuantizeAndStochasticBlocks,
                    fastPathMatchesReference, spanLoopsMatchScalar, badInputNamesTheField,
                    inspection, branchFreeCodecsMatchScalar, threadCountIndependent,
-                   columnBlocksAlongRows)
+                   columnBlocksAlongRows, nvfp4ScaleTies)

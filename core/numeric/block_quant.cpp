@@ -176,12 +176,37 @@ std::uint32_t nearest_code_fast(double a, double d) {
     return sign | mag;
 }
 
+// The E4M3 magnitude nearest to amax / d (d = 6 x a tensor scale; ties to even, saturating):
+// the number of the 126 midpoints between magnitudes, times d, that amax lies past (a tie
+// counts when the magnitude below is odd), by bisection. Those products are
+// nearest_code_of_quotient's, exact; the table is built once per tensor scale and thread.
+std::uint32_t e4m3_scale_magnitude(double amax, double d) {
+    struct Midpoints {
+        double d = -1;
+        double p[128];
+    };
+    thread_local Midpoints t;
+    if (t.d != d) {
+        constexpr auto& values = element_codec::kValues<ElementFormat::Float8E4M3>;
+        for (int j = 0; j < 126; ++j) t.p[j] = (values[j] + values[j + 1]) / 2 * d;
+        t.p[126] = t.p[127] = std::numeric_limits<double>::infinity(); // 126 is the largest
+        t.d = d;
+    }
+    std::uint32_t n = 0;
+    for (std::uint32_t step = 64; step > 0; step >>= 1) {
+        const std::uint32_t j = n + step - 1;
+        const bool past = amax > t.p[j] || (amax == t.p[j] && (j & 1u));
+        n += past ? step : 0;
+    }
+    return n;
+}
+
 // nvfp4_block_scale with the E4M3 codec's constants.
 BlockScale nvfp4_block_scale_fast(double amax_block, float global_scale) {
     if (!std::isfinite(amax_block) || std::isnan(global_scale)) return {0x7F, kNaN};
     if (amax_block == 0 || global_scale == 0) return {0x00, 0.0};
-    const std::uint32_t code = nearest_code_fast<ElementFormat::Float8E4M3>(
-        amax_block, 6.0 * static_cast<double>(global_scale));
+    const std::uint32_t code =
+        e4m3_scale_magnitude(amax_block, 6.0 * static_cast<double>(global_scale));
     return {static_cast<std::uint8_t>(code),
             element_codec::kValues<ElementFormat::Float8E4M3>[code]};
 }
