@@ -24,6 +24,7 @@
 #include "core/numeric/element_format.h"
 #include "core/numeric/element_inspect.h"
 #include "core/numeric/float_format.h"
+#include "core/numeric/quant_math.h"
 #include "core/numeric/quant_recipe.h"
 #include "core/numeric/tensor_quant.h"
 #include "tests/unit/check_throws.h"
@@ -1299,6 +1300,42 @@ public:
         }
     }
 
+    // fake_quantize_tensor hands its amax to fake_quantize_blocks (NVFP4's global scale skips a
+    // pass): the same bits, counts and scale as fake_quantize_blocks finding it itself, also
+    // with a NaN (whose amax the blocks then find again).
+    void nvfp4TensorPassesItsAmax() {
+        const std::size_t rows = 40, cols = 48;
+        std::vector<float> in = fast_path_values(rows * cols, 31);
+        std::vector<float> with_nan = in;
+        with_nan[77] = std::numeric_limits<float>::quiet_NaN();
+        for (const std::vector<float>* data : {&in, &with_nan})
+            for (auto [br, bc] : {std::pair{1, 16}, std::pair{16, 1}}) {
+                QuantSpec spec;
+                spec.scaling = QuantScaling::Block;
+                spec.block.format = BlockFormat::NvFp4;
+                spec.block.stochastic = br == 16;
+                spec.block.seed = 8;
+                spec.block_rows = br;
+                spec.block_cols = bc;
+                std::vector<float> a = *data;
+                const QuantTensorStats st = fake_quantize_tensor(a, rows, cols, spec, {}, 2, true);
+                BlockQuantConfig c = spec.block;
+                c.seed = quant_math::step_seed(spec.block.seed, 2);
+                std::vector<float> b = *data;
+                double top = -1;
+                const BlockQuantStats s = fake_quantize_blocks(b, rows, cols, c, br, bc, &top);
+                bool same_data = true;
+                for (std::size_t i = 0; i < a.size(); ++i)
+                    same_data = same_data && std::bit_cast<std::uint32_t>(a[i]) ==
+                                                 std::bit_cast<std::uint32_t>(b[i]);
+                CHECK(same_data);
+                CHECK_EQ(st.clipped, s.clipped);
+                CHECK_EQ(st.zeros, s.zeros);
+                CHECK_EQ(st.blocks, s.blocks);
+                CHECK(same_value(st.scale, top));
+            }
+    }
+
     // The cast view of the new formats: classes and bit strings.
     void inspection() {
         const ElementInspection s = inspect_element(100.0, ElementFormat::Float4E2M1);
@@ -1323,4 +1360,4 @@ MANTISSA_TEST_MAIN(TestBlockQuant, everyCodeRoundTrips, limits, fp4Values, round
                    nvfp4MatchesReference, nvfp4TwoDimensional, fakeQuantizeAndStochasticBlocks,
                    fastPathMatchesReference, spanLoopsMatchScalar, badInputNamesTheField,
                    inspection, branchFreeCodecsMatchScalar, threadCountIndependent,
-                   columnBlocksAlongRows, nvfp4ScaleTies)
+                   columnBlocksAlongRows, nvfp4ScaleTies, nvfp4TensorPassesItsAmax)

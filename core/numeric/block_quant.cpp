@@ -809,7 +809,7 @@ BlockQuantStats fake_quantize(std::span<float> data, const BlockQuantConfig& con
 
 BlockQuantStats fake_quantize_blocks(std::span<float> data, std::size_t rows, std::size_t cols,
                                      const BlockQuantConfig& config, int block_rows, int block_cols,
-                                     double* max_scale) {
+                                     double* max_scale, double tensor_amax) {
     BlockQuantConfig c = config;
     c.block_size = 0; // the shape below decides; resolve only checks the format and rule
     const ResolvedBlockQuant q = resolve_block_quant(c);
@@ -817,7 +817,8 @@ BlockQuantStats fake_quantize_blocks(std::span<float> data, std::size_t rows, st
         throw Error(ErrorKind::InvalidArgument, "fake_quantize_blocks: bad shape");
     BlockQuantStats s;
     if (q.spec.tensor_scale)
-        s.global_scale = nvfp4_global_scale(float_tensor_amax(data.data(), data.size()));
+        s.global_scale = nvfp4_global_scale(
+            tensor_amax >= 0 ? tensor_amax : float_tensor_amax(data.data(), data.size()));
     const auto br = static_cast<std::size_t>(block_rows), bc = static_cast<std::size_t>(block_cols);
     const BandTotals t = with_element(q.spec.element, [&](auto f) {
         return fake_quantize_bands<decltype(f)::value>(data.data(), rows, cols, q, s.global_scale,
