@@ -24,6 +24,7 @@
 #include "core/numeric/element_format.h"
 #include "core/numeric/element_inspect.h"
 #include "core/numeric/float_format.h"
+#include "core/numeric/quant_math.h"
 #include "core/numeric/quant_recipe.h"
 #include "core/numeric/tensor_quant.h"
 #include "tests/unit/check_throws.h"
@@ -1194,6 +1195,147 @@ public:
 #endif
     }
 
+    // n x 1 blocks quantised along the rows (no transposed copy), on the shapes and values that
+    // take its edge cases: a partial last band, a run of columns past the first 256, all-zero
+    // and all -0 columns (a zero NVFP4 scale), a column of tiny values whose NVFP4 scale rounds
+    // to zero, and an inf (a NaN scale). Nearest rounding equals the transpose's 1 x n blocks,
+    // stochastic rounding the formula, with 1 and 2 threads alike.
+    void columnBlocksAlongRows() {
+#if defined(_OPENMP)
+        const int before = omp_get_max_threads();
+#endif
+        const std::size_t rows = 37, cols = 300;
+        std::vector<float> in = fast_path_values(rows * cols, 23);
+        for (std::size_t r = 0; r < rows; ++r) {
+            in[r * cols + 7] = 0.0f;
+            in[r * cols + 270] = -0.0f;
+            in[r * cols + 12] = r < 16 ? 1e-30f : in[r * cols + 12];
+            in[r * cols + 290] = r < 32 ? 3e-38f * static_cast<float>(r) : in[r * cols + 290];
+        }
+        std::vector<float> with_inf = in;
+        with_inf[20 * cols + 100] = std::numeric_limits<float>::infinity();
+        int checked = 0;
+        for (const std::vector<float>* data : {&in, &with_inf})
+            for (BlockFormat f : {BlockFormat::NvFp4, BlockFormat::MxFp4, BlockFormat::MxFp8E4M3})
+                for (bool stochastic : {false, true}) {
+                    BlockQuantConfig c;
+                    c.format = f;
+                    c.stochastic = stochastic;
+                    c.seed = 5;
+                    const int n = block_format_spec(f).block_size;
+                    const Quantised one = run_blocks(*data, rows, cols, c, n, 1, 1);
+                    CHECK(one == run_blocks(*data, rows, cols, c, n, 1, 2));
+                    if (!stochastic) {
+                        std::vector<float> t(rows * cols);
+                        for (std::size_t r = 0; r < rows; ++r)
+                            for (std::size_t k = 0; k < cols; ++k)
+                                t[k * rows + r] = (*data)[r * cols + k];
+                        const Quantised tq = run_blocks(t, cols, rows, c, 1, n, 1);
+                        bool same = true;
+                        for (std::size_t r = 0; r < rows; ++r)
+                            for (std::size_t k = 0; k < cols; ++k)
+                                same =
+                                    same && std::bit_cast<std::uint32_t>(one.data[r * cols + k]) ==
+                                                std::bit_cast<std::uint32_t>(tq.data[k * rows + r]);
+                        CHECK(same);
+                        CHECK_EQ(one.clipped, tq.clipped);
+                        CHECK_EQ(one.zeros, tq.zeros);
+                        CHECK_EQ(one.blocks, tq.blocks);
+                        CHECK(same_value(one.scale, tq.scale));
+                    } else {
+                        std::size_t clipped = 0, zeros = 0;
+                        const std::vector<float> want =
+                            stochastic_columns(*data, rows, cols, c, n, clipped, zeros);
+                        bool same = true;
+                        for (std::size_t i = 0; i < want.size(); ++i)
+                            same = same && std::bit_cast<std::uint32_t>(one.data[i]) ==
+                                               std::bit_cast<std::uint32_t>(want[i]);
+                        CHECK(same);
+                        CHECK_EQ(one.clipped, clipped);
+                        CHECK_EQ(one.zeros, zeros);
+                    }
+                    ++checked;
+                }
+        CHECK_EQ(checked, 2 * 3 * 2);
+#if defined(_OPENMP)
+        omp_set_num_threads(before);
+#endif
+    }
+
+    // NVFP4 block scales at and beside every E4M3 midpoint (the scale's own ties): a tensor
+    // amax of 2688 makes the global scale 1, so a block topped by 6 x a midpoint ties exactly.
+    // The training kernels' scale (a midpoint table) equals the reference's quotient rounding.
+    void nvfp4ScaleTies() {
+        std::vector<float> data(16 * (1 + 3 * 126), 0.0f);
+        data[0] = 2688.0f;
+        std::size_t at = 16;
+        for (std::uint32_t j = 0; j < 126; ++j) {
+            const double mid = (decode_element(j, ElementFormat::Float8E4M3) +
+                                decode_element(j + 1, ElementFormat::Float8E4M3)) /
+                               2 * 6;
+            const auto f = static_cast<float>(mid);
+            CHECK(static_cast<double>(f) == mid);
+            for (float v : {f, std::nextafter(f, 0.0f), std::nextafter(f, 1e9f)}) {
+                data[at] = v;
+                data[at + 5] = -v / 3;
+                at += 16;
+            }
+        }
+        for (bool stochastic : {false, true}) {
+            BlockQuantConfig c;
+            c.format = BlockFormat::NvFp4;
+            c.stochastic = stochastic;
+            c.seed = 3;
+            const BlockQuantResult r =
+                quantize_blocks(std::vector<double>(data.begin(), data.end()), c);
+            CHECK_EQ(r.global_scale, 1.0f);
+            std::vector<float> q = data;
+            const BlockQuantStats s = fake_quantize(q, c);
+            CHECK(same_bits(q, r.decoded));
+            CHECK_EQ(s.clipped, r.clipped);
+            CHECK_EQ(s.zeros, r.zeros);
+            std::vector<float> q2 = data;
+            fake_quantize_blocks(q2, 1, data.size(), c, 1, 16);
+            CHECK(same_bits(q2, r.decoded));
+        }
+    }
+
+    // fake_quantize_tensor hands its amax to fake_quantize_blocks (NVFP4's global scale skips a
+    // pass): the same bits, counts and scale as fake_quantize_blocks finding it itself, also
+    // with a NaN (whose amax the blocks then find again).
+    void nvfp4TensorPassesItsAmax() {
+        const std::size_t rows = 40, cols = 48;
+        std::vector<float> in = fast_path_values(rows * cols, 31);
+        std::vector<float> with_nan = in;
+        with_nan[77] = std::numeric_limits<float>::quiet_NaN();
+        for (const std::vector<float>* data : {&in, &with_nan})
+            for (auto [br, bc] : {std::pair{1, 16}, std::pair{16, 1}}) {
+                QuantSpec spec;
+                spec.scaling = QuantScaling::Block;
+                spec.block.format = BlockFormat::NvFp4;
+                spec.block.stochastic = br == 16;
+                spec.block.seed = 8;
+                spec.block_rows = br;
+                spec.block_cols = bc;
+                std::vector<float> a = *data;
+                const QuantTensorStats st = fake_quantize_tensor(a, rows, cols, spec, {}, 2, true);
+                BlockQuantConfig c = spec.block;
+                c.seed = quant_math::step_seed(spec.block.seed, 2);
+                std::vector<float> b = *data;
+                double top = -1;
+                const BlockQuantStats s = fake_quantize_blocks(b, rows, cols, c, br, bc, &top);
+                bool same_data = true;
+                for (std::size_t i = 0; i < a.size(); ++i)
+                    same_data = same_data && std::bit_cast<std::uint32_t>(a[i]) ==
+                                                 std::bit_cast<std::uint32_t>(b[i]);
+                CHECK(same_data);
+                CHECK_EQ(st.clipped, s.clipped);
+                CHECK_EQ(st.zeros, s.zeros);
+                CHECK_EQ(st.blocks, s.blocks);
+                CHECK(same_value(st.scale, top));
+            }
+    }
+
     // The cast view of the new formats: classes and bit strings.
     void inspection() {
         const ElementInspection s = inspect_element(100.0, ElementFormat::Float4E2M1);
@@ -1217,4 +1359,5 @@ MANTISSA_TEST_MAIN(TestBlockQuant, everyCodeRoundTrips, limits, fp4Values, round
                    mxFloorClipsCeilDoesNot, mxMatchesReference, specialBlocks, nvfp4HandExample,
                    nvfp4MatchesReference, nvfp4TwoDimensional, fakeQuantizeAndStochasticBlocks,
                    fastPathMatchesReference, spanLoopsMatchScalar, badInputNamesTheField,
-                   inspection, branchFreeCodecsMatchScalar, threadCountIndependent)
+                   inspection, branchFreeCodecsMatchScalar, threadCountIndependent,
+                   columnBlocksAlongRows, nvfp4ScaleTies, nvfp4TensorPassesItsAmax)

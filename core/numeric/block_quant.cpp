@@ -176,12 +176,37 @@ std::uint32_t nearest_code_fast(double a, double d) {
     return sign | mag;
 }
 
+// The E4M3 magnitude nearest to amax / d (d = 6 x a tensor scale; ties to even, saturating):
+// the number of the 126 midpoints between magnitudes, times d, that amax lies past (a tie
+// counts when the magnitude below is odd), by bisection. Those products are
+// nearest_code_of_quotient's, exact; the table is built once per tensor scale and thread.
+std::uint32_t e4m3_scale_magnitude(double amax, double d) {
+    struct Midpoints {
+        double d = -1;
+        double p[128];
+    };
+    thread_local Midpoints t;
+    if (t.d != d) {
+        constexpr auto& values = element_codec::kValues<ElementFormat::Float8E4M3>;
+        for (int j = 0; j < 126; ++j) t.p[j] = (values[j] + values[j + 1]) / 2 * d;
+        t.p[126] = t.p[127] = std::numeric_limits<double>::infinity(); // 126 is the largest
+        t.d = d;
+    }
+    std::uint32_t n = 0;
+    for (std::uint32_t step = 64; step > 0; step >>= 1) {
+        const std::uint32_t j = n + step - 1;
+        const bool past = amax > t.p[j] || (amax == t.p[j] && (j & 1u));
+        n += past ? step : 0;
+    }
+    return n;
+}
+
 // nvfp4_block_scale with the E4M3 codec's constants.
 BlockScale nvfp4_block_scale_fast(double amax_block, float global_scale) {
     if (!std::isfinite(amax_block) || std::isnan(global_scale)) return {0x7F, kNaN};
     if (amax_block == 0 || global_scale == 0) return {0x00, 0.0};
-    const std::uint32_t code = nearest_code_fast<ElementFormat::Float8E4M3>(
-        amax_block, 6.0 * static_cast<double>(global_scale));
+    const std::uint32_t code =
+        e4m3_scale_magnitude(amax_block, 6.0 * static_cast<double>(global_scale));
     return {static_cast<std::uint8_t>(code),
             element_codec::kValues<ElementFormat::Float8E4M3>[code]};
 }
@@ -377,6 +402,111 @@ BandTotals mx_column_band(float* band, std::size_t cols, std::size_t rows,
     return b;
 }
 
+// NVFP4's n x 1 blocks (E2M1 under nearest rounding) and stochastic n x 1 blocks, without a
+// transposed copy: as mx_column_band, the band's column amaxes and scales a run of columns at a
+// time, then each row rounded with per-column constants, so every loop runs along a row (wide
+// and vectorised, where a 16-value column tile is not). Element for element the arithmetic of
+// fake_quantize_tile's matching branch; a column whose scale is NaN, or zero over a non-zero
+// amax, sends its run through fake_quantize_tile one column at a time.
+template <ElementFormat F>
+BandTotals scaled_column_band(float* band, std::size_t cols, std::size_t rows,
+                              const ResolvedBlockQuant& q, float global_scale, std::size_t index0) {
+    constexpr std::size_t kRun = 256;
+    constexpr auto& values = element_codec::kValues<F>;
+    constexpr bool kThresholds = F == ElementFormat::Float4E2M1;
+    const double max_elem = element_spec(F).max_finite;
+    BandTotals b;
+    std::uint32_t m[kRun];
+    double eff[kRun], limit[kRun];
+    float T[7][kRun], D[8][kRun], clip[kRun];
+    for (std::size_t c0 = 0; c0 < cols; c0 += kRun) {
+        const std::size_t n = std::min(kRun, cols - c0);
+        for (std::size_t c = 0; c < n; ++c) m[c] = 0;
+        for (std::size_t r = 0; r < rows; ++r) {
+            const float* row = band + r * cols + c0;
+            MANTISSA_SIMD
+            for (std::size_t c = 0; c < n; ++c) {
+                const std::uint32_t a = abs_bits(row[c]);
+                m[c] = a > m[c] ? a : m[c];
+            }
+        }
+        bool special = false;
+        for (std::size_t c = 0; c < n; ++c) {
+            const double amax = amax_from_bits(m[c]);
+            const double e = q.spec.tensor_scale
+                                 ? nvfp4_block_scale_fast(amax, global_scale).value *
+                                       static_cast<double>(global_scale)
+                                 : mx_block_scale(amax, F, q.rule).value;
+            special = special || std::isnan(e) || (e == 0 && amax != 0);
+            eff[c] = e;
+            limit[c] = max_elem * e;
+            const std::uint64_t bits = std::bit_cast<std::uint64_t>(e);
+            b.top = bits > b.top ? bits : b.top;
+            if (kThresholds && !q.stochastic) {
+                for (int j = 0; j < 7; ++j)
+                    T[j][c] = float_threshold((values[j] + values[j + 1]) / 2 * e, (j & 1) != 0);
+                for (int j = 0; j < 8; ++j) D[j][c] = static_cast<float>(values[j] * e);
+                clip[c] = float_threshold(limit[c], false);
+            }
+        }
+        b.blocks += n;
+        if (special) {
+            for (std::size_t c = 0; c < n; ++c) {
+                const TileCounts t = fake_quantize_tile<F>(band + c0 + c, cols, rows, 1, q,
+                                                           global_scale, index0 + c0 + c, cols, 1);
+                b.clipped += static_cast<std::size_t>(t.clipped);
+                b.zeros += static_cast<std::size_t>(t.zeros);
+            }
+            continue;
+        }
+        std::size_t clipped = 0, zeros = 0;
+        if (q.stochastic) {
+            // A zero scale here has an all-zero column: 0 / 0 draws some magnitude, times 0 is a
+            // zero of the value's sign, neither clipped nor flushed, as the reference's zero case.
+            const std::uint64_t seed = q.seed;
+            for (std::size_t r = 0; r < rows; ++r) {
+                float* row = band + r * cols + c0;
+                const std::size_t at0 = index0 + r * cols + c0;
+                MANTISSA_SIMD_SUM(clipped, zeros)
+                for (std::size_t c = 0; c < n; ++c) {
+                    const double v = static_cast<double>(row[c]);
+                    const std::uint32_t mag = element_codec::stochastic_magnitude<F>(
+                        v / eff[c], rounding_random(seed, at0 + c));
+                    const double decoded = values[mag] * eff[c];
+                    clipped += std::fabs(v) > limit[c] ? 1 : 0;
+                    zeros += (v != 0 && decoded == 0) ? 1 : 0;
+                    row[c] = with_sign_of(static_cast<float>(decoded), row[c]);
+                }
+            }
+        } else if constexpr (kThresholds) {
+            // As fake_quantize_tile's E2M1 branch; a zero scale (an all-zero column) makes every
+            // threshold and value 0: each value stays a zero of its sign, nothing counted.
+            for (std::size_t r = 0; r < rows; ++r) {
+                float* row = band + r * cols + c0;
+                MANTISSA_SIMD_SUM(clipped, zeros)
+                for (std::size_t c = 0; c < n; ++c) {
+                    const float v = row[c];
+                    const float a = std::bit_cast<float>(abs_bits(v));
+                    float o = D[0][c];
+                    o = a > T[0][c] ? D[1][c] : o;
+                    o = a > T[1][c] ? D[2][c] : o;
+                    o = a > T[2][c] ? D[3][c] : o;
+                    o = a > T[3][c] ? D[4][c] : o;
+                    o = a > T[4][c] ? D[5][c] : o;
+                    o = a > T[5][c] ? D[6][c] : o;
+                    o = a > T[6][c] ? D[7][c] : o;
+                    clipped += a > clip[c] ? 1 : 0;
+                    zeros += (a != 0 && !(a > T[0][c])) ? 1 : 0;
+                    row[c] = with_sign_of(o, v);
+                }
+            }
+        }
+        b.clipped += clipped;
+        b.zeros += zeros;
+    }
+    return b;
+}
+
 // Any other blocks one column wide (NVFP4's n x 1, stochastic rounding): a run of the band's
 // columns copied into a scratch buffer one column per row, each quantised there as a 1 x rows
 // tile (one contiguous loop, the element's flat index kept for stochastic rounding), and copied
@@ -424,6 +554,8 @@ BandTotals fake_quantize_bands(float* data, std::size_t rows, std::size_t cols,
     const auto bands = static_cast<std::int64_t>((rows + br - 1) / br);
     const bool columns = bc == 1 && br > 1;
     const bool mx_columns = columns && !q.stochastic && !q.spec.tensor_scale;
+    const bool scaled_columns =
+        columns && (q.stochastic || (q.spec.tensor_scale && F == ElementFormat::Float4E2M1));
     std::size_t blocks = 0, clipped = 0, zeros = 0;
     std::uint64_t top = 0;
     MANTISSA_OMP_FOR_TOTALS(blocks, clipped, zeros, top,
@@ -434,6 +566,8 @@ BandTotals fake_quantize_bands(float* data, std::size_t rows, std::size_t cols,
         BandTotals b;
         if (mx_columns) {
             b = mx_column_band<F>(data + row * cols, cols, tr, q, row * cols);
+        } else if (scaled_columns) {
+            b = scaled_column_band<F>(data + row * cols, cols, tr, q, global_scale, row * cols);
         } else if (columns) {
             b = transposed_column_band<F>(data + row * cols, cols, tr, q, global_scale, row * cols);
         } else {
@@ -675,7 +809,7 @@ BlockQuantStats fake_quantize(std::span<float> data, const BlockQuantConfig& con
 
 BlockQuantStats fake_quantize_blocks(std::span<float> data, std::size_t rows, std::size_t cols,
                                      const BlockQuantConfig& config, int block_rows, int block_cols,
-                                     double* max_scale) {
+                                     double* max_scale, double tensor_amax) {
     BlockQuantConfig c = config;
     c.block_size = 0; // the shape below decides; resolve only checks the format and rule
     const ResolvedBlockQuant q = resolve_block_quant(c);
@@ -683,7 +817,8 @@ BlockQuantStats fake_quantize_blocks(std::span<float> data, std::size_t rows, st
         throw Error(ErrorKind::InvalidArgument, "fake_quantize_blocks: bad shape");
     BlockQuantStats s;
     if (q.spec.tensor_scale)
-        s.global_scale = nvfp4_global_scale(float_tensor_amax(data.data(), data.size()));
+        s.global_scale = nvfp4_global_scale(
+            tensor_amax >= 0 ? tensor_amax : float_tensor_amax(data.data(), data.size()));
     const auto br = static_cast<std::size_t>(block_rows), bc = static_cast<std::size_t>(block_cols);
     const BandTotals t = with_element(q.spec.element, [&](auto f) {
         return fake_quantize_bands<decltype(f)::value>(data.data(), rows, cols, q, s.global_scale,

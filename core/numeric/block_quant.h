@@ -121,9 +121,10 @@ BlockQuantStats fake_quantize(std::span<float> data, const BlockQuantConfig& con
 // block (1 x 32 runs along a row, 32 x 1 down a column, 16 x 16 is a tile); edge blocks are
 // partial (the padding a real kernel would store). Element (r, c) draws rounding_random(seed,
 // r * cols + c) under stochastic rounding. The config's block_size is ignored. `max_scale` gets
-// the largest block scale in use (the one the tensor's amax sees).
+// the largest block scale in use (the one the tensor's amax sees). `tensor_amax`, when the caller
+// has it (>= 0, not NaN), spares NVFP4's global scale a pass over the data.
 BlockQuantStats fake_quantize_blocks(std::span<float> data, std::size_t rows, std::size_t cols,
                                      const BlockQuantConfig& config, int block_rows, int block_cols,
-                                     double* max_scale = nullptr);
+                                     double* max_scale = nullptr, double tensor_amax = -1);
 
 } // namespace mantissa

@@ -96,7 +96,7 @@ QuantTensorStats fake_quantize_tensor(std::span<float> data, std::size_t rows, s
         BlockQuantConfig config = spec.block;
         config.seed = quant_math::step_seed(spec.block.seed, step); // a new stream each step
         const BlockQuantStats b = fake_quantize_blocks(data, rows, cols, config, spec.block_rows,
-                                                       spec.block_cols, &st.scale);
+                                                       spec.block_cols, &st.scale, st.amax);
         st.clipped = b.clipped;
         st.zeros = b.zeros;
         st.blocks = b.blocks;
