@@ -26,7 +26,9 @@
 #include "core/records/metrics_jsonl.h"
 #include "core/train/experiment.h"
 #include "core/train/trainer.h"
+#include "tests/ops/forwarding_backend.h"
 #include "tests/test_support.h"
+#include "tests/unit/error_of.h"
 #include "tests/unit/files.h"
 #include "tests/unit/temp_dir.h"
 #include "tests/unit/unit_test.h"
@@ -669,6 +671,31 @@ public:
         CHECK_EQ(dw.inputs[1], dzs.outputs[0]);
     }
 
+    // An engine that quantises but has no Hadamard kernel (the CUDA engine today) is refused
+    // when the plan is bound, naming the layer and the field; without the transform it binds.
+    void hadamardNeedsAnEngineThatHasIt() {
+        class NoHadamard final : public ForwardingBackend {
+        public:
+            using ForwardingBackend::ForwardingBackend;
+            bool supports_fake_quantize() const override { return true; }
+        };
+        CpuBackend cpu;
+        NoHadamard engine(cpu);
+        RecipeOptions o;
+        o.hadamard = true;
+        const Model* model = nullptr;
+        const std::string message = error_of(
+            [&] { mlp2_plan(engine, policy_with_recipe("nvfp4", o), 24, 32, 10, 40, &model); },
+            ErrorKind::Config);
+        CHECK_MSG(message.find("layer 'dense_") != std::string::npos &&
+                      message.find("recipe.hadamard") != std::string::npos,
+                  message);
+        o.hadamard = false;
+        CHECK(mlp2_plan(engine, policy_with_recipe("nvfp4", o), 24, 32, 10, 40, &model) != nullptr);
+        o.hadamard = true;
+        CHECK(mlp2_plan(cpu, policy_with_recipe("nvfp4", o), 24, 32, 10, 40, &model) != nullptr);
+    }
+
     void hadamardPreservesTheProduct() {
         // Quantisation off: Hᵀ·H = 16 I exactly, so (MX)ᵀ·(MdZ) = Xᵀ·dZ over a zero-padded batch
         // (float64, to rounding); the engine's float32 transform keeps it to float32 rounding.
@@ -905,7 +932,7 @@ public:
 MANTISSA_TEST_MAIN(TestQuantTrain, policiesCarryTheirRecipes, recipeReadsAndRoundTrips,
                    badRecipesNameTheField, planQuantisesEveryDenseInput, paddingIsNamedAndCounted,
                    forwardMatchesBlockReference, columnwiseCopiesMatchBlockReference,
-                   hadamardMatchesSylvesterReference, hadamardPreservesTheProduct,
-                   perTensorFp8MatchesTheFormula, delayedScalingLagsASpike,
-                   trainingRunsUnderEveryQuantisedPolicy, initializeResetsDelayedScaling,
-                   quantRecordIsWrittenAsJsonl)
+                   hadamardMatchesSylvesterReference, hadamardNeedsAnEngineThatHasIt,
+                   hadamardPreservesTheProduct, perTensorFp8MatchesTheFormula,
+                   delayedScalingLagsASpike, trainingRunsUnderEveryQuantisedPolicy,
+                   initializeResetsDelayedScaling, quantRecordIsWrittenAsJsonl)

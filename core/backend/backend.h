@@ -171,6 +171,9 @@ public:
     // --- quantised GEMM inputs (the frontier policies) ---
     // Engines without it refuse the policies when a plan is compiled (PlanBuilder asks first).
     virtual bool supports_fake_quantize() const { return false; }
+    // NVFP4's random Hadamard transform inside fake_quantize (QuantSpec::hadamard; an output
+    // with zero rows padded to a multiple of 16). The CUDA kernels do not have it yet.
+    virtual bool supports_hadamard_quantize() const { return false; }
     virtual void fake_quantize(const FakeQuantArgs& args) {
         (void)args;
         throw Error(ErrorKind::Config, "quantised policies run on the CPU engine for now");

@@ -28,6 +28,14 @@ std::unique_ptr<Plan> bind(PlanSpec description, Backend& backend) {
                         " has no quantise kernels yet); use device \"cpu\", or keep this layer " +
                         "in bfloat16 with its dtype");
     }
+    for (const PlanQuant& q : spec.quant)
+        if (q.spec.hadamard && !backend.supports_hadamard_quantize())
+            throw Error(ErrorKind::Config,
+                        "layer '" + q.layer +
+                            "': recipe.hadamard runs on the CPU engine for now (" +
+                            backend.info().name +
+                            " has no Hadamard kernel yet); use device \"cpu\", or set "
+                            "recipe.hadamard to false");
     auto plan = std::make_unique<Plan>();
     plan->spec = shared;
     plan->policy = spec.policy;

@@ -56,6 +56,7 @@ public:
 
     void exponent_histogram(const Tensor& x, Tensor& counts_i32) override;
     bool supports_fake_quantize() const override { return true; }
+    bool supports_hadamard_quantize() const override { return true; }
     void fake_quantize(const FakeQuantArgs& args) override;  // cpu_quantize.cpp
     bool supports_fp8_gemm() const override { return true; } // cpu_gemm.cpp decodes the codes
 
