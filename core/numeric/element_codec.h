@@ -60,8 +60,11 @@ inline float round_to_element(float x) {
         std::min((a + ((1u << (s - 1)) - 1) + ((a >> s) & 1u)) & ~((1u << s) - 1), max_bits);
     // Its subnormals: n quanta, n <= 2^m (2^m is the smallest normal), exact as a float. A shift
     // past 31 is clamped: the significand is below 2^24 <= half of 2^31, so n rounds to 0 alike.
+    // For a normal x the (unsigned) difference wraps and `sub` is discarded below, but the shift
+    // must still stay in [1, 31]: shifting by 32 or more is undefined even when unused.
     const std::uint32_t mant = (a & 0x7FFFFFu) | (static_cast<std::uint32_t>(e != 0) << 23);
-    const std::uint32_t shift = std::min(23 - m + (emin_biased - std::max(e, 1u)), 31u);
+    const std::uint32_t shift =
+        std::max(std::min(23 - m + (emin_biased - std::max(e, 1u)), 31u), 1u);
     // Nearest even from the first dropped bit and whether any below it is set (shifts of the
     // value, not of a constant: GCC does not vectorise a mask built as (1 << shift) - 1).
     const std::uint32_t t = mant >> (shift - 1);
@@ -91,8 +94,8 @@ inline double round_to_element(double x) {
     const std::uint64_t mant =
         (a & ((1ull << 52) - 1)) | (static_cast<std::uint64_t>(e != 0) << 52);
     // A shift past 63 is clamped: the significand is below 2^53 <= half of 2^63.
-    const std::uint64_t shift =
-        std::min<std::uint64_t>(52 - m + (emin_biased - std::max<std::uint64_t>(e, 1)), 63);
+    const std::uint64_t shift = std::max<std::uint64_t>(
+        std::min<std::uint64_t>(52 - m + (emin_biased - std::max<std::uint64_t>(e, 1)), 63), 1);
     const std::uint64_t t = mant >> (shift - 1); // as above
     const auto sticky = static_cast<std::uint64_t>((t << (shift - 1)) != mant);
     std::uint64_t n = t >> 1;
