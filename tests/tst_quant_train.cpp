@@ -409,7 +409,9 @@ public:
         // An inference plan makes no column-wise copies (nothing would read them).
         CompileOptions eval = options;
         eval.inference_only = true;
-        for (const PlanQuant& q : compile(model, eval, be)->quant) CHECK(!q.columnwise);
+        const auto inference = compile(model, eval, be); // kept: the loop reads into it
+        CHECK(!inference->quant.empty());
+        for (const PlanQuant& q : inference->quant) CHECK(!q.columnwise);
         // Under mixed_bfloat16 nothing is quantised.
         CompileOptions plain = options;
         plain.policy = policy_from_name("mixed_bfloat16");
