@@ -165,19 +165,10 @@ bool build_plan(cublasLtHandle_t lt, const GemmKey& key, const GemmArgs& args, G
     MANTISSA_CUBLAS_CHECK(
         cublasLtMatrixLayoutCreate(&p.d, cuda_type(p.fusion.lt_output), key.n, key.m, key.n));
 
-    cublasLtMatmulPreference_t pref = nullptr;
-    MANTISSA_CUBLAS_CHECK(cublasLtMatmulPreferenceCreate(&pref));
-    const std::size_t limit = kLtWorkspace;
     cublasLtMatmulHeuristicResult_t result{};
     int found = 0;
-    const cublasStatus_t status = [&] {
-        const cublasStatus_t s = cublasLtMatmulPreferenceSetAttribute(
-            pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &limit, sizeof limit);
-        if (s != CUBLAS_STATUS_SUCCESS) return s;
-        return cublasLtMatmulAlgoGetHeuristic(lt, p.desc, p.a, p.b, p.d, p.d, pref, 1, &result,
-                                              &found);
-    }();
-    cublasLtMatmulPreferenceDestroy(pref);
+    const cublasStatus_t status =
+        cuda::best_lt_algo(lt, p.desc, p.a, p.b, p.d, kLtWorkspace, result, found);
     if (status == CUBLAS_STATUS_NOT_SUPPORTED || found == 0) return false;
     MANTISSA_CUBLAS_CHECK(status);
     p.algo = result.algo;

@@ -75,19 +75,10 @@ cuda::GemmPlan& CudaBackend::Impl::fp8_gemm_plan(const GemmArgs& args) {
     // bfloat16 D with a bfloat16 C (beta is 0, so C is never read).
     MANTISSA_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&p.d, out_type(key.c_dtype), n, m, n));
 
-    cublasLtMatmulPreference_t pref = nullptr;
-    MANTISSA_CUBLAS_CHECK(cublasLtMatmulPreferenceCreate(&pref));
-    const std::size_t limit = args.workspace.bytes;
     cublasLtMatmulHeuristicResult_t result{};
     int found = 0;
-    const cublasStatus_t status = [&] {
-        const cublasStatus_t s = cublasLtMatmulPreferenceSetAttribute(
-            pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &limit, sizeof limit);
-        if (s != CUBLAS_STATUS_SUCCESS) return s;
-        return cublasLtMatmulAlgoGetHeuristic(lt, p.desc, p.a, p.b, p.d, p.d, pref, 1, &result,
-                                              &found);
-    }();
-    cublasLtMatmulPreferenceDestroy(pref);
+    const cublasStatus_t status =
+        cuda::best_lt_algo(lt, p.desc, p.a, p.b, p.d, args.workspace.bytes, result, found);
     if (status == CUBLAS_STATUS_NOT_SUPPORTED || found == 0)
         throw Error(ErrorKind::Device, "cuBLASLt has no FP8 algorithm for gemm " +
                                            cuda::gemm_size_text(key) + " on " + info.name);

@@ -66,6 +66,23 @@ struct ConvPlan {
     ~ConvPlan();
 };
 
+// cuBLASLt's best algorithm for a described matmul within `workspace_limit` bytes: the status of
+// the query (CUBLAS_STATUS_NOT_SUPPORTED or `found` 0: none), shared by the GEMM paths.
+inline cublasStatus_t best_lt_algo(cublasLtHandle_t lt, cublasLtMatmulDesc_t desc,
+                                   cublasLtMatrixLayout_t a, cublasLtMatrixLayout_t b,
+                                   cublasLtMatrixLayout_t d, std::size_t workspace_limit,
+                                   cublasLtMatmulHeuristicResult_t& result, int& found) {
+    cublasLtMatmulPreference_t pref = nullptr;
+    cublasStatus_t s = cublasLtMatmulPreferenceCreate(&pref);
+    if (s != CUBLAS_STATUS_SUCCESS) return s;
+    s = cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
+                                             &workspace_limit, sizeof workspace_limit);
+    if (s == CUBLAS_STATUS_SUCCESS)
+        s = cublasLtMatmulAlgoGetHeuristic(lt, desc, a, b, d, d, pref, 1, &result, &found);
+    cublasLtMatmulPreferenceDestroy(pref);
+    return s;
+}
+
 } // namespace cuda
 
 struct CudaBackend::Impl {
