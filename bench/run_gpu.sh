@@ -61,6 +61,12 @@ record() {
         | tee -a "$out/results.jsonl" || fail "recording $1 from $2"
 }
 elapsed() { echo $(($(date +%s) - $1)); }
+# limit SECONDS CMD...: a kernel that hangs must not eat the whole device lease; exit 124 on time.
+limit() {
+    local seconds=$1
+    shift
+    timeout --kill-after=5 "$seconds" "$@"
+}
 
 [ -x /usr/local/cuda/bin/nvcc ] && export PATH=/usr/local/cuda/bin:$PATH
 {
@@ -142,7 +148,7 @@ if [ $do_check -eq 1 ]; then
     log "stage check: mantissa-cli selftest --require-gpu"
     t0=$(date +%s)
     rc=0
-    "$cli" selftest --require-gpu > "$out/selftest.txt" 2>&1 || rc=$?
+    limit 300 "$cli" selftest --require-gpu > "$out/selftest.txt" 2>&1 || rc=$?
     tail -80 "$out/selftest.txt"
     fails=$(grep -c "FAIL" "$out/selftest.txt" || true)
     echo "{\"stage\": \"check\", \"rc\": $rc, \"fail_lines\": $fails, \"seconds\": $(elapsed "$t0")}" \
@@ -159,7 +165,7 @@ if [ $do_check -eq 1 ]; then
     t0=$(date +%s)
     rc=0
     MANTISSA_QUALIFICATION_FILE="$out/gpu-qualification.json" \
-        "$cli" selftest --qualify > "$out/qualify.txt" 2>&1 || rc=$?
+        limit 150 "$cli" selftest --qualify > "$out/qualify.txt" 2>&1 || rc=$?
     cat "$out/qualify.txt"
     echo "{\"stage\": \"qualify\", \"rc\": $rc, \"seconds\": $(elapsed "$t0")}" > "$out/qualify.json"
     record qualify "$out/qualify.json"
@@ -170,7 +176,7 @@ if [ $do_bench -eq 1 ]; then
     log "stage bench: Mantissa and PyTorch AMP, alternately, $reps pair(s) per case"
     t0=$(date +%s)
     exp=resources/experiments
-    if "$cli" bench --gemm --device cuda --sizes 4096,8192 --dtypes float16,bfloat16,float32 \
+    if limit 90 "$cli" bench --gemm --device cuda --sizes 4096,8192 --dtypes float16,bfloat16,float32 \
         --steps 20 --json > "$out/gemm.jsonl" 2> "$out/gemm.err"; then
         python3 bench/gpu_results.py gemm "$out/gemm.jsonl" "$results" "$versions" \
             | tee -a "$out/results.jsonl" || fail "recording the GEMM throughput"
@@ -193,14 +199,14 @@ if [ $do_bench -eq 1 ]; then
             IFS='|' read -r config policy extra ours label <<< "$c"
             tag="$config-$label-$rep"
             # shellcheck disable=SC2086
-            if ! "$cli" bench --config $exp/$config.json --device cuda --policies "$policy" $extra $ours \
+            if ! limit 90 "$cli" bench --config $exp/$config.json --device cuda --policies "$policy" $extra $ours \
                 --steps 50 --warmup 10 --json > "$out/m-$tag.json" 2> "$out/m-$tag.err"; then
                 fail "mantissa $tag (see m-$tag.err)"
                 tail -3 "$out/m-$tag.err" || true
                 continue
             fi
             # shellcheck disable=SC2086
-            if ! python3 bench/peer_torch.py --config $exp/$config.json --policy "$policy" $extra \
+            if ! limit 90 python3 bench/peer_torch.py --config $exp/$config.json --policy "$policy" $extra \
                 --steps 50 --warmup 10 > "$out/p-$tag.json" 2> "$out/p-$tag.err"; then
                 fail "peer $tag (see p-$tag.err)"
                 tail -3 "$out/p-$tag.err" || true
@@ -214,7 +220,7 @@ if [ $do_bench -eq 1 ]; then
 
     log "time for MNIST to reach 99% test accuracy (cnn, at most 5 epochs)"
     m_start=$(date +%s.%N)
-    if "$cli" train --config $exp/cnn.json --device cuda --epochs 5 \
+    if limit 150 "$cli" train --config $exp/cnn.json --device cuda --epochs 5 \
         --metrics "$out/mnist99-m.jsonl" > "$out/mnist99-m.txt" 2>&1; then
         m_end=$(date +%s.%N)
         # Wall clock of the whole run (data upload and compile included) less the epochs after
@@ -244,7 +250,7 @@ EOF
     fi
     # Exit 1: ran, but 99% was not reached (still recorded); anything else: it did not run.
     rc=0
-    python3 bench/peer_torch.py --config $exp/cnn.json --to-accuracy 0.99 --epochs 5 \
+    limit 150 python3 bench/peer_torch.py --config $exp/cnn.json --to-accuracy 0.99 --epochs 5 \
         > "$out/mnist99-p.json" 2> "$out/mnist99-p.err" || rc=$?
     if [ -s "$out/mnist99-p.json" ] && python3 -c 'import json,sys; d=json.loads(open(sys.argv[1]).read().splitlines()[-1]); d["engine"]="pytorch"; print(json.dumps(d))' \
         "$out/mnist99-p.json" > "$out/mnist99-p.rec.json"; then
