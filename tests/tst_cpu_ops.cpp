@@ -596,18 +596,23 @@ void TestCpuOps::gemm_fp8_data() {
     add_column<bool>("tb");
     add_column<double>("a_scale"); // 0: no scale tensor (1)
     add_column<double>("b_scale");
+    add_column<bool>("epilogue"); // bias (bfloat16) + ReLU, the pre-activation written too
     new_row("e4m3 x e4m3 -> float32, C = A B^T") << "float8_e4m3"
                                                  << "float8_e4m3"
-                                                 << "float32" << true << 0.25 << 8.0;
+                                                 << "float32" << true << 0.25 << 8.0 << false;
     new_row("e4m3 x e4m3 -> bfloat16, C = A B") << "float8_e4m3"
                                                 << "float8_e4m3"
-                                                << "bfloat16" << false << 0x1p-9 << 0x1p+3;
+                                                << "bfloat16" << false << 0x1p-9 << 0x1p+3
+                                                << false;
     new_row("e5m2 x e4m3 -> bfloat16, C = A B^T") << "float8_e5m2"
                                                   << "float8_e4m3"
-                                                  << "bfloat16" << true << 4.0 << 0.0;
+                                                  << "bfloat16" << true << 4.0 << 0.0 << false;
     new_row("e4m3 x e5m2 -> float32, no scales") << "float8_e4m3"
                                                  << "float8_e5m2"
-                                                 << "float32" << false << 0.0 << 0.0;
+                                                 << "float32" << false << 0.0 << 0.0 << false;
+    new_row("e4m3 x e4m3 -> bfloat16, bias + relu") << "float8_e4m3"
+                                                    << "float8_e4m3"
+                                                    << "bfloat16" << true << 0.5 << 2.0 << true;
 }
 
 // FP8 codes with power-of-two decode scales: the CPU engine's result equals the exact float64
@@ -619,6 +624,7 @@ void TestCpuOps::gemm_fp8() {
     FETCH(bool, tb);
     FETCH(double, a_scale);
     FETCH(double, b_scale);
+    FETCH(bool, epilogue);
     const DType adt = dtype_of(a_dtype), bdt = dtype_of(b_dtype), cdt = dtype_of(c_dtype);
     const std::int64_t m = 16, k = 32, n = 16;
     std::mt19937 rng(1800 + static_cast<unsigned>(cdt) * 7 + static_cast<unsigned>(adt));
@@ -637,6 +643,14 @@ void TestCpuOps::gemm_fp8() {
     args.c = &c.t;
     args.a_scale = a_scale != 0 ? &sa.t : nullptr;
     args.b_scale = b_scale != 0 ? &sb.t : nullptr;
+    // Bias values on a grid of 1/4 in [-8, 8): the float32 sum with the product stays exact.
+    HostTensor bias(DType::BFloat16, {n}, "bias"), pre(DType::Float32, {m, n}, "pre");
+    for (std::int64_t j = 0; j < n; ++j) bias.set(j, static_cast<double>(j % 64) / 4.0 - 8.0);
+    if (epilogue) {
+        args.bias = &bias.t;
+        args.epilogue = Activation::Relu;
+        args.pre_activation = &pre.t;
+    }
     const auto ws = workspace_for(m_cpu, args);
     m_cpu.gemm(args);
     const double scale = (a_scale != 0 ? a_scale : 1.0) * (b_scale != 0 ? b_scale : 1.0);
@@ -647,9 +661,12 @@ void TestCpuOps::gemm_fp8() {
             for (std::int64_t p = 0; p < k; ++p)
                 sum += fp8_value(a_codes[i * k + p], adt) *
                        fp8_value(b_codes[tb ? j * k + p : p * n + j], bdt);
-            const double exact = sum * scale;
-            const double want = decode_bits(encode_bits(exact, cdt), cdt); // rounded once
+            // cuBLASLt's order: the scales on the product, then the bias, then the activation.
+            const double exact = sum * scale + (epilogue ? bias.get(j) : 0.0);
+            const double act = epilogue ? std::max(exact, 0.0) : exact;
+            const double want = decode_bits(encode_bits(act, cdt), cdt); // rounded once
             CHECK_CLOSE("C", i * n + j, c.get(i * n + j), want, 0.0);
+            if (epilogue) CHECK_CLOSE("pre", i * n + j, pre.get(i * n + j), exact, 0.0);
             nonzero += exact != 0 ? 1 : 0;
         }
     CHECK(nonzero > m * n / 2);
@@ -700,7 +717,15 @@ void TestCpuOps::gemm_fp8_rules() {
     refused(g, "C must be float32 or bfloat16", false);
     g = ok;
     g.bias = &bias.t;
-    refused(g, "no bias", false);
+    g.epilogue = Activation::Softmax;
+    refused(g, "no softmax epilogue", false);
+    g = ok;
+    g.accumulate = true;
+    refused(g, "no accumulate", false);
+    g = ok;
+    g.bias = &bias.t; // bias and an elementwise epilogue after the scales: accepted
+    g.epilogue = Activation::Relu;
+    check_fp8_gemm_tn(g);
     g = ok;
     g.a_scale = &wide_scale.t;
     refused(g, "a_scale must be a one-element float32 tensor", false);

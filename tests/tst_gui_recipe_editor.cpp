@@ -36,10 +36,10 @@ using namespace mantissa::ui;
 
 namespace {
 
-const char* const kFields[] = {"recipe_kind",      "recipe_fp8_format",   "recipe_history_len",
-                               "recipe_margin",    "recipe_amax_compute", "recipe_scale_rule",
-                               "recipe_weight_2d", "recipe_stochastic",   "recipe_hadamard",
-                               "recipe_seed"};
+const char* const kFields[] = {"recipe_kind",        "recipe_fp8_format", "recipe_history_len",
+                               "recipe_margin",      "recipe_amax_compute", "recipe_gemm",
+                               "recipe_scale_rule",  "recipe_weight_2d",  "recipe_stochastic",
+                               "recipe_hadamard",    "recipe_seed"};
 
 RecipeEditor* editor_of(QWidget& parent) {
     return parent.findChild<RecipeEditor*>("recipe");
@@ -125,7 +125,7 @@ private slots:
         QVERIFY(!editor->isHidden());
         QCOMPARE(shown_fields(form),
                  QStringList({"recipe_kind", "recipe_fp8_format", "recipe_history_len",
-                              "recipe_margin", "recipe_amax_compute"}));
+                              "recipe_margin", "recipe_amax_compute", "recipe_gemm"}));
         // The defaults shown are make_recipe's.
         const QuantRecipe fp8 = make_recipe("mixed_float8");
         QCOMPARE(field<QComboBox>(form, "recipe_kind")->currentData().toString(),
@@ -136,10 +136,17 @@ private slots:
                  QString("hybrid"));
         QCOMPARE(field<QComboBox>(form, "recipe_amax_compute")->currentData().toString(),
                  QString("max"));
+        QCOMPARE(field<QComboBox>(form, "recipe_gemm")->currentData().toString(),
+                 QString::fromStdString(fp8.gemm));
         QVERIFY(!form.apply_to(Experiment{}).recipe); // defaults: nothing to write
+        pick(field<QComboBox>(form, "recipe_gemm"), "fp8");
+        QCOMPARE(form.apply_to(Experiment{}).recipe->gemm, std::optional<std::string>("fp8"));
+        pick(field<QComboBox>(form, "recipe_gemm"), "auto");
+        QVERIFY(!form.apply_to(Experiment{}).recipe);
 
         pick(field<QComboBox>(form, "recipe_kind"), "current"); // no history without "delayed"
-        QCOMPARE(shown_fields(form), QStringList({"recipe_kind", "recipe_fp8_format"}));
+        QCOMPARE(shown_fields(form),
+                 QStringList({"recipe_kind", "recipe_fp8_format", "recipe_gemm"}));
         pick(field<QComboBox>(form, "recipe_kind"), "block"); // blocks may round stochastically
         QCOMPARE(shown_fields(form),
                  QStringList({"recipe_kind", "recipe_fp8_format", "recipe_stochastic"}));

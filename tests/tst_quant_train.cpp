@@ -20,6 +20,7 @@
 #include "core/numeric/convert.h"
 #include "core/numeric/element_format.h"
 #include "core/numeric/hadamard.h"
+#include "core/numeric/hadamard_math.h"
 #include "core/numeric/policy.h"
 #include "core/numeric/tensor_quant.h"
 #include "core/plan/compile.h"
@@ -673,7 +674,7 @@ public:
         CHECK_EQ(dw.inputs[1], dzs.outputs[0]);
     }
 
-    // An engine that quantises but has no Hadamard kernel (the CUDA engine today) is refused
+    // An engine that quantises but has no Hadamard kernel (an engine added later, say) is refused
     // when the plan is bound, naming the layer and the field; without the transform it binds.
     void hadamardNeedsAnEngineThatHasIt() {
         class NoHadamard final : public ForwardingBackend {
@@ -750,6 +751,36 @@ public:
             after = std::max(after, std::fabs(hx[r * in]));
         }
         CHECK(after < before / 2);
+    }
+
+    void hadamardRunMatchesRows() {
+        // The CUDA kernel transforms one run of 16 rows of a column at a time with
+        // hadamard_math::random_hadamard_run; the CPU engine's random_hadamard_rows works on
+        // chunks of 64 columns. Both must give the same bits, also where the float64 sums round
+        // (values over more than 29 binades) and across a chunk boundary (70 columns).
+        const std::size_t rows = 32, cols = 70;
+        std::vector<float> rows_data(rows * cols);
+        for (std::size_t i = 0; i < rows_data.size(); ++i)
+            rows_data[i] = static_cast<float>(std::sin(0.37 * static_cast<double>(i) + 0.1) *
+                                              std::ldexp(1.0, static_cast<int>(i % 61) - 30));
+        rows_data[3] = 0x1p-140f; // a float32 subnormal
+        rows_data[5 * cols] = -3.0e38f;
+        std::vector<float> run_data = rows_data;
+        const std::array<float, 16> signs = hadamard_signs(23);
+        float s[16];
+        std::copy(signs.begin(), signs.end(), s);
+        random_hadamard_rows(rows_data, rows, cols, signs);
+        for (std::size_t g = 0; g < rows; g += 16)
+            for (std::size_t c = 0; c < cols; ++c) {
+                float v[16];
+                for (std::size_t i = 0; i < 16; ++i) v[i] = run_data[(g + i) * cols + c];
+                hadamard_math::random_hadamard_run(v, s);
+                for (std::size_t i = 0; i < 16; ++i) run_data[(g + i) * cols + c] = v[i];
+            }
+        for (std::size_t i = 0; i < rows_data.size(); ++i)
+            CHECK_MSG(bits(rows_data[i]) == bits(run_data[i]),
+                      "element " + std::to_string(i) + ": " + describe_value(rows_data[i]) +
+                          " vs " + describe_value(run_data[i]));
     }
 
     void perTensorFp8MatchesTheFormula() {
@@ -935,6 +966,7 @@ MANTISSA_TEST_MAIN(TestQuantTrain, policiesCarryTheirRecipes, recipeReadsAndRoun
                    badRecipesNameTheField, planQuantisesEveryDenseInput, paddingIsNamedAndCounted,
                    forwardMatchesBlockReference, columnwiseCopiesMatchBlockReference,
                    hadamardMatchesSylvesterReference, hadamardNeedsAnEngineThatHasIt,
-                   hadamardPreservesTheProduct, perTensorFp8MatchesTheFormula,
+                   hadamardPreservesTheProduct, hadamardRunMatchesRows,
+                   perTensorFp8MatchesTheFormula,
                    delayedScalingLagsASpike, trainingRunsUnderEveryQuantisedPolicy,
                    initializeResetsDelayedScaling, quantRecordIsWrittenAsJsonl)

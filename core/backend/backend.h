@@ -97,6 +97,24 @@ struct FakeQuantArgs {
     std::int64_t rows = 0; // rows of the 2-D view (a convolution's N·H·W); 0: dst->rows()
 };
 
+// Per-tensor FP8 quantisation into codes for the FP8 GEMM (issue 18, TE's Float8Tensor): src
+// (any float dtype, read as rows x cols with rows = its first dimension) cast under `spec`
+// (Current or Delayed scaling only) to float8 codes of spec->element, written row-major into
+// `codes` (rows x cols) and/or transposed into `codes_t` (cols x rows, TE's column-wise usage:
+// the same codes, one scale), with the decode scale 1 / scale in `scale_inv` (float32, one
+// element), which GemmArgs::a_scale / b_scale take. code · scale_inv is exactly the value
+// fake_quantize writes for that element; `state`, `stats` and `record` as in FakeQuantArgs.
+struct Fp8QuantArgs {
+    const QuantSpec* spec = nullptr;
+    const Tensor* src = nullptr;
+    Tensor* codes = nullptr;   // (rows, cols) float8, or nullptr
+    Tensor* codes_t = nullptr; // (cols, rows) float8, or nullptr
+    Tensor* scale_inv = nullptr;
+    Tensor* state = nullptr; // delayed scaling's history; nullptr for current scaling
+    Tensor* stats = nullptr;
+    bool record = true;
+};
+
 // One step's scalars as the readout ring returned them, a step or two after the step ran.
 struct StepReadout {
     StepScalars scalars;
@@ -172,7 +190,8 @@ public:
     // Engines without it refuse the policies when a plan is compiled (PlanBuilder asks first).
     virtual bool supports_fake_quantize() const { return false; }
     // NVFP4's random Hadamard transform inside fake_quantize (QuantSpec::hadamard; an output
-    // with zero rows padded to a multiple of 16). The CUDA kernels do not have it yet.
+    // with zero rows padded to a multiple of 16). The CPU and CUDA engines have it; a plan that
+    // asks for it on an engine without it is refused at bind, naming the layer and the field.
     virtual bool supports_hadamard_quantize() const { return false; }
     virtual void fake_quantize(const FakeQuantArgs& args) {
         (void)args;
@@ -183,6 +202,16 @@ public:
     // The CPU engine decodes the codes exactly; the CUDA engine runs cuBLASLt's FP8 matmul,
     // which needs compute capability 8.9 or higher (decided when the engine opens).
     virtual bool supports_fp8_gemm() const { return false; }
+    // Whether FP8 GEMMs run on FP8 hardware here (FP8 tensor cores), so that a per-tensor FP8
+    // recipe's recipe.gemm "auto" lowers its Dense GEMMs onto them; the CPU engine emulates them
+    // (recipe.gemm "fp8" asks for that) and says false.
+    virtual bool native_fp8_gemm() const { return false; }
+    // The quantise step of an FP8 GEMM's operands (Fp8QuantArgs); engines with FP8 GEMMs have it.
+    virtual void quantize_fp8(const Fp8QuantArgs& args) {
+        (void)args;
+        throw Error(ErrorKind::Config, "this engine has no FP8 GEMMs: use recipe.gemm "
+                                       "\"fake_quant\"");
+    }
 
     // --- the training step's control, all on the device ---
     // Zeroes found_inf, loss_sum, correct and examples.

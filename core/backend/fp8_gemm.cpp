@@ -34,6 +34,10 @@ bool is_fp8(DType dtype) {
     return dtype == DType::Float8E4M3 || dtype == DType::Float8E5M2;
 }
 
+bool fp8_gemm_has_epilogue(const GemmArgs& args) {
+    return args.bias || args.pre_activation || args.epilogue != Activation::Linear;
+}
+
 bool uses_fp8_gemm(const GemmArgs& args) {
     return (args.a && is_fp8(args.a->dtype)) || (args.b && is_fp8(args.b->dtype)) || args.a_scale ||
            args.b_scale;
@@ -53,10 +57,10 @@ void check_fp8_gemm(const GemmArgs& args) {
         refuse("C must be float32 or bfloat16", args);
     check_scale(args.a_scale, "a_scale", args);
     check_scale(args.b_scale, "b_scale", args);
-    if (args.bias || args.pre_activation || args.epilogue != Activation::Linear || args.accumulate)
-        refuse("no bias, pre_activation, activation epilogue or accumulate yet (the first FP8 "
-               "slice is the plain product)",
-               args);
+    // The epilogue runs after the decode scales, as cuBLASLt's does: act(scale · A·B + bias).
+    if (args.epilogue == Activation::Softmax)
+        refuse("no softmax epilogue (a row operation): run softmax as its own step", args);
+    if (args.accumulate) refuse("no accumulate (C += ...): the FP8 product writes C", args);
 }
 
 void check_fp8_gemm_tn(const GemmArgs& args) {

@@ -8,13 +8,17 @@
 namespace mantissa {
 
 bool is_fp8(DType dtype);
+// Whether an FP8 call has an epilogue (bias, pre-activation or activation) after the product:
+// the CUDA engine then has cuBLASLt write a float32 accumulator and gemm_epilogue.cu finish it.
+bool fp8_gemm_has_epilogue(const GemmArgs& args);
 // Whether a call takes the FP8 path: a float8 operand or a decode scale.
 bool uses_fp8_gemm(const GemmArgs& args);
 
 // Throws Error(InvalidArgument) naming the op and the rule: A and B both float8 (e4m3 · e4m3,
 // e4m3 · e5m2 or e5m2 · e4m3: cuBLASLt has no e5m2 · e5m2 kernel), C float32 or bfloat16, each
-// scale a one-element float32 tensor, and (in this first slice) no bias, pre_activation,
-// activation epilogue or accumulation.
+// scale a one-element float32 tensor; bias, pre_activation and an elementwise epilogue are
+// applied after the scales (cuBLASLt's order: act(a_scale · b_scale · A·B + bias)); no softmax
+// epilogue and no accumulation.
 void check_fp8_gemm(const GemmArgs& args);
 
 // cuBLASLt's FP8 layout rule on top (cublasLtMatmul: "A must be transposed and B non-transposed

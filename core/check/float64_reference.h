@@ -60,6 +60,7 @@ public:
     void fake_quantize(const FakeQuantArgs& args) override { m_cpu->fake_quantize(args); }
     // FP8 operands are widened exactly and multiplied by their decode scales in float64.
     bool supports_fp8_gemm() const override { return true; }
+    void quantize_fp8(const Fp8QuantArgs& args) override { m_cpu->quantize_fp8(args); }
     void begin_step(Tensor& scalars) override;
     void unscale_and_check_finite(std::span<Tensor* const> grads, Tensor& scalars) override;
     void optimizer_update(const OptimizerConfig& config, Tensor& param, const Tensor& grad,

@@ -480,6 +480,22 @@ struct QuantCase {
     std::int64_t view_split = 0;
 };
 
+// NVFP4's random Hadamard transform (recipe.hadamard) on a dW input's column-wise copy: 16x1
+// blocks down the rows, the rows padded with zeros to a multiple of 16 in the output.
+QuantCase hadamard_case(std::string geometry, std::int64_t rows, std::int64_t cols,
+                        bool stochastic) {
+    QuantCase q{std::move(geometry), {}, rows, cols};
+    q.spec.scaling = QuantScaling::Block;
+    q.spec.block.format = BlockFormat::NvFp4;
+    q.spec.block.stochastic = stochastic;
+    q.spec.block.seed = 1234;
+    q.spec.block_rows = 16;
+    q.spec.block_cols = 1;
+    q.spec.hadamard = true;
+    q.spec.hadamard_seed = 77;
+    return q;
+}
+
 std::vector<double> quant_values(std::int64_t rows, std::int64_t cols, bool specials) {
     std::vector<double> v = random_values(static_cast<std::size_t>(rows * cols), 31, 3.0);
     v[5] = 500.0;       // E4M3 under the floor rule: the block's scale is 1, and 500 clips to 448
@@ -535,6 +551,8 @@ void add_fake_quantize(Table& t, DType dt) {
                      4});
     cases.push_back({"nvfp4 16x16, conv kernel view",
                      block_spec(BlockFormat::NvFp4, std::nullopt, 16, 16), 36, 20, false, 1, 3});
+    cases.push_back(hadamard_case("nvfp4 16x1 hadamard seed 77, rows padded 7->16", 7, 80, false));
+    cases.push_back(hadamard_case("nvfp4 16x1 stochastic, hadamard seed 77, 40->48", 40, 12, true));
     for (ElementFormat e : {ElementFormat::Float8E4M3, ElementFormat::Float8E5M2}) {
         QuantSpec current;
         current.scaling = QuantScaling::Current;
@@ -557,7 +575,10 @@ void add_fake_quantize(Table& t, DType dt) {
             std::vector<double> spike = quant_values(q.rows, q.cols, false);
             for (double& v : spike) v *= 4.0;
             Twin& x2 = c.make("x step 2", dt, shape, spike);
-            Twin& y = c.make("y", DType::Float32, shape);
+            // Under the Hadamard transform the output's rows are padded to a multiple of 16.
+            const Shape out_shape =
+                q.spec.hadamard ? Shape{(q.rows + 15) / 16 * 16, q.cols} : shape;
+            Twin& y = c.make("y", DType::Float32, out_shape);
             Twin& stats = c.make("stats", DType::Float64, {kQuantStatsValues});
             const auto state_floats = static_cast<std::int64_t>(quant_state_floats(q.spec));
             Twin* state = state_floats ? &c.make("state", DType::Float32, {state_floats}) : nullptr;
@@ -621,6 +642,96 @@ void add_fp8_gemm(Table& t) {
             });
             t.cases.back().needs_fp8_gemm = true;
         }
+    // The epilogue after the scales (a Dense layer's forward under recipe.gemm "fp8"): bias in
+    // bfloat16, the activation, and the pre-activation GELU's backward reads.
+    for (Activation act : {Activation::Relu, Activation::Gelu}) {
+        const std::string geometry = dims({m, k, n}) + " float8_e4m3 x float8_e4m3 + bias + " +
+                                     std::string(activation_name(act)) + ", pre";
+        const double tol = dtype_tolerance(DType::BFloat16);
+        t.add("gemm fp8 C = act(A B^T + bias)", DType::BFloat16, geometry, tol, tol,
+              [act](CaseContext& c) {
+                  Twin& a = c.make("a", DType::Float8E4M3, {m, k}, random_values(m * k, 33, 2.0));
+                  Twin& b = c.make("b", DType::Float8E4M3, {n, k}, random_values(n * k, 34, 0.5));
+                  Twin& sa = c.make("a_scale", DType::Float32, {1}, {0.75});
+                  Twin& sb = c.make("b_scale", DType::Float32, {1}, {0.125});
+                  Twin& bias = c.make("bias", DType::BFloat16, {n}, random_values(n, 35, 1.0));
+                  Twin& pre = c.make("pre", DType::BFloat16, {m, n});
+                  Twin& y = c.make("y", DType::BFloat16, {m, n});
+                  c.both([&](Backend& be, int i) {
+                      GemmArgs g;
+                      g.a = &a.on(i);
+                      g.b = &b.on(i);
+                      g.transpose_b = true;
+                      g.c = &y.on(i);
+                      g.a_scale = &sa.on(i);
+                      g.b_scale = &sb.on(i);
+                      g.bias = &bias.on(i);
+                      g.epilogue = act;
+                      g.pre_activation = &pre.on(i);
+                      g.workspace = c.workspace(i, be.gemm_workspace_bytes(g));
+                      be.gemm(g);
+                  });
+                  return std::vector<Twin*>{&y, &pre};
+              });
+        t.cases.back().needs_fp8_gemm = true;
+    }
+}
+
+// Per-tensor FP8 into codes for the FP8 GEMM (Backend::quantize_fp8), both layouts, exact on every
+// engine: the codes, the decode scale, the stats and delayed scaling's state (over two steps, the
+// second a spike the history has not seen). 48 x 80 in `dt`.
+void add_quantize_fp8(Table& t, DType dt) {
+    struct Fp8QuantCase {
+        std::string geometry;
+        QuantSpec spec;
+        int steps = 1;
+    };
+    std::vector<Fp8QuantCase> cases;
+    for (ElementFormat e : {ElementFormat::Float8E4M3, ElementFormat::Float8E5M2}) {
+        QuantSpec current;
+        current.scaling = QuantScaling::Current;
+        current.element = e;
+        cases.push_back({"current " + std::string(element_format_name(e)), current});
+        QuantSpec delayed = current;
+        delayed.scaling = QuantScaling::Delayed;
+        delayed.history_len = 4;
+        delayed.margin = 1;
+        cases.push_back({"delayed " + std::string(element_format_name(e)) + ", 2 steps", delayed, 2});
+    }
+    constexpr std::int64_t rows = 48, cols = 80;
+    for (const Fp8QuantCase& q : cases) {
+        const std::string geometry = dims({rows, cols}) + " " + q.geometry + ", codes and codes^T";
+        t.add("quantize_fp8", dt, geometry, 0.0, 0.0, [dt, q](CaseContext& c) {
+            const DType code = q.spec.element == ElementFormat::Float8E5M2 ? DType::Float8E5M2
+                                                                            : DType::Float8E4M3;
+            Twin& x = c.make("x", dt, {rows, cols}, quant_values(rows, cols, true));
+            std::vector<double> spike = quant_values(rows, cols, false);
+            for (double& v : spike) v *= 4.0;
+            Twin& x2 = c.make("x step 2", dt, {rows, cols}, spike);
+            Twin& codes = c.make("codes", code, {rows, cols});
+            Twin& codes_t = c.make("codes^T", code, {cols, rows});
+            Twin& scale_inv = c.make("scale_inv", DType::Float32, {1});
+            Twin& stats = c.make("stats", DType::Float64, {kQuantStatsValues});
+            const auto state_floats = static_cast<std::int64_t>(quant_state_floats(q.spec));
+            Twin* state = state_floats ? &c.make("state", DType::Float32, {state_floats}) : nullptr;
+            for (int step = 0; step < q.steps; ++step)
+                c.both([&](Backend& be, int i) {
+                    Fp8QuantArgs a;
+                    a.spec = &q.spec;
+                    a.src = step == 0 ? &x.on(i) : &x2.on(i);
+                    a.codes = &codes.on(i);
+                    a.codes_t = &codes_t.on(i);
+                    a.scale_inv = &scale_inv.on(i);
+                    a.state = state ? &state->on(i) : nullptr;
+                    a.stats = &stats.on(i);
+                    be.quantize_fp8(a);
+                });
+            std::vector<Twin*> outs{&codes, &codes_t, &scale_inv, &stats};
+            if (state) outs.push_back(state);
+            return outs;
+        });
+        t.cases.back().needs_fp8_gemm = true;
+    }
 }
 
 } // namespace
@@ -652,6 +763,7 @@ std::vector<OpCase> op_cases() {
         add_dropout_and_histogram(t, dt);
         add_step_end(t, dt);
         add_fake_quantize(t, dt);
+        add_quantize_fp8(t, dt);
     }
     add_fp8_gemm(t);
     return std::move(t.cases);

@@ -202,6 +202,23 @@ MANTISSA_HD constexpr float fp8_scale_for(double amax, double max_elem, int marg
 // One value cast per tensor: x = v * scale (exact, 24 x 24 bits), the code nearest x
 // (saturating), decoded times scale_inv. Beyond the float32 rounding of the scale itself (amax x
 // fl(448 / amax) may exceed 448 by an ulp and still encode as 448) a value counts as clipped.
+// cast_code gives the code itself (what the FP8 GEMM reads, with scale_inv as its decode scale);
+// cast_element the decoded value fake quantisation writes. Both decide clipped and zero alike.
+struct CodeResult {
+    std::uint32_t code = 0;
+    bool clipped = false;
+    bool zero = false;
+};
+MANTISSA_HD constexpr CodeResult cast_code(float v, float scale, float scale_inv, ElementFormat f,
+                                           double max_elem) {
+    const double x = static_cast<double>(v) * static_cast<double>(scale);
+    CodeResult r;
+    r.code = encode_element(x, f);
+    const double decoded = decode_element(r.code, f) * static_cast<double>(scale_inv);
+    r.clipped = abs_of(x) > max_elem * (1.0 + 0x1p-22);
+    r.zero = v != 0 && !is_nan(static_cast<double>(v)) && decoded == 0;
+    return r;
+}
 struct CastResult {
     float value = 0;
     bool clipped = false;
@@ -209,12 +226,11 @@ struct CastResult {
 };
 MANTISSA_HD constexpr CastResult cast_element(float v, float scale, float scale_inv,
                                               ElementFormat f, double max_elem) {
-    const double x = static_cast<double>(v) * static_cast<double>(scale);
-    const std::uint32_t code = encode_element(x, f);
-    const double decoded = decode_element(code, f) * static_cast<double>(scale_inv);
+    const CodeResult c = cast_code(v, scale, scale_inv, f, max_elem);
+    const double decoded = decode_element(c.code, f) * static_cast<double>(scale_inv);
     CastResult r;
-    r.clipped = abs_of(x) > max_elem * (1.0 + 0x1p-22);
-    r.zero = v != 0 && !is_nan(static_cast<double>(v)) && decoded == 0;
+    r.clipped = c.clipped;
+    r.zero = c.zero;
     r.value = static_cast<float>(decoded); // a 4-bit significand times a float32: one rounding
     return r;
 }

@@ -79,6 +79,12 @@ QuantRecipe make_recipe(std::string_view policy_name, const RecipeOptions& o) {
     };
     only_fp8(o.kind.has_value(), "kind");
     only_fp8(o.fp8_format.has_value(), "fp8_format");
+    only_fp8(o.gemm.has_value(), "gemm");
+    if (o.gemm && kind == "block")
+        bad("gemm", "only for kind 'delayed' or 'current' (FP8 GEMMs take one scale per tensor; "
+                    "this is 'block')");
+    if (o.gemm && *o.gemm != "auto" && *o.gemm != "fp8" && *o.gemm != "fake_quant")
+        bad("gemm", "expected \"auto\", \"fp8\" or \"fake_quant\", got \"" + *o.gemm + "\"");
     if (o.hadamard && policy_name != "nvfp4")
         bad("hadamard", "only for policy nvfp4 (this is " + std::string(policy_name) + ")");
     auto only_delayed = [&](bool set, const char* field) {
@@ -125,6 +131,7 @@ QuantRecipe make_recipe(std::string_view policy_name, const RecipeOptions& o) {
             s.amax_most_recent = o.amax_compute.value_or("max") == "most_recent";
             r.activation = r.weight = r.gradient = s;
             if (hybrid) r.gradient.element = ElementFormat::Float8E5M2;
+            r.gemm = o.gemm.value_or("auto");
         }
         if (o.stochastic_gradients && *o.stochastic_gradients) {
             if (kind != "block")

@@ -53,6 +53,12 @@ struct QuantRecipe {
     QuantSpec activation, weight, gradient;
     bool hadamard = false;  // nvfp4: the random Hadamard transform on the wgrad inputs
     std::uint64_t seed = 0; // the recipe's seed (stochastic rounding, the Hadamard signs)
+    // Per-tensor FP8 (delayed, current) only, else empty: how the Dense GEMMs consume the
+    // quantised inputs. "auto": FP8 GEMMs on float8 codes where the engine has FP8 hardware
+    // (Backend::native_fp8_gemm), quantise-dequantise elsewhere; "fp8": FP8 GEMMs on any engine
+    // with them (the CPU engine emulates cuBLASLt's arithmetic: codes multiplied, scales applied
+    // after the float32 sum); "fake_quant": quantised-and-decoded float32 inputs to float32 GEMMs.
+    std::string gemm;
     const QuantSpec& spec(QuantRole role) const;
     // The column-wise copy of `role` (TE's columnwise usage) for the GEMM that reduces along the
     // tensor's other dimension (dW = Xᵀ·dZ reduces over the batch; dX = dZ·Wᵀ over the units):
@@ -77,6 +83,7 @@ struct RecipeOptions {
     std::optional<bool> stochastic_gradients; // nvfp4 default true, others false
     std::optional<std::uint64_t> seed;        // stochastic rounding seed (default 0)
     std::optional<bool> hadamard; // nvfp4: random Hadamard transform on wgrad inputs (false)
+    std::optional<std::string> gemm; // mixed_float8 delayed/current: "auto", "fp8", "fake_quant"
     bool operator==(const RecipeOptions&) const = default;
 };
 

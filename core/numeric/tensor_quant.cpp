@@ -132,4 +132,44 @@ QuantTensorStats fake_quantize_tensor(std::span<float> data, std::size_t rows, s
     return st;
 }
 
+QuantTensorStats fp8_codes_tensor(std::span<const float> data, std::size_t rows, std::size_t cols,
+                                  const QuantSpec& spec, std::span<float> state, bool record,
+                                  std::span<std::uint8_t> codes, std::span<std::uint8_t> codes_t,
+                                  float& scale_inv) {
+    const std::size_t n = rows * cols;
+    if (spec.scaling == QuantScaling::Block || spec.hadamard || data.size() != n ||
+        (!codes.empty() && codes.size() != n) || (!codes_t.empty() && codes_t.size() != n))
+        throw Error(ErrorKind::Internal, "fp8_codes_tensor: a per-tensor spec and " +
+                                             std::to_string(rows) + "×" + std::to_string(cols) +
+                                             " values and codes");
+    if (state.size() < quant_state_floats(spec))
+        throw Error(ErrorKind::Internal, "fp8_codes_tensor: missing delayed-scaling state");
+    QuantTensorStats st;
+    st.count = n;
+    st.blocks = 1;
+    st.amax = amax_of(data);
+    const double max_elem = element_spec(spec.element).max_finite;
+    float scale = 1.0f; // fake_quantize_tensor's rule, word for word
+    if (spec.scaling == QuantScaling::Current)
+        scale = fp8_scale_for(st.amax, max_elem, 0, 1.0f);
+    else if (state[0] > 0)
+        scale = state[0];
+    scale_inv = 1.0f / scale;
+    st.scale = scale_inv;
+    for (std::size_t r = 0; r < rows; ++r)
+        for (std::size_t c = 0; c < cols; ++c) {
+            const quant_math::CodeResult q = quant_math::cast_code(
+                data[r * cols + c], scale, scale_inv, spec.element, max_elem);
+            st.clipped += q.clipped ? 1 : 0;
+            st.zeros += q.zero ? 1 : 0;
+            const auto code = static_cast<std::uint8_t>(q.code);
+            if (!codes.empty()) codes[r * cols + c] = code;
+            if (!codes_t.empty()) codes_t[c * rows + r] = code;
+        }
+    if (spec.scaling == QuantScaling::Delayed && record)
+        quant_math::delayed_record(state.data(), static_cast<std::size_t>(spec.history_len),
+                                   st.amax, max_elem, spec.margin, spec.amax_most_recent, scale);
+    return st;
+}
+
 } // namespace mantissa

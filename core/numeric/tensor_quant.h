@@ -37,4 +37,14 @@ QuantTensorStats fake_quantize_tensor(std::span<float> data, std::size_t rows, s
                                       const QuantSpec& spec, std::span<float> state,
                                       std::uint64_t step, bool record);
 
+// Per-tensor FP8 (spec.scaling Current or Delayed) into codes, for the FP8 GEMM: the same scale,
+// clipping, flushing, stats and delayed-scaling update as fake_quantize_tensor, but each value's
+// float8 code is written (row-major into `codes` and/or transposed, cols x rows, into
+// `codes_t`; an empty span skips that layout) instead of its decoded value. Returns the stats;
+// `scale_inv` receives the decode scale (code · scale_inv = fake_quantize_tensor's value).
+QuantTensorStats fp8_codes_tensor(std::span<const float> data, std::size_t rows, std::size_t cols,
+                                  const QuantSpec& spec, std::span<float> state, bool record,
+                                  std::span<std::uint8_t> codes, std::span<std::uint8_t> codes_t,
+                                  float& scale_inv);
+
 } // namespace mantissa

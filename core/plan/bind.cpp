@@ -36,6 +36,13 @@ std::unique_ptr<Plan> bind(PlanSpec description, Backend& backend) {
                             backend.info().name +
                             " has no Hadamard kernel yet); use device \"cpu\", or set "
                             "recipe.hadamard to false");
+    for (const PlanQuant& q : spec.quant)
+        if (q.fp8_codes && !backend.supports_fp8_gemm())
+            throw Error(ErrorKind::Config,
+                        "layer '" + q.layer + "': recipe.gemm \"fp8\" needs an engine with FP8 " +
+                            "GEMMs (" + backend.info().name +
+                            " has none; cuBLASLt's need compute capability 8.9+); set " +
+                            "recipe.gemm to \"auto\" or \"fake_quant\"");
     auto plan = std::make_unique<Plan>();
     plan->spec = shared;
     plan->policy = spec.policy;

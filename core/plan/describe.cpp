@@ -31,6 +31,7 @@ PlanSpec describe(const Model& model, const CompileOptions& options) {
     spec.batch_size = options.batch_size;
     spec.optimizer = options.optimizer;
     spec.inference_only = options.inference_only; // read by add_param and finish()
+    spec.fp8_gemm = options.fp8_gemm;             // read by the Dense lowering
     spec.loss_scale = resolve_loss_scale(options.loss_scale, options.policy);
     validate_loss_scale(spec.loss_scale);
     spec.lint = lint_model(model, spec.loss_scale);

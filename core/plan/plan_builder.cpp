@@ -168,9 +168,7 @@ TensorId PlanBuilder::quantize_input(TensorId source, QuantRole role, TensorId r
     if (TensorId master = m_master_of[static_cast<std::size_t>(source)]; master != kNoTensor)
         source = master;
     const Tensor src = m_spec.tensor(source); // a copy: add_tensor grows the vector
-    const MemCategory category = role == QuantRole::Activation ? MemCategory::Activations
-                                 : role == QuantRole::Weight   ? MemCategory::Weights
-                                                               : MemCategory::Gradients;
+    const MemCategory category = quant_category(role);
     const std::string role_name(quant_role_name(role));
     PlanQuant q;
     q.layer = m_layer;
@@ -212,11 +210,7 @@ TensorId PlanBuilder::quantize_input(TensorId source, QuantRole role, TensorId r
                        std::to_string(row_blocks * br) + "×" + std::to_string(col_blocks * bc);
     }
     add_tensor(name + " scales", DType::UInt8, {blocks * scale_bytes}, category);
-    if (const std::size_t floats = quant_state_floats(spec))
-        q.state = add_tensor(name + " amax history", DType::Float32,
-                             {static_cast<std::int64_t>(floats)}, MemCategory::Workspace);
-    q.stats =
-        add_tensor(name + " stats", DType::Float64, {kQuantStatsValues}, MemCategory::Workspace);
+    add_quant_state(q, name);
     StepSpec step;
     // "column-wise for dW": the block shape in the description is transposed, and why.
     const std::string usage = !columnwise                 ? std::string()
@@ -245,6 +239,88 @@ TensorId PlanBuilder::quantize_input(TensorId source, QuantRole role, TensorId r
             args.step = ctx.step;
             args.record = ctx.training;
             be.fake_quantize(args);
+        };
+    };
+    if (role == QuantRole::Gradient)
+        backward(std::move(step));
+    else
+        forward(std::move(step));
+    m_spec.quant.push_back(std::move(q));
+    return out;
+}
+
+MemCategory PlanBuilder::quant_category(QuantRole role) {
+    return role == QuantRole::Activation ? MemCategory::Activations
+           : role == QuantRole::Weight   ? MemCategory::Weights
+                                         : MemCategory::Gradients;
+}
+
+void PlanBuilder::add_quant_state(PlanQuant& q, const std::string& name) {
+    if (const std::size_t floats = quant_state_floats(q.spec))
+        q.state = add_tensor(name + " amax history", DType::Float32,
+                             {static_cast<std::int64_t>(floats)}, MemCategory::Workspace);
+    q.stats =
+        add_tensor(name + " stats", DType::Float64, {kQuantStatsValues}, MemCategory::Workspace);
+}
+
+bool PlanBuilder::fp8_gemm(std::initializer_list<std::int64_t> sizes) const {
+    if (!m_spec.fp8_gemm || !m_policy.quant) return false;
+    for (const QuantSpec* s : {&m_policy.quant->activation, &m_policy.quant->weight,
+                               &m_policy.quant->gradient})
+        if (s->scaling == QuantScaling::Block) return false;
+    return std::all_of(sizes.begin(), sizes.end(),
+                       [](std::int64_t n) { return n > 0 && n % 16 == 0; });
+}
+
+PlanBuilder::Fp8Operand PlanBuilder::quantize_fp8(TensorId source, QuantRole role, bool rowwise,
+                                                  bool transposed) {
+    if (!m_policy.quant || (!rowwise && !transposed))
+        throw Error(ErrorKind::Internal, "quantize_fp8: no FP8 recipe, or no layout asked for");
+    const QuantSpec spec = m_policy.quant->spec(role);
+    // TE casts weights from the float32 master, not from a bfloat16 copy (no double rounding).
+    if (TensorId master = m_master_of[static_cast<std::size_t>(source)]; master != kNoTensor)
+        source = master;
+    const Tensor src = m_spec.tensor(source); // a copy: add_tensor grows the vector
+    const std::int64_t rows = src.rows(), cols = rows ? src.numel() / rows : 0;
+    const DType code =
+        spec.element == ElementFormat::Float8E5M2 ? DType::Float8E5M2 : DType::Float8E4M3;
+    const MemCategory category = quant_category(role);
+    const std::string name = src.name + ":fp8";
+    Fp8Operand out;
+    if (rowwise) out.codes = add_tensor(name, code, {rows, cols}, category);
+    if (transposed) out.codes_t = add_tensor(name + " transposed", code, {cols, rows}, category);
+    out.scale_inv = add_tensor(name + " scale_inv", DType::Float32, {1}, category);
+    PlanQuant q;
+    q.layer = m_layer;
+    q.policy = m_policy.name;
+    q.role = role;
+    q.spec = spec;
+    q.fp8_codes = true;
+    q.tensor = m_spec.tensor(rowwise ? out.codes : out.codes_t).name;
+    add_quant_state(q, name);
+    StepSpec step;
+    const std::string layouts = rowwise && transposed ? " and transposed" : "";
+    step.op = "quantize " + std::string(quant_role_name(role)) + " to FP8 codes" +
+              (rowwise ? std::string() : std::string(" transposed")) + layouts + ": " +
+              describe_quant_spec(spec);
+    step.inputs = {source};
+    for (TensorId t : {out.codes, out.codes_t, out.scale_inv})
+        if (t != kNoTensor) step.outputs.push_back(t);
+    step.is_cast = true;
+    step.flops = 4.0 * static_cast<double>(src.numel());
+    const TensorId state = q.state, stats = q.stats;
+    step.bind = [spec, source, out, state, stats](const BoundTensors& t) -> StepRun {
+        Fp8QuantArgs args;
+        args.src = t.ptr(source);
+        args.codes = t.ptr(out.codes);
+        args.codes_t = t.ptr(out.codes_t);
+        args.scale_inv = t.ptr(out.scale_inv);
+        args.state = t.ptr(state);
+        args.stats = t.ptr(stats);
+        return [spec, args](Backend& be, const RunContext& ctx) mutable {
+            args.spec = &spec;
+            args.record = ctx.training;
+            be.quantize_fp8(args);
         };
     };
     if (role == QuantRole::Gradient)

@@ -2,6 +2,7 @@
 // It makes casts explicit, creates gradient tensors, and orders each layer's backward block.
 #pragma once
 
+#include <initializer_list>
 #include <string>
 #include <vector>
 
@@ -72,6 +73,21 @@ public:
     TensorId quantize_input(TensorId source, QuantRole role, TensorId rowwise = kNoTensor,
                             const QuantView& view = {});
 
+    // Per-tensor FP8 recipes on FP8 GEMMs (CompileOptions::fp8_gemm): whether a GEMM of these
+    // sizes runs on float8 codes in this layer (its policy per-tensor FP8, every size a
+    // multiple of 16, cuBLASLt's rule).
+    bool fp8_gemm(std::initializer_list<std::int64_t> sizes) const;
+    // The FP8 GEMM operands of `source` (role as in quantize_input; a weight from its float32
+    // master): one quantise step writing its float8 codes row-major (`rowwise`) and/or transposed
+    // (`transposed`, (cols, rows): TE's column-wise usage, the same codes) with one decode
+    // scale; recorded in PlanSpec::quant with fp8_codes set. Placed like quantize_input's steps.
+    struct Fp8Operand {
+        TensorId codes = kNoTensor;   // (rows, cols) float8
+        TensorId codes_t = kNoTensor; // (cols, rows) float8
+        TensorId scale_inv = kNoTensor;
+    };
+    Fp8Operand quantize_fp8(TensorId source, QuantRole role, bool rowwise, bool transposed);
+
     // --- steps ---
     void forward(StepSpec step);
     void backward(StepSpec step);  // the layer's own backward steps, in execution order
@@ -82,6 +98,9 @@ public:
     void finish(std::vector<StepSpec> update_steps);
 
 private:
+    static MemCategory quant_category(QuantRole role);
+    // A quantise step's persistent state (delayed scaling's history) and stats tensors.
+    void add_quant_state(PlanQuant& q, const std::string& name);
     struct BackwardBlock {
         std::vector<StepSpec> own;  // the layer's steps
         std::vector<StepSpec> tail; // gradient casts, run after the layer's steps

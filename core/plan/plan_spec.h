@@ -76,6 +76,7 @@ struct PlanQuant {
     bool columnwise = false; // the copy for the GEMM reducing along the other dimension
     std::string tensor;      // the quantised tensor's name
     QuantSpec spec;
+    bool fp8_codes = false; // float8 codes and a decode scale for an FP8 GEMM (quantize_fp8)
     TensorId state = kNoTensor; // delayed scaling's amax history; zeroed by initialize()
     TensorId stats = kNoTensor;
 };
@@ -104,6 +105,10 @@ struct CompileOptions {
     // Evaluation only (core/run's EvalSession): no optimizer slots, no backward or update steps
     // and no memory for gradients (their tensors have no data); train_step() refuses such a plan.
     bool inference_only = false;
+    // Per-tensor FP8 recipes: lower Dense GEMMs whose sizes are multiples of 16 onto FP8 GEMMs
+    // over float8 codes (recipe.gemm resolved against the engine: resolve_fp8_gemm in
+    // core/plan/fp8_lowering.h); else their inputs are quantised and decoded to float32.
+    bool fp8_gemm = false;
 };
 
 struct PlanSpec {
@@ -115,6 +120,7 @@ struct PlanSpec {
     std::vector<LintMessage> lint;
     std::int64_t param_count = 0;
     bool inference_only = false; // forward steps only; gradient tensors get no memory
+    bool fp8_gemm = false;       // CompileOptions::fp8_gemm
 
     // Tensors without memory (data is null); an alias shares its source's bytes and counts none.
     std::vector<Tensor> tensors;

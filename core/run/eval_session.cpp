@@ -7,6 +7,7 @@
 
 #include "core/error.h"
 #include "core/plan/compile.h"
+#include "core/plan/fp8_lowering.h"
 
 namespace mantissa {
 
@@ -38,6 +39,7 @@ EvalSession::EvalSession(EvalSessionOptions options)
     compile_options.optimizer = m_experiment.optimizer;
     compile_options.loss_scale = m_experiment.loss_scale;
     compile_options.inference_only = true;
+    compile_options.fp8_gemm = resolve_fp8_gemm(policy, &engine);
     engine.set_tf32(m_experiment.tf32);
     // As the Trainer: pure 16-bit policies must show NaN as the CPU does.
     engine.set_propagate_nan(!policy.is_mixed() && (policy.compute == DType::Float16 ||

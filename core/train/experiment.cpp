@@ -223,7 +223,7 @@ RecipeOptions Reader::read_recipe(const json& v, const std::string& path) const 
     object(v, path);
     check_fields(v, path,
                  {"kind", "fp8_format", "history_len", "margin", "amax_compute", "scale_rule",
-                  "weight_2d", "stochastic_gradients", "seed", "hadamard"},
+                  "weight_2d", "stochastic_gradients", "seed", "hadamard", "gemm"},
                  "of a recipe");
     RecipeOptions o;
     auto str = [&](const char* key, std::optional<std::string>& out) {
@@ -247,6 +247,7 @@ RecipeOptions Reader::read_recipe(const json& v, const std::string& path) const 
     flag("weight_2d", o.weight_2d);
     flag("stochastic_gradients", o.stochastic_gradients);
     flag("hadamard", o.hadamard);
+    str("gemm", o.gemm);
     if (v.contains("seed")) o.seed = unsigned_integer(v["seed"], path + ".seed");
     return o;
 }
@@ -496,6 +497,7 @@ std::string experiment_to_json(const Experiment& e) {
         if (o.stochastic_gradients) r["stochastic_gradients"] = *o.stochastic_gradients;
         if (o.seed) r["seed"] = *o.seed;
         if (o.hadamard) r["hadamard"] = *o.hadamard;
+        if (o.gemm) r["gemm"] = *o.gemm;
         j["recipe"] = r;
     }
     j["loss_scale"] = {{"mode", loss_scale_mode_name(e.loss_scale.mode)},

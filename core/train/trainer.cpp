@@ -13,6 +13,7 @@
 #include "core/parallel/shard.h"
 #include "core/plan/bind.h"
 #include "core/plan/describe.h"
+#include "core/plan/fp8_lowering.h"
 #include "core/train/divergence_advice.h"
 
 namespace mantissa {
@@ -111,6 +112,7 @@ Trainer::Trainer(const Experiment& experiment, const Mnist& data, Backend& backe
     options.batch_size = m_local_batch;
     options.optimizer = m_experiment.optimizer;
     options.loss_scale = m_experiment.loss_scale;
+    options.fp8_gemm = resolve_fp8_gemm(policy, &m_backend);
     m_backend.set_tf32(m_experiment.tf32);
     // Pure 16-bit policies overflow to inf/NaN often, in their weights too: NaN must show as on
     // the CPU, never be turned into 0 by a fused cuBLASLt ReLU.

@@ -98,6 +98,17 @@ RecipeEditor::RecipeEditor(QWidget* parent) : QGroupBox(tr("Recipe"), parent) {
                  tr("The largest amax in the history: safe, but slow to forget a spike.")},
                 {"most_recent", tr("most recent step"),
                  tr("Only the last step's amax: follows the data, but a rise overflows.")}});
+    add_choice(&RecipeOptions::gemm, "recipe_gemm", tr("GEMMs"),
+               tr("How the matrix products of Dense layers use the FP8 tensors."),
+               {{"auto", tr("auto: FP8 where the GPU has it"),
+                 tr("Real FP8 GEMMs (cuBLASLt, FP8 tensor cores) on a GPU of compute capability "
+                    "8.9 or higher; quantise-dequantise elsewhere.")},
+                {"fp8", tr("FP8 GEMMs"),
+                 tr("Float8 codes multiplied, the two scales applied after the float32 sum, as "
+                    "FP8 tensor cores do; the CPU engine emulates it exactly.")},
+                {"fake_quant", tr("quantise-dequantise"),
+                 tr("Each input rounded to FP8 and decoded back to float32, then an ordinary "
+                    "float32 GEMM: the same values, each scale applied before the sum.")}});
     // The MX policies (OCP MX v1.0).
     add_choice(&RecipeOptions::scale_rule, "recipe_scale_rule", tr("Scale rule"),
                tr("How each 32-value block's power-of-two (E8M0) scale follows the block's "

@@ -7,6 +7,7 @@
 
 #include "core/nn/model.h"
 #include "core/plan/describe.h"
+#include "core/plan/fp8_lowering.h"
 
 namespace mantissa::ui {
 
@@ -127,6 +128,9 @@ PlanDigest preview_plan(const Experiment& experiment) {
     options.batch_size = experiment.batch_size;
     options.optimizer = experiment.optimizer;
     options.loss_scale = experiment.loss_scale;
+    // recipe.gemm "fp8" shows the FP8 GEMM steps; "auto" depends on the engine the run opens,
+    // so the preview shows the quantise-dequantise steps every engine can run.
+    options.fp8_gemm = resolve_fp8_gemm(policy, nullptr);
     return digest_plan(describe(model, options));
 }
 

@@ -59,6 +59,7 @@ public:
     bool supports_hadamard_quantize() const override { return true; }
     void fake_quantize(const FakeQuantArgs& args) override;  // cpu_quantize.cpp
     bool supports_fp8_gemm() const override { return true; } // cpu_gemm.cpp decodes the codes
+    void quantize_fp8(const Fp8QuantArgs& args) override;    // cpu_quantize.cpp
 
     void begin_step(Tensor& scalars) override;
     void unscale_and_check_finite(std::span<Tensor* const> grads, Tensor& scalars) override;

@@ -1,7 +1,9 @@
-// The quantise step of the frontier policies on the CPU: widen the input to float32 in the
-// output, then core/numeric/tensor_quant in place, so the engine is bit-exact with the numerics.
+// The quantise steps of the frontier policies on the CPU: widen the input to float32 in the
+// output, then core/numeric/tensor_quant in place, so the engine is bit-exact with the numerics;
+// and per-tensor FP8 into codes for the FP8 GEMM (quantize_fp8), with the same arithmetic.
 #include <algorithm>
 #include <string>
+#include <vector>
 
 #include "core/backend/cpu/cpu_backend.h"
 #include "core/backend/cpu/cpu_kernels.h"
@@ -42,6 +44,64 @@ void CpuBackend::fake_quantize(const FakeQuantArgs& a) {
     const QuantTensorStats s = fake_quantize_tensor({data, n}, static_cast<std::size_t>(rows),
                                                     static_cast<std::size_t>(dst.numel() / rows),
                                                     *a.spec, state, a.step, a.record);
+    if (!a.record) return;
+    auto* out = static_cast<double*>(a.stats->data);
+    out[0] = s.amax;
+    out[1] = s.scale;
+    out[2] = static_cast<double>(s.clipped);
+    out[3] = static_cast<double>(s.zeros);
+    out[4] = static_cast<double>(s.count);
+    out[5] = static_cast<double>(s.blocks);
+}
+
+void CpuBackend::quantize_fp8(const Fp8QuantArgs& a) {
+    cpu::require(a.spec && a.src && a.scale_inv && a.stats && (a.codes || a.codes_t),
+                 "quantize_fp8: missing argument");
+    const Tensor& src = *a.src;
+    cpu::require_floating(src, "quantize_fp8");
+    cpu::require(a.spec->scaling != QuantScaling::Block && !a.spec->hadamard,
+                 "quantize_fp8: only per-tensor FP8 (current or delayed scaling) makes codes");
+    const DType code_dtype = a.spec->element == ElementFormat::Float8E5M2 ? DType::Float8E5M2
+                                                                           : DType::Float8E4M3;
+    cpu::require(a.spec->element == ElementFormat::Float8E4M3 ||
+                     a.spec->element == ElementFormat::Float8E5M2,
+                 "quantize_fp8: the element format must be float8_e4m3 or float8_e5m2");
+    const std::int64_t rows = src.rows(), cols = rows ? src.numel() / rows : 0;
+    if (a.codes)
+        cpu::require(a.codes->dtype == code_dtype && a.codes->rows() == rows &&
+                         a.codes->numel() == src.numel(),
+                     "quantize_fp8: codes " + cpu::describe(*a.codes) + " must be " +
+                         std::string(dtype_name(code_dtype)) + " shaped like " +
+                         cpu::describe(src));
+    if (a.codes_t)
+        cpu::require(a.codes_t->dtype == code_dtype && a.codes_t->rows() == cols &&
+                         a.codes_t->numel() == src.numel(),
+                     "quantize_fp8: codes_t " + cpu::describe(*a.codes_t) + " must be " +
+                         std::string(dtype_name(code_dtype)) + " (" + std::to_string(cols) +
+                         ", " + std::to_string(rows) + ")");
+    cpu::require(a.scale_inv->dtype == DType::Float32 && a.scale_inv->numel() == 1,
+                 "quantize_fp8: scale_inv " + cpu::describe(*a.scale_inv) +
+                     " must be one float32");
+    cpu::require(a.stats->dtype == DType::Float64 && a.stats->numel() == kQuantStatsValues,
+                 "quantize_fp8: stats " + cpu::describe(*a.stats) + " must be float64 (6)");
+    const std::size_t state_floats = quant_state_floats(*a.spec);
+    cpu::require(state_floats == 0 || (a.state && a.state->dtype == DType::Float32 &&
+                                       static_cast<std::size_t>(a.state->numel()) == state_floats),
+                 "quantize_fp8: delayed scaling needs a float32 state of " +
+                     std::to_string(state_floats));
+    const auto n = static_cast<std::size_t>(src.numel());
+    std::vector<float> values(n); // exact: every stored float dtype but float64 widens exactly
+    cpu::load(src, 0, values.data(), src.numel());
+    std::span<float> state;
+    if (state_floats) state = {static_cast<float*>(a.state->data), state_floats};
+    std::span<std::uint8_t> codes, codes_t;
+    if (a.codes) codes = {static_cast<std::uint8_t*>(a.codes->data), n};
+    if (a.codes_t) codes_t = {static_cast<std::uint8_t*>(a.codes_t->data), n};
+    float scale_inv = 1.0f;
+    const QuantTensorStats s = fp8_codes_tensor(values, static_cast<std::size_t>(rows),
+                                                static_cast<std::size_t>(cols), *a.spec, state,
+                                                a.record, codes, codes_t, scale_inv);
+    *static_cast<float*>(a.scale_inv->data) = scale_inv;
     if (!a.record) return;
     auto* out = static_cast<double*>(a.stats->data);
     out[0] = s.amax;

@@ -1,12 +1,17 @@
 // FP8 GEMM on cuBLASLt (issue 18): float8 codes with per-tensor decode scales given as device
 // pointers (CUBLASLT_MATMUL_DESC_A/B_SCALE_POINTER), float32 compute and scale type, fast
 // accumulation off, D in float32 or bfloat16. cuBLASLt's FP8 kernels run on compute capability
-// 8.9+ and take only the "TN" layout (fp8_gemm.h maps it onto GemmArgs). Compiled, never yet run
-// on a GPU: the CPU engine's decode-and-multiply (cpu_gemm.cpp) is the reference it must match.
+// 8.9+ and take only the "TN" layout (fp8_gemm.h maps it onto GemmArgs). A bias, pre-activation
+// or activation is not handed to cuBLASLt (its FP8 epilogues restrict the bias and aux dtypes):
+// D is then a float32 accumulator at the start of the workspace, and gemm_epilogue.cu adds the
+// bias, writes the pre-activation and rounds act(·) once into C, as the CPU engine does.
+// Compiled, never yet run on a GPU: the CPU engine's decode-and-multiply (cpu_gemm.cpp) is the
+// reference it must match.
 #include <string>
 
 #include "core/backend/cuda/cuda_check.h"
 #include "core/backend/cuda/cuda_state.h"
+#include "core/backend/cuda/gemm_epilogue.cuh"
 #include "core/backend/fp8_gemm.h"
 #include "core/error.h"
 
@@ -72,13 +77,21 @@ cuda::GemmPlan& CudaBackend::Impl::fp8_gemm_plan(const GemmArgs& args) {
     MANTISSA_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&p.a, fp8_type(key.b_dtype), k, n, k));
     MANTISSA_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&p.b, fp8_type(key.ab_dtype), k, m, k));
     // C and D share a layout: cuBLASLt's FP8 table pairs a float32 D with a float32 C and a
-    // bfloat16 D with a bfloat16 C (beta is 0, so C is never read).
-    MANTISSA_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&p.d, out_type(key.c_dtype), n, m, n));
+    // bfloat16 D with a bfloat16 C (beta is 0, so C is never read). With an epilogue, D is the
+    // float32 accumulator.
+    const std::size_t acc_bytes = cuda::fp8_accumulator_bytes(args);
+    const DType d_dtype = acc_bytes ? DType::Float32 : key.c_dtype;
+    MANTISSA_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&p.d, out_type(d_dtype), n, m, n));
+    p.fusion.kernel_epilogue = acc_bytes > 0;
+    p.fusion.acc_in_workspace = acc_bytes > 0;
+    p.fusion.acc_bytes = acc_bytes;
 
     cublasLtMatmulHeuristicResult_t result{};
     int found = 0;
+    const std::size_t lt_limit =
+        args.workspace.bytes > acc_bytes ? args.workspace.bytes - acc_bytes : 0;
     const cublasStatus_t status =
-        cuda::best_lt_algo(lt, p.desc, p.a, p.b, p.d, args.workspace.bytes, result, found);
+        cuda::best_lt_algo(lt, p.desc, p.a, p.b, p.d, lt_limit, result, found);
     if (status == CUBLAS_STATUS_NOT_SUPPORTED || found == 0)
         throw Error(ErrorKind::Device, "cuBLASLt has no FP8 algorithm for gemm " +
                                            cuda::gemm_size_text(key) + " on " + info.name);
@@ -91,7 +104,8 @@ cuda::GemmPlan& CudaBackend::Impl::fp8_gemm_plan(const GemmArgs& args) {
                                              &written) == CUBLAS_STATUS_SUCCESS)
         p.algo_id = id;
     p.choice = "cublasLt fp8 " + std::string(dtype_name(key.ab_dtype)) + " x " +
-               std::string(dtype_name(key.b_dtype)) + " algo " + std::to_string(p.algo_id);
+               std::string(dtype_name(key.b_dtype)) + " algo " + std::to_string(p.algo_id) +
+               (acc_bytes ? " + kernel epilogue" : "");
     cuda::GemmPlan& out = *plan;
     gemms.emplace(key, std::move(plan));
     return out;
@@ -99,18 +113,41 @@ cuda::GemmPlan& CudaBackend::Impl::fp8_gemm_plan(const GemmArgs& args) {
 
 void CudaBackend::Impl::fp8_gemm_run(const GemmArgs& args) {
     cuda::GemmPlan& plan = fp8_gemm_plan(args);
-    if (args.workspace.bytes < plan.lt_workspace || (plan.lt_workspace > 0 && !args.workspace.data))
-        throw Error(ErrorKind::Internal, "gemm (FP8): needs " + std::to_string(plan.lt_workspace) +
+    const std::size_t acc_bytes = plan.fusion.acc_bytes;
+    const std::size_t need = acc_bytes + plan.lt_workspace;
+    if (args.workspace.bytes < need || (need > 0 && !args.workspace.data))
+        throw Error(ErrorKind::Internal, "gemm (FP8): needs " + std::to_string(need) +
                                              " workspace bytes, got " +
                                              std::to_string(args.workspace.bytes) +
                                              " (size it with gemm_workspace_bytes)");
     last_choice = plan.choice;
     set_scales(plan.desc, args); // this call's scale tensors (the plan may come from the cache)
     const float alpha = 1.0f, beta = 0.0f;
-    void* d = args.c->data;
+    auto* ws = static_cast<unsigned char*>(args.workspace.data);
+    void* d = acc_bytes ? static_cast<void*>(ws) : args.c->data;
+    void* lt_ws = ws ? ws + acc_bytes : nullptr;
     MANTISSA_CUBLAS_CHECK(cublasLtMatmul(lt, plan.desc, &alpha, args.b->data, plan.a, args.a->data,
-                                         plan.b, &beta, d, plan.d, d, plan.d, &plan.algo,
-                                         args.workspace.data, args.workspace.bytes, stream));
+                                         plan.b, &beta, d, plan.d, d, plan.d, &plan.algo, lt_ws,
+                                         args.workspace.bytes - acc_bytes, stream));
+    if (!acc_bytes) return;
+    // act(acc + bias) rounded once into C, the pre-activation alongside (gemm_epilogue.cu).
+    cuda::EpilogueArgs e;
+    e.acc = d;
+    e.acc_dtype = DType::Float32;
+    e.rows = args.c->rows();
+    e.cols = args.c->cols();
+    if (args.bias) {
+        e.bias = args.bias->data;
+        e.bias_dtype = args.bias->dtype;
+    }
+    if (args.pre_activation) {
+        e.pre = args.pre_activation->data;
+        e.pre_dtype = args.pre_activation->dtype;
+    }
+    e.act = args.epilogue;
+    e.out = args.c->data;
+    e.out_dtype = args.c->dtype;
+    cuda::launch_gemm_epilogue(e, stream);
 }
 
 } // namespace mantissa

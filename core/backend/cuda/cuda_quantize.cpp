@@ -1,13 +1,20 @@
 // CudaBackend::fake_quantize: the CPU engine's checks (cpu_quantize.cpp), the input widened to
-// float32 in the output by the engine's cast, then the quantise kernels (fake_quantize.cu) in
-// place, with the spec resolved once here into the plain values the kernels take.
+// float32 in the output by the engine's cast (zero rows after it when NVFP4's Hadamard transform
+// pads the batch), the transform (hadamard.cu) where the spec asks for it, then the quantise
+// kernels (fake_quantize.cu) in place, with the spec resolved once here into the plain values
+// the kernels take.
+#include <algorithm>
+#include <array>
 #include <string>
 
 #include "core/backend/cuda/cuda_backend.h"
+#include "core/backend/cuda/cuda_check.h"
 #include "core/backend/cuda/cuda_state.h"
 #include "core/backend/cuda/fake_quantize.cuh"
+#include "core/backend/cuda/hadamard.cuh"
 #include "core/backend/cuda/op_checks.h"
 #include "core/error.h"
+#include "core/numeric/hadamard.h"
 #include "core/numeric/quant_math.h"
 #include "core/numeric/tensor_quant.h"
 
@@ -54,7 +61,10 @@ void CudaBackend::fake_quantize(const FakeQuantArgs& a) {
     Tensor& dst = *a.dst;
     require(is_floating(src.dtype),
             "fake_quantize: tensor " + describe(src) + " must have a floating dtype");
-    require(dst.dtype == DType::Float32 && dst.numel() == src.numel(),
+    // Under the Hadamard transform the output may have extra (zero) rows: a multiple of 16.
+    const bool padded = a.spec->hadamard && dst.rows() > src.rows();
+    require(dst.dtype == DType::Float32 && dst.cols() == src.cols() &&
+                (dst.rows() == src.rows() || padded),
             "fake_quantize: output " + describe(dst) + " must be float32 like " + describe(src));
     require(a.stats->dtype == DType::Float64 && a.stats->numel() == kQuantStatsValues,
             "fake_quantize: stats " + describe(*a.stats) + " must be float64 (6)");
@@ -68,12 +78,72 @@ void CudaBackend::fake_quantize(const FakeQuantArgs& a) {
     const std::int64_t rows = a.rows > 0 ? a.rows : dst.rows();
     require(rows > 0 && dst.numel() % rows == 0,
             "fake_quantize: " + std::to_string(rows) + " rows do not divide " + describe(dst));
+    require(!a.spec->hadamard || rows % static_cast<std::int64_t>(kHadamardSize) == 0,
+            "fake_quantize: the Hadamard transform needs rows in multiples of 16, got " +
+                std::to_string(rows) + " (the plan pads the batch)");
     const cuda::DeviceQuant q = device_quant(*a.spec, a.step);
-    cast(src, dst); // exact: every stored float dtype but float64 widens exactly
-    cuda::launch_fake_quantize(static_cast<float*>(dst.data), rows, dst.numel() / rows, q,
+    Tensor head = dst; // the rows src fills; the padding rows are zero
+    head.shape = src.shape;
+    cast(src, head); // exact: every stored float dtype but float64 widens exactly
+    auto* data = static_cast<float*>(dst.data);
+    if (const std::int64_t tail = dst.numel() - src.numel(); tail > 0)
+        MANTISSA_CUDA_CHECK(cudaMemsetAsync(data + src.numel(), 0,
+                                            static_cast<std::size_t>(tail) * sizeof(float),
+                                            m_impl->stream));
+    if (a.spec->hadamard) {
+        cuda::HadamardSigns signs;
+        const std::array<float, kHadamardSize> s = hadamard_signs(a.spec->hadamard_seed);
+        std::copy(s.begin(), s.end(), signs.s);
+        cuda::launch_random_hadamard_rows(data, rows, dst.numel() / rows, signs, m_impl->stream);
+    }
+    cuda::launch_fake_quantize(data, rows, dst.numel() / rows, q,
                                state_floats ? static_cast<float*>(a.state->data) : nullptr,
                                static_cast<double*>(a.stats->data), a.record, m_impl->quant_scratch,
                                m_impl->stream);
+}
+
+void CudaBackend::quantize_fp8(const Fp8QuantArgs& a) {
+    require(a.spec && a.src && a.scale_inv && a.stats && (a.codes || a.codes_t),
+            "quantize_fp8: missing argument");
+    const Tensor& src = *a.src;
+    require(is_floating(src.dtype),
+            "quantize_fp8: tensor " + describe(src) + " must have a floating dtype");
+    require(a.spec->scaling != QuantScaling::Block && !a.spec->hadamard,
+            "quantize_fp8: only per-tensor FP8 (current or delayed scaling) makes codes");
+    require(a.spec->element == ElementFormat::Float8E4M3 ||
+                a.spec->element == ElementFormat::Float8E5M2,
+            "quantize_fp8: the element format must be float8_e4m3 or float8_e5m2");
+    const DType code_dtype = a.spec->element == ElementFormat::Float8E5M2 ? DType::Float8E5M2
+                                                                           : DType::Float8E4M3;
+    const std::int64_t rows = src.rows(), cols = rows ? src.numel() / rows : 0;
+    if (a.codes)
+        require(a.codes->dtype == code_dtype && a.codes->rows() == rows &&
+                    a.codes->numel() == src.numel(),
+                "quantize_fp8: codes " + describe(*a.codes) + " must be " +
+                    std::string(dtype_name(code_dtype)) + " shaped like " + describe(src));
+    if (a.codes_t)
+        require(a.codes_t->dtype == code_dtype && a.codes_t->rows() == cols &&
+                    a.codes_t->numel() == src.numel(),
+                "quantize_fp8: codes_t " + describe(*a.codes_t) + " must be " +
+                    std::string(dtype_name(code_dtype)) + " (" + std::to_string(cols) + ", " +
+                    std::to_string(rows) + ")");
+    require(a.scale_inv->dtype == DType::Float32 && a.scale_inv->numel() == 1,
+            "quantize_fp8: scale_inv " + describe(*a.scale_inv) + " must be one float32");
+    require(a.stats->dtype == DType::Float64 && a.stats->numel() == kQuantStatsValues,
+            "quantize_fp8: stats " + describe(*a.stats) + " must be float64 (6)");
+    const std::size_t state_floats = quant_state_floats(*a.spec);
+    require(state_floats == 0 || (a.state && a.state->dtype == DType::Float32 &&
+                                  static_cast<std::size_t>(a.state->numel()) == state_floats),
+            "quantize_fp8: delayed scaling needs a float32 state of " +
+                std::to_string(state_floats));
+    const cuda::DeviceQuant q = device_quant(*a.spec, 0);
+    cuda::launch_quantize_fp8(
+        src.data, src.dtype, rows, cols, q,
+        state_floats ? static_cast<float*>(a.state->data) : nullptr,
+        static_cast<double*>(a.stats->data), a.record,
+        a.codes ? static_cast<std::uint8_t*>(a.codes->data) : nullptr,
+        a.codes_t ? static_cast<std::uint8_t*>(a.codes_t->data) : nullptr,
+        static_cast<float*>(a.scale_inv->data), m_impl->quant_scratch, m_impl->stream);
 }
 
 } // namespace mantissa

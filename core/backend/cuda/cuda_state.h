@@ -20,6 +20,7 @@
 #include "core/backend/cuda/conv_key.h"
 #include "core/backend/cuda/cuda_backend.h"
 #include "core/backend/cuda/gemm_key.h"
+#include "core/backend/fp8_gemm.h"
 
 namespace mantissa {
 
@@ -65,6 +66,14 @@ struct ConvPlan {
     ConvPlan& operator=(const ConvPlan&) = delete;
     ~ConvPlan();
 };
+
+// The float32 accumulator an FP8 GEMM with an epilogue keeps at the start of its workspace
+// (256-byte aligned; 0 without an epilogue: cuBLASLt writes C itself).
+inline std::size_t fp8_accumulator_bytes(const GemmArgs& args) {
+    if (!fp8_gemm_has_epilogue(args) || !args.c) return 0;
+    const auto bytes = static_cast<std::size_t>(args.c->numel()) * sizeof(float);
+    return (bytes + 255) / 256 * 256;
+}
 
 // cuBLASLt's best algorithm for a described matmul within `workspace_limit` bytes: the status of
 // the query (CUBLAS_STATUS_NOT_SUPPORTED or `found` 0: none), shared by the GEMM paths.

@@ -149,6 +149,45 @@ __global__ void cast_kernel(float* data, i64 n, DeviceQuant q, const float* stat
     }
 }
 
+// quantize_fp8's passes: the amax read straight from the source dtype (the values fake_quantize
+// would first widen to float32), then one code per element in both layouts asked for.
+__global__ void amax_src_kernel(const void* src, DType dt, i64 n, Scratch* s) {
+    unsigned m = 0;
+    for (i64 i = blockIdx.x * i64(blockDim.x) + threadIdx.x; i < n;
+         i += i64(gridDim.x) * blockDim.x) {
+        const unsigned b = abs_bits(load_float(src, dt, i));
+        m = b > m ? b : m;
+    }
+    m = warp_max(m);
+    if ((threadIdx.x & 31) == 0 && m) atomicMax(&s->amax_bits, m);
+}
+
+__global__ void code_kernel(const void* src, DType dt, i64 rows, i64 cols, DeviceQuant q,
+                            const float* state, std::uint8_t* codes, std::uint8_t* codes_t,
+                            float* scale_inv_out, Scratch* s) {
+    const float scale = tensor_scale_of(q, state, amax_of_bits(s->amax_bits));
+    const float scale_inv = 1.0f / scale;
+    if (blockIdx.x == 0 && threadIdx.x == 0) *scale_inv_out = scale_inv;
+    unsigned long long clipped = 0, zeros = 0;
+    const i64 n = rows * cols;
+    for (i64 i = blockIdx.x * i64(blockDim.x) + threadIdx.x; i < n;
+         i += i64(gridDim.x) * blockDim.x) {
+        const qm::CodeResult r =
+            qm::cast_code(load_float(src, dt, i), scale, scale_inv, q.element, q.max_elem);
+        const auto code = static_cast<std::uint8_t>(r.code);
+        if (codes) codes[i] = code;
+        if (codes_t) codes_t[(i % cols) * rows + i / cols] = code;
+        clipped += r.clipped ? 1 : 0;
+        zeros += r.zero ? 1 : 0;
+    }
+    clipped = warp_sum(clipped);
+    zeros = warp_sum(zeros);
+    if ((threadIdx.x & 31) == 0) {
+        if (clipped) atomicAdd(&s->clipped, clipped);
+        if (zeros) atomicAdd(&s->zeros, zeros);
+    }
+}
+
 __global__ void finish_kernel(i64 rows, i64 cols, DeviceQuant q, float* state, double* stats,
                               bool record, const Scratch* s) {
     const double amax = amax_of_bits(s->amax_bits);
@@ -197,6 +236,26 @@ void launch_fake_quantize(float* data, std::int64_t rows, std::int64_t cols, con
         }
         MANTISSA_CUDA_LAUNCH_CHECK();
     }
+    finish_kernel<<<1, 1, 0, stream>>>(rows, cols, q, state, stats, record, s);
+    MANTISSA_CUDA_LAUNCH_CHECK();
+}
+
+void launch_quantize_fp8(const void* src, DType src_dtype, std::int64_t rows, std::int64_t cols,
+                         const DeviceQuant& q, float* state, double* stats, bool record,
+                         std::uint8_t* codes, std::uint8_t* codes_t, float* scale_inv,
+                         void* scratch, cudaStream_t stream) {
+    auto* s = static_cast<Scratch*>(scratch);
+    const i64 n = rows * cols;
+    MANTISSA_CUDA_CHECK(cudaMemsetAsync(s, 0, sizeof(Scratch), stream));
+    // Every thread of code_kernel derives the scale; with no elements one thread still writes it.
+    const unsigned grid = blocks_for(n) > 1024 ? 1024 : blocks_for(n);
+    if (n > 0) {
+        amax_src_kernel<<<grid, 256, 0, stream>>>(src, src_dtype, n, s);
+        MANTISSA_CUDA_LAUNCH_CHECK();
+    }
+    code_kernel<<<grid, 256, 0, stream>>>(src, src_dtype, rows, cols, q, state, codes, codes_t,
+                                          scale_inv, s);
+    MANTISSA_CUDA_LAUNCH_CHECK();
     finish_kernel<<<1, 1, 0, stream>>>(rows, cols, q, state, stats, record, s);
     MANTISSA_CUDA_LAUNCH_CHECK();
 }

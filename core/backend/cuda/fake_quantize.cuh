@@ -10,6 +10,7 @@
 
 #include <cuda_runtime.h>
 
+#include "core/numeric/dtype.h"
 #include "core/numeric/element_format.h"
 
 namespace mantissa::cuda {
@@ -39,5 +40,14 @@ struct DeviceQuant {
 void launch_fake_quantize(float* data, std::int64_t rows, std::int64_t cols, const DeviceQuant& q,
                           float* state, double* stats, bool record, void* scratch,
                           cudaStream_t stream);
+
+// Per-tensor FP8 into codes for the FP8 GEMM (Backend::quantize_fp8): src (rows x cols of
+// `src_dtype`) cast with the scale launch_fake_quantize would use, each code written row-major
+// into `codes` and/or transposed (cols x rows) into `codes_t` (either may be null), the decode
+// scale into `*scale_inv` (device), then the same stats and delayed-scaling update.
+void launch_quantize_fp8(const void* src, DType src_dtype, std::int64_t rows, std::int64_t cols,
+                         const DeviceQuant& q, float* state, double* stats, bool record,
+                         std::uint8_t* codes, std::uint8_t* codes_t, float* scale_inv,
+                         void* scratch, cudaStream_t stream);
 
 } // namespace mantissa::cuda

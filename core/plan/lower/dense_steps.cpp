@@ -1,6 +1,10 @@
 // Dense's steps: forward GEMM with fused bias + activation; backward dZ, dW = Xᵀ·dZ, db, dX =
 // dZ·Wᵀ. Each GEMM's workspace is the engine's to size at bind (cuBLASLt's heuristics, the CPU's
-// widening).
+// widening). Under a frontier policy the GEMMs read quantised inputs: quantised-and-decoded
+// float32 copies (fake quantisation), or, for per-tensor FP8 with CompileOptions::fp8_gemm and
+// sizes in multiples of 16, float8 codes with their decode scales in cuBLASLt's one FP8 layout
+// ("TN": C = A·Bᵀ, both operands contiguous along the reduction), which is why X, W and dZ each
+// get a row-wise and a transposed copy of the same codes.
 #include "core/plan/lower/layer_steps.h"
 
 #include <functional>
@@ -27,16 +31,49 @@ TensorId dense_steps(PlanBuilder& b, const Dense& layer, TensorId input, bool fu
     TensorId z = needs_pre
                      ? b.add_activation(layer.name() + "/preact", dt, {batch, units}, softmax_op)
                      : kNoTensor;
-    // Frontier policies: the GEMMs read quantised float32 copies of their inputs (no-ops
-    // otherwise).
-    const TensorId xq = b.quantize_input(x, QuantRole::Activation);
-    const TensorId wq = b.quantize_input(kernel.value, QuantRole::Weight);
-    // Each backward GEMM reduces along another dimension, so block-scaled recipes quantise
-    // column-wise copies for it (TE's columnwise usage): X in blocks down the batch for dW, W in
-    // blocks along the units for dX (xq, wq themselves where one copy serves both).
-    const TensorId xq_col = b.quantize_input(x, QuantRole::Activation, xq);
     const bool needs_dx = b.grad_of(x) != kNoTensor; // the first layer computes no dX
-    const TensorId wq_col = needs_dx ? b.quantize_input(kernel.value, QuantRole::Weight, wq) : wq;
+    const bool training = !b.spec().inference_only;
+    // The three products' operands: C = op(A)·op(B), with FP8 decode scales where A and B are
+    // float8 codes.
+    struct Operands {
+        TensorId a = kNoTensor, b = kNoTensor;
+        bool transpose_a = false, transpose_b = false;
+        TensorId a_scale = kNoTensor, b_scale = kNoTensor;
+    };
+    Operands fwd, dw, dx_ops;
+    const bool fp8 = b.fp8_gemm({batch, in, units});
+    PlanBuilder::Fp8Operand x8, w8;
+    if (fp8) {
+        // Forward X·W = X·(Wᵀ)ᵀ reads X and Wᵀ; dW = (Xᵀ)·(dZᵀ)ᵀ reads Xᵀ; dX = dZ·Wᵀ reads W.
+        x8 = b.quantize_fp8(x, QuantRole::Activation, true, training);
+        w8 = b.quantize_fp8(kernel.value, QuantRole::Weight, training && needs_dx, true);
+        fwd = {x8.codes, w8.codes_t, false, true, x8.scale_inv, w8.scale_inv};
+    } else {
+        // Frontier policies: the GEMMs read quantised float32 copies of their inputs (no-ops
+        // otherwise).
+        const TensorId xq = b.quantize_input(x, QuantRole::Activation);
+        const TensorId wq = b.quantize_input(kernel.value, QuantRole::Weight);
+        // Each backward GEMM reduces along another dimension, so block-scaled recipes quantise
+        // column-wise copies for it (TE's columnwise usage): X in blocks down the batch for dW,
+        // W in blocks along the units for dX (xq, wq themselves where one copy serves both).
+        const TensorId xq_col = b.quantize_input(x, QuantRole::Activation, xq);
+        const TensorId wq_col =
+            needs_dx ? b.quantize_input(kernel.value, QuantRole::Weight, wq) : wq;
+        fwd = {xq, wq};
+        dw = {xq_col, kNoTensor, true, false};
+        dx_ops = {kNoTensor, wq_col, false, true};
+    }
+    // A GEMM's arguments from its operands over the bound tensors.
+    auto operands_of = [](const Operands& o, const BoundTensors& t) {
+        GemmArgs g;
+        g.a = t.ptr(o.a);
+        g.transpose_a = o.transpose_a;
+        g.b = t.ptr(o.b);
+        g.transpose_b = o.transpose_b;
+        g.a_scale = t.ptr(o.a_scale);
+        g.b_scale = t.ptr(o.b_scale);
+        return g;
+    };
 
     // A GEMM step's arguments over the bound tensors; the engine sizes its workspace from them.
     auto gemm_step = [](StepSpec& step, std::function<GemmArgs(const BoundTensors&)> args) {
@@ -57,18 +94,17 @@ TensorId dense_steps(PlanBuilder& b, const Dense& layer, TensorId input, bool fu
     step.op = std::string("gemm+bias") + (epilogue != Activation::Linear
                                               ? std::string("+") + activation_name(epilogue)
                                               : std::string());
-    step.inputs = {xq, wq, bias.value};
+    if (fp8) step.op = "fp8 " + step.op;
+    step.inputs = {fwd.a, fwd.b, bias.value};
     step.outputs = {y};
     step.flops = 2.0 * batch * in * units;
-    gemm_step(step, [xq, wq, bias, y, z, softmax_op, epilogue](const BoundTensors& t) {
-        GemmArgs fwd;
-        fwd.a = t.ptr(xq);
-        fwd.b = t.ptr(wq);
-        fwd.bias = t.ptr(bias.value);
-        fwd.c = softmax_op ? t.ptr(z) : t.ptr(y);
-        fwd.epilogue = epilogue;
-        fwd.pre_activation = softmax_op ? nullptr : t.ptr(z);
-        return fwd;
+    gemm_step(step, [fwd, operands_of, bias, y, z, softmax_op, epilogue](const BoundTensors& t) {
+        GemmArgs g = operands_of(fwd, t);
+        g.bias = t.ptr(bias.value);
+        g.c = softmax_op ? t.ptr(z) : t.ptr(y);
+        g.epilogue = epilogue;
+        g.pre_activation = softmax_op ? nullptr : t.ptr(z);
+        return g;
     });
     b.forward(std::move(step));
     if (softmax_op) {
@@ -111,21 +147,27 @@ TensorId dense_steps(PlanBuilder& b, const Dense& layer, TensorId input, bool fu
         b.backward(std::move(s));
     }
     // The bias gradient reads dZ itself; the two products read its quantised copies: blocks
-    // along the units for dX (the row-wise copy), down the batch for dW.
-    const TensorId dzq = b.quantize_input(dz_id, QuantRole::Gradient);
-    const TensorId dzq_col = b.quantize_input(dz_id, QuantRole::Gradient, dzq);
+    // along the units for dX (the row-wise copy), down the batch for dW. As FP8 codes: dZ for
+    // dX = dZ·(W)ᵀ, dZᵀ for dW = (Xᵀ)·(dZᵀ)ᵀ.
+    if (fp8) {
+        const PlanBuilder::Fp8Operand dz8 = b.quantize_fp8(dz_id, QuantRole::Gradient, needs_dx, true);
+        dw = {x8.codes_t, dz8.codes_t, false, true, x8.scale_inv, dz8.scale_inv};
+        dx_ops = {dz8.codes, w8.codes, false, true, dz8.scale_inv, w8.scale_inv};
+    } else {
+        const TensorId dzq = b.quantize_input(dz_id, QuantRole::Gradient);
+        dw.b = b.quantize_input(dz_id, QuantRole::Gradient, dzq);
+        dx_ops.a = dzq;
+    }
+    const std::string prefix = fp8 ? "fp8 " : "";
     StepSpec sw;
-    sw.op = "gemm dW=Xᵀ·dZ";
-    sw.inputs = {xq_col, dzq_col};
+    sw.op = prefix + "gemm dW=Xᵀ·dZ";
+    sw.inputs = {dw.a, dw.b};
     sw.outputs = {kernel.grad};
     sw.flops = 2.0 * batch * in * units;
-    gemm_step(sw, [xq_col, dzq_col, kernel](const BoundTensors& t) {
-        GemmArgs gw;
-        gw.a = t.ptr(xq_col);
-        gw.transpose_a = true;
-        gw.b = t.ptr(dzq_col);
-        gw.c = t.ptr(kernel.grad);
-        return gw;
+    gemm_step(sw, [dw, operands_of, kernel](const BoundTensors& t) {
+        GemmArgs g = operands_of(dw, t);
+        g.c = t.ptr(kernel.grad);
+        return g;
     });
     b.backward(std::move(sw));
     StepSpec sb;
@@ -141,17 +183,14 @@ TensorId dense_steps(PlanBuilder& b, const Dense& layer, TensorId input, bool fu
     b.backward(std::move(sb));
     if (TensorId dx = b.grad_of(x); dx != kNoTensor) {
         StepSpec sx;
-        sx.op = "gemm dX=dZ·Wᵀ";
-        sx.inputs = {dzq, wq_col};
+        sx.op = prefix + "gemm dX=dZ·Wᵀ";
+        sx.inputs = {dx_ops.a, dx_ops.b};
         sx.outputs = {dx};
         sx.flops = 2.0 * batch * in * units;
-        gemm_step(sx, [dzq, wq_col, dx](const BoundTensors& t) {
-            GemmArgs gx;
-            gx.a = t.ptr(dzq);
-            gx.b = t.ptr(wq_col);
-            gx.transpose_b = true;
-            gx.c = t.ptr(dx);
-            return gx;
+        gemm_step(sx, [dx_ops, operands_of, dx](const BoundTensors& t) {
+            GemmArgs g = operands_of(dx_ops, t);
+            g.c = t.ptr(dx);
+            return g;
         });
         b.backward(std::move(sx));
     }
