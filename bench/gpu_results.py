@@ -92,10 +92,30 @@ def gemm(gemm_path, results_path, versions_path=None):
                                       "gflops": g["gflops"], "versions": versions(versions_path)})
 
 
+def fp8(bench_path, model, gemm_mode, results_path, versions_path=None):
+    """Appends each policy line of a `mantissa-cli bench --json` run of the FP8 comparison
+    (bench/run_gpu.sh: mixed_bfloat16 and mixed_float8 under recipe.gemm `gemm_mode`)."""
+    date = now()
+    found = False
+    with open(bench_path) as f:
+        for line in f:
+            if line.strip().startswith("{") and json.loads(line).get("type") == "bench":
+                b = json.loads(line)
+                found = True
+                append(results_path, {"kind": "fp8_gemm", "date": date, "model": model,
+                                      "gemm": gemm_mode, "device": b["device"],
+                                      "policy": b["policy"], "batch": b["batch"],
+                                      "median_ms": b["median_ms"], "gflops": b["gflops"],
+                                      "versions": versions(versions_path)})
+    if not found:
+        raise SystemExit(f"gpu_results: no bench line in {bench_path}")
+
+
 def table(results_path, results_md):
     rows = {}
     gemms = {}
     mnist = []
+    fp8_rows = {}
     seen_versions = {}
     with open(results_path) as f:
         for line in f:
@@ -109,6 +129,12 @@ def table(results_path, results_md):
                     continue
                 if r.get("kind") == "mnist99":
                     mnist.append(r)
+                    continue
+                if r.get("kind") == "fp8_gemm":
+                    # mixed_bfloat16 runs under both recipes (it has none): one figure for it.
+                    label = r["policy"] if r["policy"] != "mixed_float8" else "mixed_float8 " + r["gemm"]
+                    key = (r["date"][:10], r["device"], r["model"], r["batch"])
+                    fp8_rows.setdefault(key, {}).setdefault(label, []).append(r["median_ms"])
                     continue
                 if r.get("kind", "pair") != "pair":
                     continue  # build / selftest records: in results.jsonl, not in the table
@@ -138,6 +164,20 @@ def table(results_path, results_md):
             lines.append(f"| {r['date'][:10]} | {r.get('device', '?')} | {r.get('engine', '?')} | "
                          f"{r.get('reached')} | {r.get('epochs')} | {r.get('test_accuracy')} | "
                          f"{r.get('seconds')} |")
+    if fp8_rows:
+        lines += ["", "Does FP8 pay? mixed_float8 (delayed scaling) with its Dense GEMMs on cuBLASLt "
+                  "FP8 (recipe.gemm fp8) or quantised-and-decoded into float32 GEMMs (fake_quant), "
+                  "against mixed_bfloat16; median ms/step; ratio = FP8 GEMMs / mixed_bfloat16:", "",
+                  "| date | device | model | batch | mixed_bfloat16 | mixed_float8 fake_quant | "
+                  "mixed_float8 fp8 | ratio |", "|---|---|---|---|---|---|---|---|"]
+        for (date, device, model, batch), by in sorted(fp8_rows.items()):
+            med = {k: statistics.median(v) for k, v in by.items()}
+            bf, fq, f8 = (med.get(k) for k in ("mixed_bfloat16", "mixed_float8 fake_quant",
+                                               "mixed_float8 fp8"))
+            fmt = lambda v: f"{v:.3f}" if v is not None else "–"
+            ratio = f"{f8 / bf:.2f}" if f8 and bf else "–"
+            lines.append(f"| {date} | {device} | {model} | {batch} | {fmt(bf)} | {fmt(fq)} | "
+                         f"{fmt(f8)} | {ratio} |")
     for (date, gpu), v in sorted(seen_versions.items()):
         lines.append(f"\nVersions on {gpu} ({date}): driver {v.get('driver')}, CUDA runtime "
                      f"{v.get('cuda_runtime')}, cuBLASLt {v.get('cublaslt')}, cuDNN "
@@ -164,6 +204,8 @@ if __name__ == "__main__":
         gemm(a[1], a[2], a[3] if len(a) == 4 else None)
     elif len(a) in (4, 5) and a[0] == "record":
         record(a[1], a[2], a[3], a[4] if len(a) == 5 else None)
+    elif len(a) in (5, 6) and a[0] == "fp8":
+        fp8(a[1], a[2], a[3], a[4], a[5] if len(a) == 6 else None)
     elif len(a) == 3 and a[0] == "table":
         table(a[1], a[2])
     else:
@@ -171,4 +213,5 @@ if __name__ == "__main__":
                          "[VERSIONS.json]\n"
                          "       gpu_results.py gemm GEMM.jsonl RESULTS.jsonl [VERSIONS.json]\n"
                          "       gpu_results.py record KIND DATA.json RESULTS.jsonl [VERSIONS.json]\n"
+                         "       gpu_results.py fp8 BENCH.json MODEL GEMM RESULTS.jsonl [VERSIONS.json]\n"
                          "       gpu_results.py table RESULTS.jsonl RESULTS.md")

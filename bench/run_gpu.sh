@@ -7,7 +7,9 @@
 #   --stage bench   cuBLASLt GEMM throughput; seed-mlp (float32, TF32, mixed_float16,
 #                   mixed_bfloat16), mlp-small and cnn, each against PyTorch AMP
 #                   (bench/peer_torch.py) in the same call; mlp-small with --graph (CUDA
-#                   Graphs) against the same peer; time for MNIST to reach 99% (cnn)
+#                   Graphs) against the same peer; mixed_float8 on cuBLASLt FP8 GEMMs against
+#                   quantise-dequantise and mixed_bfloat16 (mlp-small, a wide MLP); time for
+#                   MNIST to reach 99% (cnn)
 # e.g. run(carry=[".deps"], command="bench/run_gpu.sh --stage build --stage check"), then
 # run(command="bench/run_gpu.sh --stage bench") on the still-warm machine.
 # Every result is one JSON line appended to bench/results.jsonl and $OUT/results.jsonl as soon
@@ -215,6 +217,39 @@ if [ $do_bench -eq 1 ]; then
             python3 bench/gpu_results.py pair "$out/m-$tag.json" "$out/p-$tag.json" "$label" \
                 "$results" "$rep" "$versions" | tee -a "$out/results.jsonl" \
                 || fail "pairing $tag"
+        done
+    done
+
+    # Does FP8 pay? mixed_float8 (delayed scaling) with its Dense GEMMs on cuBLASLt FP8 (recipe
+    # gemm "fp8") against the same recipe quantised-and-decoded into float32 GEMMs ("fake_quant")
+    # and mixed_bfloat16, on mlp-small and on a wide MLP (784-2048-2048-10, batch 1024) where the
+    # GEMMs dominate. Mantissa only: PyTorch has no FP8 autocast without Transformer Engine.
+    log "FP8 GEMMs against quantise-dequantise and bfloat16"
+    for model in mlp-small wide; do
+        for gemm in fp8 fake_quant; do
+            tag=fp8-$model-$gemm
+            python3 - "$exp/mlp-small.json" "$model" "$gemm" > "$out/$tag.config.json" <<'EOF2'
+import json, sys
+e = json.load(open(sys.argv[1]))
+if sys.argv[2] == "wide":
+    e["name"] = "wide-mlp"
+    e["batch_size"] = 1024
+    for layer in e["model"]["layers"]:
+        if layer.get("type") == "Dense" and layer.get("units", 0) > 10:
+            layer["units"] = 2048
+e["policy"] = "mixed_float8"
+e["recipe"] = {"gemm": sys.argv[3]}
+print(json.dumps(e))
+EOF2
+            if limit 90 "$cli" bench --config "$out/$tag.config.json" --device cuda \
+                --policies mixed_bfloat16,mixed_float8 --steps 50 --warmup 10 --json \
+                > "$out/$tag.json" 2> "$out/$tag.err"; then
+                python3 bench/gpu_results.py fp8 "$out/$tag.json" "$model" "$gemm" "$results" \
+                    "$versions" || fail "recording $tag"
+            else
+                fail "mantissa $tag (see $tag.err)"
+                tail -3 "$out/$tag.err" || true
+            fi
         done
     done
 

@@ -265,6 +265,8 @@ void PlanBuilder::add_quant_state(PlanQuant& q, const std::string& name) {
 
 bool PlanBuilder::fp8_gemm(std::initializer_list<std::int64_t> sizes) const {
     if (!m_spec.fp8_gemm || !m_policy.quant) return false;
+    // The FP8 GEMM writes float32 or bfloat16 (the per-tensor recipes compute in bfloat16).
+    if (m_policy.compute != DType::BFloat16 && m_policy.compute != DType::Float32) return false;
     for (const QuantSpec* s : {&m_policy.quant->activation, &m_policy.quant->weight,
                                &m_policy.quant->gradient})
         if (s->scaling == QuantScaling::Block) return false;
