@@ -4,6 +4,7 @@
 #include <string>
 
 #include "core/error.h"
+#include "core/numeric/tensor_quant.h"
 
 namespace mantissa {
 
@@ -74,6 +75,48 @@ void check_fp8_gemm_tn(const GemmArgs& args) {
         refuse("cuBLASLt's FP8 kernels need m, n and k multiples of 16 (m " + std::to_string(m) +
                    ", n " + std::to_string(n) + ", k " + std::to_string(k) + ")",
                args);
+}
+
+Fp8QuantShape check_quantize_fp8(const Fp8QuantArgs& a) {
+    auto require = [](bool ok, const std::string& message) {
+        if (!ok) throw Error(ErrorKind::Internal, "quantize_fp8: " + message);
+    };
+    auto describe = [](const Tensor& t) {
+        return "'" + t.name + "' " + std::string(dtype_name(t.dtype)) + shape_str(t.shape);
+    };
+    require(a.spec && a.src && a.scale_inv && a.stats && (a.codes || a.codes_t),
+            "missing argument");
+    const Tensor& src = *a.src;
+    require(is_floating(src.dtype), "tensor " + describe(src) + " must have a floating dtype");
+    require(a.spec->scaling != QuantScaling::Block && !a.spec->hadamard,
+            "only per-tensor FP8 (current or delayed scaling) makes codes");
+    require(a.spec->element == ElementFormat::Float8E4M3 ||
+                a.spec->element == ElementFormat::Float8E5M2,
+            "the element format must be float8_e4m3 or float8_e5m2");
+    const DType code = a.spec->element == ElementFormat::Float8E5M2 ? DType::Float8E5M2
+                                                                     : DType::Float8E4M3;
+    Fp8QuantShape v;
+    v.rows = src.rows();
+    v.cols = v.rows ? src.numel() / v.rows : 0;
+    if (a.codes)
+        require(a.codes->dtype == code && a.codes->rows() == v.rows &&
+                    a.codes->numel() == src.numel(),
+                "codes " + describe(*a.codes) + " must be " + std::string(dtype_name(code)) +
+                    " shaped like " + describe(src));
+    if (a.codes_t)
+        require(a.codes_t->dtype == code && a.codes_t->rows() == v.cols &&
+                    a.codes_t->numel() == src.numel(),
+                "codes_t " + describe(*a.codes_t) + " must be " + std::string(dtype_name(code)) +
+                    " (" + std::to_string(v.cols) + ", " + std::to_string(v.rows) + ")");
+    require(a.scale_inv->dtype == DType::Float32 && a.scale_inv->numel() == 1,
+            "scale_inv " + describe(*a.scale_inv) + " must be one float32");
+    require(a.stats->dtype == DType::Float64 && a.stats->numel() == kQuantStatsValues,
+            "stats " + describe(*a.stats) + " must be float64 (6)");
+    const std::size_t state_floats = quant_state_floats(*a.spec);
+    require(state_floats == 0 || (a.state && a.state->dtype == DType::Float32 &&
+                                  static_cast<std::size_t>(a.state->numel()) == state_floats),
+            "delayed scaling needs a float32 state of " + std::to_string(state_floats));
+    return v;
 }
 
 } // namespace mantissa

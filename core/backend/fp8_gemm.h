@@ -27,4 +27,12 @@ void check_fp8_gemm(const GemmArgs& args);
 // C (m, n) = A (m, k) · B (n, k)ᵀ, both operands contiguous along k.
 void check_fp8_gemm_tn(const GemmArgs& args);
 
+// quantize_fp8's arguments (Fp8QuantArgs), checked alike by every engine: throws
+// Error(Internal) naming the tensor and the rule (a plan that passes bind never fails here).
+// Returns the (rows, cols) view the codes are written over.
+struct Fp8QuantShape {
+    std::int64_t rows = 0, cols = 0;
+};
+Fp8QuantShape check_quantize_fp8(const Fp8QuantArgs& args);
+
 } // namespace mantissa

@@ -644,19 +644,20 @@ void add_fp8_gemm(Table& t) {
         }
     // The epilogue after the scales (a Dense layer's forward under recipe.gemm "fp8"): bias in
     // bfloat16, the activation, and the pre-activation GELU's backward reads.
+    for (DType out : {DType::Float32, DType::BFloat16})
     for (Activation act : {Activation::Relu, Activation::Gelu}) {
         const std::string geometry = dims({m, k, n}) + " float8_e4m3 x float8_e4m3 + bias + " +
                                      std::string(activation_name(act)) + ", pre";
-        const double tol = dtype_tolerance(DType::BFloat16);
-        t.add("gemm fp8 C = act(A B^T + bias)", DType::BFloat16, geometry, tol, tol,
-              [act](CaseContext& c) {
+        const double tol = dtype_tolerance(out);
+        t.add("gemm fp8 C = act(A B^T + bias)", out, geometry, tol, tol,
+              [act, out](CaseContext& c) {
                   Twin& a = c.make("a", DType::Float8E4M3, {m, k}, random_values(m * k, 33, 2.0));
                   Twin& b = c.make("b", DType::Float8E4M3, {n, k}, random_values(n * k, 34, 0.5));
                   Twin& sa = c.make("a_scale", DType::Float32, {1}, {0.75});
                   Twin& sb = c.make("b_scale", DType::Float32, {1}, {0.125});
                   Twin& bias = c.make("bias", DType::BFloat16, {n}, random_values(n, 35, 1.0));
-                  Twin& pre = c.make("pre", DType::BFloat16, {m, n});
-                  Twin& y = c.make("y", DType::BFloat16, {m, n});
+                  Twin& pre = c.make("pre", out, {m, n});
+                  Twin& y = c.make("y", out, {m, n});
                   c.both([&](Backend& be, int i) {
                       GemmArgs g;
                       g.a = &a.on(i);

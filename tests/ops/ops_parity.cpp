@@ -43,14 +43,15 @@ void table_is_complete() {
         CHECK_MSG(d.find('\n') == std::string::npos, d.c_str());
         CHECK_MSG(static_cast<bool>(c.body), d.c_str());
         dtypes_of[c.name + " " + c.geometry].insert(c.dtype);
-        // Only the FP8 GEMM's cases need an optional op, and they alone skip the dtype rule.
-        CHECK_MSG(c.needs_fp8_gemm == (c.name == "gemm fp8 C = A B^T"), d.c_str());
+        // Only the FP8 GEMM's cases and its quantise step need an optional op.
+        CHECK_MSG(c.needs_fp8_gemm == (c.name.starts_with("gemm fp8") || c.name == "quantize_fp8"),
+                  d.c_str());
     }
     // Every case at every dtype; the FP8 GEMM's at its two output dtypes (float32, bfloat16).
     int fp8_geometries = 0;
     for (const auto& [name, dtypes] : dtypes_of) {
-        const bool fp8 = name.starts_with("gemm fp8 C = A B^T");
-        fp8_geometries += fp8 ? 1 : 0;
+        const bool fp8 = name.starts_with("gemm fp8");
+        fp8_geometries += name.starts_with("gemm fp8 C = A B^T") ? 1 : 0;
         const std::set<DType> fp8_outputs{DType::Float32, DType::BFloat16};
         CHECK_MSG(fp8 ? dtypes == fp8_outputs : dtypes.size() == 4,
                   ("not at every dtype: " + name).c_str());

@@ -7,9 +7,25 @@
 
 #include "core/backend/cpu/cpu_backend.h"
 #include "core/backend/cpu/cpu_kernels.h"
+#include "core/backend/fp8_gemm.h"
 #include "core/numeric/tensor_quant.h"
 
 namespace mantissa {
+
+namespace {
+
+// The six float64 stats a quantise step reports (amax, scale, clipped, zeros, count, blocks).
+void write_stats(const QuantTensorStats& s, Tensor& stats) {
+    auto* out = static_cast<double*>(stats.data);
+    out[0] = s.amax;
+    out[1] = s.scale;
+    out[2] = static_cast<double>(s.clipped);
+    out[3] = static_cast<double>(s.zeros);
+    out[4] = static_cast<double>(s.count);
+    out[5] = static_cast<double>(s.blocks);
+}
+
+} // namespace
 
 void CpuBackend::fake_quantize(const FakeQuantArgs& a) {
     cpu::require(a.spec && a.src && a.dst && a.stats, "fake_quantize: missing argument");
@@ -45,50 +61,14 @@ void CpuBackend::fake_quantize(const FakeQuantArgs& a) {
                                                     static_cast<std::size_t>(dst.numel() / rows),
                                                     *a.spec, state, a.step, a.record);
     if (!a.record) return;
-    auto* out = static_cast<double*>(a.stats->data);
-    out[0] = s.amax;
-    out[1] = s.scale;
-    out[2] = static_cast<double>(s.clipped);
-    out[3] = static_cast<double>(s.zeros);
-    out[4] = static_cast<double>(s.count);
-    out[5] = static_cast<double>(s.blocks);
+    write_stats(s, *a.stats);
 }
 
 void CpuBackend::quantize_fp8(const Fp8QuantArgs& a) {
-    cpu::require(a.spec && a.src && a.scale_inv && a.stats && (a.codes || a.codes_t),
-                 "quantize_fp8: missing argument");
+    const Fp8QuantShape view = check_quantize_fp8(a); // fp8_gemm.h: the same rules on every engine
     const Tensor& src = *a.src;
-    cpu::require_floating(src, "quantize_fp8");
-    cpu::require(a.spec->scaling != QuantScaling::Block && !a.spec->hadamard,
-                 "quantize_fp8: only per-tensor FP8 (current or delayed scaling) makes codes");
-    const DType code_dtype = a.spec->element == ElementFormat::Float8E5M2 ? DType::Float8E5M2
-                                                                           : DType::Float8E4M3;
-    cpu::require(a.spec->element == ElementFormat::Float8E4M3 ||
-                     a.spec->element == ElementFormat::Float8E5M2,
-                 "quantize_fp8: the element format must be float8_e4m3 or float8_e5m2");
-    const std::int64_t rows = src.rows(), cols = rows ? src.numel() / rows : 0;
-    if (a.codes)
-        cpu::require(a.codes->dtype == code_dtype && a.codes->rows() == rows &&
-                         a.codes->numel() == src.numel(),
-                     "quantize_fp8: codes " + cpu::describe(*a.codes) + " must be " +
-                         std::string(dtype_name(code_dtype)) + " shaped like " +
-                         cpu::describe(src));
-    if (a.codes_t)
-        cpu::require(a.codes_t->dtype == code_dtype && a.codes_t->rows() == cols &&
-                         a.codes_t->numel() == src.numel(),
-                     "quantize_fp8: codes_t " + cpu::describe(*a.codes_t) + " must be " +
-                         std::string(dtype_name(code_dtype)) + " (" + std::to_string(cols) +
-                         ", " + std::to_string(rows) + ")");
-    cpu::require(a.scale_inv->dtype == DType::Float32 && a.scale_inv->numel() == 1,
-                 "quantize_fp8: scale_inv " + cpu::describe(*a.scale_inv) +
-                     " must be one float32");
-    cpu::require(a.stats->dtype == DType::Float64 && a.stats->numel() == kQuantStatsValues,
-                 "quantize_fp8: stats " + cpu::describe(*a.stats) + " must be float64 (6)");
+    const std::int64_t rows = view.rows, cols = view.cols;
     const std::size_t state_floats = quant_state_floats(*a.spec);
-    cpu::require(state_floats == 0 || (a.state && a.state->dtype == DType::Float32 &&
-                                       static_cast<std::size_t>(a.state->numel()) == state_floats),
-                 "quantize_fp8: delayed scaling needs a float32 state of " +
-                     std::to_string(state_floats));
     const auto n = static_cast<std::size_t>(src.numel());
     std::vector<float> values(n); // exact: every stored float dtype but float64 widens exactly
     cpu::load(src, 0, values.data(), src.numel());
@@ -103,13 +83,7 @@ void CpuBackend::quantize_fp8(const Fp8QuantArgs& a) {
                                                 a.record, codes, codes_t, scale_inv);
     *static_cast<float*>(a.scale_inv->data) = scale_inv;
     if (!a.record) return;
-    auto* out = static_cast<double*>(a.stats->data);
-    out[0] = s.amax;
-    out[1] = s.scale;
-    out[2] = static_cast<double>(s.clipped);
-    out[3] = static_cast<double>(s.zeros);
-    out[4] = static_cast<double>(s.count);
-    out[5] = static_cast<double>(s.blocks);
+    write_stats(s, *a.stats);
 }
 
 } // namespace mantissa

@@ -13,6 +13,7 @@
 #include "core/backend/cuda/fake_quantize.cuh"
 #include "core/backend/cuda/hadamard.cuh"
 #include "core/backend/cuda/op_checks.h"
+#include "core/backend/fp8_gemm.h"
 #include "core/error.h"
 #include "core/numeric/hadamard.h"
 #include "core/numeric/quant_math.h"
@@ -103,39 +104,10 @@ void CudaBackend::fake_quantize(const FakeQuantArgs& a) {
 }
 
 void CudaBackend::quantize_fp8(const Fp8QuantArgs& a) {
-    require(a.spec && a.src && a.scale_inv && a.stats && (a.codes || a.codes_t),
-            "quantize_fp8: missing argument");
+    const Fp8QuantShape view = check_quantize_fp8(a); // fp8_gemm.h: the same rules on every engine
     const Tensor& src = *a.src;
-    require(is_floating(src.dtype),
-            "quantize_fp8: tensor " + describe(src) + " must have a floating dtype");
-    require(a.spec->scaling != QuantScaling::Block && !a.spec->hadamard,
-            "quantize_fp8: only per-tensor FP8 (current or delayed scaling) makes codes");
-    require(a.spec->element == ElementFormat::Float8E4M3 ||
-                a.spec->element == ElementFormat::Float8E5M2,
-            "quantize_fp8: the element format must be float8_e4m3 or float8_e5m2");
-    const DType code_dtype = a.spec->element == ElementFormat::Float8E5M2 ? DType::Float8E5M2
-                                                                           : DType::Float8E4M3;
-    const std::int64_t rows = src.rows(), cols = rows ? src.numel() / rows : 0;
-    if (a.codes)
-        require(a.codes->dtype == code_dtype && a.codes->rows() == rows &&
-                    a.codes->numel() == src.numel(),
-                "quantize_fp8: codes " + describe(*a.codes) + " must be " +
-                    std::string(dtype_name(code_dtype)) + " shaped like " + describe(src));
-    if (a.codes_t)
-        require(a.codes_t->dtype == code_dtype && a.codes_t->rows() == cols &&
-                    a.codes_t->numel() == src.numel(),
-                "quantize_fp8: codes_t " + describe(*a.codes_t) + " must be " +
-                    std::string(dtype_name(code_dtype)) + " (" + std::to_string(cols) + ", " +
-                    std::to_string(rows) + ")");
-    require(a.scale_inv->dtype == DType::Float32 && a.scale_inv->numel() == 1,
-            "quantize_fp8: scale_inv " + describe(*a.scale_inv) + " must be one float32");
-    require(a.stats->dtype == DType::Float64 && a.stats->numel() == kQuantStatsValues,
-            "quantize_fp8: stats " + describe(*a.stats) + " must be float64 (6)");
+    const std::int64_t rows = view.rows, cols = view.cols;
     const std::size_t state_floats = quant_state_floats(*a.spec);
-    require(state_floats == 0 || (a.state && a.state->dtype == DType::Float32 &&
-                                  static_cast<std::size_t>(a.state->numel()) == state_floats),
-            "quantize_fp8: delayed scaling needs a float32 state of " +
-                std::to_string(state_floats));
     const cuda::DeviceQuant q = device_quant(*a.spec, 0);
     cuda::launch_quantize_fp8(
         src.data, src.dtype, rows, cols, q,
