@@ -95,6 +95,13 @@ struct Outcome {
                 if (t.layer == layer && t.role == role) sum += clipped ? t.clipped : t.flushed, ++n;
         return n ? 100.0 * sum / n : std::nan("");
     }
+    // How many values `layer`'s `role` quantises per step (the quant records' count).
+    std::int64_t count_of(const std::string& layer, const std::string& role) const {
+        for (const QuantRecord& r : quant)
+            for (const QuantTensorRecord& t : r.tensors)
+                if (t.layer == layer && t.role == role) return t.count;
+        return 0;
+    }
     // Steps at which some quantised value of some layer was clipped.
     std::int64_t steps_with_clipping() const {
         std::int64_t n = 0;
@@ -558,16 +565,21 @@ public:
             {&stochastic, "dense_2", "gradient", false, R"((\d+\.\d+)% of dense_2's)"},
             {&nearest, "dense_2", "gradient", false, R"(dense_2's \((\d+\.\d+)% with nearest)"},
         };
-        // Within 5% of the quoted share, not to two figures: these shares are averages of
-        // discrete clip and flush decisions, and the CPU engine's float32 GEMM rounds a little
-        // differently with 1 or 2 threads (Eigen sizes its k-panels by the thread count), which
-        // moved dense_1's NVFP4 weight share by 0.01 points (0.35% against 0.34%).
+        // Within 5% of the quoted share, or half of one value's share where that is more, not
+        // to two figures: these shares are averages of discrete clip and flush decisions, and
+        // the CPU engine's float32 GEMM rounds a little differently with 1 or 2 threads (Eigen
+        // sizes its k-panels by the thread count) and with the CPU's vector width (AVX2 or
+        // AVX-512 kernels), which moved dense_1's NVFP4 weight share by 0.01 points (0.35%
+        // against 0.34%) and dense_3's by 0.02 (0.39% on an AVX-512 Xeon, 0.37% on an AVX2
+        // EPYC): about 5 of its 1,280 weights clip, so a quarter of a value is 0.02 points.
         for (const Claim& c : claims) {
             const double measured = c.run->mean_percent(c.layer, c.role, c.clipped);
             const double text_value = quoted(l, c.pattern);
+            const auto count = static_cast<double>(c.run->count_of(c.layer, c.role));
+            const double tolerance = std::max(0.05 * text_value, count > 0 ? 50.0 / count : 0.0);
             std::printf("INFO   : %s: the text says %g, measured %.4f\n", c.pattern, text_value,
                         measured);
-            CHECK_MSG(std::abs(measured - text_value) <= 0.05 * text_value,
+            CHECK_MSG(std::abs(measured - text_value) <= tolerance,
                       (std::string(c.pattern) + ": the text says " + number(text_value, 6) +
                        ", measured " + fixed4(measured)));
         }

@@ -75,7 +75,7 @@ void table_is_complete() {
             quant.insert(c.geometry);
             CHECK_MSG(c.tolerance == 0.0 && c.float64_tolerance == 0.0, describe(c).c_str());
         }
-    CHECK(quant.size() == 23);
+    CHECK(quant.size() == 25);
     for (const char* g :
          {"7x80 mxfp8_e4m3 1x32 floor (NaN, zero block)",
           "7x80 mxfp6_e2m3 1x32 ceil (NaN, zero block)", "7x80 nvfp4 16x16",
@@ -129,6 +129,7 @@ public:
     bool supports_fake_quantize() const override { return true; }
     void fake_quantize(const FakeQuantArgs& args) override { m_inner.fake_quantize(args); }
     bool supports_fp8_gemm() const override { return true; }
+    void quantize_fp8(const Fp8QuantArgs& args) override { m_inner.quantize_fp8(args); }
 };
 
 void checker_catches_a_broken_engine() {
@@ -155,15 +156,16 @@ void checker_catches_a_broken_engine() {
 }
 
 // An engine without the FP8 GEMM (ForwardingBackend keeps Backend's default, false; the CUDA
-// engine below compute capability 8.9): its FP8 cases are skipped with the reason, pass, and run
-// nothing; every other case runs. Against the CPU engine the same cases run and pass.
+// engine below compute capability 8.9): its FP8 cases (the GEMMs and quantize_fp8) are skipped
+// with the reason, pass, and run nothing; every other GEMM case runs. Against the CPU engine the
+// same cases run and pass.
 void fp8_cases_skip_where_unsupported() {
     CpuBackend reference, inner;
     ForwardingBackend no_fp8(inner);
     CHECK(!no_fp8.supports_fp8_gemm() && inner.supports_fp8_gemm());
     int skipped = 0, ran = 0;
     for (const OpCase& c : op_cases()) {
-        if (c.name.rfind("gemm", 0) != 0) continue;
+        if (c.name.rfind("gemm", 0) != 0 && c.name != "quantize_fp8") continue;
         const CaseResult r = run_case(c, reference, no_fp8);
         CHECK_MSG(r.ok(), line(r).c_str());
         CHECK_MSG(r.skipped.empty() != c.needs_fp8_gemm, line(r).c_str());
@@ -175,7 +177,8 @@ void fp8_cases_skip_where_unsupported() {
             ++ran;
         }
     }
-    CHECK(skipped == 4 && ran == 4);
+    // 4 plain products, 4 with an epilogue, 4 quantize_fp8 geometries at 4 input dtypes.
+    CHECK(skipped == 24 && ran == 24);
     CHECK(reference.memory_in_use() == 0 && inner.memory_in_use() == 0);
 }
 
@@ -207,6 +210,10 @@ void quant_cases_clip_flush_and_count() {
     CHECK(stats["36x20 nvfp4 16x16, conv kernel view"][5] == 3 * 2);
     CHECK(stats["7x80 per-tensor delayed float8_e4m3, 2 steps"][2] >= 1);
     CHECK(stats["7x80 per-tensor current float8_e4m3"][2] == 0);
+    // The Hadamard cases quantise the padded rows too: 16 x 80 values in 80 blocks of 16 x 1.
+    const auto& hadamard = stats["7x80 nvfp4 16x1 hadamard seed 77, rows padded 7->16"];
+    CHECK(hadamard[4] == 16 * 80 && hadamard[5] == 80);
+    CHECK(stats["40x12 nvfp4 16x1 stochastic, hadamard seed 77, 40->48"][5] == 3 * 12);
 }
 
 // A quantiser that rounds one value of each call to the next float32 (an off-by-one in a kernel's
@@ -240,8 +247,44 @@ void checker_catches_a_wrong_quantiser() {
             other_fails += r.ok() ? 0 : 1;
         }
     }
-    CHECK(quant_cases == 92); // 23 cases x 4 dtypes
+    CHECK(quant_cases == 100); // 25 cases x 4 dtypes
     CHECK(quant_as_expected == quant_cases);
+    CHECK(other_fails == 0);
+}
+
+// An FP8 quantiser whose transposed copy has one code off by one (a transposition kernel writing
+// a neighbour's code, say) fails every quantize_fp8 case and nothing else.
+class WrongTransposedCode final : public ForwardingBackend {
+public:
+    using ForwardingBackend::ForwardingBackend;
+    bool supports_fake_quantize() const override { return true; }
+    void fake_quantize(const FakeQuantArgs& args) override { m_inner.fake_quantize(args); }
+    bool supports_fp8_gemm() const override { return true; }
+    void quantize_fp8(const Fp8QuantArgs& args) override {
+        m_inner.quantize_fp8(args);
+        std::vector<std::uint8_t> codes(static_cast<std::size_t>(args.codes_t->numel()));
+        m_inner.download(*args.codes_t, codes.data());
+        codes[3] = static_cast<std::uint8_t>(codes[3] ^ 1u); // the next code of the same sign
+        m_inner.upload(codes.data(), *args.codes_t);
+    }
+};
+
+void checker_catches_a_wrong_fp8_code() {
+    CpuBackend reference, inner;
+    WrongTransposedCode wrong(inner);
+    int fp8_cases = 0, fp8_fails = 0, other_fails = 0;
+    for (const OpCase& c : op_cases()) {
+        if (c.name != "quantize_fp8" && c.name != "fake_quantize") continue;
+        const CaseResult r = run_case(c, reference, wrong);
+        if (c.name == "quantize_fp8") {
+            ++fp8_cases;
+            fp8_fails += r.ok() ? 0 : 1;
+        } else {
+            other_fails += r.ok() ? 0 : 1;
+        }
+    }
+    CHECK(fp8_cases == 16); // 4 cases x 4 dtypes
+    CHECK(fp8_fails == fp8_cases);
     CHECK(other_fails == 0);
 }
 
@@ -305,6 +348,7 @@ int main(int argc, char** argv) {
     run("cpu_self_parity", cpu_self_parity);
     run("checker_catches_a_broken_engine", checker_catches_a_broken_engine);
     run("checker_catches_a_wrong_quantiser", checker_catches_a_wrong_quantiser);
+    run("checker_catches_a_wrong_fp8_code", checker_catches_a_wrong_fp8_code);
     run("fp8_cases_skip_where_unsupported", fp8_cases_skip_where_unsupported);
     run("quant_cases_clip_flush_and_count", quant_cases_clip_flush_and_count);
     run("training_parity_float64_is_float64", training_parity_float64_is_float64);
