@@ -957,6 +957,8 @@ public:
             const double want = decode_element(encode_element(x, F), F);
             const double got = element_codec::round_to_element<F>(x);
             bad += std::bit_cast<std::uint64_t>(got) != std::bit_cast<std::uint64_t>(want);
+            // The code itself (per-tensor FP8 into codes), signed zeros included.
+            bad += element_codec::round_to_code<F>(x) != encode_element(x, F);
             const auto xf = static_cast<float>(x);
             if (static_cast<double>(xf) == x && std::isfinite(xf)) {
                 const auto wantf = static_cast<float>(decode_element(encode_element(x, F), F));

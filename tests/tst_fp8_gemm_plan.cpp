@@ -17,6 +17,8 @@
 #include "core/error.h"
 #include "core/nn/model.h"
 #include "core/numeric/convert.h"
+#include "core/numeric/element_format.h"
+#include "core/numeric/tensor_quant.h"
 #include "core/numeric/policy.h"
 #include "core/plan/compile.h"
 #include "core/plan/fp8_lowering.h"
@@ -223,6 +225,70 @@ public:
         }
     }
 
+    void codesEqualFakeQuantisationOnEveryPath() {
+        // fp8_codes_tensor against fake_quantize_tensor, element for element: code · scale_inv
+        // rounded once to float32 is the fake-quantised value, in both layouts, with the same
+        // stats and the same delayed-scaling state after it. Values over 60 binades (subnormal
+        // codes, flushes), a signed zero, a spike the delayed scale clips, and a NaN (which
+        // takes the per-value path).
+        for (ElementFormat f : {ElementFormat::Float8E4M3, ElementFormat::Float8E5M2})
+            for (QuantScaling scaling : {QuantScaling::Current, QuantScaling::Delayed})
+                for (bool with_nan : {false, true}) {
+                    QuantSpec spec;
+                    spec.scaling = scaling;
+                    spec.element = f;
+                    spec.history_len = 4;
+                    const std::size_t rows = 24, cols = 40, n = rows * cols;
+                    std::vector<float> x(n);
+                    for (std::size_t i = 0; i < n; ++i)
+                        x[i] = static_cast<float>(std::sin(0.77 * static_cast<double>(i) + 0.2) *
+                                                  std::ldexp(1.0, static_cast<int>(i % 61) - 40));
+                    x[7] = -0.0f;
+                    x[100] = 3.0e4f; // the spike
+                    if (with_nan) x[200] = std::nanf("");
+                    // Delayed scaling starts from a scale the history chose for far smaller
+                    // values: the spike and its neighbours clip.
+                    std::vector<float> state_a(quant_state_floats(spec), 0.0f);
+                    if (!state_a.empty()) state_a[0] = 1.0e3f;
+                    std::vector<float> state_b = state_a;
+                    std::vector<float> fake = x;
+                    const QuantTensorStats want =
+                        fake_quantize_tensor(fake, rows, cols, spec, state_a, 3, true);
+                    std::vector<std::uint8_t> codes(n), codes_t(n);
+                    float scale_inv = 0;
+                    const QuantTensorStats got = fp8_codes_tensor(
+                        x, rows, cols, spec, state_b, true, codes, codes_t, scale_inv);
+                    const std::string what = std::string(element_format_name(f)) +
+                                             (scaling == QuantScaling::Current ? " current"
+                                                                               : " delayed") +
+                                             (with_nan ? " with NaN" : "");
+                    int mismatches = 0;
+                    for (std::size_t r = 0; r < rows; ++r)
+                        for (std::size_t c = 0; c < cols; ++c) {
+                            const std::uint8_t code = codes[r * cols + c];
+                            mismatches += code != codes_t[c * rows + r];
+                            const auto value = static_cast<float>(decode_element(code, f) *
+                                                                  static_cast<double>(scale_inv));
+                            std::uint32_t a, b;
+                            std::memcpy(&a, &value, 4);
+                            std::memcpy(&b, &fake[r * cols + c], 4);
+                            mismatches += a != b;
+                        }
+                    CHECK_MSG(mismatches == 0, what + ": " + std::to_string(mismatches));
+                    CHECK_MSG(bits_of(got.amax) == bits_of(want.amax), what);
+                    CHECK_EQ(got.scale, want.scale);
+                    CHECK_EQ(got.clipped, want.clipped);
+                    CHECK_EQ(got.zeros, want.zeros);
+                    // Bitwise: a NaN amax is recorded in the history as NaN by both.
+                    CHECK_MSG(state_a.size() == state_b.size() &&
+                                  std::memcmp(state_a.data(), state_b.data(),
+                                              state_a.size() * sizeof(float)) == 0,
+                              what);
+                    if (scaling == QuantScaling::Delayed) CHECK_MSG(got.clipped > 0, what);
+                    CHECK_MSG(got.zeros > 0, what);
+                }
+    }
+
     void trainingFollowsFakeQuantisation() {
         // A few steps each way: the same first loss (the forward differs below bfloat16's
         // rounding there), losses that stay close, and the same delayed-scaling statistics at the
@@ -351,5 +417,5 @@ public:
 } // namespace
 
 MANTISSA_TEST_MAIN(TestFp8GemmPlan, lowersDenseOntoCodes, codesDecodeToTheFakeQuantisedValues,
-                   trainingFollowsFakeQuantisation, autoFollowsTheEngine,
+                   codesEqualFakeQuantisationOnEveryPath, trainingFollowsFakeQuantisation, autoFollowsTheEngine,
                    fp8NeedsAnEngineThatHasIt, badGemmFieldsNameTheField)

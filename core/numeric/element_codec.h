@@ -105,6 +105,39 @@ inline double round_to_element(double x) {
     return std::bit_cast<double>(r | (bits & 0x8000000000000000ull));
 }
 
+// encode_nearest<F>(x) for a finite `x`, on the same bits as round_to_element<F>(double): the
+// code of the value that returns (per-tensor FP8 into codes for the FP8 GEMM). The normal range
+// reads the exponent and the kept mantissa bits off the rounded float64; the subnormal range is
+// the count of quanta (2^m of them is the smallest normal, code 1 << m, as it should be).
+template <ElementFormat F>
+inline std::uint32_t round_to_code(double x) {
+    constexpr element_detail::Layout l = element_detail::layout(F);
+    constexpr int m = l.mantissa_bits;
+    constexpr std::uint64_t emin_biased = static_cast<std::uint64_t>(1 - l.bias + 1023);
+    constexpr std::uint64_t max_bits = std::bit_cast<std::uint64_t>(kValues<F>[l.max_mag]);
+    const std::uint64_t bits = std::bit_cast<std::uint64_t>(x);
+    const std::uint64_t a = bits & 0x7FFFFFFFFFFFFFFFull;
+    const std::uint64_t e = a >> 52;
+    constexpr int s = 52 - m;
+    const std::uint64_t normal = std::min<std::uint64_t>(
+        (a + ((1ull << (s - 1)) - 1) + ((a >> s) & 1u)) & ~((1ull << s) - 1), max_bits);
+    const std::uint64_t mant =
+        (a & ((1ull << 52) - 1)) | (static_cast<std::uint64_t>(e != 0) << 52);
+    const std::uint64_t shift = std::max<std::uint64_t>(
+        std::min<std::uint64_t>(52 - m + (emin_biased - std::max<std::uint64_t>(e, 1)), 63), 1);
+    const std::uint64_t t = mant >> (shift - 1);
+    const auto sticky = static_cast<std::uint64_t>((t << (shift - 1)) != mant);
+    std::uint64_t n = t >> 1;
+    n += t & (sticky | n) & 1u;
+    // The element's biased exponent is the float64's less (emin_biased - 1); a normal input has
+    // e >= emin_biased, and its rounded bits stay at or above it.
+    const std::uint64_t normal_code =
+        (((normal >> 52) - (emin_biased - 1)) << m) | ((normal >> s) & ((1ull << m) - 1));
+    const std::uint64_t mag = e >= emin_biased ? normal_code : n;
+    return static_cast<std::uint32_t>(mag) |
+           (static_cast<std::uint32_t>(bits >> 63) << (l.width - 1));
+}
+
 // The magnitude code encode_stochastic<F>(q, random) gives a finite q (its sign aside), without
 // a branch: the same bit arithmetic as encode_signed's stochastic case, with shifts past 63
 // clamped (the significand is below 2^53, so they give 0 as the exact shift would).

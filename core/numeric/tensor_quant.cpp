@@ -73,6 +73,39 @@ void cast_per_tensor(std::span<float> data, float scale, float scale_inv, double
     st.zeros += zeros;
 }
 
+// cast_per_tensor's rounding into codes (fp8_codes_tensor's finite case): the code of each
+// x = v * scale, row-major and/or transposed, a row at a time (the transposed stores stride by
+// `rows`). A value flushes when its code's magnitude is zero (code * scale_inv is then zero, and
+// no other code decodes to zero); the clip rule is cast_code's.
+template <ElementFormat F>
+void codes_per_tensor(std::span<const float> data, std::size_t rows, std::size_t cols,
+                      float scale, double max_elem, std::span<std::uint8_t> codes,
+                      std::span<std::uint8_t> codes_t, QuantTensorStats& st) {
+    const double limit = max_elem * (1.0 + 0x1p-22);
+    const auto s = static_cast<double>(scale);
+    constexpr std::uint32_t kMagnitude = 0x7Fu;
+    std::size_t clipped = 0, zeros = 0;
+    for (std::size_t r = 0; r < rows; ++r) {
+        const float* row = data.data() + r * cols;
+        std::uint8_t* out = codes.empty() ? nullptr : codes.data() + r * cols;
+        std::size_t row_clipped = 0, row_zeros = 0;
+        for (std::size_t c = 0; c < cols; ++c) {
+            const float v = row[c];
+            const double x = static_cast<double>(v) * s; // exact: 24 x 24 bits
+            const std::uint32_t code = element_codec::round_to_code<F>(x);
+            row_clipped += std::fabs(x) > limit ? 1 : 0;
+            row_zeros += static_cast<std::size_t>(v != 0) &
+                         static_cast<std::size_t>((code & kMagnitude) == 0);
+            if (out) out[c] = static_cast<std::uint8_t>(code);
+            if (!codes_t.empty()) codes_t[c * rows + r] = static_cast<std::uint8_t>(code);
+        }
+        clipped += row_clipped;
+        zeros += row_zeros;
+    }
+    st.clipped += clipped;
+    st.zeros += zeros;
+}
+
 // TE's scale rule, the per-value cast and the delayed history are quant_math.h's, shared with the
 // CUDA kernels (core/backend/cuda/fake_quantize.cu).
 using quant_math::fp8_scale_for;
@@ -156,16 +189,24 @@ QuantTensorStats fp8_codes_tensor(std::span<const float> data, std::size_t rows,
         scale = state[0];
     scale_inv = 1.0f / scale;
     st.scale = scale_inv;
-    for (std::size_t r = 0; r < rows; ++r)
-        for (std::size_t c = 0; c < cols; ++c) {
-            const quant_math::CodeResult q = quant_math::cast_code(
-                data[r * cols + c], scale, scale_inv, spec.element, max_elem);
-            st.clipped += q.clipped ? 1 : 0;
-            st.zeros += q.zero ? 1 : 0;
-            const auto code = static_cast<std::uint8_t>(q.code);
-            if (!codes.empty()) codes[r * cols + c] = code;
-            if (!codes_t.empty()) codes_t[c * rows + r] = code;
-        }
+    const bool finite = std::isfinite(st.amax);
+    if (finite && spec.element == ElementFormat::Float8E4M3)
+        codes_per_tensor<ElementFormat::Float8E4M3>(data, rows, cols, scale, max_elem, codes,
+                                                    codes_t, st);
+    else if (finite && spec.element == ElementFormat::Float8E5M2)
+        codes_per_tensor<ElementFormat::Float8E5M2>(data, rows, cols, scale, max_elem, codes,
+                                                    codes_t, st);
+    else // a NaN or inf in the tensor: the spec's definition, one call per value
+        for (std::size_t r = 0; r < rows; ++r)
+            for (std::size_t c = 0; c < cols; ++c) {
+                const quant_math::CodeResult q = quant_math::cast_code(
+                    data[r * cols + c], scale, scale_inv, spec.element, max_elem);
+                st.clipped += q.clipped ? 1 : 0;
+                st.zeros += q.zero ? 1 : 0;
+                const auto code = static_cast<std::uint8_t>(q.code);
+                if (!codes.empty()) codes[r * cols + c] = code;
+                if (!codes_t.empty()) codes_t[c * rows + r] = code;
+            }
     if (spec.scaling == QuantScaling::Delayed && record)
         quant_math::delayed_record(state.data(), static_cast<std::size_t>(spec.history_len),
                                    st.amax, max_elem, spec.margin, spec.amax_most_recent, scale);
