@@ -25,6 +25,7 @@
 #include "core/train/experiment.h"
 #include "core/train/trainer.h"
 #include "tests/ops/forwarding_backend.h"
+#include "tests/plan_steps.h"
 #include "tests/test_support.h"
 #include "tests/unit/error_of.h"
 #include "tests/unit/unit_test.h"
@@ -79,12 +80,6 @@ std::unique_ptr<Plan> mlp_plan(Backend& be, const Policy& policy, bool fp8_gemm,
     return plan;
 }
 
-const Tensor& find_tensor(const Plan& plan, const std::string& name) {
-    for (const Tensor& t : plan.tensors)
-        if (t.name == name) return t;
-    throw Error(ErrorKind::Internal, "no tensor " + name);
-}
-
 bool has_step(const Plan& plan, const std::string& layer, const std::string& op) {
     for (const PlanStep& s : plan.steps)
         if (s.layer == layer && s.op.starts_with(op)) return true;
@@ -97,20 +92,6 @@ std::vector<double> download_doubles(Backend& be, const Tensor& t) {
     std::vector<double> out(static_cast<std::size_t>(t.numel()));
     convert_to_double(bytes.data(), t.dtype, out.data(), out.size());
     return out;
-}
-
-// The forward steps after the data steps, on input `x`.
-void run_forward(Plan& plan, Backend& be, const std::vector<float>& x) {
-    be.upload(x.data(), plan.tensor(plan.input));
-    RunContext ctx;
-    ctx.step = 1;
-    for (PlanStep& step : plan.steps) {
-        if (step.phase != StepPhase::Forward || step.op == "begin_step" ||
-            step.op == "gather+normalize")
-            continue;
-        if (step.op == "softmax_xent") break;
-        step.run(be, ctx);
-    }
 }
 
 std::vector<float> input_values() {

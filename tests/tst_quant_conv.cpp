@@ -21,6 +21,7 @@
 #include "core/plan/compile.h"
 #include "core/train/experiment.h"
 #include "core/train/trainer.h"
+#include "tests/plan_steps.h"
 #include "tests/test_support.h"
 #include "tests/unit/unit_test.h"
 
@@ -30,36 +31,10 @@ using namespace mantissa::test;
 
 namespace {
 
-const Tensor& find_tensor(const Plan& plan, const std::string& name) {
-    for (const Tensor& t : plan.tensors)
-        if (t.name == name) return t;
-    throw Error(ErrorKind::Internal, "no tensor " + name);
-}
-
-std::vector<float> download(Backend& be, const Tensor& t) {
-    std::vector<float> out(static_cast<std::size_t>(t.numel()));
-    be.download(t, out.data());
-    return out;
-}
-
 std::uint32_t bits(float v) {
     std::uint32_t b;
     std::memcpy(&b, &v, 4);
     return b;
-}
-
-// Runs the forward steps of `plan` (after the data steps, before the loss) on the input `x`.
-void run_forward(Plan& plan, Backend& be, const std::vector<float>& x) {
-    be.upload(x.data(), plan.tensor(plan.input));
-    RunContext ctx;
-    ctx.step = 1;
-    for (PlanStep& step : plan.steps) {
-        if (step.phase != StepPhase::Forward || step.op == "begin_step" ||
-            step.op == "gather+normalize")
-            continue;
-        if (step.op == "softmax_xent") break;
-        step.run(be, ctx);
-    }
 }
 
 // Values on a 1/16 grid up to 12.5 (exact in bfloat16, so the input cast changes nothing), with

@@ -28,6 +28,7 @@
 #include "core/train/experiment.h"
 #include "core/train/trainer.h"
 #include "tests/ops/forwarding_backend.h"
+#include "tests/plan_steps.h"
 #include "tests/test_support.h"
 #include "tests/unit/error_of.h"
 #include "tests/unit/files.h"
@@ -56,32 +57,6 @@ std::string parse_error(const std::string& policy, const std::string& recipe) {
         return e.what();
     }
     return {};
-}
-
-const Tensor& find_tensor(const Plan& plan, const std::string& name) {
-    for (const Tensor& t : plan.tensors)
-        if (t.name == name) return t;
-    throw Error(ErrorKind::Internal, "no tensor " + name);
-}
-
-std::vector<float> download(Backend& be, const Tensor& t) {
-    std::vector<float> out(static_cast<std::size_t>(t.numel()));
-    be.download(t, out.data());
-    return out;
-}
-
-// Runs the forward steps of `plan` (after the data steps, before the loss) on the input `x`.
-void run_forward(Plan& plan, Backend& be, const std::vector<float>& x) {
-    be.upload(x.data(), plan.tensor(plan.input));
-    RunContext ctx;
-    ctx.step = 1;
-    for (PlanStep& step : plan.steps) {
-        if (step.phase != StepPhase::Forward || step.op == "begin_step" ||
-            step.op == "gather+normalize")
-            continue;
-        if (step.op == "softmax_xent") break;
-        step.run(be, ctx);
-    }
 }
 
 std::unique_ptr<Plan> dense_plan(Backend& be, const Policy& policy, std::int64_t in,

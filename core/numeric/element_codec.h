@@ -76,66 +76,67 @@ inline float round_to_element(float x) {
     return std::bit_cast<float>(r | (bits & 0x80000000u));
 }
 
-// The same on a float64 `x` (a float32 times a float32 scale, exact in float64: per-tensor FP8),
-// returning the element's exact value. `x` must not be NaN or infinite.
+// The rounding of a finite float64 `x` to F that round_to_element(double) and round_to_code share:
+// the rounded bits in F's normal range (saturated at ±max), the count of quanta in its subnormal
+// range (2^m of them is the smallest normal), and which of the two applies.
+struct Rounded64 {
+    std::uint64_t normal = 0; // |x| rounded to m mantissa bits, as float64 bits
+    std::uint64_t quanta = 0; // |x| / quantum, rounded to nearest even
+    bool in_normal_range = false;
+};
 template <ElementFormat F>
-inline double round_to_element(double x) {
+inline Rounded64 round_bits(double x) {
     constexpr element_detail::Layout l = element_detail::layout(F);
     constexpr int m = l.mantissa_bits;
     constexpr std::uint64_t emin_biased = static_cast<std::uint64_t>(1 - l.bias + 1023);
     constexpr std::uint64_t max_bits = std::bit_cast<std::uint64_t>(kValues<F>[l.max_mag]);
-    constexpr double quantum = kValues<F>[1];
-    const std::uint64_t bits = std::bit_cast<std::uint64_t>(x);
-    const std::uint64_t a = bits & 0x7FFFFFFFFFFFFFFFull;
+    const std::uint64_t a = std::bit_cast<std::uint64_t>(x) & 0x7FFFFFFFFFFFFFFFull;
     const std::uint64_t e = a >> 52;
     constexpr int s = 52 - m;
-    const std::uint64_t normal = std::min<std::uint64_t>(
+    Rounded64 r;
+    r.normal = std::min<std::uint64_t>(
         (a + ((1ull << (s - 1)) - 1) + ((a >> s) & 1u)) & ~((1ull << s) - 1), max_bits);
     const std::uint64_t mant =
         (a & ((1ull << 52) - 1)) | (static_cast<std::uint64_t>(e != 0) << 52);
     // A shift past 63 is clamped: the significand is below 2^53 <= half of 2^63.
     const std::uint64_t shift = std::max<std::uint64_t>(
         std::min<std::uint64_t>(52 - m + (emin_biased - std::max<std::uint64_t>(e, 1)), 63), 1);
-    const std::uint64_t t = mant >> (shift - 1); // as above
+    const std::uint64_t t = mant >> (shift - 1); // as in the float32 version above
     const auto sticky = static_cast<std::uint64_t>((t << (shift - 1)) != mant);
     std::uint64_t n = t >> 1;
     n += t & (sticky | n) & 1u;
-    const std::uint64_t sub = std::bit_cast<std::uint64_t>(static_cast<double>(n) * quantum);
-    const std::uint64_t r = e >= emin_biased ? normal : sub;
-    return std::bit_cast<double>(r | (bits & 0x8000000000000000ull));
+    r.quanta = n;
+    r.in_normal_range = e >= emin_biased;
+    return r;
 }
 
-// encode_nearest<F>(x) for a finite `x`, on the same bits as round_to_element<F>(double): the
-// code of the value that returns (per-tensor FP8 into codes for the FP8 GEMM). The normal range
-// reads the exponent and the kept mantissa bits off the rounded float64; the subnormal range is
-// the count of quanta (2^m of them is the smallest normal, code 1 << m, as it should be).
+// The same on a float64 `x` (a float32 times a float32 scale, exact in float64: per-tensor FP8),
+// returning the element's exact value. `x` must not be NaN or infinite.
+template <ElementFormat F>
+inline double round_to_element(double x) {
+    constexpr double quantum = kValues<F>[1];
+    const Rounded64 r = round_bits<F>(x);
+    const std::uint64_t sub = std::bit_cast<std::uint64_t>(static_cast<double>(r.quanta) * quantum);
+    const std::uint64_t v = r.in_normal_range ? r.normal : sub;
+    return std::bit_cast<double>(v | (std::bit_cast<std::uint64_t>(x) & 0x8000000000000000ull));
+}
+
+// encode_nearest<F>(x) for a finite `x`, on the same rounding: the code of the value
+// round_to_element returns (per-tensor FP8 into codes for the FP8 GEMM). The normal range reads
+// the exponent and the kept mantissa bits off the rounded float64; the subnormal range is the
+// count of quanta (2^m of them is code 1 << m, the smallest normal, as it should be).
 template <ElementFormat F>
 inline std::uint32_t round_to_code(double x) {
     constexpr element_detail::Layout l = element_detail::layout(F);
     constexpr int m = l.mantissa_bits;
     constexpr std::uint64_t emin_biased = static_cast<std::uint64_t>(1 - l.bias + 1023);
-    constexpr std::uint64_t max_bits = std::bit_cast<std::uint64_t>(kValues<F>[l.max_mag]);
-    const std::uint64_t bits = std::bit_cast<std::uint64_t>(x);
-    const std::uint64_t a = bits & 0x7FFFFFFFFFFFFFFFull;
-    const std::uint64_t e = a >> 52;
-    constexpr int s = 52 - m;
-    const std::uint64_t normal = std::min<std::uint64_t>(
-        (a + ((1ull << (s - 1)) - 1) + ((a >> s) & 1u)) & ~((1ull << s) - 1), max_bits);
-    const std::uint64_t mant =
-        (a & ((1ull << 52) - 1)) | (static_cast<std::uint64_t>(e != 0) << 52);
-    const std::uint64_t shift = std::max<std::uint64_t>(
-        std::min<std::uint64_t>(52 - m + (emin_biased - std::max<std::uint64_t>(e, 1)), 63), 1);
-    const std::uint64_t t = mant >> (shift - 1);
-    const auto sticky = static_cast<std::uint64_t>((t << (shift - 1)) != mant);
-    std::uint64_t n = t >> 1;
-    n += t & (sticky | n) & 1u;
-    // The element's biased exponent is the float64's less (emin_biased - 1); a normal input has
-    // e >= emin_biased, and its rounded bits stay at or above it.
-    const std::uint64_t normal_code =
-        (((normal >> 52) - (emin_biased - 1)) << m) | ((normal >> s) & ((1ull << m) - 1));
-    const std::uint64_t mag = e >= emin_biased ? normal_code : n;
+    const Rounded64 r = round_bits<F>(x);
+    // The element's biased exponent is the float64's less (emin_biased - 1).
+    const std::uint64_t normal_code = (((r.normal >> 52) - (emin_biased - 1)) << m) |
+                                      ((r.normal >> (52 - m)) & ((1ull << m) - 1));
+    const std::uint64_t mag = r.in_normal_range ? normal_code : r.quanta;
     return static_cast<std::uint32_t>(mag) |
-           (static_cast<std::uint32_t>(bits >> 63) << (l.width - 1));
+           (static_cast<std::uint32_t>(std::bit_cast<std::uint64_t>(x) >> 63) << (l.width - 1));
 }
 
 // The magnitude code encode_stochastic<F>(q, random) gives a finite q (its sign aside), without

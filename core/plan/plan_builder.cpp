@@ -241,12 +241,18 @@ TensorId PlanBuilder::quantize_input(TensorId source, QuantRole role, TensorId r
             be.fake_quantize(args);
         };
     };
-    if (role == QuantRole::Gradient)
+    emit_quant_step(std::move(step), std::move(q));
+    return out;
+}
+
+void PlanBuilder::emit_quant_step(StepSpec step, PlanQuant q) {
+    // Activation and weight copies run in the forward block, gradient copies in the layer's
+    // backward block, where the gradient exists.
+    if (q.role == QuantRole::Gradient)
         backward(std::move(step));
     else
         forward(std::move(step));
     m_spec.quant.push_back(std::move(q));
-    return out;
 }
 
 MemCategory PlanBuilder::quant_category(QuantRole role) {
@@ -325,11 +331,7 @@ PlanBuilder::Fp8Operand PlanBuilder::quantize_fp8(TensorId source, QuantRole rol
             be.quantize_fp8(args);
         };
     };
-    if (role == QuantRole::Gradient)
-        backward(std::move(step));
-    else
-        forward(std::move(step));
-    m_spec.quant.push_back(std::move(q));
+    emit_quant_step(std::move(step), std::move(q));
     return out;
 }
 

@@ -101,6 +101,8 @@ private:
     static MemCategory quant_category(QuantRole role);
     // A quantise step's persistent state (delayed scaling's history) and stats tensors.
     void add_quant_state(PlanQuant& q, const std::string& name);
+    // Places a quantise step by its role and records it in PlanSpec::quant.
+    void emit_quant_step(StepSpec step, PlanQuant q);
     struct BackwardBlock {
         std::vector<StepSpec> own;  // the layer's steps
         std::vector<StepSpec> tail; // gradient casts, run after the layer's steps

@@ -280,24 +280,10 @@ void CudaBackend::gemm(const GemmArgs& args) {
                                          plan.b, beta, acc, plan.d, acc, plan.d, &plan.algo, lt_ws,
                                          lt_ws_bytes, s.stream));
     if (!f.kernel_epilogue) return;
-    cuda::EpilogueArgs e;
-    e.acc = acc;
-    e.acc_dtype = f.acc_in_workspace ? f.compute : c.dtype;
-    e.rows = m;
-    e.cols = n;
-    if (args.bias) {
-        e.bias = args.bias->data;
-        e.bias_dtype = args.bias->dtype;
-    }
-    if (args.pre_activation) {
-        e.pre = args.pre_activation->data;
-        e.pre_dtype = args.pre_activation->dtype;
-    }
+    cuda::EpilogueArgs e =
+        cuda::epilogue_args(args, acc, f.acc_in_workspace ? f.compute : c.dtype);
     e.f64 = f64;
     if (!f.softmax_after) {
-        e.act = args.epilogue;
-        e.out = c.data;
-        e.out_dtype = c.dtype;
         cuda::launch_gemm_epilogue(e, s.stream);
         return;
     }

@@ -11,7 +11,6 @@
 
 #include "core/backend/cuda/cuda_check.h"
 #include "core/backend/cuda/cuda_state.h"
-#include "core/backend/cuda/gemm_epilogue.cuh"
 #include "core/backend/fp8_gemm.h"
 #include "core/error.h"
 
@@ -131,23 +130,7 @@ void CudaBackend::Impl::fp8_gemm_run(const GemmArgs& args) {
                                          args.workspace.bytes - acc_bytes, stream));
     if (!acc_bytes) return;
     // act(acc + bias) rounded once into C, the pre-activation alongside (gemm_epilogue.cu).
-    cuda::EpilogueArgs e;
-    e.acc = d;
-    e.acc_dtype = DType::Float32;
-    e.rows = args.c->rows();
-    e.cols = args.c->cols();
-    if (args.bias) {
-        e.bias = args.bias->data;
-        e.bias_dtype = args.bias->dtype;
-    }
-    if (args.pre_activation) {
-        e.pre = args.pre_activation->data;
-        e.pre_dtype = args.pre_activation->dtype;
-    }
-    e.act = args.epilogue;
-    e.out = args.c->data;
-    e.out_dtype = args.c->dtype;
-    cuda::launch_gemm_epilogue(e, stream);
+    cuda::launch_gemm_epilogue(cuda::epilogue_args(args, d, DType::Float32), stream);
 }
 
 } // namespace mantissa

@@ -19,6 +19,7 @@
 #include "core/backend/cuda/conv_algo.h"
 #include "core/backend/cuda/conv_key.h"
 #include "core/backend/cuda/cuda_backend.h"
+#include "core/backend/cuda/gemm_epilogue.cuh"
 #include "core/backend/cuda/gemm_key.h"
 #include "core/backend/fp8_gemm.h"
 
@@ -73,6 +74,28 @@ inline std::size_t fp8_accumulator_bytes(const GemmArgs& args) {
     if (!fp8_gemm_has_epilogue(args) || !args.c) return 0;
     const auto bytes = static_cast<std::size_t>(args.c->numel()) * sizeof(float);
     return (bytes + 255) / 256 * 256;
+}
+
+// gemm_epilogue.cu's arguments for a GEMM's bias, pre-activation and activation over the
+// accumulator `acc` (acc_dtype) cuBLASLt wrote: out = C, act = the GEMM's epilogue.
+inline EpilogueArgs epilogue_args(const GemmArgs& args, const void* acc, DType acc_dtype) {
+    EpilogueArgs e;
+    e.acc = acc;
+    e.acc_dtype = acc_dtype;
+    e.rows = args.c->rows();
+    e.cols = args.c->cols();
+    if (args.bias) {
+        e.bias = args.bias->data;
+        e.bias_dtype = args.bias->dtype;
+    }
+    if (args.pre_activation) {
+        e.pre = args.pre_activation->data;
+        e.pre_dtype = args.pre_activation->dtype;
+    }
+    e.act = args.epilogue;
+    e.out = args.c->data;
+    e.out_dtype = args.c->dtype;
+    return e;
 }
 
 // cuBLASLt's best algorithm for a described matmul within `workspace_limit` bytes: the status of

@@ -52,6 +52,18 @@ __device__ inline unsigned abs_bits(float x) {
     return __float_as_uint(x) & 0x7FFFFFFFu;
 }
 
+// A thread's clipped and flushed counts into the scratch totals, one atomic per warp. Every
+// lane of the warp must call it (the shuffles need the full warp).
+__device__ inline void add_counts(unsigned long long clipped, unsigned long long zeros,
+                                  Scratch* s) {
+    clipped = warp_sum(clipped);
+    zeros = warp_sum(zeros);
+    if ((threadIdx.x & 31) == 0) {
+        if (clipped) atomicAdd(&s->clipped, clipped);
+        if (zeros) atomicAdd(&s->zeros, zeros);
+    }
+}
+
 // The amax the CPU engine computes (a float32 max, NaN if any element is NaN), as a double.
 __device__ inline double amax_of_bits(unsigned bits) {
     return bits > 0x7F800000u ? qm::nan_value() : static_cast<double>(__uint_as_float(bits));
@@ -141,12 +153,7 @@ __global__ void cast_kernel(float* data, i64 n, DeviceQuant q, const float* stat
         clipped += r.clipped ? 1 : 0;
         zeros += r.zero ? 1 : 0;
     }
-    clipped = warp_sum(clipped);
-    zeros = warp_sum(zeros);
-    if ((threadIdx.x & 31) == 0) {
-        if (clipped) atomicAdd(&s->clipped, clipped);
-        if (zeros) atomicAdd(&s->zeros, zeros);
-    }
+    add_counts(clipped, zeros, s);
 }
 
 // quantize_fp8's passes: the amax read straight from the source dtype (the values fake_quantize
@@ -180,12 +187,7 @@ __global__ void code_kernel(const void* src, DType dt, i64 rows, i64 cols, Devic
         clipped += r.clipped ? 1 : 0;
         zeros += r.zero ? 1 : 0;
     }
-    clipped = warp_sum(clipped);
-    zeros = warp_sum(zeros);
-    if ((threadIdx.x & 31) == 0) {
-        if (clipped) atomicAdd(&s->clipped, clipped);
-        if (zeros) atomicAdd(&s->zeros, zeros);
-    }
+    add_counts(clipped, zeros, s);
 }
 
 __global__ void finish_kernel(i64 rows, i64 cols, DeviceQuant q, float* state, double* stats,

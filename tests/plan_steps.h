@@ -1,0 +1,41 @@
+// Helpers for tests that look inside a bound Plan: a tensor by name, its float32 contents, and
+// the forward steps run alone on an input (no data steps, no loss), as the quantisation suites do.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "core/backend/backend.h"
+#include "core/error.h"
+#include "core/plan/plan.h"
+
+namespace mantissa::test {
+
+inline const Tensor& find_tensor(const Plan& plan, const std::string& name) {
+    for (const Tensor& t : plan.tensors)
+        if (t.name == name) return t;
+    throw Error(ErrorKind::Internal, "no tensor " + name);
+}
+
+// A float32 tensor's values.
+inline std::vector<float> download(Backend& be, const Tensor& t) {
+    std::vector<float> out(static_cast<std::size_t>(t.numel()));
+    be.download(t, out.data());
+    return out;
+}
+
+// Runs the forward steps of `plan` (after the data steps, before the loss) on the input `x`.
+inline void run_forward(Plan& plan, Backend& be, const std::vector<float>& x) {
+    be.upload(x.data(), plan.tensor(plan.input));
+    RunContext ctx;
+    ctx.step = 1;
+    for (PlanStep& step : plan.steps) {
+        if (step.phase != StepPhase::Forward || step.op == "begin_step" ||
+            step.op == "gather+normalize")
+            continue;
+        if (step.op == "softmax_xent") break;
+        step.run(be, ctx);
+    }
+}
+
+} // namespace mantissa::test
