@@ -281,8 +281,30 @@ public:
         CHECK(second.at("median_ms").get<double>() > 0);
         CHECK(second.at("memory_bytes").get<double>() > 0);
     }
+
+    // A config with a recipe beside policies that take none (the GPU session's FP8 comparison:
+    // mixed_bfloat16 against mixed_float8 on FP8 GEMMs): the recipe stays with its own policy.
+    void benchKeepsTheRecipeWithItsPolicy() {
+        TempDir dir;
+        nlohmann::json e = nlohmann::json::parse(read_file(kMlp));
+        e["policy"] = "mixed_float8";
+        e["recipe"] = {{"gemm", "fp8"}, {"kind", "current"}};
+        const std::string path = dir.file("fp8.json");
+        CHECK(write_file(path, e.dump()));
+        const ProcessResult r =
+            run_cli({"bench", "--config", path, "--device", "cpu", "--policies",
+                     "mixed_bfloat16,mixed_float8", "--steps", "2", "--warmup", "1", "--json"});
+        CHECK_MSG(r.status == 0, (r.err));
+        std::vector<std::string> lines;
+        for (const std::string& line : split(r.out, '\n'))
+            if (!line.empty()) lines.push_back(line);
+        CHECK_EQ(lines.size(), 2);
+        if (lines.size() == 2)
+            CHECK_EQ(object_of(lines[1]).at("policy").get<std::string>(),
+                     std::string("mixed_float8"));
+    }
 };
 
 MANTISSA_TEST_MAIN(TestCliTrain, trainWritesProgressAndMetrics, badInputExits2, badConfigFileExits2,
                    hugeBatchIsAClearMemoryError, cudaWithoutGpuFailsClearly, interruptStopsCleanly,
-                   divergedRunExits1, benchReportsEachPolicy)
+                   divergedRunExits1, benchReportsEachPolicy, benchKeepsTheRecipeWithItsPolicy)
