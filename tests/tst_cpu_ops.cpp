@@ -602,8 +602,7 @@ void TestCpuOps::gemm_fp8_data() {
                                                  << "float32" << true << 0.25 << 8.0 << false;
     new_row("e4m3 x e4m3 -> bfloat16, C = A B") << "float8_e4m3"
                                                 << "float8_e4m3"
-                                                << "bfloat16" << false << 0x1p-9 << 0x1p+3
-                                                << false;
+                                                << "bfloat16" << false << 0x1p-9 << 0x1p+3 << false;
     new_row("e5m2 x e4m3 -> bfloat16, C = A B^T") << "float8_e5m2"
                                                   << "float8_e4m3"
                                                   << "bfloat16" << true << 4.0 << 0.0 << false;

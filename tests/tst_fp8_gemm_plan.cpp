@@ -18,8 +18,8 @@
 #include "core/nn/model.h"
 #include "core/numeric/convert.h"
 #include "core/numeric/element_format.h"
-#include "core/numeric/tensor_quant.h"
 #include "core/numeric/policy.h"
+#include "core/numeric/tensor_quant.h"
 #include "core/plan/compile.h"
 #include "core/plan/fp8_lowering.h"
 #include "core/train/experiment.h"
@@ -185,8 +185,9 @@ public:
                 int mismatches = 0;
                 for (std::int64_t r = 0; r < p.rows; ++r)
                     for (std::int64_t c = 0; c < p.cols; ++c) {
-                        const double code = p.transposed ? codes[static_cast<std::size_t>(c * p.rows + r)]
-                                                         : codes[static_cast<std::size_t>(r * p.cols + c)];
+                        const double code = p.transposed
+                                                ? codes[static_cast<std::size_t>(c * p.rows + r)]
+                                                : codes[static_cast<std::size_t>(r * p.cols + c)];
                         const double value = static_cast<double>(
                             static_cast<float>(code * scale_inv)); // fake_quantize's one rounding
                         mismatches += bits_of(value) !=
@@ -195,14 +196,16 @@ public:
                 CHECK_MSG(mismatches == 0, std::string(kind) + " " + p.codes + ": " +
                                                std::to_string(mismatches) + " values differ");
             }
-            const std::vector<double> y8 = download_doubles(cpu, find_tensor(*fp8, "dense_1/output"));
-            const std::vector<double> yf = download_doubles(cpu, find_tensor(*fake, "dense_1/output"));
+            const std::vector<double> y8 =
+                download_doubles(cpu, find_tensor(*fp8, "dense_1/output"));
+            const std::vector<double> yf =
+                download_doubles(cpu, find_tensor(*fake, "dense_1/output"));
             double scale = 0, worst = 0;
             for (double v : yf) scale = std::max(scale, std::fabs(v));
             for (std::size_t i = 0; i < y8.size(); ++i)
                 worst = std::max(worst, std::fabs(y8[i] - yf[i]));
-            CHECK_MSG(scale > 0 && worst <= scale * 0x1p-7, std::to_string(worst) + " of " +
-                                                                std::to_string(scale));
+            CHECK_MSG(scale > 0 && worst <= scale * 0x1p-7,
+                      std::to_string(worst) + " of " + std::to_string(scale));
         }
     }
 
@@ -237,12 +240,12 @@ public:
                         fake_quantize_tensor(fake, rows, cols, spec, state_a, 3, true);
                     std::vector<std::uint8_t> codes(n), codes_t(n);
                     float scale_inv = 0;
-                    const QuantTensorStats got = fp8_codes_tensor(
-                        x, rows, cols, spec, state_b, true, codes, codes_t, scale_inv);
-                    const std::string what = std::string(element_format_name(f)) +
-                                             (scaling == QuantScaling::Current ? " current"
-                                                                               : " delayed") +
-                                             (with_nan ? " with NaN" : "");
+                    const QuantTensorStats got = fp8_codes_tensor(x, rows, cols, spec, state_b,
+                                                                  true, codes, codes_t, scale_inv);
+                    const std::string what =
+                        std::string(element_format_name(f)) +
+                        (scaling == QuantScaling::Current ? " current" : " delayed") +
+                        (with_nan ? " with NaN" : "");
                     int mismatches = 0;
                     for (std::size_t r = 0; r < rows; ++r)
                         for (std::size_t c = 0; c < cols; ++c) {
@@ -262,11 +265,11 @@ public:
                     CHECK_EQ(got.zeros, want.zeros);
                     // Bitwise: a NaN amax is recorded in the history as NaN by both.
                     // (Current scaling keeps no state: empty vectors, no memcmp on null.)
-                    CHECK_MSG(state_a.size() == state_b.size() &&
-                                  (state_a.empty() ||
-                                   std::memcmp(state_a.data(), state_b.data(),
-                                               state_a.size() * sizeof(float)) == 0),
-                              what);
+                    CHECK_MSG(
+                        state_a.size() == state_b.size() &&
+                            (state_a.empty() || std::memcmp(state_a.data(), state_b.data(),
+                                                            state_a.size() * sizeof(float)) == 0),
+                        what);
                     if (scaling == QuantScaling::Delayed) CHECK_MSG(got.clipped > 0, what);
                     CHECK_MSG(got.zeros > 0, what);
                 }
@@ -349,8 +352,8 @@ public:
         CpuBackend cpu;
         NoFp8Gemm engine(cpu);
         std::unique_ptr<Model> model;
-        const std::string message = error_of(
-            [&] { mlp_plan(engine, fp8_policy("fp8"), true, model); }, ErrorKind::Config);
+        const std::string message =
+            error_of([&] { mlp_plan(engine, fp8_policy("fp8"), true, model); }, ErrorKind::Config);
         CHECK_MSG(message.find("layer 'dense_1'") != std::string::npos &&
                       message.find("recipe.gemm") != std::string::npos,
                   message);
@@ -400,5 +403,5 @@ public:
 } // namespace
 
 MANTISSA_TEST_MAIN(TestFp8GemmPlan, lowersDenseOntoCodes, codesDecodeToTheFakeQuantisedValues,
-                   codesEqualFakeQuantisationOnEveryPath, trainingFollowsFakeQuantisation, autoFollowsTheEngine,
-                   fp8NeedsAnEngineThatHasIt, badGemmFieldsNameTheField)
+                   codesEqualFakeQuantisationOnEveryPath, trainingFollowsFakeQuantisation,
+                   autoFollowsTheEngine, fp8NeedsAnEngineThatHasIt, badGemmFieldsNameTheField)

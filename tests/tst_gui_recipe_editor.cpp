@@ -36,10 +36,10 @@ using namespace mantissa::ui;
 
 namespace {
 
-const char* const kFields[] = {"recipe_kind",        "recipe_fp8_format", "recipe_history_len",
-                               "recipe_margin",      "recipe_amax_compute", "recipe_gemm",
-                               "recipe_scale_rule",  "recipe_weight_2d",  "recipe_stochastic",
-                               "recipe_hadamard",    "recipe_seed"};
+const char* const kFields[] = {"recipe_kind",       "recipe_fp8_format",   "recipe_history_len",
+                               "recipe_margin",     "recipe_amax_compute", "recipe_gemm",
+                               "recipe_scale_rule", "recipe_weight_2d",    "recipe_stochastic",
+                               "recipe_hadamard",   "recipe_seed"};
 
 RecipeEditor* editor_of(QWidget& parent) {
     return parent.findChild<RecipeEditor*>("recipe");

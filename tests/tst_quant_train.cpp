@@ -942,6 +942,6 @@ MANTISSA_TEST_MAIN(TestQuantTrain, policiesCarryTheirRecipes, recipeReadsAndRoun
                    forwardMatchesBlockReference, columnwiseCopiesMatchBlockReference,
                    hadamardMatchesSylvesterReference, hadamardNeedsAnEngineThatHasIt,
                    hadamardPreservesTheProduct, hadamardRunMatchesRows,
-                   perTensorFp8MatchesTheFormula,
-                   delayedScalingLagsASpike, trainingRunsUnderEveryQuantisedPolicy,
-                   initializeResetsDelayedScaling, quantRecordIsWrittenAsJsonl)
+                   perTensorFp8MatchesTheFormula, delayedScalingLagsASpike,
+                   trainingRunsUnderEveryQuantisedPolicy, initializeResetsDelayedScaling,
+                   quantRecordIsWrittenAsJsonl)

@@ -93,8 +93,8 @@ Fp8QuantShape check_quantize_fp8(const Fp8QuantArgs& a) {
     require(a.spec->element == ElementFormat::Float8E4M3 ||
                 a.spec->element == ElementFormat::Float8E5M2,
             "the element format must be float8_e4m3 or float8_e5m2");
-    const DType code = a.spec->element == ElementFormat::Float8E5M2 ? DType::Float8E5M2
-                                                                     : DType::Float8E4M3;
+    const DType code =
+        a.spec->element == ElementFormat::Float8E5M2 ? DType::Float8E5M2 : DType::Float8E4M3;
     Fp8QuantShape v;
     v.rows = src.rows();
     v.cols = v.rows ? src.numel() / v.rows : 0;

@@ -645,37 +645,38 @@ void add_fp8_gemm(Table& t) {
     // The epilogue after the scales (a Dense layer's forward under recipe.gemm "fp8"): bias in
     // bfloat16, the activation, and the pre-activation GELU's backward reads.
     for (DType out : {DType::Float32, DType::BFloat16})
-    for (Activation act : {Activation::Relu, Activation::Gelu}) {
-        const std::string geometry = dims({m, k, n}) + " float8_e4m3 x float8_e4m3 + bias + " +
-                                     std::string(activation_name(act)) + ", pre";
-        const double tol = dtype_tolerance(out);
-        t.add("gemm fp8 C = act(A B^T + bias)", out, geometry, tol, tol,
-              [act, out](CaseContext& c) {
-                  Twin& a = c.make("a", DType::Float8E4M3, {m, k}, random_values(m * k, 33, 2.0));
-                  Twin& b = c.make("b", DType::Float8E4M3, {n, k}, random_values(n * k, 34, 0.5));
-                  Twin& sa = c.make("a_scale", DType::Float32, {1}, {0.75});
-                  Twin& sb = c.make("b_scale", DType::Float32, {1}, {0.125});
-                  Twin& bias = c.make("bias", DType::BFloat16, {n}, random_values(n, 35, 1.0));
-                  Twin& pre = c.make("pre", out, {m, n});
-                  Twin& y = c.make("y", out, {m, n});
-                  c.both([&](Backend& be, int i) {
-                      GemmArgs g;
-                      g.a = &a.on(i);
-                      g.b = &b.on(i);
-                      g.transpose_b = true;
-                      g.c = &y.on(i);
-                      g.a_scale = &sa.on(i);
-                      g.b_scale = &sb.on(i);
-                      g.bias = &bias.on(i);
-                      g.epilogue = act;
-                      g.pre_activation = &pre.on(i);
-                      g.workspace = c.workspace(i, be.gemm_workspace_bytes(g));
-                      be.gemm(g);
-                  });
-                  return std::vector<Twin*>{&y, &pre};
-              });
-        t.cases.back().needs_fp8_gemm = true;
-    }
+        for (Activation act : {Activation::Relu, Activation::Gelu}) {
+            const std::string geometry = dims({m, k, n}) + " float8_e4m3 x float8_e4m3 + bias + " +
+                                         std::string(activation_name(act)) + ", pre";
+            const double tol = dtype_tolerance(out);
+            t.add(
+                "gemm fp8 C = act(A B^T + bias)", out, geometry, tol, tol,
+                [act, out](CaseContext& c) {
+                    Twin& a = c.make("a", DType::Float8E4M3, {m, k}, random_values(m * k, 33, 2.0));
+                    Twin& b = c.make("b", DType::Float8E4M3, {n, k}, random_values(n * k, 34, 0.5));
+                    Twin& sa = c.make("a_scale", DType::Float32, {1}, {0.75});
+                    Twin& sb = c.make("b_scale", DType::Float32, {1}, {0.125});
+                    Twin& bias = c.make("bias", DType::BFloat16, {n}, random_values(n, 35, 1.0));
+                    Twin& pre = c.make("pre", out, {m, n});
+                    Twin& y = c.make("y", out, {m, n});
+                    c.both([&](Backend& be, int i) {
+                        GemmArgs g;
+                        g.a = &a.on(i);
+                        g.b = &b.on(i);
+                        g.transpose_b = true;
+                        g.c = &y.on(i);
+                        g.a_scale = &sa.on(i);
+                        g.b_scale = &sb.on(i);
+                        g.bias = &bias.on(i);
+                        g.epilogue = act;
+                        g.pre_activation = &pre.on(i);
+                        g.workspace = c.workspace(i, be.gemm_workspace_bytes(g));
+                        be.gemm(g);
+                    });
+                    return std::vector<Twin*>{&y, &pre};
+                });
+            t.cases.back().needs_fp8_gemm = true;
+        }
 }
 
 // Per-tensor FP8 into codes for the FP8 GEMM (Backend::quantize_fp8), both layouts, exact on every
@@ -697,14 +698,15 @@ void add_quantize_fp8(Table& t, DType dt) {
         delayed.scaling = QuantScaling::Delayed;
         delayed.history_len = 4;
         delayed.margin = 1;
-        cases.push_back({"delayed " + std::string(element_format_name(e)) + ", 2 steps", delayed, 2});
+        cases.push_back(
+            {"delayed " + std::string(element_format_name(e)) + ", 2 steps", delayed, 2});
     }
     constexpr std::int64_t rows = 48, cols = 80;
     for (const Fp8QuantCase& q : cases) {
         const std::string geometry = dims({rows, cols}) + " " + q.geometry + ", codes and codes^T";
         t.add("quantize_fp8", dt, geometry, 0.0, 0.0, [dt, q](CaseContext& c) {
-            const DType code = q.spec.element == ElementFormat::Float8E5M2 ? DType::Float8E5M2
-                                                                            : DType::Float8E4M3;
+            const DType code =
+                q.spec.element == ElementFormat::Float8E5M2 ? DType::Float8E5M2 : DType::Float8E4M3;
             Twin& x = c.make("x", dt, {rows, cols}, quant_values(rows, cols, true));
             std::vector<double> spike = quant_values(rows, cols, false);
             for (double& v : spike) v *= 4.0;

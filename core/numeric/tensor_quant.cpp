@@ -78,8 +78,8 @@ void cast_per_tensor(std::span<float> data, float scale, float scale_inv, double
 // `rows`). A value flushes when its code's magnitude is zero (code * scale_inv is then zero, and
 // no other code decodes to zero); the clip rule is cast_code's.
 template <ElementFormat F>
-void codes_per_tensor(std::span<const float> data, std::size_t rows, std::size_t cols,
-                      float scale, double max_elem, std::span<std::uint8_t> codes,
+void codes_per_tensor(std::span<const float> data, std::size_t rows, std::size_t cols, float scale,
+                      double max_elem, std::span<std::uint8_t> codes,
                       std::span<std::uint8_t> codes_t, QuantTensorStats& st) {
     const double limit = max_elem * (1.0 + 0x1p-22);
     const auto s = static_cast<double>(scale);

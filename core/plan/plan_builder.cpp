@@ -273,8 +273,8 @@ bool PlanBuilder::fp8_gemm(std::initializer_list<std::int64_t> sizes) const {
     if (!m_spec.fp8_gemm || !m_policy.quant) return false;
     // The FP8 GEMM writes float32 or bfloat16 (the per-tensor recipes compute in bfloat16).
     if (m_policy.compute != DType::BFloat16 && m_policy.compute != DType::Float32) return false;
-    for (const QuantSpec* s : {&m_policy.quant->activation, &m_policy.quant->weight,
-                               &m_policy.quant->gradient})
+    for (const QuantSpec* s :
+         {&m_policy.quant->activation, &m_policy.quant->weight, &m_policy.quant->gradient})
         if (s->scaling == QuantScaling::Block) return false;
     return std::all_of(sizes.begin(), sizes.end(),
                        [](std::int64_t n) { return n > 0 && n % 16 == 0; });

@@ -78,9 +78,9 @@ void CpuBackend::quantize_fp8(const Fp8QuantArgs& a) {
     if (a.codes) codes = {static_cast<std::uint8_t*>(a.codes->data), n};
     if (a.codes_t) codes_t = {static_cast<std::uint8_t*>(a.codes_t->data), n};
     float scale_inv = 1.0f;
-    const QuantTensorStats s = fp8_codes_tensor(values, static_cast<std::size_t>(rows),
-                                                static_cast<std::size_t>(cols), *a.spec, state,
-                                                a.record, codes, codes_t, scale_inv);
+    const QuantTensorStats s =
+        fp8_codes_tensor(values, static_cast<std::size_t>(rows), static_cast<std::size_t>(cols),
+                         *a.spec, state, a.record, codes, codes_t, scale_inv);
     *static_cast<float*>(a.scale_inv->data) = scale_inv;
     if (!a.record) return;
     write_stats(s, *a.stats);

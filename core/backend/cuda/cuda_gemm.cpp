@@ -280,8 +280,7 @@ void CudaBackend::gemm(const GemmArgs& args) {
                                          plan.b, beta, acc, plan.d, acc, plan.d, &plan.algo, lt_ws,
                                          lt_ws_bytes, s.stream));
     if (!f.kernel_epilogue) return;
-    cuda::EpilogueArgs e =
-        cuda::epilogue_args(args, acc, f.acc_in_workspace ? f.compute : c.dtype);
+    cuda::EpilogueArgs e = cuda::epilogue_args(args, acc, f.acc_in_workspace ? f.compute : c.dtype);
     e.f64 = f64;
     if (!f.softmax_after) {
         cuda::launch_gemm_epilogue(e, s.stream);

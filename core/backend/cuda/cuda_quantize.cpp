@@ -88,9 +88,8 @@ void CudaBackend::fake_quantize(const FakeQuantArgs& a) {
     cast(src, head); // exact: every stored float dtype but float64 widens exactly
     auto* data = static_cast<float*>(dst.data);
     if (const std::int64_t tail = dst.numel() - src.numel(); tail > 0)
-        MANTISSA_CUDA_CHECK(cudaMemsetAsync(data + src.numel(), 0,
-                                            static_cast<std::size_t>(tail) * sizeof(float),
-                                            m_impl->stream));
+        MANTISSA_CUDA_CHECK(cudaMemsetAsync(
+            data + src.numel(), 0, static_cast<std::size_t>(tail) * sizeof(float), m_impl->stream));
     if (a.spec->hadamard) {
         cuda::HadamardSigns signs;
         const std::array<float, kHadamardSize> s = hadamard_signs(a.spec->hadamard_seed);
@@ -109,13 +108,13 @@ void CudaBackend::quantize_fp8(const Fp8QuantArgs& a) {
     const std::int64_t rows = view.rows, cols = view.cols;
     const std::size_t state_floats = quant_state_floats(*a.spec);
     const cuda::DeviceQuant q = device_quant(*a.spec, 0);
-    cuda::launch_quantize_fp8(
-        src.data, src.dtype, rows, cols, q,
-        state_floats ? static_cast<float*>(a.state->data) : nullptr,
-        static_cast<double*>(a.stats->data), a.record,
-        a.codes ? static_cast<std::uint8_t*>(a.codes->data) : nullptr,
-        a.codes_t ? static_cast<std::uint8_t*>(a.codes_t->data) : nullptr,
-        static_cast<float*>(a.scale_inv->data), m_impl->quant_scratch, m_impl->stream);
+    cuda::launch_quantize_fp8(src.data, src.dtype, rows, cols, q,
+                              state_floats ? static_cast<float*>(a.state->data) : nullptr,
+                              static_cast<double*>(a.stats->data), a.record,
+                              a.codes ? static_cast<std::uint8_t*>(a.codes->data) : nullptr,
+                              a.codes_t ? static_cast<std::uint8_t*>(a.codes_t->data) : nullptr,
+                              static_cast<float*>(a.scale_inv->data), m_impl->quant_scratch,
+                              m_impl->stream);
 }
 
 } // namespace mantissa

@@ -150,7 +150,8 @@ TensorId dense_steps(PlanBuilder& b, const Dense& layer, TensorId input, bool fu
     // along the units for dX (the row-wise copy), down the batch for dW. As FP8 codes: dZ for
     // dX = dZ·(W)ᵀ, dZᵀ for dW = (Xᵀ)·(dZᵀ)ᵀ.
     if (fp8) {
-        const PlanBuilder::Fp8Operand dz8 = b.quantize_fp8(dz_id, QuantRole::Gradient, needs_dx, true);
+        const PlanBuilder::Fp8Operand dz8 =
+            b.quantize_fp8(dz_id, QuantRole::Gradient, needs_dx, true);
         dw = {x8.codes_t, dz8.codes_t, false, true, x8.scale_inv, dz8.scale_inv};
         dx_ops = {dz8.codes, w8.codes, false, true, dz8.scale_inv, w8.scale_inv};
     } else {
