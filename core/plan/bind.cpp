@@ -31,11 +31,10 @@ std::unique_ptr<Plan> bind(PlanSpec description, Backend& backend) {
     for (const PlanQuant& q : spec.quant)
         if (q.spec.hadamard && !backend.supports_hadamard_quantize())
             throw Error(ErrorKind::Config,
-                        "layer '" + q.layer +
-                            "': recipe.hadamard runs on the CPU engine for now (" +
-                            backend.info().name +
-                            " has no Hadamard kernel yet); use device \"cpu\", or set "
-                            "recipe.hadamard to false");
+                        "layer '" + q.layer + "': recipe.hadamard needs an engine with the " +
+                            "Hadamard kernel (" + backend.info().name +
+                            " has none; the CPU and CUDA engines have it); use device \"cpu\", " +
+                            "or set recipe.hadamard to false");
     for (const PlanQuant& q : spec.quant)
         if (q.fp8_codes && !backend.supports_fp8_gemm())
             throw Error(ErrorKind::Config,
