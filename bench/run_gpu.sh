@@ -245,7 +245,7 @@ EOF2
                 --policies mixed_bfloat16,mixed_float8 --steps 50 --warmup 10 --json \
                 > "$out/$tag.json" 2> "$out/$tag.err"; then
                 python3 bench/gpu_results.py fp8 "$out/$tag.json" "$model" "$gemm" "$results" \
-                    "$versions" || fail "recording $tag"
+                    "$versions" | tee -a "$out/results.jsonl" || fail "recording $tag"
             else
                 fail "mantissa $tag (see $tag.err)"
                 tail -3 "$out/$tag.err" || true
