@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "core/hd_bits.h"
 #include "core/numeric/element_format.h"
 #include "core/numeric/quant_math.h"
 #include "tests/unit/unit_test.h"
@@ -24,6 +25,7 @@ static_assert(qm::element_emax(ElementFormat::Float8E5M2) == 15);
 static_assert(qm::element_max(ElementFormat::Float4E2M1) == 6.0);
 static_assert(qm::mx_scale_code(500.0, ElementFormat::Float8E4M3, false) == 127); // X = 1: clips
 static_assert(qm::mx_scale_code(500.0, ElementFormat::Float8E4M3, true) == 128);  // X = 2
+static_assert(hd::bit_width(0) == 0 && hd::bit_width(1) == 1 && hd::bit_width(~0ull) == 64);
 
 namespace {
 
@@ -127,6 +129,26 @@ public:
         CHECK(checked > 40000);
     }
 
+    // core/hd_bits.h replaces std::bit_width in the shared arithmetic (nvcc folds the standard one
+    // on 64 bits to 0 in device code): it must be std::bit_width's value everywhere.
+    void bitWidthMatchesStd() {
+        std::vector<std::uint64_t> values;
+        for (std::uint64_t v = 0; v < (1u << 16); ++v) values.push_back(v);
+        for (int k = 0; k < 64; ++k) {
+            const std::uint64_t p = 1ull << k;
+            for (std::uint64_t v : {p - 1, p, p + 1, p | (p >> 1), p | 1u}) values.push_back(v);
+            values.push_back(~0ull >> k);
+        }
+        std::uint64_t seed = 12345;
+        for (int i = 0; i < 100000; ++i) {
+            seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+            values.push_back(seed >> (i % 64)); // every width, not only the top bits
+        }
+        for (std::uint64_t v : values)
+            CHECK_MSG(hd::bit_width(v) == static_cast<int>(std::bit_width(v)),
+                      std::to_string(v).c_str());
+    }
+
     void ilogbMatchesCmath() {
         for (double a : sweep())
             if (a > 0 && std::isfinite(a)) CHECK_EQ(qm::ilogb_of(a), std::ilogb(a));
@@ -199,5 +221,5 @@ public:
 };
 
 MANTISSA_TEST_MAIN(TestQuantMath, elementFactsMatchTheSpecTable, mxScaleMatchesTheCmathRule,
-                   ilogbMatchesCmath, nvfp4GlobalScaleMatchesNextafterRule, fp8ScaleMatchesLdexp,
-                   delayedRecordKeepsTheRing, castElementIsTheFormula)
+                   bitWidthMatchesStd, ilogbMatchesCmath, nvfp4GlobalScaleMatchesNextafterRule,
+                   fp8ScaleMatchesLdexp, delayedRecordKeepsTheRing, castElementIsTheFormula)

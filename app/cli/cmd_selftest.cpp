@@ -63,6 +63,7 @@ int run_op_table(Backend& reference, Backend& candidate, const char* title, bool
         const bool ok = exact ? r.failure.empty() && r.error == 0 : r.ok();
         failures += ok ? 0 : 1;
         std::string verdict = ok ? "ok" : (r.failure.empty() ? "FAIL" : "FAIL: " + r.failure);
+        if (!ok && r.failure.empty() && !r.worst.empty()) verdict += " at " + r.worst;
         if (!r.skipped.empty()) verdict = "skipped: " + r.skipped;
         std::printf("%-58s %-9s %10.3g %9.1g  %-14s %s\n", r.name.c_str(),
                     std::string(dtype_name(r.dtype)).c_str(), r.error, exact ? 0.0 : r.tolerance,

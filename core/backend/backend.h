@@ -249,6 +249,8 @@ public:
     // epilogue RELU_BIAS algo 23" or "cudnn fwd algo IMPLICIT_PRECOMP_GEMM"; empty when the
     // engine has only one way (the CPU engine).
     virtual std::string last_choice() const { return {}; }
+    // Forgets it, so an op that chooses nothing reports "" (the self-test's table, per case).
+    virtual void clear_last_choice() {}
     // --- CUDA Graphs (the experiment's `graph` flag) ---
     // An engine that captures records the ops enqueued between begin_graph_capture() and
     // end_graph_capture() under (owner, key) without running them; replay_graph() launches them

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <vector>
 
 #include "core/check/float64_reference.h"
@@ -25,7 +26,8 @@ std::vector<double> read_values(Backend& engine, const Tensor& t) {
 
 } // namespace
 
-double max_error(Backend& reference, const Tensor& ref, Backend& candidate, const Tensor& cand) {
+double max_error(Backend& reference, const Tensor& ref, Backend& candidate, const Tensor& cand,
+                 std::string* worst_at) {
     const std::vector<double> x = read_values(reference, ref), y = read_values(candidate, cand);
     if (x.size() != y.size()) return INFINITY;
     double scale = 0;
@@ -36,12 +38,27 @@ double max_error(Backend& reference, const Tensor& ref, Backend& candidate, cons
     // far larger than a small result.
     const double floor = std::max(scale * 0.1, 1e-30);
     double worst = 0;
+    std::size_t at = 0;
     for (std::size_t i = 0; i < x.size(); ++i) {
         if (!std::isfinite(x[i]) || !std::isfinite(y[i])) {
-            if (!(std::isnan(x[i]) && std::isnan(y[i])) && x[i] != y[i]) return INFINITY;
+            if (!(std::isnan(x[i]) && std::isnan(y[i])) && x[i] != y[i]) {
+                worst = INFINITY;
+                at = i;
+                break;
+            }
             continue;
         }
-        worst = std::max(worst, std::fabs(y[i] - x[i]) / (std::fabs(x[i]) + floor));
+        const double e = std::fabs(y[i] - x[i]) / (std::fabs(x[i]) + floor);
+        if (e > worst) {
+            worst = e;
+            at = i;
+        }
+    }
+    if (worst_at && worst > 0) {
+        char text[160];
+        std::snprintf(text, sizeof text, "%s[%zu]: reference %.9g, candidate %.9g",
+                      ref.name.empty() ? "output" : ref.name.c_str(), at, x[at], y[at]);
+        *worst_at = text;
     }
     return worst;
 }
@@ -60,10 +77,18 @@ CaseResult run_case(const OpCase& op_case, Backend& reference, Backend& candidat
                     " has no FP8 GEMM (cuBLASLt's FP8 kernels need compute capability 8.9+)";
                 return r;
             }
+    // A case with no GEMM or convolution must not report the previous case's choice.
+    candidate.clear_last_choice();
     try {
         CaseContext ctx(reference, candidate);
-        for (Twin* t : op_case.body(ctx))
-            r.error = std::max(r.error, max_error(reference, t->on(0), candidate, t->on(1)));
+        for (Twin* t : op_case.body(ctx)) {
+            std::string at;
+            const double e = max_error(reference, t->on(0), candidate, t->on(1), &at);
+            if (e > r.error || (r.worst.empty() && e > 0)) {
+                r.error = std::max(r.error, e);
+                r.worst = at;
+            }
+        }
         candidate.synchronize();
     } catch (const std::exception& err) {
         r.failure = err.what();

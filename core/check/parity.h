@@ -17,9 +17,12 @@ struct CaseResult {
     DType dtype = DType::Float32;
     double error = 0;     // the largest relative error over the case's outputs
     double tolerance = 0; // the rule that applied (float64_tolerance against Float64Reference)
-    std::string choice;   // candidate.last_choice() after the case, may be ""
-    std::string failure;  // an exception's text
-    std::string skipped;  // why the case did not run (an engine lacks the op); ok() stays true
+    std::string choice;   // what the candidate's GEMM or convolution of this case ran, may be ""
+    // Where the largest error lies, for a failure's report: "y[134]: reference 0.0127, candidate
+    // -0.0127" (the output tensor's name and flat index); "" when nothing differs.
+    std::string worst;
+    std::string failure; // an exception's text
+    std::string skipped; // why the case did not run (an engine lacks the op); ok() stays true
     bool ok() const { return failure.empty() && error <= tolerance; }
 };
 
@@ -31,7 +34,9 @@ CaseResult run_case(const OpCase& op_case, Backend& reference, Backend& candidat
 // The largest |candidate - reference| / (|reference| + floor) over a tensor, floor being a tenth
 // of the reference's largest finite magnitude (an allclose-style atol); NaN and inf must sit at
 // the same places (inf with the same sign), else the error is infinite.
-double max_error(Backend& reference, const Tensor& ref, Backend& candidate, const Tensor& cand);
+// `worst`, when given, gets the largest error's place (CaseResult::worst's form) if it is > 0.
+double max_error(Backend& reference, const Tensor& ref, Backend& candidate, const Tensor& cand,
+                 std::string* worst = nullptr);
 
 // A short training run on both engines (an mlp-small-like model), loss compared step by step.
 struct TrainingParity {

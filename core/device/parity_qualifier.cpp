@@ -20,7 +20,8 @@ std::string case_failure(const CaseResult& r) {
         return r.name + " " + std::string(dtype_name(r.dtype)) + ": " + r.failure;
     char text[96];
     std::snprintf(text, sizeof text, ": max error %.3g > %.3g", r.error, r.tolerance);
-    return r.name + " " + std::string(dtype_name(r.dtype)) + text;
+    return r.name + " " + std::string(dtype_name(r.dtype)) + text +
+           (r.worst.empty() ? "" : " at " + r.worst);
 }
 
 } // namespace

@@ -26,6 +26,7 @@
 #include <string_view>
 #include <vector>
 
+#include "core/hd_bits.h"
 #include "core/host_device.h"
 #include "core/numeric/float_format.h"
 
@@ -158,7 +159,7 @@ MANTISSA_HD constexpr double decode_signed(std::uint32_t code, const Layout& l) 
     const int field = static_cast<int>(mag >> m);
     if (field == 0) { // frac * 2^(emin - m): normalise on frac's top bit p
         if (frac == 0) return std::bit_cast<double>(sign);
-        const int p = std::bit_width(frac) - 1;
+        const int p = hd::bit_width(frac) - 1; // not std::bit_width: core/hd_bits.h says why
         const int exp = 1 - l.bias - m + p;
         return std::bit_cast<double>(sign | (static_cast<std::uint64_t>(exp + 1023) << 52) |
                                      ((frac ^ (1ull << p)) << (52 - p)));

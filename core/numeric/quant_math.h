@@ -18,6 +18,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "core/hd_bits.h"
 #include "core/host_device.h"
 #include "core/numeric/element_format.h"
 
@@ -51,7 +52,7 @@ MANTISSA_HD constexpr int ilogb_of(double x) {
     const std::uint64_t a = std::bit_cast<std::uint64_t>(x) & kAbsMask;
     const int biased = static_cast<int>(a >> 52);
     if (biased) return biased - 1023;
-    return -1074 + static_cast<int>(std::bit_width(a)) - 1;
+    return -1074 + hd::bit_width(a) - 1; // not std::bit_width: core/hd_bits.h says why
 }
 
 // The largest finite value of a signed element format and floor(log2) of it (MX's emax_elem:

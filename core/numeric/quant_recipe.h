@@ -82,7 +82,7 @@ struct RecipeOptions {
     std::optional<bool> weight_2d;           // nvfp4: 16x16 weight tiles (default true)
     std::optional<bool> stochastic_gradients; // nvfp4 default true, others false
     std::optional<std::uint64_t> seed;        // stochastic rounding seed (default 0)
-    std::optional<bool> hadamard; // nvfp4: random Hadamard transform on wgrad inputs (false)
+    std::optional<bool> hadamard;    // nvfp4: random Hadamard transform on wgrad inputs (false)
     std::optional<std::string> gemm; // mixed_float8 delayed/current: "auto", "fp8", "fake_quant"
     bool operator==(const RecipeOptions&) const = default;
 };

@@ -76,7 +76,7 @@ struct PlanQuant {
     bool columnwise = false; // the copy for the GEMM reducing along the other dimension
     std::string tensor;      // the quantised tensor's name
     QuantSpec spec;
-    bool fp8_codes = false; // float8 codes and a decode scale for an FP8 GEMM (quantize_fp8)
+    bool fp8_codes = false;     // float8 codes and a decode scale for an FP8 GEMM (quantize_fp8)
     TensorId state = kNoTensor; // delayed scaling's amax history; zeroed by initialize()
     TensorId stats = kNoTensor;
 };

@@ -243,6 +243,9 @@ void checker_catches_a_wrong_quantiser() {
             // NVFP4 with a NaN: the tensor scale is NaN, so every output is NaN, nudged or not.
             const bool all_nan = c.geometry.find("nvfp4 1x16 (NaN") != std::string::npos;
             quant_as_expected += r.ok() == all_nan ? 1 : 0;
+            // The report names the output and the element that differs (what a GPU run's
+            // failure shows, so the next session can tell a kernel's mistake from another).
+            if (!all_nan) CHECK_MSG(r.worst.rfind("y[1]: reference ", 0) == 0, r.worst.c_str());
         } else {
             other_fails += r.ok() ? 0 : 1;
         }

@@ -183,6 +183,10 @@ std::string CudaBackend::last_choice() const {
     return m_impl->last_choice;
 }
 
+void CudaBackend::clear_last_choice() {
+    m_impl->last_choice.clear();
+}
+
 bool CudaBackend::captures_graphs() const {
     return true;
 }

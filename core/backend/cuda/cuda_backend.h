@@ -62,11 +62,11 @@ public:
     void exponent_histogram(const Tensor& x, Tensor& counts_i32) override;
 
     bool supports_fake_quantize() const override { return true; }
-    bool supports_hadamard_quantize() const override { return true; } // hadamard.cu
-    void fake_quantize(const FakeQuantArgs& args) override;           // cuda_quantize.cpp
-    bool supports_fp8_gemm() const override;                // cuda_gemm_fp8.cpp
+    bool supports_hadamard_quantize() const override { return true; }     // hadamard.cu
+    void fake_quantize(const FakeQuantArgs& args) override;               // cuda_quantize.cpp
+    bool supports_fp8_gemm() const override;                              // cuda_gemm_fp8.cpp
     bool native_fp8_gemm() const override { return supports_fp8_gemm(); } // FP8 tensor cores
-    void quantize_fp8(const Fp8QuantArgs& args) override;                  // cuda_quantize.cpp
+    void quantize_fp8(const Fp8QuantArgs& args) override;                 // cuda_quantize.cpp
 
     void begin_step(Tensor& scalars) override;
     void unscale_and_check_finite(std::span<Tensor* const> grads, Tensor& scalars) override;
@@ -84,6 +84,7 @@ public:
     void set_tf32(bool enabled) override;
     void set_propagate_nan(bool enabled) override;
     std::string last_choice() const override;
+    void clear_last_choice() override;
     bool captures_graphs() const override;
     void begin_graph_capture() override;
     void end_graph_capture(const void* owner, std::uint64_t key) override;
