@@ -6,6 +6,8 @@
 # otherwise the build stage builds one first.
 # e.g. run(carry=[".deps"], timeout_s=480, command="bash bench/gpu_call.sh --stage check --stage bench")
 #   usage: bench/gpu_call.sh [run_gpu.sh arguments...]   (default: --stage check --stage bench)
+# Put MANTISSA_COMMIT=<git rev-parse --short HEAD, run here> before it in the command: the box's
+# copy of the tree may carry a stale .git (the first run recorded an older commit).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 real_out=${OUT:?this script runs under the run tool, which sets OUT}

@@ -73,14 +73,28 @@ def main():
                       "cudnnGetVersion")
     v["cudnn"] = dnn["version"]
     v["cudnn_library"] = dnn.get("library") or dnn.get("error")
-    try:
-        import torch
-        v.update(torch=torch.__version__, torch_cuda=torch.version.cuda,
-                 torch_cudnn=torch.backends.cudnn.version())
-    except Exception as e:  # noqa: BLE001 - any import failure is reported, not raised
-        v.update(torch=None, torch_error=str(e))
-    v["mantissa_commit"] = run(["git", "rev-parse", "--short", "HEAD"]) or None
+    v.update(torch_versions())
+    # The GPU box's copy of the tree may carry a stale .git: the caller passes the commit it sent.
+    v["mantissa_commit"] = (os.environ.get("MANTISSA_COMMIT")
+                            or run(["git", "rev-parse", "--short", "HEAD"]) or None)
     print(json.dumps(v))
+
+
+def torch_versions():
+    """PyTorch's versions, asked in a child process: this one has loaded Mantissa's cuDNN through
+    ctypes above, and a torch imported after it refuses to start when the versions differ (the
+    first H100 run: system cuDNN 9.14 against the wheel's 9.19; PyTorch itself ran fine)."""
+    code = ("import json, torch; print(json.dumps({'torch': torch.__version__, "
+            "'torch_cuda': torch.version.cuda, 'torch_cudnn': torch.backends.cudnn.version()}))")
+    try:
+        out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                             timeout=120)
+        if out.returncode == 0:
+            return json.loads(out.stdout.strip().splitlines()[-1])
+        lines = out.stderr.strip().splitlines() or [f"exit status {out.returncode}"]
+        return {"torch": None, "torch_error": lines[-1]}
+    except (OSError, subprocess.SubprocessError, ValueError, IndexError) as e:
+        return {"torch": None, "torch_error": str(e)}
 
 
 if __name__ == "__main__":
