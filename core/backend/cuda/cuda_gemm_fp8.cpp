@@ -5,8 +5,8 @@
 // or activation is not handed to cuBLASLt (its FP8 epilogues restrict the bias and aux dtypes):
 // D is then a float32 accumulator at the start of the workspace, and gemm_epilogue.cu adds the
 // bias, writes the pre-activation and rounds act(·) once into C, as the CPU engine does.
-// Compiled, never yet run on a GPU: the CPU engine's decode-and-multiply (cpu_gemm.cpp) is the
-// reference it must match.
+// Ran once, on an H100 (2026-11-27): it matches the CPU engine's decode-and-multiply
+// (cpu_gemm.cpp) to a few units of 2^-13, Hopper's FP8 accumulator (op_cases.cpp's tolerance).
 #include <string>
 
 #include "core/backend/cuda/cuda_check.h"
@@ -65,7 +65,8 @@ cuda::GemmPlan& CudaBackend::Impl::fp8_gemm_plan(const GemmArgs& args) {
         cublasLtMatmulDescSetAttribute(p.desc, CUBLASLT_MATMUL_DESC_TRANSA, &op_a, sizeof op_a));
     MANTISSA_CUBLAS_CHECK(
         cublasLtMatmulDescSetAttribute(p.desc, CUBLASLT_MATMUL_DESC_TRANSB, &op_b, sizeof op_b));
-    // Fast accumulation off: every partial sum stays float32, as on the CPU engine.
+    // Fast accumulation off: cuBLASLt promotes the tensor cores' partial sums (13-bit mantissa on
+    // Hopper) into float32 as it goes, closer to the CPU engine's float32 sum than fast mode.
     const std::int8_t fast_accum = 0;
     MANTISSA_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(p.desc, CUBLASLT_MATMUL_DESC_FAST_ACCUM,
                                                          &fast_accum, sizeof fast_accum));
