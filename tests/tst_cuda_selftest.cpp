@@ -30,8 +30,9 @@ public:
         // Two instances of one engine: every error is exactly zero. The error is the column
         // after the dtype (op lines) or the policy (training lines).
         const std::vector<std::string> lines = split_lines(run.out);
-        const std::vector<std::string> dtypes = {"float64",  "float32",       "float16",
-                                                 "bfloat16", "mixed_float16", "mixed_bfloat16"};
+        const std::vector<std::string> dtypes = {"float64",      "float32",       "float16",
+                                                 "bfloat16",     "mixed_float16", "mixed_bfloat16",
+                                                 "mixed_float8", "mxfp8_e4m3",    "nvfp4"};
         int rows = 0;
         for (const std::string& line : lines) {
             if (!line.ends_with(" ok")) continue;
@@ -52,6 +53,13 @@ public:
             ++rows;
         }
         CHECK_MSG(rows >= 4 * 20, std::to_string(rows));
+        // The quantised policies' training steps are compared too (exactly, here).
+        for (const char* policy : {"mixed_float8", "mxfp8_e4m3", "nvfp4"}) {
+            const bool found = std::any_of(lines.begin(), lines.end(), [&](const std::string& l) {
+                return l.starts_with("mlp step") && contains(l, policy) && l.ends_with(" ok");
+            });
+            CHECK_MSG(found, policy);
+        }
     }
 };
 

@@ -73,11 +73,15 @@ int run_op_table(Backend& reference, Backend& candidate, const char* title, bool
 }
 
 // A few training steps of every main policy on both engines, the loss compared step by step.
+// The frontier policies are there too: a quantised step end to end (its quantise steps, the
+// CUDA engine's FP8 GEMMs under mixed_float8's `auto` against the CPU's fake quantisation,
+// stochastic rounding's streams), where the op cases check each op alone.
 int run_training_parity(Backend& reference, Backend& candidate, const Mnist& data, bool exact) {
     int failures = 0;
     std::printf("\n%-36s %-15s %12s %10s  %s\n", "training steps (3)", "policy", "loss rel err",
                 "tolerance", "result");
-    for (const char* policy : {"float64", "float32", "mixed_float16", "mixed_bfloat16"}) {
+    for (const char* policy : {"float64", "float32", "mixed_float16", "mixed_bfloat16",
+                               "mixed_float8", "mxfp8_e4m3", "nvfp4"}) {
         const TrainingParity r = training_parity(reference, candidate, data, policy, 3);
         const bool ok = exact ? r.failure.empty() && r.max_loss_rel_error == 0 : r.ok();
         failures += ok ? 0 : 1;
