@@ -1,14 +1,19 @@
-// The composed main window, offscreen: a default experiment is ready at launch, an invalid stack
-// disables Train with the reason, an out-of-memory run leaves the app usable, and "Compare
-// policies" fills the comparison table.
+// The composed main window, offscreen: a default experiment is ready at launch, it opens where it
+// was left, an invalid stack disables Train with the reason, an out-of-memory run leaves the app
+// usable, and "Compare policies" fills the comparison table.
+#include <cstdlib>
+
 #include <QAction>
 #include <QFile>
+#include <QGuiApplication>
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QLabel>
 #include <QProcess>
+#include <QScreen>
 #include <QSemaphore>
+#include <QSettings>
 #include <QStatusBar>
 #include <QTemporaryDir>
 #include <QTest>
@@ -22,6 +27,7 @@
 #include "ui/training/training_controller.h"
 #include "ui/window/error_banner.h"
 #include "ui/window/main_window.h"
+#include "ui/window/presentation_mode.h"
 
 using namespace mantissa;
 using namespace mantissa::ui;
@@ -61,6 +67,40 @@ private slots:
         QVERIFY(window.train_action()->isEnabled());
         QVERIFY(!window.stop_action()->isEnabled());
         QVERIFY(window.error_banner()->isHidden());
+    }
+
+    // A first launch opens centred on the screen and fits it; after that the window opens where
+    // the user left it (size and place), and a presentation left on does not come back as full
+    // screen.
+    void windowOpensWhereItWasLeft() {
+        QSettings().remove("window/geometry");
+        const QRect area = QGuiApplication::primaryScreen()->availableGeometry();
+        QPoint left_at;
+        QSize first_size, left_size;
+        {
+            MainWindow window;
+            QVERIFY(window.width() <= area.width() && window.height() <= area.height());
+            QVERIFY(std::abs(window.frameGeometry().center().x() - area.center().x()) <= 2);
+            QVERIFY(std::abs(window.frameGeometry().center().y() - area.center().y()) <= 2);
+            first_size = window.size();
+            window.show();
+            QVERIFY(QTest::qWaitForWindowExposed(&window));
+            // Smaller than the first launch's size, but no smaller than the window allows.
+            window.resize(window.size() - QSize(37, 23));
+            window.move(area.topLeft() + QPoint(30, 20));
+            left_at = window.pos();
+            left_size = window.size();
+            QVERIFY(left_size != first_size);
+            window.presentation()->set_active(true);
+            QVERIFY(window.close()); // an unchanged document: nothing to ask
+        }
+        MainWindow again;
+        QCOMPARE(again.size(), left_size);
+        // To within a frame's margin (the offscreen platform counts one in restoreGeometry).
+        QVERIFY2((again.pos() - left_at).manhattanLength() <= 8,
+                 qPrintable(QString("%1,%2").arg(again.pos().x()).arg(again.pos().y())));
+        QVERIFY(!again.isFullScreen());
+        QSettings().remove("window/geometry");
     }
 
     void invalidStackDisablesTrain() {

@@ -21,7 +21,6 @@
 #include <QPlainTextEdit>
 #include <QProgressBar>
 #include <QPushButton>
-#include <QScreen>
 #include <QScrollArea>
 #include <QSplitter>
 #include <QStatusBar>
@@ -59,6 +58,7 @@
 #include "ui/window/error_banner.h"
 #include "ui/window/help_menu.h"
 #include "ui/window/presentation_mode.h"
+#include "ui/window/window_geometry.h"
 
 namespace mantissa::ui {
 
@@ -219,12 +219,11 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
         lesson_titles << QString::fromStdString(lesson.title);
     add_help_menu(this, lesson_titles,
                   [this](int number) { open_lesson(QString::number(number)); });
-    // 1500×950, or the screen's available area when that is smaller (a laptop, a projector at
-    // 1280×800): the status bar and the bottom tabs must stay on screen.
-    QSize size(1500, 950);
-    if (const QScreen* screen = QGuiApplication::primaryScreen())
-        size = size.boundedTo(screen->availableGeometry().size() - QSize(0, 40));
-    resize(size);
+    // Where the user left it; on a first launch 1500×950, or the screen's available area when
+    // that is smaller (a laptop, a projector at 1280×800: the status bar and the bottom tabs must
+    // stay on screen), centred.
+    place_window(this, QSize(1500, 950));
+    const QSize size = this->size();
     // The charts get what the bottom tabs (a header and three runs) leave, and the editor what
     // its columns need: on a 1366×768 screen every pixel counts.
     right->setSizes({size.height(), std::min(size.height() / 6, 140)});
@@ -639,10 +638,13 @@ void MainWindow::resizeEvent(QResizeEvent* event) {
 }
 
 void MainWindow::closeEvent(QCloseEvent* event) {
-    if (m_document->maybe_save([this] { return save(); }))
-        event->accept();
-    else
+    if (!m_document->maybe_save([this] { return save(); })) {
         event->ignore();
+        return;
+    }
+    m_presentation->set_active(false); // the next launch opens as a window, not full screen
+    remember_window_geometry(this);
+    event->accept();
 }
 
 void MainWindow::dragEnterEvent(QDragEnterEvent* event) {

@@ -1,0 +1,36 @@
+// Window geometry: one QSettings key holding QWidget::saveGeometry()'s bytes.
+#include "ui/window/window_geometry.h"
+
+#include <QGuiApplication>
+#include <QRect>
+#include <QScreen>
+#include <QSettings>
+#include <QWidget>
+
+namespace mantissa::ui {
+
+namespace {
+const char* const kKey = "window/geometry";
+} // namespace
+
+void place_window(QWidget* window, QSize preferred, int margin) {
+    const QByteArray saved = QSettings().value(QLatin1String(kKey)).toByteArray();
+    if (!saved.isEmpty() && window->restoreGeometry(saved)) return;
+    const QScreen* screen = QGuiApplication::primaryScreen();
+    if (!screen) {
+        window->resize(preferred);
+        return;
+    }
+    const QRect area = screen->availableGeometry();
+    const QSize size = preferred.boundedTo(area.size() - QSize(0, margin));
+    window->resize(size);
+    QRect frame(QPoint(0, 0), size);
+    frame.moveCenter(area.center());
+    window->move(frame.topLeft());
+}
+
+void remember_window_geometry(const QWidget* window) {
+    QSettings().setValue(QLatin1String(kKey), window->saveGeometry());
+}
+
+} // namespace mantissa::ui

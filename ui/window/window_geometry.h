@@ -1,0 +1,23 @@
+// Where the main window opens: where the user left it last time (a lecturer who moved it to the
+// projector and maximised it finds it there again), else centred on the primary screen at a
+// preferred size that the screen's free area bounds. Remembered in QSettings.
+#pragma once
+
+#include <QSize>
+
+class QWidget;
+
+namespace mantissa::ui {
+
+// Restores the geometry remember_window_geometry() saved (its size, position, screen and
+// maximised state; Qt moves it onto a screen when the one it was on is gone). With nothing saved,
+// or a saved value that does not restore: `preferred`, bounded by the primary screen's available
+// area less `margin` in height, centred there. Call before the window is shown.
+void place_window(QWidget* window, QSize preferred, int margin = 40);
+
+// Saves the window's geometry for the next place_window(): the normal geometry and whether it was
+// maximised. Call when the window closes, after leaving full screen (a presentation is not
+// where the next launch should open).
+void remember_window_geometry(const QWidget* window);
+
+} // namespace mantissa::ui
