@@ -602,9 +602,6 @@ void add_fake_quantize(Table& t, DType dt) {
     }
 }
 
-// FP8 operands with per-tensor decode scales (GemmArgs::a_scale / b_scale), in the one layout
-// every engine takes (cuBLASLt's "TN": C = A · Bᵀ, dimensions multiples of 16). The case's dtype is
-// C's; the codes come from the same random values rounded once to float8.
 // The tolerance of an FP8 GEMM case. Hopper's FP8 tensor cores accumulate in a float with a
 // 13-bit mantissa that truncates (Khattak & Mikaitis, "Accurate Models of NVIDIA Tensor Cores",
 // arXiv:2512.07004), while the CPU engine adds the exact code products in float32: a float32 C
@@ -615,6 +612,9 @@ double fp8_gemm_tolerance(DType out) {
     return std::max(dtype_tolerance(out), 16 * 0x1p-13);
 }
 
+// FP8 operands with per-tensor decode scales (GemmArgs::a_scale / b_scale), in the one layout
+// every engine takes (cuBLASLt's "TN": C = A · Bᵀ, dimensions multiples of 16). The case's dtype is
+// C's; the codes come from the same random values rounded once to float8.
 void add_fp8_gemm(Table& t) {
     struct Fp8Case {
         DType a, b;
