@@ -612,6 +612,19 @@ double fp8_gemm_tolerance(DType out) {
     return std::max(dtype_tolerance(out), 16 * 0x1p-13);
 }
 
+// C = A · Bᵀ on float8 codes with their decode scales, on one side of a case (the FP8 GEMM's TN
+// layout); the caller adds an epilogue and the workspace.
+GemmArgs fp8_tn_args(Twin& a, Twin& b, Twin& a_scale, Twin& b_scale, Twin& c, int side) {
+    GemmArgs g;
+    g.a = &a.on(side);
+    g.b = &b.on(side);
+    g.transpose_b = true;
+    g.c = &c.on(side);
+    g.a_scale = &a_scale.on(side);
+    g.b_scale = &b_scale.on(side);
+    return g;
+}
+
 // FP8 operands with per-tensor decode scales (GemmArgs::a_scale / b_scale), in the one layout
 // every engine takes (cuBLASLt's "TN": C = A · Bᵀ, dimensions multiples of 16). The case's dtype is
 // C's; the codes come from the same random values rounded once to float8.
@@ -638,13 +651,7 @@ void add_fp8_gemm(Table& t) {
                 Twin& sb = c.make("b_scale", DType::Float32, {1}, {double(q.b_scale)});
                 Twin& y = c.make("y", out, {m, n});
                 c.both([&](Backend& be, int i) {
-                    GemmArgs g;
-                    g.a = &a.on(i);
-                    g.b = &b.on(i);
-                    g.transpose_b = true;
-                    g.c = &y.on(i);
-                    g.a_scale = &sa.on(i);
-                    g.b_scale = &sb.on(i);
+                    GemmArgs g = fp8_tn_args(a, b, sa, sb, y, i);
                     g.workspace = c.workspace(i, be.gemm_workspace_bytes(g));
                     be.gemm(g);
                 });
@@ -670,13 +677,7 @@ void add_fp8_gemm(Table& t) {
                     Twin& pre = c.make("pre", out, {m, n});
                     Twin& y = c.make("y", out, {m, n});
                     c.both([&](Backend& be, int i) {
-                        GemmArgs g;
-                        g.a = &a.on(i);
-                        g.b = &b.on(i);
-                        g.transpose_b = true;
-                        g.c = &y.on(i);
-                        g.a_scale = &sa.on(i);
-                        g.b_scale = &sb.on(i);
+                        GemmArgs g = fp8_tn_args(a, b, sa, sb, y, i);
                         g.bias = &bias.on(i);
                         g.epilogue = act;
                         g.pre_activation = &pre.on(i);

@@ -84,8 +84,8 @@ CaseResult run_case(const OpCase& op_case, Backend& reference, Backend& candidat
         for (Twin* t : op_case.body(ctx)) {
             std::string at;
             const double e = max_error(reference, t->on(0), candidate, t->on(1), &at);
-            if (e > r.error || (r.worst.empty() && e > 0)) {
-                r.error = std::max(r.error, e);
+            if (e > r.error) {
+                r.error = e;
                 r.worst = at;
             }
         }

@@ -306,6 +306,40 @@ public:
     }
 };
 
+// An engine that names the algorithm of its GEMMs, as the CUDA engine does, and forgets it when
+// asked: a case reports only its own GEMM's choice, never the one of the case before it (the
+// first GPU run showed "direct kernel bwd-filter" beside every fake_quantize case).
+class ChoosingEngine final : public ForwardingBackend {
+public:
+    using ForwardingBackend::ForwardingBackend;
+    void gemm(const GemmArgs& args) override {
+        m_inner.gemm(args);
+        m_choice = "gemm algo 1";
+    }
+    std::string last_choice() const override { return m_choice; }
+    void clear_last_choice() override { m_choice.clear(); }
+    bool supports_fake_quantize() const override { return true; }
+    void fake_quantize(const FakeQuantArgs& args) override { m_inner.fake_quantize(args); }
+
+private:
+    std::string m_choice;
+};
+
+void choice_is_the_cases_own() {
+    CpuBackend reference, inner;
+    ChoosingEngine engine(inner);
+    int gemm_cases = 0, other_cases = 0;
+    for (const OpCase& c : op_cases()) {
+        // The FP8 GEMM cases are skipped here (the forwarding engine has no FP8 GEMM).
+        const bool gemm = c.name.rfind("gemm", 0) == 0 && !c.needs_fp8_gemm;
+        if (!gemm && c.name != "bias_grad" && c.name != "fake_quantize") continue;
+        const CaseResult r = run_case(c, reference, engine);
+        CHECK_MSG(r.ok() && r.choice == (gemm ? "gemm algo 1" : ""), line(r).c_str());
+        ++(gemm ? gemm_cases : other_cases);
+    }
+    CHECK(gemm_cases > 0 && other_cases > 0);
+}
+
 // Issue 17 §1.1: under float64 the parity model has no float32 layer, so the 1e-9 tolerance
 // measures the engines, not two float32 math libraries.
 void training_parity_float64_is_float64() {
@@ -354,6 +388,7 @@ int main(int argc, char** argv) {
     run("checker_catches_a_wrong_fp8_code", checker_catches_a_wrong_fp8_code);
     run("fp8_cases_skip_where_unsupported", fp8_cases_skip_where_unsupported);
     run("quant_cases_clip_flush_and_count", quant_cases_clip_flush_and_count);
+    run("choice_is_the_cases_own", choice_is_the_cases_own);
     run("training_parity_float64_is_float64", training_parity_float64_is_float64);
     return mantissa::test::test_exit_code("ops_parity");
 }

@@ -11,9 +11,11 @@ namespace mantissa::ui {
 
 namespace {
 const char* const kKey = "window/geometry";
+// Room below the window for a panel or dock the available area does not report (some X11 set-ups).
+constexpr int kBottomMargin = 40;
 } // namespace
 
-void place_window(QWidget* window, QSize preferred, int margin) {
+void place_window(QWidget* window, QSize preferred) {
     const QByteArray saved = QSettings().value(QLatin1String(kKey)).toByteArray();
     if (!saved.isEmpty() && window->restoreGeometry(saved)) return;
     const QScreen* screen = QGuiApplication::primaryScreen();
@@ -22,7 +24,7 @@ void place_window(QWidget* window, QSize preferred, int margin) {
         return;
     }
     const QRect area = screen->availableGeometry();
-    const QSize size = preferred.boundedTo(area.size() - QSize(0, margin));
+    const QSize size = preferred.boundedTo(area.size() - QSize(0, kBottomMargin));
     window->resize(size);
     QRect frame(QPoint(0, 0), size);
     frame.moveCenter(area.center());

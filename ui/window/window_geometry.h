@@ -12,8 +12,8 @@ namespace mantissa::ui {
 // Restores the geometry remember_window_geometry() saved (its size, position, screen and
 // maximised state; Qt moves it onto a screen when the one it was on is gone). With nothing saved,
 // or a saved value that does not restore: `preferred`, bounded by the primary screen's available
-// area less `margin` in height, centred there. Call before the window is shown.
-void place_window(QWidget* window, QSize preferred, int margin = 40);
+// area less 40 pixels in height, centred there. Call before the window is shown.
+void place_window(QWidget* window, QSize preferred);
 
 // Saves the window's geometry for the next place_window(): the normal geometry and whether it was
 // maximised. Call when the window closes, after leaving full screen (a presentation is not
