@@ -111,6 +111,53 @@ def fp8(bench_path, model, gemm_mode, results_path, versions_path=None):
         raise SystemExit(f"gpu_results: no bench line in {bench_path}")
 
 
+def speed(bench_path, tag, results_path, versions_path=None):
+    """Appends each policy line of one `mantissa-cli bench --json` run (bench/run_gpu.sh's speed
+    stage: several policies side by side), each with its ratio to the run's first policy."""
+    date = now()
+    lines = []
+    with open(bench_path) as f:
+        for line in f:
+            if line.strip().startswith("{") and json.loads(line).get("type") == "bench":
+                lines.append(json.loads(line))
+    if not lines:
+        raise SystemExit(f"gpu_results: no bench line in {bench_path}")
+    base = lines[0]
+    for b in lines:
+        append(results_path, {"kind": "speed", "date": date, "case": tag, "device": b["device"],
+                              "config": b["config"], "policy": b["policy"], "batch": b["batch"],
+                              "median_ms": b["median_ms"], "p10_ms": b.get("p10_ms"),
+                              "p90_ms": b.get("p90_ms"), "gflops": b["gflops"],
+                              "vs": base["policy"],
+                              "ratio": round(b["median_ms"] / base["median_ms"], 4)
+                              if base["median_ms"] > 0 else None,
+                              "versions": versions(versions_path)})
+
+
+def kernels(csv_path, steps):
+    """Prints an ncu --csv gpu__time_duration profile as ms per step by kernel, largest first."""
+    import csv
+    import io
+    with open(csv_path) as f:
+        text = f.read().splitlines()
+    start = next((i for i, line in enumerate(text) if line.startswith('"ID"')), None)
+    if start is None:
+        raise SystemExit(f"gpu_results: no ncu table in {csv_path}")
+    totals = {}
+    for row in csv.DictReader(io.StringIO("\n".join(text[start:]))):
+        name = row["Kernel Name"].split("(")[0][:90]
+        key = (name, row.get("Grid Size", ""))
+        ns = float(row["Metric Value"].replace(",", ""))
+        scale = {"ns": 1.0, "us": 1e3, "usecond": 1e3, "ms": 1e6, "msecond": 1e6}.get(
+            row.get("Metric Unit", "ns"), 1.0)
+        count, total = totals.get(key, (0, 0.0))
+        totals[key] = (count + 1, total + ns * scale)
+    whole = sum(t for _, t in totals.values()) / steps / 1e6
+    print(f"{whole:.3f} ms of kernels per step ({csv_path})")
+    for (name, grid), (count, total) in sorted(totals.items(), key=lambda kv: -kv[1][1]):
+        print(f"{total / steps / 1e6:8.3f} ms/step  {count / steps:5.1f} launches  grid {grid}  {name}")
+
+
 def table(results_path, results_md):
     rows = {}
     gemms = {}
@@ -206,6 +253,10 @@ if __name__ == "__main__":
         record(a[1], a[2], a[3], a[4] if len(a) == 5 else None)
     elif len(a) in (5, 6) and a[0] == "fp8":
         fp8(a[1], a[2], a[3], a[4], a[5] if len(a) == 6 else None)
+    elif len(a) in (4, 5) and a[0] == "speed":
+        speed(a[1], a[2], a[3], a[4] if len(a) == 5 else None)
+    elif len(a) == 3 and a[0] == "kernels":
+        kernels(a[1], int(a[2]))
     elif len(a) == 3 and a[0] == "table":
         table(a[1], a[2])
     else:
@@ -214,4 +265,6 @@ if __name__ == "__main__":
                          "       gpu_results.py gemm GEMM.jsonl RESULTS.jsonl [VERSIONS.json]\n"
                          "       gpu_results.py record KIND DATA.json RESULTS.jsonl [VERSIONS.json]\n"
                          "       gpu_results.py fp8 BENCH.json MODEL GEMM RESULTS.jsonl [VERSIONS.json]\n"
+                         "       gpu_results.py speed BENCH.json CASE RESULTS.jsonl [VERSIONS.json]\n"
+                         "       gpu_results.py kernels NCU.csv STEPS\n"
                          "       gpu_results.py table RESULTS.jsonl RESULTS.md")

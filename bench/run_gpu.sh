@@ -10,6 +10,12 @@
 #                   Graphs) against the same peer; mixed_float8 on cuBLASLt FP8 GEMMs against
 #                   quantise-dequantise and mixed_bfloat16 (mlp-small, a wide MLP); time for
 #                   MNIST to reach 99% (cnn)
+#   --stage speed   issue 26's step-time cases, side by side in one bench call per model:
+#                   seed-mlp under mixed_float16, mixed_bfloat16, mixed_float8 (FP8 GEMMs),
+#                   mxfp8_e4m3 and nvfp4; cnn under mixed_float16, mixed_float8 and nvfp4;
+#                   mlp-small eager and --graph over 1000 steps; PyTorch eager bfloat16 on
+#                   seed-mlp; then a per-kernel profile (ncu) of a seed-mlp step under
+#                   mixed_bfloat16 and mixed_float8 where ncu is installed
 # e.g. run(carry=[".deps"], command="bench/run_gpu.sh --stage build --stage check"), then
 # run(command="bench/run_gpu.sh --stage bench") on the still-warm machine.
 # Every result is one JSON line appended to bench/results.jsonl and $OUT/results.jsonl as soon
@@ -26,8 +32,8 @@ cd "$(dirname "$0")/.."
 root=$PWD
 out=${OUT:-$root/bench/out/gpu}
 mkdir -p "$out"
-usage="usage: bench/run_gpu.sh --stage build|check|bench|all [--stage ...] [--reps N]"
-do_build=0 do_check=0 do_bench=0 reps=1
+usage="usage: bench/run_gpu.sh --stage build|check|bench|speed|all [--stage ...] [--reps N]"
+do_build=0 do_check=0 do_bench=0 do_speed=0 reps=1
 while [ $# -gt 0 ]; do
     case $1 in
     --stage)
@@ -36,6 +42,7 @@ while [ $# -gt 0 ]; do
         build) do_build=1 ;;
         check) do_check=1 ;;
         bench) do_bench=1 ;;
+        speed) do_speed=1 ;;
         all) do_build=1 do_check=1 do_bench=1 ;;
         *) echo "run_gpu.sh: unknown stage '$2'; $usage" >&2; exit 2 ;;
         esac
@@ -47,7 +54,7 @@ while [ $# -gt 0 ]; do
     *) echo "run_gpu.sh: unknown argument '$1'; $usage" >&2; exit 2 ;;
     esac
 done
-[ $((do_build + do_check + do_bench)) -gt 0 ] || { echo "$usage" >&2; exit 2; }
+[ $((do_build + do_check + do_bench + do_speed)) -gt 0 ] || { echo "$usage" >&2; exit 2; }
 
 failures=0
 results=bench/results.jsonl
@@ -299,6 +306,52 @@ EOF
         fail "table"
     fi
     log "bench stage: $(elapsed "$t0") s"
+fi
+if [ $do_speed -eq 1 ]; then
+    log "stage speed: step time per policy, side by side"
+    t0=$(date +%s)
+    exp=resources/experiments
+    # seed-mlp with mixed_float8's Dense GEMMs on cuBLASLt FP8 (the recipe stays with its policy).
+    python3 - "$exp/seed-mlp.json" > "$out/seed-fp8.config.json" <<'EOF2'
+import json, sys
+e = json.load(open(sys.argv[1]))
+e["policy"] = "mixed_float8"
+e["recipe"] = {"gemm": "fp8"}
+print(json.dumps(e))
+EOF2
+    speed_case() { # tag config policies steps [extra flags]
+        local tag=$1 config=$2 policies=$3 steps=$4
+        shift 4
+        if limit 120 "$cli" bench --config "$config" --device cuda --policies "$policies" \
+            --steps "$steps" --warmup 10 --json "$@" > "$out/speed-$tag.json" 2> "$out/speed-$tag.err"; then
+            grep -v '^{' "$out/speed-$tag.err" | tail -12 || true
+            python3 bench/gpu_results.py speed "$out/speed-$tag.json" "$tag" "$results" "$versions" \
+                | tee -a "$out/results.jsonl" || fail "recording speed $tag"
+        else
+            fail "speed $tag (see speed-$tag.err)"
+            tail -5 "$out/speed-$tag.err" || true
+        fi
+    }
+    speed_case seed-mlp "$out/seed-fp8.config.json" mixed_float16,mixed_bfloat16,mixed_float8,mxfp8_e4m3,nvfp4 30
+    speed_case cnn $exp/cnn.json mixed_float16,mixed_float8,nvfp4 30
+    speed_case mlp-small-eager $exp/mlp-small.json mixed_float16 1000
+    speed_case mlp-small-graph $exp/mlp-small.json mixed_float16 1000 --graph
+    limit 90 python3 bench/peer_torch.py --config $exp/seed-mlp.json --policy mixed_bfloat16 \
+        --steps 30 --warmup 10 > "$out/speed-peer-seed-bf16.json" 2> "$out/speed-peer-seed-bf16.err" \
+        || fail "peer seed-mlp bfloat16 (see speed-peer-seed-bf16.err)"
+    tail -1 "$out/speed-peer-seed-bf16.json" 2> /dev/null || true
+    if command -v ncu > /dev/null; then
+        for policy in mixed_bfloat16 mixed_float8; do
+            limit 120 ncu --metrics gpu__time_duration.sum --csv "$cli" bench \
+                --config "$out/seed-fp8.config.json" --device cuda --policies $policy --steps 2 \
+                --warmup 1 > "$out/ncu-seed-$policy.csv" 2> "$out/ncu-seed-$policy.err" \
+                || fail "ncu seed-mlp $policy (see ncu-seed-$policy.err)"
+            python3 bench/gpu_results.py kernels "$out/ncu-seed-$policy.csv" 3 | head -25 || true
+        done
+    else
+        log "ncu not installed: no per-kernel profile"
+    fi
+    log "speed stage: $(elapsed "$t0") s"
 fi
 cp "$results" "$out/results.all.jsonl" 2> /dev/null || true
 log "done ($failures failure(s)); files in $out"

@@ -3,13 +3,14 @@
 # mantissa-cli (CPU) and exports each run once for both runtimes: NAME.safetensors (the run's test
 # accuracy in its metadata), NAME.onnx (float32) and NAME-f16.onnx (float16).
 # Usage: export_for_runtimes.sh MANTISSA_CLI SOURCE_DIR MNIST_DIR OUT_DIR
+# The data folder is found the way the CLI finds it: $MANTISSA_DATA when set, else MNIST_DIR.
 set -euo pipefail
 
 if [ $# -ne 4 ]; then
     echo "usage: $0 MANTISSA_CLI SOURCE_DIR MNIST_DIR OUT_DIR" >&2
     exit 2
 fi
-cli="$1" src="$2" mnist="$3" out="$4"
+cli="$1" src="$2" mnist="${MANTISSA_DATA:-$3}" out="$4"
 rm -rf "$out"
 mkdir -p "$out"
 

@@ -87,7 +87,7 @@ def main():
               "./mantissa.sh test installs python3-opencv and python3-numpy with apt")
         return 77
     print(f"OpenCV {cv2.__version__} DNN (Python {sys.version.split()[0]}, {sys.executable})")
-    mnist = sys.argv[1]
+    mnist = os.environ.get("MANTISSA_DATA") or sys.argv[1]  # as the CLI finds it
     images = read_idx(os.path.join(mnist, "t10k-images-idx3-ubyte"))
     labels = read_idx(os.path.join(mnist, "t10k-labels-idx1-ubyte"))
     failures = 0

@@ -62,7 +62,8 @@ async function accuracyOf(ort, file, images, labels) {
 }
 
 async function main() {
-    const [ortDir, mnistDir, ...bases] = process.argv.slice(2);
+    const [ortDir, mnistArg, ...bases] = process.argv.slice(2);
+    const mnistDir = process.env.MANTISSA_DATA || mnistArg; // as the CLI finds it
     if (!ortDir || !mnistDir || bases.length === 0) {
         console.error('usage: node onnx_runtime_node.js ORT_DIR MNIST_DIR BASE...');
         return 2;

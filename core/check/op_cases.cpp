@@ -226,9 +226,16 @@ void add_gemm(Table& t, DType dt) {
 void add_activations(Table& t, DType dt) {
     for (Activation act : {Activation::Relu, Activation::Gelu, Activation::Tanh,
                            Activation::Sigmoid, Activation::Softmax}) {
-        for (bool specials : {false, true}) {
+        // 64 x 96 and 8 x 32 are whole 8-element vectors (the CUDA engine's 16-byte fast
+        // path), 9 x 31 is not (its generic kernel); both see NaN and -0.
+        struct Variant {
+            std::int64_t m, k;
+            bool specials;
+        };
+        for (Variant v : {Variant{64, 96, false}, Variant{9, 31, true}, Variant{8, 32, true}}) {
+            const bool specials = v.specials;
             if (specials && act == Activation::Softmax) continue; // a NaN fills its whole row
-            const std::int64_t m = specials ? 9 : 64, k = specials ? 31 : 96;
+            const std::int64_t m = v.m, k = v.k;
             const std::string name = std::string("activation ") + activation_name(act) + " fwd+bwd";
             const std::string geometry = dims({m, k}) + (specials ? " (NaN, -0)" : "");
             t.add(name, dt, geometry, [dt, act, m, k, specials](CaseContext& c) {
@@ -252,7 +259,8 @@ void add_softmax_xent(Table& t, DType dt) {
     struct Geometry {
         std::int64_t rows, classes, valid;
     };
-    for (Geometry s : {Geometry{64, 10, 61}, Geometry{5, 3, 5}}) {
+    // 600 rows: three of the CUDA kernel's 256-row blocks, summed in block order.
+    for (Geometry s : {Geometry{64, 10, 61}, Geometry{5, 3, 5}, Geometry{600, 10, 590}}) {
         const std::string geometry =
             dims({s.rows, s.classes}) + " valid " + std::to_string(s.valid);
         t.add("softmax_cross_entropy", dt, geometry, [dt, s](CaseContext& c) {
@@ -410,13 +418,14 @@ void add_dropout_and_histogram(Table& t, DType dt) {
 
 // unscale + one optimizer update + finish_step, as a training step ends. `overflow` puts an inf
 // in the gradient: the update is skipped and the loss scale halves.
-Body step_end_body(DType dt, OptimizerType type, bool overflow) {
-    return [dt, type, overflow](CaseContext& c) {
-        const std::int64_t m = 64, k = 96;
+Body step_end_body(DType dt, OptimizerType type, bool overflow, std::int64_t m = 64,
+                   std::int64_t k = 96) {
+    return [dt, type, overflow, m, k](CaseContext& c) {
         OptimizerConfig config = optimizer_defaults(type);
         if (type == OptimizerType::SGD) config.momentum = 0.9;
         std::vector<double> g = random_values(m * k, 11, 50.0);
-        if (overflow) g[100] = std::numeric_limits<double>::infinity();
+        if (overflow)
+            g[static_cast<std::size_t>(m * k / 2)] = std::numeric_limits<double>::infinity();
         Twin& param = c.make("param", dt, {m, k}, random_values(m * k, 10, 1.0));
         Twin& grad = c.make("grad", dt, {m, k}, g);
         Twin* slots[3] = {&c.make("slot0", dt, {m, k}, positive(random_values(m * k, 12, 0.01))),
@@ -462,6 +471,11 @@ void add_step_end(Table& t, DType dt) {
     t.add(std::string("unscale+") + optimizer_type_name(OptimizerType::Adam) + "+finish_step", dt,
           "64x96 (inf: skipped)", same, dtype_tolerance(dt),
           step_end_body(dt, OptimizerType::Adam, true));
+    // 7 x 13 is not whole 8-element vectors: the CUDA engine's generic update kernel (64 x 96
+    // takes its 16-byte fast path).
+    t.add(std::string("unscale+") + optimizer_type_name(OptimizerType::RMSprop) + "+finish_step",
+          dt, "7x13", same, dtype_tolerance(dt),
+          step_end_body(dt, OptimizerType::RMSprop, false, 7, 13));
 }
 
 // Quantised GEMM inputs (issue 18): the input in `dt`, quantised into float32 with its stats (and
@@ -692,7 +706,7 @@ void add_fp8_gemm(Table& t) {
 
 // Per-tensor FP8 into codes for the FP8 GEMM (Backend::quantize_fp8), both layouts, exact on every
 // engine: the codes, the decode scale, the stats and delayed scaling's state (over two steps, the
-// second a spike the history has not seen). 48 x 80 in `dt`.
+// second a spike the history has not seen). In `dt`, two shapes.
 void add_quantize_fp8(Table& t, DType dt) {
     struct Fp8QuantCase {
         std::string geometry;
@@ -712,40 +726,50 @@ void add_quantize_fp8(Table& t, DType dt) {
         cases.push_back(
             {"delayed " + std::string(element_format_name(e)) + ", 2 steps", delayed, 2});
     }
-    constexpr std::int64_t rows = 48, cols = 80;
-    for (const Fp8QuantCase& q : cases) {
-        const std::string geometry = dims({rows, cols}) + " " + q.geometry + ", codes and codes^T";
-        t.add("quantize_fp8", dt, geometry, 0.0, 0.0, [dt, q](CaseContext& c) {
-            const DType code =
-                q.spec.element == ElementFormat::Float8E5M2 ? DType::Float8E5M2 : DType::Float8E4M3;
-            Twin& x = c.make("x", dt, {rows, cols}, quant_values(rows, cols, true));
-            std::vector<double> spike = quant_values(rows, cols, false);
-            for (double& v : spike) v *= 4.0;
-            Twin& x2 = c.make("x step 2", dt, {rows, cols}, spike);
-            Twin& codes = c.make("codes", code, {rows, cols});
-            Twin& codes_t = c.make("codes^T", code, {cols, rows});
-            Twin& scale_inv = c.make("scale_inv", DType::Float32, {1});
-            Twin& stats = c.make("stats", DType::Float64, {kQuantStatsValues});
-            const auto state_floats = static_cast<std::int64_t>(quant_state_floats(q.spec));
-            Twin* state = state_floats ? &c.make("state", DType::Float32, {state_floats}) : nullptr;
-            for (int step = 0; step < q.steps; ++step)
-                c.both([&](Backend& be, int i) {
-                    Fp8QuantArgs a;
-                    a.spec = &q.spec;
-                    a.src = step == 0 ? &x.on(i) : &x2.on(i);
-                    a.codes = &codes.on(i);
-                    a.codes_t = &codes_t.on(i);
-                    a.scale_inv = &scale_inv.on(i);
-                    a.state = state ? &state->on(i) : nullptr;
-                    a.stats = &stats.on(i);
-                    be.quantize_fp8(a);
-                });
-            std::vector<Twin*> outs{&codes, &codes_t, &scale_inv, &stats};
-            if (state) outs.push_back(state);
-            return outs;
-        });
-        t.cases.back().needs_fp8_gemm = true;
-    }
+    // 48 x 80: one partial 64 x 64 tile of the CUDA kernel and a partial second column of tiles,
+    // two-byte stores; 67 x 130: two rows of tiles and three columns, an odd row count (byte
+    // stores for codes^T).
+    struct Shape {
+        std::int64_t rows, cols;
+    };
+    for (const Shape shape : {Shape{48, 80}, Shape{67, 130}})
+        for (const Fp8QuantCase& q : cases) {
+            const std::int64_t rows = shape.rows, cols = shape.cols;
+            if (rows != 48 && q.steps > 1) continue; // delayed scaling's state: once is enough
+            const std::string geometry =
+                dims({rows, cols}) + " " + q.geometry + ", codes and codes^T";
+            t.add("quantize_fp8", dt, geometry, 0.0, 0.0, [dt, q, rows, cols](CaseContext& c) {
+                const DType code = q.spec.element == ElementFormat::Float8E5M2 ? DType::Float8E5M2
+                                                                               : DType::Float8E4M3;
+                Twin& x = c.make("x", dt, {rows, cols}, quant_values(rows, cols, true));
+                std::vector<double> spike = quant_values(rows, cols, false);
+                for (double& v : spike) v *= 4.0;
+                Twin& x2 = c.make("x step 2", dt, {rows, cols}, spike);
+                Twin& codes = c.make("codes", code, {rows, cols});
+                Twin& codes_t = c.make("codes^T", code, {cols, rows});
+                Twin& scale_inv = c.make("scale_inv", DType::Float32, {1});
+                Twin& stats = c.make("stats", DType::Float64, {kQuantStatsValues});
+                const auto state_floats = static_cast<std::int64_t>(quant_state_floats(q.spec));
+                Twin* state =
+                    state_floats ? &c.make("state", DType::Float32, {state_floats}) : nullptr;
+                for (int step = 0; step < q.steps; ++step)
+                    c.both([&](Backend& be, int i) {
+                        Fp8QuantArgs a;
+                        a.spec = &q.spec;
+                        a.src = step == 0 ? &x.on(i) : &x2.on(i);
+                        a.codes = &codes.on(i);
+                        a.codes_t = &codes_t.on(i);
+                        a.scale_inv = &scale_inv.on(i);
+                        a.state = state ? &state->on(i) : nullptr;
+                        a.stats = &stats.on(i);
+                        be.quantize_fp8(a);
+                    });
+                std::vector<Twin*> outs{&codes, &codes_t, &scale_inv, &stats};
+                if (state) outs.push_back(state);
+                return outs;
+            });
+            t.cases.back().needs_fp8_gemm = true;
+        }
 }
 
 } // namespace

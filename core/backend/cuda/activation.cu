@@ -4,6 +4,7 @@
 #include "core/backend/cuda/activation_math.cuh"
 #include "core/backend/cuda/cuda_check.h"
 #include "core/backend/cuda/dtype_access.cuh"
+#include "core/backend/cuda/vec8.cuh"
 
 namespace mantissa::cuda {
 
@@ -61,6 +62,67 @@ __global__ void backward_kernel(Activation act, DevTensor x, DevTensor y, DevTen
         }
         store<T>(dx, dxdt, i, out);
     }
+}
+
+// backward_kernel<float>'s fast path (issue 26: 0.14 ms for 8192 x 4096 16-bit elements on an
+// H100, twice what its bytes take): float32, float16 or bfloat16 tensors, aligned, eight elements
+// a thread in 16-byte accesses, the same float arithmetic. `in` is x for GELU, y otherwise.
+template <class In, class Dy, class Dx>
+__global__ void backward_vec_kernel(Activation act, const In* in, const Dy* dy, Dx* dx,
+                                    i64 vectors) {
+    for (i64 v = blockIdx.x * i64(blockDim.x) + threadIdx.x; v < vectors;
+         v += i64(gridDim.x) * blockDim.x) {
+        float g[kVec], t[kVec];
+        load8(dy, v, g);
+        load8(in, v, t);
+#pragma unroll
+        for (int j = 0; j < kVec; ++j) {
+            switch (act) {
+            case Activation::Relu:
+                g[j] = activation_math::relu_backward(t[j], g[j]);
+                break;
+            case Activation::Gelu:
+                g[j] = g[j] * gelu_grad(t[j]);
+                break;
+            case Activation::Tanh:
+                g[j] = activation_math::tanh_backward(t[j], g[j]);
+                break;
+            case Activation::Sigmoid:
+                g[j] = activation_math::sigmoid_backward(t[j], g[j]);
+                break;
+            default:
+                break;
+            }
+        }
+        store8(dx, v, g);
+    }
+}
+
+// Takes the fast path when it applies; false leaves the work to the generic kernel.
+bool backward_vec(Activation act, DevTensor x, DevTensor y, DevTensor dy, void* dx, DType dxdt,
+                  i64 count, cudaStream_t stream) {
+    const DevTensor in = act == Activation::Gelu ? x : y;
+    const bool elementwise = act == Activation::Relu || act == Activation::Gelu ||
+                             act == Activation::Tanh || act == Activation::Sigmoid;
+    if (!elementwise || count % kVec != 0 || !vec8_dtype(in.dtype) || !vec8_dtype(dy.dtype) ||
+        !vec8_dtype(dxdt) || !vec8_aligned(in.data) || !vec8_aligned(dy.data) || !vec8_aligned(dx))
+        return false;
+    const i64 vectors = count / kVec;
+    const unsigned blocks = vec8_blocks(vectors);
+    with_storage(in.dtype, [&](auto in_tag) {
+        using In = typename decltype(in_tag)::type;
+        with_storage(dy.dtype, [&](auto dy_tag) {
+            using Dy = typename decltype(dy_tag)::type;
+            with_storage(dxdt, [&](auto dx_tag) {
+                using Dx = typename decltype(dx_tag)::type;
+                backward_vec_kernel<In, Dy, Dx><<<blocks, 256, 0, stream>>>(
+                    act, static_cast<const In*>(in.data), static_cast<const Dy*>(dy.data),
+                    static_cast<Dx*>(dx), vectors);
+            });
+        });
+    });
+    MANTISSA_CUDA_LAUNCH_CHECK();
+    return true;
 }
 
 // dx = y * (dy - sum_j dy_j * y_j), per row.
@@ -123,7 +185,7 @@ void launch_activation_backward(Activation act, DevTensor x, DevTensor y, DevTen
     if (count <= 0 || cols <= 0) return;
     if (f64)
         backward<double>(act, x, y, dy, dx, dx_dtype, count, cols, stream);
-    else
+    else if (!backward_vec(act, x, y, dy, dx, dx_dtype, count, stream))
         backward<float>(act, x, y, dy, dx, dx_dtype, count, cols, stream);
 }
 

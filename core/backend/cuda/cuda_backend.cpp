@@ -15,6 +15,7 @@
 #include "core/backend/cuda/fill.cuh"
 #include "core/backend/cuda/gather_batch.cuh"
 #include "core/backend/cuda/op_checks.h"
+#include "core/backend/cuda/softmax_xent.cuh"
 #include "core/error.h"
 #include "core/numeric/convert.h"
 
@@ -80,6 +81,7 @@ void CudaBackend::Impl::open() {
         MANTISSA_CUDA_CHECK(cudaEventCreate(&landed[i]));
     }
     MANTISSA_CUDA_CHECK(cudaMalloc(&quant_scratch, cuda::kQuantScratchBytes));
+    MANTISSA_CUDA_CHECK(cudaMalloc(&xent_scratch, cuda::kXentScratchBytes));
 }
 
 // Never throws: every release is attempted, errors ignored (the process may be tearing down).
@@ -96,11 +98,13 @@ void CudaBackend::Impl::release() noexcept {
     }
     if (ring) cudaFreeHost(ring);
     if (quant_scratch) cudaFree(quant_scratch);
+    if (xent_scratch) cudaFree(xent_scratch);
     if (dnn) cudnnDestroy(dnn);
     if (lt) cublasLtDestroy(lt);
     if (stream) cudaStreamDestroy(stream);
     ring = nullptr;
     quant_scratch = nullptr;
+    xent_scratch = nullptr;
     dnn = nullptr;
     lt = nullptr;
     stream = nullptr;

@@ -166,6 +166,7 @@ void CudaBackend::softmax_cross_entropy(const SoftmaxXentArgs& args) {
         a.dlogits_dtype = args.dlogits->dtype;
     }
     a.scalars = scalars_of(*args.scalars);
+    a.scratch = m_impl->xent_scratch;
     cuda::launch_softmax_xent(a, m_impl->stream);
 }
 

@@ -138,6 +138,8 @@ struct CudaBackend::Impl {
     // fake_quantize's device counters (amax, clipped, zeros, largest scale): one set, reused by
     // every call in stream order; allocated in open() so a captured step allocates nothing.
     void* quant_scratch = nullptr;
+    // softmax_cross_entropy's per-block partial sums (softmax_xent.cuh), likewise.
+    void* xent_scratch = nullptr;
 
     std::unordered_map<cuda::GemmKey, std::unique_ptr<cuda::GemmPlan>, cuda::GemmKeyHash> gemms;
     std::unordered_map<cuda::ConvKey, std::unique_ptr<cuda::ConvPlan>, cuda::ConvKeyHash> convs;

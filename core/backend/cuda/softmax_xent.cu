@@ -1,6 +1,9 @@
-// softmax_cross_entropy's kernel: one block, one thread per row at a time, a fixed-order reduction
-// of the per-row losses, so the sum is deterministic. Rows follow cpu_softmax_xent.cpp: plain
-// float32/float64 rows, or the op-by-op rounded 16-bit row whose probability can underflow to 0.
+// softmax_cross_entropy's kernels: one thread per row over as many blocks as the batch needs,
+// each block's losses and hits reduced in a fixed tree into its own slot of the scratch, then one
+// thread adds the slots in block order, so the sum is deterministic (the grid depends only on the
+// row count). Until issue 26 one block did every row: 0.16 ms for 8192 x 10 logits on an H100. Rows
+// follow cpu_softmax_xent.cpp: plain float32/float64 rows, or the op-by-op rounded 16-bit row whose
+// probability can underflow to 0.
 #include "core/backend/cuda/cuda_check.h"
 #include "core/backend/cuda/dtype_access.cuh"
 #include "core/backend/cuda/softmax_xent.cuh"
@@ -9,7 +12,9 @@ namespace mantissa::cuda {
 
 namespace {
 
-constexpr int kThreads = 512;
+constexpr int kThreads = 256;
+constexpr int kMaxBlocks =
+    static_cast<int>(kXentScratchBytes / (sizeof(double) + sizeof(long long)));
 constexpr int kMaxClasses = 64; // per-thread row buffer; wider rows recompute instead of caching
 
 // Lowest index wins ties; NaN never wins.
@@ -57,6 +62,16 @@ __device__ double emulated_row(const XentArgs& a, i64 off, int label, float* p) 
     return static_cast<double>(-logf(p[label]));
 }
 
+// Partial sums, one slot per block: losses first, then hits.
+struct Partials {
+    double* loss;
+    long long* correct;
+};
+__host__ __device__ inline Partials partials_of(void* scratch) {
+    auto* loss = static_cast<double*>(scratch);
+    return {loss, reinterpret_cast<long long*>(loss + kMaxBlocks)};
+}
+
 template <class T>
 __global__ void xent_kernel(XentArgs a) {
     __shared__ double loss_part[kThreads];
@@ -67,7 +82,8 @@ __global__ void xent_kernel(XentArgs a) {
     double loss = 0.0;
     long long correct = 0;
     T p[kMaxClasses];
-    for (i64 r = threadIdx.x; r < a.rows; r += kThreads) {
+    const i64 stride = i64(gridDim.x) * kThreads;
+    for (i64 r = blockIdx.x * i64(kThreads) + threadIdx.x; r < a.rows; r += stride) {
         const i64 off = r * a.classes;
         const bool valid = r < a.valid_rows;
         const int raw = a.labels[r];
@@ -101,20 +117,38 @@ __global__ void xent_kernel(XentArgs a) {
         __syncthreads();
     }
     if (threadIdx.x == 0) {
-        a.scalars->loss_sum += loss_part[0];
-        a.scalars->correct += correct_part[0];
-        a.scalars->examples += a.valid_rows;
+        const Partials out = partials_of(a.scratch);
+        out.loss[blockIdx.x] = loss_part[0];
+        out.correct[blockIdx.x] = correct_part[0];
     }
+}
+
+// The blocks' slots added in block order into the step scalars.
+__global__ void xent_total_kernel(XentArgs a, int blocks) {
+    const Partials in = partials_of(a.scratch);
+    double loss = 0.0;
+    long long correct = 0;
+    for (int b = 0; b < blocks; ++b) {
+        loss += in.loss[b];
+        correct += in.correct[b];
+    }
+    a.scalars->loss_sum += loss;
+    a.scalars->correct += correct;
+    a.scalars->examples += a.valid_rows;
 }
 
 } // namespace
 
 void launch_softmax_xent(const XentArgs& args, cudaStream_t stream) {
     if (args.rows <= 0) return;
+    const i64 wanted = (args.rows + kThreads - 1) / kThreads;
+    const int blocks = static_cast<int>(wanted < kMaxBlocks ? wanted : kMaxBlocks);
     if (args.logits_dtype == DType::Float64)
-        xent_kernel<double><<<1, kThreads, 0, stream>>>(args);
+        xent_kernel<double><<<blocks, kThreads, 0, stream>>>(args);
     else
-        xent_kernel<float><<<1, kThreads, 0, stream>>>(args);
+        xent_kernel<float><<<blocks, kThreads, 0, stream>>>(args);
+    MANTISSA_CUDA_LAUNCH_CHECK();
+    xent_total_kernel<<<1, 1, 0, stream>>>(args, blocks);
     MANTISSA_CUDA_LAUNCH_CHECK();
 }
 

@@ -1,7 +1,9 @@
 // softmax_cross_entropy: probabilities, loss, accuracy and the scaled logit gradient in one
-// kernel; the loss sum and counts go to the step scalars on the device (no host round trip).
+// pass over the rows; the loss sum and counts go to the step scalars on the device (no host round
+// trip).
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 
 #include <cuda_runtime.h>
@@ -10,6 +12,10 @@
 #include "core/numeric/dtype.h"
 
 namespace mantissa::cuda {
+
+// Bytes of device scratch the loss keeps for its per-block partial sums (one engine's, reused in
+// stream order; allocated once so a captured step allocates nothing): 512 blocks of 256 rows.
+inline constexpr std::size_t kXentScratchBytes = 512 * (sizeof(double) + sizeof(long long));
 
 struct XentArgs {
     const void* logits = nullptr; // (rows, classes)
@@ -21,6 +27,7 @@ struct XentArgs {
     void* dlogits = nullptr; // optional (rows, classes)
     DType dlogits_dtype = DType::Float32;
     StepScalars* scalars = nullptr; // adds loss_sum, correct, examples; reads loss_scale
+    void* scratch = nullptr;        // kXentScratchBytes on the device
 };
 
 void launch_softmax_xent(const XentArgs& args, cudaStream_t stream);
