@@ -212,8 +212,9 @@ void add_gemm(Table& t, DType dt) {
         run_gemm(c, g, x, w, y, &b, nullptr);
         return std::vector<Twin*>{&y};
     });
-    for (std::int64_t rows : {64, 13}) {
-        const std::int64_t cols = rows == 64 ? 40 : 7;
+    // 1000 x 70: the CUDA kernel's row chunks (16 of at most 64 rows, three 32-column strips).
+    for (std::int64_t rows : {64, 13, 1000}) {
+        const std::int64_t cols = rows == 64 ? 40 : (rows == 13 ? 7 : 70);
         t.add("bias_grad", dt, dims({rows, cols}), [dt, rows, cols](CaseContext& c) {
             Twin& dy = c.make("dy", dt, {rows, cols}, random_values(rows * cols, 14, 1.0));
             Twin& db = c.make("db", dt, {cols});

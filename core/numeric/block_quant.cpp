@@ -211,14 +211,7 @@ BlockScale nvfp4_block_scale_fast(double amax_block, float global_scale) {
             element_codec::kValues<ElementFormat::Float8E4M3>[code]};
 }
 
-// The float32 t with (a > t) == (a > M) (`up`: == (a >= M)) for every float32 a >= 0: the
-// float below M, or below that when M is a float and a tie goes up.
-float float_threshold(double M, bool up) {
-    const float f = static_cast<float>(M); // M > 0: f is positive (or +inf, or 0 if M is tiny)
-    if (static_cast<double>(f) > M || (up && static_cast<double>(f) == M && f > 0))
-        return std::bit_cast<float>(std::bit_cast<std::uint32_t>(f) - 1); // the float below
-    return f;
-}
+using quant_math::float_threshold; // shared with the CUDA kernels (quant_math.h)
 
 // Element (r, c) of the tile draws rounding_random(seed, index0 + r * index_ld + c * index_step):
 // its flat index in the tensor, also when the tile is a transposed copy of a column block.

@@ -2,6 +2,9 @@
 // layout becomes constants (no per-element switch), and decoding is a table of the format's
 // values. Same arithmetic as encode_element / decode_element (element_format.h), which stay the
 // spec; tst_block_quant checks these against them over every code and a sweep of values.
+// The rounding functions (round_to_element, round_bits, round_to_code) are MANTISSA_HD: the CUDA
+// engine's per-tensor FP8 and MX kernels run this very code (integer operations on the value's
+// bits, no float64 division), so both engines share one definition.
 #pragma once
 
 #include <algorithm>
@@ -9,6 +12,7 @@
 #include <bit>
 #include <cstdint>
 
+#include "core/host_device.h"
 #include "core/numeric/element_format.h"
 
 namespace mantissa::element_codec {
@@ -44,7 +48,7 @@ inline std::uint32_t encode_stochastic(double value, std::uint32_t random) {
 // operations only (no FPU rounding mode). `x` must not be NaN or infinite. Both ranges are
 // computed and one is selected, with no branch, so a loop over it vectorises.
 template <ElementFormat F>
-inline float round_to_element(float x) {
+MANTISSA_HD inline float round_to_element(float x) {
     constexpr element_detail::Layout l = element_detail::layout(F);
     constexpr int m = l.mantissa_bits;
     constexpr std::uint32_t emin_biased = static_cast<std::uint32_t>(1 - l.bias + 127);
@@ -85,7 +89,7 @@ struct Rounded64 {
     bool in_normal_range = false;
 };
 template <ElementFormat F>
-inline Rounded64 round_bits(double x) {
+MANTISSA_HD inline Rounded64 round_bits(double x) {
     constexpr element_detail::Layout l = element_detail::layout(F);
     constexpr int m = l.mantissa_bits;
     constexpr std::uint64_t emin_biased = static_cast<std::uint64_t>(1 - l.bias + 1023);
@@ -113,7 +117,7 @@ inline Rounded64 round_bits(double x) {
 // The same on a float64 `x` (a float32 times a float32 scale, exact in float64: per-tensor FP8),
 // returning the element's exact value. `x` must not be NaN or infinite.
 template <ElementFormat F>
-inline double round_to_element(double x) {
+MANTISSA_HD inline double round_to_element(double x) {
     constexpr double quantum = kValues<F>[1];
     const Rounded64 r = round_bits<F>(x);
     const std::uint64_t sub = std::bit_cast<std::uint64_t>(static_cast<double>(r.quanta) * quantum);
@@ -126,7 +130,7 @@ inline double round_to_element(double x) {
 // the exponent and the kept mantissa bits off the rounded float64; the subnormal range is the
 // count of quanta (2^m of them is code 1 << m, the smallest normal, as it should be).
 template <ElementFormat F>
-inline std::uint32_t round_to_code(double x) {
+MANTISSA_HD inline std::uint32_t round_to_code(double x) {
     constexpr element_detail::Layout l = element_detail::layout(F);
     constexpr int m = l.mantissa_bits;
     constexpr std::uint64_t emin_biased = static_cast<std::uint64_t>(1 - l.bias + 1023);

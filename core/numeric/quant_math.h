@@ -148,6 +148,17 @@ MANTISSA_HD constexpr std::uint32_t nvfp4_scale_code(double amax_block, float gl
                                     ElementFormat::Float8E4M3);
 }
 
+// The float32 t with (a > t) == (a > M) (`up`: == (a >= M)) for every float32 a >= 0: the float
+// below M, or below that when M is a float and a tie goes up. NVFP4's E2M1 elements are rounded
+// by comparing |v| with such thresholds (the midpoints between magnitudes times the scale) on
+// both engines.
+MANTISSA_HD constexpr float float_threshold(double M, bool up) {
+    const float f = static_cast<float>(M); // M > 0: f is positive (or +inf, or 0 if M is tiny)
+    if (static_cast<double>(f) > M || (up && static_cast<double>(f) == M && f > 0))
+        return std::bit_cast<float>(std::bit_cast<std::uint32_t>(f) - 1); // the float below
+    return f;
+}
+
 // The stochastic-rounding stream of a training step: a new one each step, reproducibly; element
 // i of the tensor's row-major view then draws rounding_random(step_seed(seed, step), i).
 MANTISSA_HD constexpr std::uint64_t step_seed(std::uint64_t seed, std::uint64_t step) {

@@ -2,6 +2,7 @@
 // NHWC output read as (batch*h*w, channels). Deterministic: a fixed summation order.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 
 #include <cuda_runtime.h>
@@ -10,7 +11,12 @@
 
 namespace mantissa::cuda {
 
+// Bytes of device scratch for the per-chunk partial sums (one engine's, reused in stream order,
+// allocated once so that a captured step allocates nothing).
+inline constexpr std::size_t kBiasGradScratchBytes = std::size_t(1) << 20;
+
+// `scratch`: kBiasGradScratchBytes on the device (null: the one-stage kernel).
 void launch_bias_grad(const void* dy, DType dy_dtype, std::int64_t rows, std::int64_t cols,
-                      void* db, DType db_dtype, bool f64, cudaStream_t stream);
+                      void* db, DType db_dtype, bool f64, void* scratch, cudaStream_t stream);
 
 } // namespace mantissa::cuda

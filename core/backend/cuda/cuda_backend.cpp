@@ -8,6 +8,7 @@
 #include <memory>
 #include <string>
 
+#include "core/backend/cuda/bias_grad.cuh"
 #include "core/backend/cuda/cast.cuh"
 #include "core/backend/cuda/cuda_check.h"
 #include "core/backend/cuda/cuda_state.h"
@@ -82,6 +83,7 @@ void CudaBackend::Impl::open() {
     }
     MANTISSA_CUDA_CHECK(cudaMalloc(&quant_scratch, cuda::kQuantScratchBytes));
     MANTISSA_CUDA_CHECK(cudaMalloc(&xent_scratch, cuda::kXentScratchBytes));
+    MANTISSA_CUDA_CHECK(cudaMalloc(&bias_scratch, cuda::kBiasGradScratchBytes));
 }
 
 // Never throws: every release is attempted, errors ignored (the process may be tearing down).
@@ -99,12 +101,14 @@ void CudaBackend::Impl::release() noexcept {
     if (ring) cudaFreeHost(ring);
     if (quant_scratch) cudaFree(quant_scratch);
     if (xent_scratch) cudaFree(xent_scratch);
+    if (bias_scratch) cudaFree(bias_scratch);
     if (dnn) cudnnDestroy(dnn);
     if (lt) cublasLtDestroy(lt);
     if (stream) cudaStreamDestroy(stream);
     ring = nullptr;
     quant_scratch = nullptr;
     xent_scratch = nullptr;
+    bias_scratch = nullptr;
     dnn = nullptr;
     lt = nullptr;
     stream = nullptr;

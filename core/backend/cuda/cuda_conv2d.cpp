@@ -359,7 +359,7 @@ void CudaBackend::conv2d_backward_filter(const Conv2dArgs& args, const Tensor& x
     if (dbias) {
         const bool f64 = dy.dtype == DType::Float64 || dbias->dtype == DType::Float64;
         cuda::launch_bias_grad(dy.data, dy.dtype, args.batch * args.out_h * args.out_w, args.out_c,
-                               dbias->data, dbias->dtype, f64, s.stream);
+                               dbias->data, dbias->dtype, f64, s.bias_scratch, s.stream);
     }
     if (p.bwd_filter.current() && dy.dtype == x.dtype && dw.dtype == x.dtype) {
         const Scratch scratch = carve(p, workspace, args);

@@ -302,7 +302,7 @@ void CudaBackend::bias_grad(const Tensor& dy, Tensor& db) {
         fail("bias_grad: dy " + describe(dy) + " does not fit db " + describe(db));
     const bool f64 = dy.dtype == DType::Float64 || db.dtype == DType::Float64;
     cuda::launch_bias_grad(dy.data, dy.dtype, dy.numel() / cols, cols, db.data, db.dtype, f64,
-                           m_impl->stream);
+                           m_impl->bias_scratch, m_impl->stream);
 }
 
 } // namespace mantissa

@@ -140,6 +140,8 @@ struct CudaBackend::Impl {
     void* quant_scratch = nullptr;
     // softmax_cross_entropy's per-block partial sums (softmax_xent.cuh), likewise.
     void* xent_scratch = nullptr;
+    // bias_grad's per-chunk partial sums (bias_grad.cuh), likewise.
+    void* bias_scratch = nullptr;
 
     std::unordered_map<cuda::GemmKey, std::unique_ptr<cuda::GemmPlan>, cuda::GemmKeyHash> gemms;
     std::unordered_map<cuda::ConvKey, std::unique_ptr<cuda::ConvPlan>, cuda::ConvKeyHash> convs;

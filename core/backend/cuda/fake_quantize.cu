@@ -20,6 +20,7 @@
 #include "core/backend/cuda/dtype_access.cuh"
 #include "core/backend/cuda/fake_quantize.cuh"
 #include "core/error.h"
+#include "core/numeric/element_codec.h"
 #include "core/numeric/quant_math.h"
 
 namespace mantissa::cuda {
@@ -79,6 +80,38 @@ __device__ inline float tensor_scale_of(const DeviceQuant& q, const float* state
     return state[0] > 0 ? state[0] : 1.0f;
 }
 
+// Per-tensor FP8 of one value with the format fixed at compile time, as the CPU engine computes
+// it (tensor_quant.cpp's cast_per_tensor and codes_per_tensor): a finite x = v·scale (exact in
+// float64) rounds on its bits (element_codec: integer operations, no float64 division), a
+// non-finite one (NaN, ±inf) goes through quant_math's general cast. Same results as
+// cast_code / cast_element, which remain the definition (issue 26: those ran in float64 and made
+// the codes kernel compute-bound, 0.25 ms for 8192 x 4096 values on an H100).
+template <ElementFormat F>
+__device__ inline qm::CodeResult per_tensor_code(float v, float scale, float scale_inv,
+                                                 double max_elem) {
+    const double x = static_cast<double>(v) * static_cast<double>(scale);
+    if (!qm::is_finite(x)) return qm::cast_code(v, scale, scale_inv, F, max_elem);
+    qm::CodeResult r;
+    r.code = element_codec::round_to_code<F>(x);
+    r.clipped = qm::abs_of(x) > max_elem * (1.0 + 0x1p-22);
+    r.zero = v != 0 && (r.code & 0x7Fu) == 0; // only a zero magnitude decodes to zero
+    return r;
+}
+
+template <ElementFormat F>
+__device__ inline qm::CastResult per_tensor_value(float v, float scale, float scale_inv,
+                                                  double max_elem) {
+    const double x = static_cast<double>(v) * static_cast<double>(scale);
+    if (!qm::is_finite(x)) return qm::cast_element(v, scale, scale_inv, F, max_elem);
+    const double decoded =
+        element_codec::round_to_element<F>(x) * static_cast<double>(scale_inv); // saturating
+    qm::CastResult r;
+    r.value = static_cast<float>(decoded);
+    r.clipped = qm::abs_of(x) > max_elem * (1.0 + 0x1p-22);
+    r.zero = v != 0 && decoded == 0;
+    return r;
+}
+
 __global__ void amax_kernel(const float* data, i64 n, Scratch* s) {
     unsigned m = 0;
     for (i64 i = blockIdx.x * i64(blockDim.x) + threadIdx.x; i < n;
@@ -91,7 +124,36 @@ __global__ void amax_kernel(const float* data, i64 n, Scratch* s) {
 }
 
 // One warp per block; blockDim.x is a multiple of 32 and every lane of a warp runs the same
-// number of loop trips over blocks, so the shuffles see the full warp.
+// number of loop trips over blocks, so the shuffles see the full warp. A block of one row or one
+// column is indexed without a division. Without stochastic rounding the elements round as the CPU
+// engine's fake_quantize_tile rounds them, with no float64 division (issue 26: the general path
+// made mxfp8_e4m3 and nvfp4 steps of seed-mlp 16-23x float16's on an H100):
+//   kMx     MX in element format F: v times the float32 inverse of the power-of-two scale,
+//           rounded on its float32 bits (element_codec::round_to_element);
+//   kNvfp4  NVFP4: |v| against the 7 midpoints between E2M1 magnitudes times the scale, as
+//           float32 thresholds (quant_math::float_threshold), the decoded magnitudes selected;
+//   kExact  anything else (stochastic rounding): quant_math's quantize_element per element.
+enum class BlockPath { kExact, kMx, kNvfp4 };
+
+// E2M1's magnitude j (0 … 7), as decode_element gives it (a function: device code may not
+// index a host array).
+__host__ __device__ constexpr double e2m1_magnitude(int j) {
+    return j < 4 ? 0.5 * j : (j == 4 ? 2.0 : (j == 5 ? 3.0 : (j == 6 ? 4.0 : 6.0)));
+}
+constexpr bool e2m1_matches_codec() {
+    for (int j = 0; j < 8; ++j)
+        if (decode_element(static_cast<std::uint32_t>(j), ElementFormat::Float4E2M1) !=
+            e2m1_magnitude(j))
+            return false;
+    return true;
+}
+static_assert(e2m1_matches_codec(), "e2m1_magnitude must match decode_element's E2M1 values");
+
+__device__ inline float with_sign_of(float magnitude, float v) {
+    return __uint_as_float(__float_as_uint(magnitude) | (__float_as_uint(v) & 0x80000000u));
+}
+
+template <ElementFormat F, BlockPath kPath>
 __global__ void block_kernel(float* data, i64 rows, i64 cols, DeviceQuant q, Scratch* s) {
     const unsigned lane = threadIdx.x & 31;
     const i64 warp = (blockIdx.x * i64(blockDim.x) + threadIdx.x) >> 5;
@@ -100,14 +162,21 @@ __global__ void block_kernel(float* data, i64 rows, i64 cols, DeviceQuant q, Scr
     const i64 col_blocks = (cols + q.block_cols - 1) / q.block_cols;
     const i64 blocks = row_blocks * col_blocks;
     const float global = q.tensor_scale ? qm::nvfp4_global_scale(amax_of_bits(s->amax_bits)) : 1.0f;
+    unsigned long long clipped = 0, zeros = 0;
     for (i64 b = warp; b < blocks; b += warps) {
         const i64 row0 = (b / col_blocks) * q.block_rows, col0 = (b % col_blocks) * q.block_cols;
         const i64 tr = rows - row0 < q.block_rows ? rows - row0 : q.block_rows;
         const i64 tc = cols - col0 < q.block_cols ? cols - col0 : q.block_cols;
         const i64 count = tr * tc;
+        // Element e of the block: along the row, down the column, or row-major in the tile.
+        auto at_of = [&](i64 e) {
+            if (tr == 1) return row0 * cols + col0 + e;
+            if (tc == 1) return (row0 + e) * cols + col0;
+            return (row0 + e / tc) * cols + col0 + e % tc;
+        };
         unsigned m = 0;
         for (i64 e = lane; e < count; e += 32) {
-            const unsigned bits = abs_bits(data[(row0 + e / tc) * cols + col0 + e % tc]);
+            const unsigned bits = abs_bits(data[at_of(e)]);
             m = bits > m ? bits : m;
         }
         const double amax = amax_of_bits(warp_max(m));
@@ -119,23 +188,51 @@ __global__ void block_kernel(float* data, i64 rows, i64 cols, DeviceQuant q, Scr
             scale = decode_element(qm::mx_scale_code(amax, q.element, q.ceil), ElementFormat::E8M0);
             eff = scale;
         }
-        unsigned long long clipped = 0, zeros = 0;
-        for (i64 e = lane; e < count; e += 32) {
-            const i64 at = (row0 + e / tc) * cols + col0 + e % tc;
-            const double v = static_cast<double>(data[at]);
-            const std::uint32_t random =
-                q.stochastic ? rounding_random(q.seed, static_cast<std::uint64_t>(at)) : 0u;
-            const qm::ElementResult r = qm::quantize_element(v, eff, q.element, q.max_elem,
-                                                             q.stochastic, q.tensor_scale, random);
-            data[at] = static_cast<float>(r.decoded);
-            clipped += r.clipped ? 1 : 0;
-            zeros += r.zero ? 1 : 0;
+        if (kPath == BlockPath::kMx && !qm::is_nan(eff)) {  // uniform: eff is the block's
+            const auto inv = static_cast<float>(1.0 / eff); // a power of two: exact
+            const double limit = q.max_elem * eff;
+            for (i64 e = lane; e < count; e += 32) {
+                const i64 at = at_of(e);
+                const float v = data[at];
+                const float r = element_codec::round_to_element<F>(v * inv);
+                clipped += qm::abs_of(static_cast<double>(v)) > limit ? 1 : 0;
+                zeros += (v != 0 && r == 0) ? 1 : 0; // no NaN here (eff would be NaN)
+                data[at] = static_cast<float>(static_cast<double>(r) * eff);
+            }
+        } else if (kPath == BlockPath::kNvfp4 && !qm::is_nan(eff) && eff != 0) {
+            float T[7], D[8];
+#pragma unroll
+            for (int j = 0; j < 7; ++j)
+                T[j] = qm::float_threshold((e2m1_magnitude(j) + e2m1_magnitude(j + 1)) / 2 * eff,
+                                           (j & 1) != 0);
+#pragma unroll
+            for (int j = 0; j < 8; ++j) D[j] = static_cast<float>(e2m1_magnitude(j) * eff);
+            const float clip = qm::float_threshold(q.max_elem * eff, false);
+            for (i64 e = lane; e < count; e += 32) {
+                const i64 at = at_of(e);
+                const float v = data[at];
+                const float a = __uint_as_float(abs_bits(v));
+                float o = D[0];
+#pragma unroll
+                for (int j = 0; j < 7; ++j) o = a > T[j] ? D[j + 1] : o;
+                clipped += a > clip ? 1 : 0;
+                zeros += (a != 0 && !(a > T[0])) ? 1 : 0;
+                data[at] = with_sign_of(o, v);
+            }
+        } else {
+            for (i64 e = lane; e < count; e += 32) {
+                const i64 at = at_of(e);
+                const double v = static_cast<double>(data[at]);
+                const std::uint32_t random =
+                    q.stochastic ? rounding_random(q.seed, static_cast<std::uint64_t>(at)) : 0u;
+                const qm::ElementResult r = qm::quantize_element(
+                    v, eff, q.element, q.max_elem, q.stochastic, q.tensor_scale, random);
+                data[at] = static_cast<float>(r.decoded);
+                clipped += r.clipped ? 1 : 0;
+                zeros += r.zero ? 1 : 0;
+            }
         }
-        clipped = warp_sum(clipped);
-        zeros = warp_sum(zeros);
         if (lane == 0) {
-            if (clipped) atomicAdd(&s->clipped, clipped);
-            if (zeros) atomicAdd(&s->zeros, zeros);
             // Non-negative doubles order as their bits, and a NaN scale (bits above infinity's)
             // stays the largest, as the CPU engine's "NaN sticks" rule has it.
             const double top = q.tensor_scale ? eff : scale;
@@ -143,15 +240,20 @@ __global__ void block_kernel(float* data, i64 rows, i64 cols, DeviceQuant q, Scr
                       static_cast<unsigned long long>(__double_as_longlong(top)));
         }
     }
+    add_counts(clipped, zeros, s); // once per warp, after its last block
 }
 
+// kFixed: the format is F (FP8, the fast rounding); otherwise q.element through cast_element.
+template <ElementFormat F, bool kFixed>
 __global__ void cast_kernel(float* data, i64 n, DeviceQuant q, const float* state, Scratch* s) {
     const float scale = tensor_scale_of(q, state, amax_of_bits(s->amax_bits));
     const float scale_inv = 1.0f / scale;
     unsigned long long clipped = 0, zeros = 0;
     for (i64 i = blockIdx.x * i64(blockDim.x) + threadIdx.x; i < n;
          i += i64(gridDim.x) * blockDim.x) {
-        const qm::CastResult r = qm::cast_element(data[i], scale, scale_inv, q.element, q.max_elem);
+        const qm::CastResult r =
+            kFixed ? per_tensor_value<F>(data[i], scale, scale_inv, q.max_elem)
+                   : qm::cast_element(data[i], scale, scale_inv, q.element, q.max_elem);
         data[i] = r.value;
         clipped += r.clipped ? 1 : 0;
         zeros += r.zero ? 1 : 0;
@@ -244,7 +346,7 @@ __global__ void code_tile_kernel(const T* src, i64 rows, i64 cols, DeviceQuant q
                 const i64 col = col0 + pos + j;
                 if (col >= cols) continue;
                 const qm::CodeResult c =
-                    qm::cast_code(widen(src[row * cols + col]), scale, scale_inv, F, q.max_elem);
+                    per_tensor_code<F>(widen(src[row * cols + col]), scale, scale_inv, q.max_elem);
                 pair[j] = static_cast<std::uint8_t>(c.code);
                 clipped += c.clipped ? 1 : 0;
                 zeros += c.zero ? 1 : 0;
@@ -337,6 +439,33 @@ __global__ void finish_kernel(i64 rows, i64 cols, DeviceQuant q, float* state, d
     stats[5] = static_cast<double>(blocks);
 }
 
+// block_kernel on the fast path that applies.
+void launch_blocks(float* data, i64 rows, i64 cols, const DeviceQuant& q, Scratch* s, unsigned grid,
+                   cudaStream_t stream) {
+#define MANTISSA_BLOCKS(format, path)                                                              \
+    block_kernel<ElementFormat::format, BlockPath::path>                                           \
+        <<<grid, 256, 0, stream>>>(data, rows, cols, q, s)
+    if (q.stochastic)
+        MANTISSA_BLOCKS(Float8E4M3, kExact);
+    else if (q.tensor_scale && q.element == ElementFormat::Float4E2M1)
+        MANTISSA_BLOCKS(Float4E2M1, kNvfp4);
+    else if (q.tensor_scale)
+        MANTISSA_BLOCKS(Float8E4M3, kExact);
+    else if (q.element == ElementFormat::Float8E4M3)
+        MANTISSA_BLOCKS(Float8E4M3, kMx);
+    else if (q.element == ElementFormat::Float8E5M2)
+        MANTISSA_BLOCKS(Float8E5M2, kMx);
+    else if (q.element == ElementFormat::Float6E3M2)
+        MANTISSA_BLOCKS(Float6E3M2, kMx);
+    else if (q.element == ElementFormat::Float6E2M3)
+        MANTISSA_BLOCKS(Float6E2M3, kMx);
+    else if (q.element == ElementFormat::Float4E2M1)
+        MANTISSA_BLOCKS(Float4E2M1, kMx);
+    else
+        MANTISSA_BLOCKS(Float8E4M3, kExact);
+#undef MANTISSA_BLOCKS
+}
+
 } // namespace
 
 void launch_fake_quantize(float* data, std::int64_t rows, std::int64_t cols, const DeviceQuant& q,
@@ -354,9 +483,16 @@ void launch_fake_quantize(float* data, std::int64_t rows, std::int64_t cols, con
                                ((cols + q.block_cols - 1) / q.block_cols);
             const unsigned block_grid =
                 blocks_for(blocks * 32) > 4096 ? 4096 : blocks_for(blocks * 32);
-            block_kernel<<<block_grid, 256, 0, stream>>>(data, rows, cols, q, s);
+            launch_blocks(data, rows, cols, q, s, block_grid, stream);
+        } else if (q.element == ElementFormat::Float8E4M3) {
+            cast_kernel<ElementFormat::Float8E4M3, true>
+                <<<grid, 256, 0, stream>>>(data, n, q, state, s);
+        } else if (q.element == ElementFormat::Float8E5M2) {
+            cast_kernel<ElementFormat::Float8E5M2, true>
+                <<<grid, 256, 0, stream>>>(data, n, q, state, s);
         } else {
-            cast_kernel<<<grid, 256, 0, stream>>>(data, n, q, state, s);
+            cast_kernel<ElementFormat::Float8E4M3, false>
+                <<<grid, 256, 0, stream>>>(data, n, q, state, s);
         }
         MANTISSA_CUDA_LAUNCH_CHECK();
     }
