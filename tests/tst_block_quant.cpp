@@ -1011,6 +1011,43 @@ public:
             0);
     }
 
+    // round_product_to_code (the CUDA engine's 32-bit codes) against round_to_code on the exact
+    // float64 product: values on and around every code and midpoint divided by scales whose
+    // products are inexact in float32 (so the fma's error term decides the near-ties), random
+    // values and scales over the whole range (subnormal products, saturation, float32 overflow),
+    // and signed zeros.
+    template <ElementFormat F>
+    static int product_code_mismatches() {
+        int bad = 0;
+        auto check = [&bad](float v, float scale) {
+            if (!std::isfinite(v) || !std::isfinite(scale)) return;
+            const double x = static_cast<double>(v) * static_cast<double>(scale);
+            bad += element_codec::round_product_to_code<F>(v, scale) !=
+                   element_codec::round_to_code<F>(x);
+        };
+        const float scales[] = {1.0f,           3.0f,   0.1f,  7.3e-3f, 1.0f / 3.0f,
+                                448.0f / 13.7f, 1e-30f, 1e30f, 2.5e20f, std::nextafter(1.0f, 2.0f)};
+        for (const double x : codec_sweep<F>()) {
+            for (const float scale : scales) {
+                const auto v = static_cast<float>(x / static_cast<double>(scale));
+                constexpr float kInfF = std::numeric_limits<float>::infinity();
+                for (float w : {v, std::nextafter(v, kInfF), std::nextafter(v, -kInfF)})
+                    check(w, scale);
+            }
+        }
+        std::mt19937_64 rng(11);
+        std::uniform_int_distribution<std::uint32_t> bits;
+        for (int i = 0; i < 200000; ++i)
+            check(std::bit_cast<float>(bits(rng)), std::bit_cast<float>(bits(rng) & 0x7FFFFFFFu));
+        for (float v : {0.0f, -0.0f, 1e-45f, -1e-45f, 3e38f, -3e38f})
+            check(v, 1e10f), check(v, 1.0f);
+        return bad;
+    }
+    void productCodesMatchFloat64Route() {
+        CHECK_EQ(product_code_mismatches<ElementFormat::Float8E4M3>(), 0);
+        CHECK_EQ(product_code_mismatches<ElementFormat::Float8E5M2>(), 0);
+    }
+
     // The training kernels split a tensor over the OpenMP threads: the bits and the counts are
     // the same with 1 and 2 threads (blocks are independent, counts integer sums, stochastic
     // rounding keyed by the element's index), and the MX weights' column blocks (n x 1, a path of
@@ -1361,5 +1398,6 @@ MANTISSA_TEST_MAIN(TestBlockQuant, everyCodeRoundTrips, limits, fp4Values, round
                    mxFloorClipsCeilDoesNot, mxMatchesReference, specialBlocks, nvfp4HandExample,
                    nvfp4MatchesReference, nvfp4TwoDimensional, fakeQuantizeAndStochasticBlocks,
                    fastPathMatchesReference, spanLoopsMatchScalar, badInputNamesTheField,
-                   inspection, branchFreeCodecsMatchScalar, threadCountIndependent,
-                   columnBlocksAlongRows, nvfp4ScaleTies, nvfp4TensorPassesItsAmax)
+                   inspection, branchFreeCodecsMatchScalar, productCodesMatchFloat64Route,
+                   threadCountIndependent, columnBlocksAlongRows, nvfp4ScaleTies,
+                   nvfp4TensorPassesItsAmax)

@@ -212,9 +212,14 @@ void add_gemm(Table& t, DType dt) {
         run_gemm(c, g, x, w, y, &b, nullptr);
         return std::vector<Twin*>{&y};
     });
-    // 1000 x 70: the CUDA kernel's row chunks (16 of at most 64 rows, three 32-column strips).
-    for (std::int64_t rows : {64, 13, 1000}) {
-        const std::int64_t cols = rows == 64 ? 40 : (rows == 13 ? 7 : 70);
+    // 1000 rows: the CUDA kernel's row chunks (16 of at most 64 rows), 70 columns in three
+    // 32-column strips, 72 in one 256-column strip of 16-byte loads.
+    struct BiasShape {
+        std::int64_t rows, cols;
+    };
+    for (const BiasShape shape :
+         {BiasShape{64, 40}, BiasShape{13, 7}, BiasShape{1000, 70}, BiasShape{1000, 72}}) {
+        const std::int64_t rows = shape.rows, cols = shape.cols;
         t.add("bias_grad", dt, dims({rows, cols}), [dt, rows, cols](CaseContext& c) {
             Twin& dy = c.make("dy", dt, {rows, cols}, random_values(rows * cols, 14, 1.0));
             Twin& db = c.make("db", dt, {cols});

@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <array>
 #include <bit>
+#include <cmath>
 #include <cstdint>
 
 #include "core/host_device.h"
@@ -141,6 +142,53 @@ MANTISSA_HD inline std::uint32_t round_to_code(double x) {
     const std::uint64_t mag = r.in_normal_range ? normal_code : r.quanta;
     return static_cast<std::uint32_t>(mag) |
            (static_cast<std::uint32_t>(std::bit_cast<std::uint64_t>(x) >> 63) << (l.width - 1));
+}
+
+// round_to_code<F>(v · scale) for finite float32 v and scale, with 32-bit operations only (the
+// CUDA engine's per-tensor FP8 kernels: a GPU emulates 64-bit integer arithmetic, which made the
+// float64 route compute-bound). The exact product is hi + lo: hi = fl(v · scale) and lo its
+// rounding error (fma, exact while hi is a normal float32). No rounding boundary of F (a
+// midpoint between two of its values, itself a float32) lies strictly between the product and
+// hi, so rounding hi gives the product's code, except when hi *is* a midpoint: then lo's sign,
+// relative to hi's, says which way the product lies, and only lo == 0 is a true tie (to even).
+// A product beyond float32's range saturates, as it would in float64; one below float32's
+// normals lies far under F's smallest subnormal and rounds to a signed zero either way.
+template <ElementFormat F>
+MANTISSA_HD inline std::uint32_t round_product_to_code(float v, float scale) {
+    constexpr element_detail::Layout l = element_detail::layout(F);
+    constexpr int m = l.mantissa_bits;
+    constexpr std::uint32_t emin_biased = static_cast<std::uint32_t>(1 - l.bias + 127);
+    constexpr std::uint32_t max_bits =
+        std::bit_cast<std::uint32_t>(static_cast<float>(kValues<F>[l.max_mag]));
+    constexpr float inv_quantum = static_cast<float>(1.0 / kValues<F>[1]); // 2^(m - emin)
+    constexpr int s = 23 - m;
+    constexpr std::uint32_t half = 1u << (s - 1), low_mask = (1u << s) - 1;
+    const float hi = v * scale;
+    const float lo = std::fma(v, scale, -hi);
+    const std::uint32_t bits = std::bit_cast<std::uint32_t>(hi);
+    const std::uint32_t a = bits & 0x7FFFFFFFu;
+    const std::uint32_t sign = (bits >> 31) << (l.width - 1);
+    if (a >= 0x7F800000u) return sign | l.max_mag; // beyond float32: saturated
+    // Which way the exact product lies from hi, in magnitude: +1 above, -1 below, 0 on it.
+    const int away = lo == 0 ? 0 : ((lo > 0) == (bits >> 31 == 0) ? 1 : -1);
+    std::uint32_t mag;
+    if ((a >> 23) >= emin_biased) {
+        const std::uint32_t rest = a & low_mask;
+        std::uint32_t r = a & ~low_mask; // truncated to m mantissa bits
+        const bool up =
+            rest > half || (rest == half && (away > 0 || (away == 0 && ((a >> s) & 1u))));
+        if (up) r += 1u << s; // a carry moves the binade
+        r = r < max_bits ? r : max_bits;
+        mag = (((r >> 23) - (emin_biased - 1)) << m) | ((r >> s) & ((1u << m) - 1));
+    } else {
+        // Quanta of 2^(emin - m): |hi| times a power of two is exact; 2^m quanta is code 1 << m.
+        const float q = std::bit_cast<float>(a) * inv_quantum;
+        const auto whole = static_cast<std::uint32_t>(q); // truncates
+        const float rest = q - static_cast<float>(whole); // exact: q < 2^(m+1)
+        const bool up = rest > 0.5f || (rest == 0.5f && (away > 0 || (away == 0 && (whole & 1u))));
+        mag = whole + (up ? 1u : 0u);
+    }
+    return sign | mag;
 }
 
 // The magnitude code encode_stochastic<F>(q, random) gives a finite q (its sign aside), without

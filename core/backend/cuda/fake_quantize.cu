@@ -86,13 +86,15 @@ __device__ inline float tensor_scale_of(const DeviceQuant& q, const float* state
 // non-finite one (NaN, ±inf) goes through quant_math's general cast. Same results as
 // cast_code / cast_element, which remain the definition (issue 26: those ran in float64 and made
 // the codes kernel compute-bound, 0.25 ms for 8192 x 4096 values on an H100).
+// The codes come from round_product_to_code, round_to_code's 32-bit twin (tst_block_quant sweeps
+// the two against each other): a GPU emulates the 64-bit integer operations of the float64 route.
 template <ElementFormat F>
 __device__ inline qm::CodeResult per_tensor_code(float v, float scale, float scale_inv,
                                                  double max_elem) {
     const double x = static_cast<double>(v) * static_cast<double>(scale);
     if (!qm::is_finite(x)) return qm::cast_code(v, scale, scale_inv, F, max_elem);
     qm::CodeResult r;
-    r.code = element_codec::round_to_code<F>(x);
+    r.code = element_codec::round_product_to_code<F>(v, scale);
     r.clipped = qm::abs_of(x) > max_elem * (1.0 + 0x1p-22);
     r.zero = v != 0 && (r.code & 0x7Fu) == 0; // only a zero magnitude decodes to zero
     return r;
