@@ -15,7 +15,7 @@
 #                   mxfp8_e4m3 and nvfp4; cnn under mixed_float16, mixed_float8 and nvfp4;
 #                   mlp-small eager and --graph over 1000 steps; PyTorch eager bfloat16 on
 #                   seed-mlp; then a per-kernel profile (ncu) of a seed-mlp step under
-#                   mixed_bfloat16 and mixed_float8 where ncu is installed
+#                   mixed_bfloat16, mixed_float8 and mxfp8_e4m3 where ncu is installed
 # e.g. run(carry=[".deps"], command="bench/run_gpu.sh --stage build --stage check"), then
 # run(command="bench/run_gpu.sh --stage bench") on the still-warm machine.
 # Every result is one JSON line appended to bench/results.jsonl and $OUT/results.jsonl as soon
@@ -341,12 +341,14 @@ EOF2
         || fail "peer seed-mlp bfloat16 (see speed-peer-seed-bf16.err)"
     tail -1 "$out/speed-peer-seed-bf16.json" 2> /dev/null || true
     if command -v ncu > /dev/null; then
-        for policy in mixed_bfloat16 mixed_float8; do
+        for policy in mixed_bfloat16 mixed_float8 mxfp8_e4m3; do
             limit 120 ncu --metrics gpu__time_duration.sum --csv "$cli" bench \
                 --config "$out/seed-fp8.config.json" --device cuda --policies $policy --steps 2 \
                 --warmup 1 > "$out/ncu-seed-$policy.csv" 2> "$out/ncu-seed-$policy.err" \
                 || fail "ncu seed-mlp $policy (see ncu-seed-$policy.err)"
-            python3 bench/gpu_results.py kernels "$out/ncu-seed-$policy.csv" 3 | head -25 || true
+            python3 bench/gpu_results.py kernels "$out/ncu-seed-$policy.csv" 3 > "$out/kernels-seed-$policy.txt" \
+                || fail "reading ncu-seed-$policy.csv"
+            head -25 "$out/kernels-seed-$policy.txt"
         done
     else
         log "ncu not installed: no per-kernel profile"

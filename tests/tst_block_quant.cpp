@@ -1043,7 +1043,20 @@ public:
             check(v, 1e10f), check(v, 1.0f);
         return bad;
     }
+    template <ElementFormat F>
+    static int decode_mismatches() {
+        int bad = 0;
+        for (std::uint32_t c = 0; c < 256; ++c) {
+            const double want = decode_element(c, F);
+            if (!std::isfinite(want)) continue; // NaN and inf codes: never produced saturating
+            bad += std::bit_cast<std::uint32_t>(element_codec::decode_code<F>(c)) !=
+                   std::bit_cast<std::uint32_t>(static_cast<float>(want));
+        }
+        return bad;
+    }
     void productCodesMatchFloat64Route() {
+        CHECK_EQ(decode_mismatches<ElementFormat::Float8E4M3>(), 0);
+        CHECK_EQ(decode_mismatches<ElementFormat::Float8E5M2>(), 0);
         CHECK_EQ(product_code_mismatches<ElementFormat::Float8E4M3>(), 0);
         CHECK_EQ(product_code_mismatches<ElementFormat::Float8E5M2>(), 0);
     }

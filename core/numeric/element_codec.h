@@ -191,6 +191,22 @@ MANTISSA_HD inline std::uint32_t round_product_to_code(float v, float scale) {
     return sign | mag;
 }
 
+// decode_element(code, F) as a float32, from the code's bits (a finite FP8 code: every one is a
+// normal float32): the CUDA kernels' decoding, which may not index the host's table.
+template <ElementFormat F>
+MANTISSA_HD inline float decode_code(std::uint32_t code) {
+    constexpr element_detail::Layout l = element_detail::layout(F);
+    constexpr int m = l.mantissa_bits;
+    const std::uint32_t sign = (code >> (l.width - 1)) & 1u;
+    const std::uint32_t mag = code & ((1u << (l.width - 1)) - 1);
+    const std::uint32_t e = mag >> m, f = mag & ((1u << m) - 1);
+    const std::uint32_t significand = e == 0 ? f : f | (1u << m);
+    const int exponent = (e == 0 ? 1 : static_cast<int>(e)) - l.bias - m; // of the last bit
+    const float pow2 = std::bit_cast<float>(static_cast<std::uint32_t>(exponent + 127) << 23);
+    const float v = static_cast<float>(significand) * pow2; // exact: a few bits
+    return std::bit_cast<float>(std::bit_cast<std::uint32_t>(v) | (sign << 31));
+}
+
 // The magnitude code encode_stochastic<F>(q, random) gives a finite q (its sign aside), without
 // a branch: the same bit arithmetic as encode_signed's stochastic case, with shifts past 63
 // clamped (the significand is below 2^53, so they give 0 as the exact shift would).

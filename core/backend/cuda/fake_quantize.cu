@@ -100,17 +100,19 @@ __device__ inline qm::CodeResult per_tensor_code(float v, float scale, float sca
     return r;
 }
 
+// The decoded value: the code's float32 value times scale_inv, one float32 rounding of a product
+// of a few bits by 24 (the same rounding as cast_element's float64 product narrowed once); a
+// value flushed to zero is one whose code is zero, as there.
 template <ElementFormat F>
 __device__ inline qm::CastResult per_tensor_value(float v, float scale, float scale_inv,
                                                   double max_elem) {
-    const double x = static_cast<double>(v) * static_cast<double>(scale);
-    if (!qm::is_finite(x)) return qm::cast_element(v, scale, scale_inv, F, max_elem);
-    const double decoded =
-        element_codec::round_to_element<F>(x) * static_cast<double>(scale_inv); // saturating
+    if (!qm::is_finite(static_cast<double>(v))) // NaN and ±inf: quant_math's general cast
+        return qm::cast_element(v, scale, scale_inv, F, max_elem);
+    const qm::CodeResult c = per_tensor_code<F>(v, scale, scale_inv, max_elem);
     qm::CastResult r;
-    r.value = static_cast<float>(decoded);
-    r.clipped = qm::abs_of(x) > max_elem * (1.0 + 0x1p-22);
-    r.zero = v != 0 && decoded == 0;
+    r.value = element_codec::decode_code<F>(c.code) * scale_inv;
+    r.clipped = c.clipped;
+    r.zero = c.zero;
     return r;
 }
 
@@ -340,15 +342,30 @@ __global__ void code_tile_kernel(const T* src, i64 rows, i64 cols, DeviceQuant q
     // Every thread of the block runs the same trips of this loop, so the barriers are uniform.
     for (i64 ct = blockIdx.y; ct < col_tiles; ct += gridDim.y) {
         const i64 col0 = ct * kTile;
-        for (int r = warp; r < kTile && row0 + r < rows; r += kWarps) {
-            const i64 row = row0 + r;
-            std::uint8_t pair[2] = {0, 0};
+        // Every load of the tile first (kTile / kWarps rows of two elements a lane), so that a
+        // thread has them all in flight at once, then the codes: one row at a time the loads
+        // would wait on memory in turn (issue 26: 0.22 ms for 8192 x 4096 bfloat16 on an H100).
+        constexpr int kRowsPerWarp = kTile / kWarps;
+        float in[kRowsPerWarp][2];
+#pragma unroll
+        for (int k = 0; k < kRowsPerWarp; ++k) {
+            const i64 row = row0 + warp + k * kWarps;
 #pragma unroll
             for (int j = 0; j < 2; ++j) {
                 const i64 col = col0 + pos + j;
-                if (col >= cols) continue;
-                const qm::CodeResult c =
-                    per_tensor_code<F>(widen(src[row * cols + col]), scale, scale_inv, q.max_elem);
+                in[k][j] = row < rows && col < cols ? widen(src[row * cols + col]) : 0.0f;
+            }
+        }
+#pragma unroll
+        for (int k = 0; k < kRowsPerWarp; ++k) {
+            const int r = warp + k * kWarps;
+            const i64 row = row0 + r;
+            if (row >= rows) break;
+            std::uint8_t pair[2] = {0, 0};
+#pragma unroll
+            for (int j = 0; j < 2; ++j) {
+                if (col0 + pos + j >= cols) continue;
+                const qm::CodeResult c = per_tensor_code<F>(in[k][j], scale, scale_inv, q.max_elem);
                 pair[j] = static_cast<std::uint8_t>(c.code);
                 clipped += c.clipped ? 1 : 0;
                 zeros += c.zero ? 1 : 0;
@@ -477,7 +494,10 @@ void launch_fake_quantize(float* data, std::int64_t rows, std::int64_t cols, con
     const i64 n = rows * cols;
     MANTISSA_CUDA_CHECK(cudaMemsetAsync(s, 0, sizeof(Scratch), stream));
     if (n > 0) {
+        // The amax: few blocks, so that few warps contend for the one atomic; the cast: enough
+        // threads that their loads keep the memory busy (one 4-byte load each in flight).
         const unsigned grid = blocks_for(n) > 1024 ? 1024 : blocks_for(n);
+        const unsigned cast_grid = blocks_for(n) > 8192 ? 8192 : blocks_for(n);
         amax_kernel<<<grid, 256, 0, stream>>>(data, n, s);
         MANTISSA_CUDA_LAUNCH_CHECK();
         if (q.block) {
@@ -488,13 +508,13 @@ void launch_fake_quantize(float* data, std::int64_t rows, std::int64_t cols, con
             launch_blocks(data, rows, cols, q, s, block_grid, stream);
         } else if (q.element == ElementFormat::Float8E4M3) {
             cast_kernel<ElementFormat::Float8E4M3, true>
-                <<<grid, 256, 0, stream>>>(data, n, q, state, s);
+                <<<cast_grid, 256, 0, stream>>>(data, n, q, state, s);
         } else if (q.element == ElementFormat::Float8E5M2) {
             cast_kernel<ElementFormat::Float8E5M2, true>
-                <<<grid, 256, 0, stream>>>(data, n, q, state, s);
+                <<<cast_grid, 256, 0, stream>>>(data, n, q, state, s);
         } else {
             cast_kernel<ElementFormat::Float8E4M3, false>
-                <<<grid, 256, 0, stream>>>(data, n, q, state, s);
+                <<<cast_grid, 256, 0, stream>>>(data, n, q, state, s);
         }
         MANTISSA_CUDA_LAUNCH_CHECK();
     }
