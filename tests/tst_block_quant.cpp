@@ -1022,8 +1022,13 @@ public:
         auto check = [&bad](float v, float scale) {
             if (!std::isfinite(v) || !std::isfinite(scale)) return;
             const double x = static_cast<double>(v) * static_cast<double>(scale);
-            bad += element_codec::round_product_to_code<F>(v, scale) !=
-                   element_codec::round_to_code<F>(x);
+            const std::uint32_t want = element_codec::round_to_code<F>(x);
+            bad += element_codec::round_product_to_code<F>(v, scale) != want;
+            // The CUDA route: the odd-rounded float32, then float32 -> FP8 to nearest (here the
+            // float64 codec on it; on the GPU the hardware conversion, checked by the op cases).
+            const float odd = element_codec::product_round_to_odd(v, scale);
+            if (std::isfinite(odd))
+                bad += element_codec::round_to_code<F>(static_cast<double>(odd)) != want;
         };
         const float scales[] = {1.0f,           3.0f,   0.1f,  7.3e-3f, 1.0f / 3.0f,
                                 448.0f / 13.7f, 1e-30f, 1e30f, 2.5e20f, std::nextafter(1.0f, 2.0f)};

@@ -710,6 +710,28 @@ void add_fp8_gemm(Table& t) {
         }
 }
 
+// n values for quantize_fp8's ties case: the format's largest value first (the amax, so a current
+// or first delayed scale is exactly 1), then for each positive value v below it, v, the midpoint
+// to the next value and the float32 either side of that midpoint, each with both signs; zeros
+// after.
+std::vector<double> fp8_tie_values(ElementFormat f, std::int64_t n) {
+    const ElementSpec& spec = element_spec(f);
+    std::vector<double> v{spec.max_finite};
+    for (std::uint32_t c = 0; c + 1 < (1u << (spec.width - 1)); ++c) {
+        const double a = decode_element(c, f), b = decode_element(c + 1, f);
+        if (!std::isfinite(b) || b > spec.max_finite) break;
+        const auto mid = static_cast<float>((a + b) / 2); // a few bits: exact
+        for (double x :
+             {a, static_cast<double>(mid), static_cast<double>(std::nextafter(mid, 2 * mid + 1)),
+              static_cast<double>(std::nextafter(mid, 0.0f))}) {
+            v.push_back(x);
+            v.push_back(-x);
+        }
+    }
+    v.resize(static_cast<std::size_t>(n), 0.0);
+    return v;
+}
+
 // Per-tensor FP8 into codes for the FP8 GEMM (Backend::quantize_fp8), both layouts, exact on every
 // engine: the codes, the decode scale, the stats and delayed scaling's state (over two steps, the
 // second a spike the history has not seen). In `dt`, two shapes.
@@ -734,46 +756,54 @@ void add_quantize_fp8(Table& t, DType dt) {
     }
     // 48 x 80: one partial 64 x 64 tile of the CUDA kernel and a partial second column of tiles,
     // two-byte stores; 67 x 130: two rows of tiles and three columns, an odd row count (byte
-    // stores for codes^T).
+    // stores for codes^T); 16 x 64 "ties": every value of the format, every midpoint between two
+    // and the float32 either side of it, with the amax at the format's largest value so that the
+    // scale is exactly 1 (the CUDA engine's hardware conversion on exact ties).
     struct Shape {
         std::int64_t rows, cols;
+        bool ties;
     };
-    for (const Shape shape : {Shape{48, 80}, Shape{67, 130}})
+    for (const Shape shape : {Shape{48, 80, false}, Shape{67, 130, false}, Shape{16, 64, true}})
         for (const Fp8QuantCase& q : cases) {
             const std::int64_t rows = shape.rows, cols = shape.cols;
+            const bool ties = shape.ties;
             if (rows != 48 && q.steps > 1) continue; // delayed scaling's state: once is enough
-            const std::string geometry =
-                dims({rows, cols}) + " " + q.geometry + ", codes and codes^T";
-            t.add("quantize_fp8", dt, geometry, 0.0, 0.0, [dt, q, rows, cols](CaseContext& c) {
-                const DType code = q.spec.element == ElementFormat::Float8E5M2 ? DType::Float8E5M2
-                                                                               : DType::Float8E4M3;
-                Twin& x = c.make("x", dt, {rows, cols}, quant_values(rows, cols, true));
-                std::vector<double> spike = quant_values(rows, cols, false);
-                for (double& v : spike) v *= 4.0;
-                Twin& x2 = c.make("x step 2", dt, {rows, cols}, spike);
-                Twin& codes = c.make("codes", code, {rows, cols});
-                Twin& codes_t = c.make("codes^T", code, {cols, rows});
-                Twin& scale_inv = c.make("scale_inv", DType::Float32, {1});
-                Twin& stats = c.make("stats", DType::Float64, {kQuantStatsValues});
-                const auto state_floats = static_cast<std::int64_t>(quant_state_floats(q.spec));
-                Twin* state =
-                    state_floats ? &c.make("state", DType::Float32, {state_floats}) : nullptr;
-                for (int step = 0; step < q.steps; ++step)
-                    c.both([&](Backend& be, int i) {
-                        Fp8QuantArgs a;
-                        a.spec = &q.spec;
-                        a.src = step == 0 ? &x.on(i) : &x2.on(i);
-                        a.codes = &codes.on(i);
-                        a.codes_t = &codes_t.on(i);
-                        a.scale_inv = &scale_inv.on(i);
-                        a.state = state ? &state->on(i) : nullptr;
-                        a.stats = &stats.on(i);
-                        be.quantize_fp8(a);
-                    });
-                std::vector<Twin*> outs{&codes, &codes_t, &scale_inv, &stats};
-                if (state) outs.push_back(state);
-                return outs;
-            });
+            const std::string geometry = dims({rows, cols}) + " " + q.geometry +
+                                         (ties ? " (ties)" : "") + ", codes and codes^T";
+            t.add(
+                "quantize_fp8", dt, geometry, 0.0, 0.0, [dt, q, rows, cols, ties](CaseContext& c) {
+                    const DType code = q.spec.element == ElementFormat::Float8E5M2
+                                           ? DType::Float8E5M2
+                                           : DType::Float8E4M3;
+                    Twin& x = c.make("x", dt, {rows, cols},
+                                     ties ? fp8_tie_values(q.spec.element, rows * cols)
+                                          : quant_values(rows, cols, true));
+                    std::vector<double> spike = quant_values(rows, cols, false);
+                    for (double& v : spike) v *= 4.0;
+                    Twin& x2 = c.make("x step 2", dt, {rows, cols}, spike);
+                    Twin& codes = c.make("codes", code, {rows, cols});
+                    Twin& codes_t = c.make("codes^T", code, {cols, rows});
+                    Twin& scale_inv = c.make("scale_inv", DType::Float32, {1});
+                    Twin& stats = c.make("stats", DType::Float64, {kQuantStatsValues});
+                    const auto state_floats = static_cast<std::int64_t>(quant_state_floats(q.spec));
+                    Twin* state =
+                        state_floats ? &c.make("state", DType::Float32, {state_floats}) : nullptr;
+                    for (int step = 0; step < q.steps; ++step)
+                        c.both([&](Backend& be, int i) {
+                            Fp8QuantArgs a;
+                            a.spec = &q.spec;
+                            a.src = step == 0 ? &x.on(i) : &x2.on(i);
+                            a.codes = &codes.on(i);
+                            a.codes_t = &codes_t.on(i);
+                            a.scale_inv = &scale_inv.on(i);
+                            a.state = state ? &state->on(i) : nullptr;
+                            a.stats = &stats.on(i);
+                            be.quantize_fp8(a);
+                        });
+                    std::vector<Twin*> outs{&codes, &codes_t, &scale_inv, &stats};
+                    if (state) outs.push_back(state);
+                    return outs;
+                });
             t.cases.back().needs_fp8_gemm = true;
         }
 }

@@ -191,6 +191,26 @@ MANTISSA_HD inline std::uint32_t round_product_to_code(float v, float scale) {
     return sign | mag;
 }
 
+// The float32 that v · scale rounds to *odd*: the exact product truncated to 24 bits, its last
+// bit set when anything was cut off (hi + lo as in round_product_to_code; ±inf when the product
+// leaves float32's range). Rounding it to nearest in a format of at most 22 bits gives the
+// exact product's rounding (Boldo & Melquiond, "Emulation of FMA and correctly rounded sums:
+// proved algorithms using rounding to odd", IEEE TC 2008), so the CUDA engine hands it to the
+// hardware's float32 -> FP8 conversion: one instruction instead of the integer rounding.
+MANTISSA_HD inline float product_round_to_odd(float v, float scale) {
+    const float hi = v * scale;
+    const float lo = std::fma(v, scale, -hi);
+    std::uint32_t bits = std::bit_cast<std::uint32_t>(hi);
+    if ((bits & 0x7FFFFFFFu) >= 0x7F800000u) return hi; // overflowed: the caller saturates
+    if (lo != 0) {
+        // |v · scale| below |hi|: truncating takes hi one step down in magnitude (hi != 0, as
+        // the product is then smaller than a non-zero hi). Then the sticky bit.
+        if ((lo > 0) != ((bits >> 31) == 0)) bits -= 1;
+        bits |= 1u;
+    }
+    return std::bit_cast<float>(bits);
+}
+
 // decode_element(code, F) as a float32, from the code's bits (a finite FP8 code: every one is a
 // normal float32): the CUDA kernels' decoding, which may not index the host's table.
 template <ElementFormat F>

@@ -16,6 +16,8 @@
 // Clipped and flushed counts are integer atomics, so they are exact in any order.
 #include <string>
 
+#include <cuda_fp8.h>
+
 #include "core/backend/cuda/cuda_check.h"
 #include "core/backend/cuda/dtype_access.cuh"
 #include "core/backend/cuda/fake_quantize.cuh"
@@ -86,6 +88,25 @@ __device__ inline float tensor_scale_of(const DeviceQuant& q, const float* state
 // non-finite one (NaN, ±inf) goes through quant_math's general cast. Same results as
 // cast_code / cast_element, which remain the definition (issue 26: those ran in float64 and made
 // the codes kernel compute-bound, 0.25 ms for 8192 x 4096 values on an H100).
+// The FP8 code of v · scale by the hardware's conversion (cvt.rn.satfinite, compute capability
+// 8.9+) of the product rounded to odd (element_codec::product_round_to_odd), which gives the
+// exact product's rounding; a product beyond float32's range saturates, as round_to_code does.
+// Older GPUs take round_product_to_code (the same codes in 32-bit integer arithmetic).
+template <ElementFormat F>
+__device__ inline std::uint32_t hardware_code(float v, float scale) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 890
+    const float odd = element_codec::product_round_to_odd(v, scale);
+    if (!isfinite(odd)) {
+        constexpr std::uint32_t max_mag = F == ElementFormat::Float8E5M2 ? 0x7Bu : 0x7Eu;
+        return (__float_as_uint(odd) >> 31) << 7 | max_mag;
+    }
+    return __nv_cvt_float_to_fp8(odd, __NV_SATFINITE,
+                                 F == ElementFormat::Float8E5M2 ? __NV_E5M2 : __NV_E4M3);
+#else
+    return element_codec::round_product_to_code<F>(v, scale);
+#endif
+}
+
 // The codes come from round_product_to_code, round_to_code's 32-bit twin (tst_block_quant sweeps
 // the two against each other): a GPU emulates the 64-bit integer operations of the float64 route.
 template <ElementFormat F>
@@ -94,7 +115,7 @@ __device__ inline qm::CodeResult per_tensor_code(float v, float scale, float sca
     const double x = static_cast<double>(v) * static_cast<double>(scale);
     if (!qm::is_finite(x)) return qm::cast_code(v, scale, scale_inv, F, max_elem);
     qm::CodeResult r;
-    r.code = element_codec::round_product_to_code<F>(v, scale);
+    r.code = hardware_code<F>(v, scale);
     r.clipped = qm::abs_of(x) > max_elem * (1.0 + 0x1p-22);
     r.zero = v != 0 && (r.code & 0x7Fu) == 0; // only a zero magnitude decodes to zero
     return r;
@@ -189,11 +210,14 @@ __global__ void block_kernel(float* data, i64 rows, i64 cols, DeviceQuant q, Scr
             scale = decode_element(qm::nvfp4_scale_code(amax, global), ElementFormat::Float8E4M3);
             eff = scale * static_cast<double>(global); // 4 x 24 bits: exact
         } else {
-            scale = decode_element(qm::mx_scale_code(amax, q.element, q.ceil), ElementFormat::E8M0);
+            // The MX fast path names its format at compile time, so the scale rule folds.
+            const ElementFormat element = kPath == BlockPath::kMx ? F : q.element;
+            scale = decode_element(qm::mx_scale_code(amax, element, q.ceil), ElementFormat::E8M0);
             eff = scale;
         }
         if (kPath == BlockPath::kMx && !qm::is_nan(eff)) {  // uniform: eff is the block's
             const auto inv = static_cast<float>(1.0 / eff); // a power of two: exact
+            const auto eff_f = static_cast<float>(eff);
             const double limit = q.max_elem * eff;
             for (i64 e = lane; e < count; e += 32) {
                 const i64 at = at_of(e);
@@ -201,7 +225,9 @@ __global__ void block_kernel(float* data, i64 rows, i64 cols, DeviceQuant q, Scr
                 const float r = element_codec::round_to_element<F>(v * inv);
                 clipped += qm::abs_of(static_cast<double>(v)) > limit ? 1 : 0;
                 zeros += (v != 0 && r == 0) ? 1 : 0; // no NaN here (eff would be NaN)
-                data[at] = static_cast<float>(static_cast<double>(r) * eff);
+                // eff = 2^k, k in [-127, 127], is exact as a float32: one rounding, as the CPU
+                // engine's float64 product narrowed to float32.
+                data[at] = r * eff_f;
             }
         } else if (kPath == BlockPath::kNvfp4 && !qm::is_nan(eff) && eff != 0) {
             float T[7], D[8];
