@@ -138,6 +138,8 @@ def kernels(csv_path, steps):
     """Prints an ncu --csv gpu__time_duration profile as ms per step by kernel, largest first."""
     import csv
     import io
+    import signal
+    signal.signal(signal.SIGPIPE, signal.SIG_DFL)  # `| head` may close the pipe early
     with open(csv_path) as f:
         text = f.read().splitlines()
     start = next((i for i, line in enumerate(text) if line.startswith('"ID"')), None)
