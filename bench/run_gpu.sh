@@ -13,8 +13,8 @@
 #   --stage speed   issue 26's step-time cases, side by side in one bench call per model:
 #                   seed-mlp under mixed_float16, mixed_bfloat16, mixed_float8 (FP8 GEMMs),
 #                   mxfp8_e4m3 and nvfp4; cnn under mixed_float16, mixed_float8 and nvfp4;
-#                   mlp-small eager and --graph over 1000 steps; PyTorch eager bfloat16 on
-#                   seed-mlp; then a per-kernel profile (ncu) of a seed-mlp step under
+#                   mlp-small eager and --graph over 1000 steps; PyTorch bfloat16 on
+#                   seed-mlp, eager and torch.compile(mode="reduce-overhead"); then a per-kernel profile (ncu) of a seed-mlp step under
 #                   mixed_bfloat16, mixed_float8 and mxfp8_e4m3 where ncu is installed
 # e.g. run(carry=[".deps"], command="bench/run_gpu.sh --stage build --stage check"), then
 # run(command="bench/run_gpu.sh --stage bench") on the still-warm machine.
@@ -340,6 +340,13 @@ EOF2
         --steps 30 --warmup 10 > "$out/speed-peer-seed-bf16.json" 2> "$out/speed-peer-seed-bf16.err" \
         || fail "peer seed-mlp bfloat16 (see speed-peer-seed-bf16.err)"
     tail -1 "$out/speed-peer-seed-bf16.json" 2> /dev/null || true
+    # PyTorch's best on this model: compiled, with CUDA Graphs (issue 26 quotes ratios against
+    # the faster of the two peers).
+    limit 150 python3 bench/peer_torch.py --config $exp/seed-mlp.json --policy mixed_bfloat16 \
+        --compile reduce-overhead --steps 30 --warmup 10 > "$out/speed-peer-seed-bf16-compiled.json" \
+        2> "$out/speed-peer-seed-bf16-compiled.err" \
+        || fail "peer seed-mlp bfloat16 compiled (see speed-peer-seed-bf16-compiled.err)"
+    tail -1 "$out/speed-peer-seed-bf16-compiled.json" 2> /dev/null || true
     if command -v ncu > /dev/null; then
         for policy in mixed_bfloat16 mixed_float8 mxfp8_e4m3; do
             limit 120 ncu --metrics gpu__time_duration.sum --csv "$cli" bench \

@@ -5,11 +5,13 @@
 #include <QAction>
 #include <QChartView>
 #include <QComboBox>
+#include <QDialogButtonBox>
 #include <QLabel>
 #include <QLineEdit>
 #include <QMenu>
 #include <QMenuBar>
 #include <QPushButton>
+#include <QScrollArea>
 #include <QScrollBar>
 #include <QSpinBox>
 #include <QTableWidget>
@@ -31,6 +33,7 @@
 #include "ui/window/help_menu.h"
 #include "ui/window/main_window.h"
 #include "ui/window/theme.h"
+#include "ui/window/window_geometry.h"
 
 using namespace mantissa;
 using namespace mantissa::ui;
@@ -116,6 +119,30 @@ private slots:
         }
     }
 
+    // Issue 28: on a 1366x768 projector the dialog was 803 px tall, its buttons off the screen.
+    // Whatever the screen, the dialog is bounded by it and its button row is inside.
+    void compareDialogFitsTheScreen() {
+        ComparePoliciesDialog dialog(3, 0);
+        dialog.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&dialog));
+        const QSize room = screen_room(&dialog);
+        QVERIFY2(dialog.height() <= room.height() && dialog.width() <= room.width(),
+                 qPrintable(QString("%1x%2 on %3x%4")
+                                .arg(dialog.width())
+                                .arg(dialog.height())
+                                .arg(room.width())
+                                .arg(room.height())));
+        auto* buttons = dialog.findChild<QDialogButtonBox*>();
+        QVERIFY(buttons);
+        QVERIFY(
+            dialog.rect().contains(QRect(buttons->mapTo(&dialog, QPoint(0, 0)), buttons->size())));
+        // 768 px less a frame: the list scrolls rather than pushing the buttons down.
+        dialog.setMaximumSize(room.boundedTo(QSize(1366, 728)));
+        dialog.resize(dialog.sizeHint().boundedTo(QSize(1366, 728)));
+        QVERIFY(dialog.height() <= 728);
+        QVERIFY(dialog.findChild<QScrollArea*>("compare_policies"));
+    }
+
     void compareDialogSetsTheRunLength() {
         ComparePoliciesDialog dialog(3, 0);
         auto* epochs = dialog.findChild<QSpinBox*>("compare_epochs");
@@ -192,7 +219,10 @@ private slots:
                      all.contains("Ctrl+Z / Ctrl+Shift+Z"),
                  qPrintable(all));
         QVERIFY(!all.contains("http"));
-        QVERIFY(gpu_history_text().contains("not yet"));
+        // What ran on a GPU, on what and when, and what has not run (README's GPU section).
+        const QString history = gpu_history_text();
+        QVERIFY(history.contains("H100") && history.contains("2026") &&
+                history.contains("passed its whole check") && history.contains("Not yet run"));
     }
 
     // --- 6: the divergence banner ---

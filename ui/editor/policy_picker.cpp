@@ -1,19 +1,24 @@
 // Policy picker dialog: built on demand, modal; returns the checked policy names in table order
 // and the run length. The description under each name says what the policy trades, so the
-// choice teaches too.
+// choice teaches too. The policies sit in two columns inside a scroll area and the dialog is
+// bounded by the screen, so its buttons stay on a 1366x768 projector (one column of fifteen
+// policies made it 803 px tall).
 #include "ui/editor/policy_picker.h"
 
 #include <QCheckBox>
 #include <QDialogButtonBox>
 #include <QFormLayout>
+#include <QGridLayout>
 #include <QLabel>
 #include <QPushButton>
+#include <QScrollArea>
 #include <QSpinBox>
 #include <QVBoxLayout>
 #include <algorithm>
 #include <limits>
 
 #include "core/numeric/policy.h"
+#include "ui/window/window_geometry.h"
 
 namespace mantissa::ui {
 
@@ -23,18 +28,40 @@ ComparePoliciesDialog::ComparePoliciesDialog(int epochs, qint64 max_steps, QWidg
     auto* layout = new QVBoxLayout(this);
     layout->addWidget(new QLabel("Train the current model once per policy, with the same seed and "
                                  "data order, one after the other:"));
-    for (const Policy& policy : all_policies()) {
-        auto* box = new QCheckBox(QString::fromStdString(policy.name), this);
+    // Two columns, filled down then across, so table order reads top to bottom per column.
+    auto* list = new QWidget;
+    auto* grid = new QGridLayout(list);
+    grid->setContentsMargins(0, 0, 0, 0);
+    grid->setHorizontalSpacing(18);
+    const std::vector<Policy>& policies = all_policies();
+    const int per_column = (static_cast<int>(policies.size()) + 1) / 2;
+    for (int i = 0; i < static_cast<int>(policies.size()); ++i) {
+        const Policy& policy = policies[static_cast<std::size_t>(i)];
+        auto* box = new QCheckBox(QString::fromStdString(policy.name), list);
         box->setToolTip(QString::fromStdString(policy_description(policy)));
         box->setChecked(policy.name == "float32" || policy.name == "mixed_float16" ||
                         policy.name == "mixed_bfloat16");
-        auto* note = new QLabel(QString::fromStdString(policy_description(policy)), this);
+        auto* note = new QLabel(QString::fromStdString(policy_description(policy)), list);
+        note->setWordWrap(true);
+        note->setMinimumWidth(300);
         note->setContentsMargins(24, 0, 0, 4);
         note->setStyleSheet("color: palette(mid);");
-        layout->addWidget(box);
-        layout->addWidget(note);
+        const int row = 2 * (i % per_column), column = i / per_column;
+        grid->addWidget(box, row, column);
+        grid->addWidget(note, row + 1, column);
         m_boxes << box;
     }
+    grid->setRowStretch(2 * per_column, 1);
+    auto* scroll = new QScrollArea(this);
+    scroll->setObjectName("compare_policies");
+    scroll->setWidget(list);
+    scroll->setWidgetResizable(true);
+    scroll->setFrameShape(QFrame::NoFrame);
+    scroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+    // Tall enough for the whole list where the screen allows; it scrolls where it does not.
+    scroll->setMinimumHeight(std::min(list->sizeHint().height(), 240));
+    scroll->setMinimumWidth(list->sizeHint().width() + 20);
+    layout->addWidget(scroll, 1);
     auto* length = new QFormLayout;
     m_epochs = new QSpinBox(this);
     m_epochs->setObjectName("compare_epochs");
@@ -67,6 +94,7 @@ ComparePoliciesDialog::ComparePoliciesDialog(int epochs, qint64 max_steps, QWidg
     connect(buttons, &QDialogButtonBox::accepted, this, &QDialog::accept);
     connect(buttons, &QDialogButtonBox::rejected, this, &QDialog::reject);
     layout->addWidget(buttons);
+    fit_to_screen(this);
 }
 
 CompareChoice ComparePoliciesDialog::choice() const {

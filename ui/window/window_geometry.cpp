@@ -17,7 +17,15 @@ constexpr int kBottomMargin = 40;
 
 void place_window(QWidget* window, QSize preferred) {
     const QByteArray saved = QSettings().value(QLatin1String(kKey)).toByteArray();
-    if (!saved.isEmpty() && window->restoreGeometry(saved)) return;
+    if (!saved.isEmpty() && window->restoreGeometry(saved)) {
+        // A size saved on a bigger screen (or by an older version that let the window grow
+        // past the screen) comes back bounded by this one.
+        const QSize room = screen_room(window);
+        if (!window->isMaximized() &&
+            (window->width() > room.width() || window->height() > room.height()))
+            window->resize(window->size().boundedTo(room));
+        return;
+    }
     const QScreen* screen = QGuiApplication::primaryScreen();
     if (!screen) {
         window->resize(preferred);
@@ -33,6 +41,19 @@ void place_window(QWidget* window, QSize preferred) {
 
 void remember_window_geometry(const QWidget* window) {
     QSettings().setValue(QLatin1String(kKey), window->saveGeometry());
+}
+
+QSize screen_room(const QWidget* widget) {
+    const QScreen* screen =
+        widget && widget->screen() ? widget->screen() : QGuiApplication::primaryScreen();
+    if (!screen) return QSize(QWIDGETSIZE_MAX, QWIDGETSIZE_MAX);
+    return screen->availableGeometry().size() - QSize(0, kBottomMargin);
+}
+
+void fit_to_screen(QWidget* dialog) {
+    const QSize room = screen_room(dialog);
+    dialog->setMaximumSize(room);
+    dialog->resize(dialog->sizeHint().boundedTo(room));
 }
 
 } // namespace mantissa::ui

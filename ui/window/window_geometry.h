@@ -20,4 +20,14 @@ void place_window(QWidget* window, QSize preferred);
 // where the next launch should open).
 void remember_window_geometry(const QWidget* window);
 
+// The largest size a top-level window or dialog may take on `widget`'s screen (the primary one
+// before it is shown): the available area less room for a window manager's frame and a panel it
+// does not report (40 px).
+QSize screen_room(const QWidget* widget);
+
+// Bounds a dialog by screen_room() (its maximum size) and resizes it to its size hint within
+// that, so its buttons are on the screen however much it holds; a scroll area inside takes up
+// the difference. Call after the layout is complete.
+void fit_to_screen(QWidget* dialog);
+
 } // namespace mantissa::ui
