@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cmath>
 #include <csignal>
 #include <string>
 #include <thread>
@@ -27,6 +28,14 @@ using namespace mantissa::unit;
 extern char** environ;
 
 namespace {
+
+// The last non-empty line of `text`.
+std::string trimmed_last_line(const std::string& text) {
+    std::string last;
+    for (const std::string& line : split(text, '\n'))
+        if (!line.empty()) last = line;
+    return last;
+}
 
 // The JSON object on one line; an empty object when it is not one (QJsonDocument::object()).
 nlohmann::json object_of(const std::string& line) {
@@ -303,8 +312,45 @@ public:
             CHECK_EQ(object_of(lines[1]).at("policy").get<std::string>(),
                      std::string("mixed_float8"));
     }
+
+    // `profile` on the CPU engine: one row per plan step in execution order, each with a time,
+    // its work and a roof; GEMMs carry FLOPs, and the rows add up to the step.
+    void profileReportsEachStep() {
+        const ProcessResult r = run_cli({"profile", "--config", kMlp, "--device", "cpu", "--steps",
+                                         "2", "--warmup", "1", "--json"});
+        CHECK_MSG(r.status == 0, (r.err));
+        const nlohmann::json p = object_of(trimmed_last_line(r.out));
+        CHECK_EQ(p.value("type", ""), std::string("profile"));
+        CHECK(p.at("roof").at("gflops").get<double>() > 0);
+        CHECK(p.at("roof").at("gbytes_per_s").get<double>() > 0);
+        const nlohmann::json& rows = p.at("steps");
+        CHECK(rows.size() > 10);
+        double sum = 0, gemm_flops = 0;
+        bool phases_in_order = true;
+        std::string last_phase = "forward";
+        for (const nlohmann::json& row : rows) {
+            CHECK(row.at("ms").get<double>() >= 0);
+            CHECK(row.at("roof_ms").get<double>() >= 0);
+            sum += row.at("ms").get<double>();
+            const std::string op = row.at("op").get<std::string>();
+            if (op.find("gemm") != std::string::npos) gemm_flops += row.at("flops").get<double>();
+            const std::string phase = row.at("phase").get<std::string>();
+            if (last_phase == "update" && phase != "update") phases_in_order = false;
+            if (last_phase == "backward" && phase == "forward") phases_in_order = false;
+            last_phase = phase;
+        }
+        CHECK(phases_in_order);
+        CHECK(gemm_flops > 0);
+        CHECK(std::abs(sum - p.at("step_ms").get<double>()) <= 1e-6 * sum + 1e-9);
+        // The table says the same in words.
+        const ProcessResult t = run_cli(
+            {"profile", "--config", kMlp, "--device", "cpu", "--steps", "1", "--warmup", "0"});
+        CHECK_MSG(t.status == 0, (t.err));
+        CHECK(contains(t.out, "roof:") && contains(t.out, "memory") && contains(t.out, "step:"));
+    }
 };
 
 MANTISSA_TEST_MAIN(TestCliTrain, trainWritesProgressAndMetrics, badInputExits2, badConfigFileExits2,
                    hugeBatchIsAClearMemoryError, cudaWithoutGpuFailsClearly, interruptStopsCleanly,
-                   divergedRunExits1, benchReportsEachPolicy, benchKeepsTheRecipeWithItsPolicy)
+                   divergedRunExits1, benchReportsEachPolicy, benchKeepsTheRecipeWithItsPolicy,
+                   profileReportsEachStep)

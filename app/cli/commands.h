@@ -14,6 +14,7 @@ int run_eval(const Args& args);     // loss and accuracy of saved weights on the
 int run_export(const Args& args);   // saved weights to safetensors / ONNX / NPZ
 int run_metrics(const Args& args);  // a metrics JSONL to CSV / JSON
 int run_bench(const Args& args);    // ms/step and samples/s per policy
+int run_profile(const Args& args);  // one step, plan step by plan step, against the device's roof
 int run_cast(const Args& args);     // the float lab: a value in every dtype
 int run_quantize(const Args& args); // block-scaled (MX / NVFP4) encoding of values
 int run_policies(const Args& args); // list the dtype policies

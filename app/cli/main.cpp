@@ -30,6 +30,8 @@ const Command kCommands[] = {
      "convert saved weights to safetensors, ONNX or NPZ (by extension)"},
     {"metrics", mantissa::cli::run_metrics, "export a run's metrics JSONL as CSV and JSON"},
     {"bench", mantissa::cli::run_bench, "measure ms/step and samples/s per dtype policy"},
+    {"profile", mantissa::cli::run_profile,
+     "time a training step plan step by plan step against the device's roof"},
     {"cast", mantissa::cli::run_cast,
      "the float lab: a value's nearest neighbour, bits and error in each dtype"},
     {"quantize", mantissa::cli::run_quantize,

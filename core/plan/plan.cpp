@@ -2,6 +2,7 @@
 // A step only enqueues backend ops; nothing here reads device memory back.
 #include "core/plan/plan.h"
 
+#include <chrono>
 #include <cmath>
 #include <vector>
 
@@ -77,6 +78,23 @@ void Plan::train_step(Backend& backend, const RunContext& context) {
         }
         step.run(backend, context);
         if (hooks && step.checks_finite) hooks->finite_check_done(backend);
+    }
+}
+
+void Plan::train_step_timed(Backend& backend, const RunContext& context,
+                            std::vector<double>& step_ms) {
+    if (inference_only)
+        throw Error(ErrorKind::Internal, "train_step on a plan compiled for inference only");
+    if (context.hooks)
+        throw Error(ErrorKind::Internal, "a timed step runs in one process (no step hooks)");
+    using Clock = std::chrono::steady_clock;
+    step_ms.assign(steps.size(), 0.0);
+    backend.synchronize();
+    for (std::size_t i = 0; i < steps.size(); ++i) {
+        const auto start = Clock::now();
+        steps[i].run(backend, context);
+        backend.synchronize();
+        step_ms[i] = std::chrono::duration<double, std::milli>(Clock::now() - start).count();
     }
 }
 

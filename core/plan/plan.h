@@ -96,6 +96,12 @@ public:
     // One training step: forward, backward, unscale + finite check, gated updates, scale update.
     // Never reads anything back from the device.
     void train_step(Backend& backend, const RunContext& context);
+    // The same step with each plan step timed on its own (`mantissa-cli profile`): the engine is
+    // synchronised before the step and after each plan step, and step_ms[i] receives plan step
+    // i's wall time in milliseconds (0 for an inference-only plan's skipped steps). The waits make
+    // the whole step slower than train_step; the per-step times are what they are for.
+    void train_step_timed(Backend& backend, const RunContext& context,
+                          std::vector<double>& step_ms);
     // Forward and backward with training semantics, no update: gradients are left in the
     // gradient tensors (for gradient checks and histograms).
     void forward_backward(Backend& backend, const RunContext& context);

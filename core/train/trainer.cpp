@@ -246,6 +246,17 @@ void Trainer::enqueue_step(std::int64_t offset) {
     m_backend.replay_graph(this, key); // the capture recorded the step without running it
 }
 
+std::vector<double> Trainer::profile_step(std::int64_t offset) {
+    if (m_sync)
+        throw Error(ErrorKind::Config,
+                    "profile: a data-parallel run cannot be profiled step by step; profile it in "
+                    "one process");
+    RunContext ctx = training_context(offset, ++m_global_step, nullptr);
+    std::vector<double> ms;
+    m_plan->train_step_timed(m_backend, ctx, ms);
+    return ms;
+}
+
 GradientHistogram Trainer::gradient_histogram(std::int64_t offset) {
     if (!m_histograms) m_histograms = std::make_unique<GradientHistogramProbe>(*m_plan, m_backend);
     // The context step_once() will build next, so the binned gradients are that step's own

@@ -89,6 +89,9 @@ public:
     StepScalars step_once(std::int64_t offset);
     // The same step, only enqueued: nothing is read back (GPU benchmarks time many at once).
     void enqueue_step(std::int64_t offset);
+    // One training step on the batch at `offset` with each plan step timed on its own
+    // (Plan::train_step_timed: eager, synchronised after every plan step; one process only).
+    std::vector<double> profile_step(std::int64_t offset);
     // The gradients the next step will compute on the batch at `offset`, binned on the backend:
     // a forward and backward pass with that step's batch and dropout masks, no update.
     GradientHistogram gradient_histogram(std::int64_t offset);

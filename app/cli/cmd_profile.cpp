@@ -1,0 +1,128 @@
+// `mantissa-cli profile`: one training step of an experiment, plan step by plan step: each step's
+// measured time (the median over --steps profiled steps, the engine synchronised around each plan
+// step), its FLOPs and bytes, and the time the device's measured roof allows for them (a GEMM in
+// the policy's compute dtype, a copy), with which of the two bounds it. The developers'
+// instrument for issue 26 and a lesson's: a GEMM on the tensor cores shows as compute-bound
+// near its roof, an elementwise step as memory-bound at some multiple of it.
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "app/cli/args.h"
+#include "app/cli/cli_device.h"
+#include "app/cli/commands.h"
+#include "app/cli/experiment_options.h"
+#include "core/data/mnist.h"
+#include "core/error.h"
+#include "core/numeric/policy.h"
+#include "core/plan/step_profile.h"
+#include "core/run/run_session.h"
+
+namespace mantissa::cli {
+
+namespace {
+
+// `text` cut to `width` characters, the cut marked.
+std::string fit(const std::string& text, std::size_t width) {
+    return text.size() <= width ? text : text.substr(0, width - 1) + "~";
+}
+
+void print_table(const StepProfile& p, const std::string& config, const std::string& policy,
+                 const std::string& device) {
+    const DeviceRoof& r = p.roof;
+    std::printf("profile: %s under %s on %s\n", config.c_str(), policy.c_str(), device.c_str());
+    std::printf("roof: %.1f GFLOP/s (%s GEMM %lldx%lldx%lld), %.1f GB/s (copy of %zu MiB)\n",
+                r.flops_per_s / 1e9, std::string(dtype_name(r.dtype)).c_str(),
+                static_cast<long long>(r.gemm_size), static_cast<long long>(r.gemm_size),
+                static_cast<long long>(r.gemm_size), r.bytes_per_s / 1e9, r.copy_bytes >> 20);
+    std::printf("%4s %-8s %-10s %-44s %10s %10s %10s %10s %8s %7s\n", "#", "phase", "layer", "op",
+                "ms", "GFLOP", "MB", "roof ms", "bound", "x roof");
+    for (const StepProfileRow& row : p.rows)
+        std::printf(
+            "%4zu %-8s %-10s %-44s %10.4f %10.4f %10.3f %10.4f %8s %7s\n", row.index,
+            step_phase_name(row.phase), fit(row.layer, 10).c_str(), fit(row.op, 44).c_str(), row.ms,
+            row.flops / 1e9, row.bytes / 1e6, row.roof_ms, row.compute_bound ? "compute" : "memory",
+            row.roof_ms > 0 ? (std::to_string(row.ms / row.roof_ms).substr(0, 5)).c_str() : "-");
+    std::printf("step: %.4f ms measured step by step, %.4f ms at the roof (%.2fx)\n", p.step_ms,
+                p.roof_ms, p.roof_ms > 0 ? p.step_ms / p.roof_ms : 0.0);
+}
+
+void print_json(const StepProfile& p, const std::string& config, const std::string& policy,
+                const std::string& device) {
+    nlohmann::json rows = nlohmann::json::array();
+    for (const StepProfileRow& row : p.rows)
+        rows.push_back({{"index", row.index},
+                        {"phase", step_phase_name(row.phase)},
+                        {"layer", row.layer},
+                        {"op", row.op},
+                        {"ms", row.ms},
+                        {"flops", row.flops},
+                        {"bytes", row.bytes},
+                        {"roof_ms", row.roof_ms},
+                        {"bound", row.compute_bound ? "compute" : "memory"}});
+    const nlohmann::json out = {{"type", "profile"},
+                                {"config", config},
+                                {"policy", policy},
+                                {"device", device},
+                                {"roof",
+                                 {{"dtype", std::string(dtype_name(p.roof.dtype))},
+                                  {"gflops", p.roof.flops_per_s / 1e9},
+                                  {"gbytes_per_s", p.roof.bytes_per_s / 1e9},
+                                  {"gemm_size", p.roof.gemm_size},
+                                  {"copy_bytes", p.roof.copy_bytes}}},
+                                {"step_ms", p.step_ms},
+                                {"roof_ms", p.roof_ms},
+                                {"steps", rows}};
+    std::printf("%s\n", out.dump().c_str());
+}
+
+} // namespace
+
+int run_profile(const Args& args) {
+    ArgParser parser("profile",
+                     "Time one training step plan step by plan step (the median of --steps "
+                     "profiled steps after --warmup), beside each step's FLOPs and bytes and the "
+                     "time the device's measured roof allows for them.");
+    add_experiment_options(parser);
+    parser.add_option("--steps", "N", "profiled steps (default 5)");
+    parser.add_option("--warmup", "N", "unprofiled steps first (default 2)");
+    parser.add_flag("--json", "one JSON object instead of a table");
+    parser.parse(args);
+    if (parser.help_requested()) {
+        std::printf("%s", parser.help().c_str());
+        return 0;
+    }
+    Experiment e = experiment_from_options(parser);
+    const int steps = static_cast<int>(parser.int_value("--steps", 5, 1, 100000));
+    const int warmup = static_cast<int>(parser.int_value("--warmup", 2, 0, 100000));
+    const bool json = parser.has("--json");
+
+    DeviceChoice choice = open_cli_device(e.device);
+    Backend& backend = *choice.backend;
+    const Mnist data = load_mnist(find_data_dir(parser.value("--data")));
+    RunSessionOptions options;
+    options.experiment = e;
+    options.engine.backend = &backend;
+    options.data.data = &data;
+    RunSession session(std::move(options));
+    Trainer& trainer = session.trainer();
+    const std::int64_t full = std::max<std::int64_t>(1, data.train.count / e.batch_size);
+    const std::int64_t per_epoch = std::min(trainer.steps_per_epoch(), full);
+    std::int64_t next = 0;
+    auto offset = [&] { return (next++ % per_epoch) * e.batch_size; };
+    for (int i = 0; i < warmup; ++i) trainer.step_once(offset());
+    std::vector<std::vector<double>> times;
+    for (int i = 0; i < steps; ++i) times.push_back(trainer.profile_step(offset()));
+    const DeviceRoof roof = measure_roof(backend, policy_from_name(e.policy).compute);
+    const StepProfile profile = make_step_profile(trainer.plan(), times, roof);
+    if (!json && !choice.note.empty()) std::printf("note: %s\n", choice.note.c_str());
+    if (json)
+        print_json(profile, e.name, e.policy, backend.info().name);
+    else
+        print_table(profile, e.name, e.policy, backend.info().name);
+    return 0;
+}
+
+} // namespace mantissa::cli

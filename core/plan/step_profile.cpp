@@ -1,0 +1,130 @@
+// The step profile: the roof measurement and the rows (step_profile.h).
+#include "core/plan/step_profile.h"
+
+#include <algorithm>
+#include <chrono>
+
+#include "core/error.h"
+
+namespace mantissa {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double median(std::vector<double> v) {
+    if (v.empty()) return 0;
+    std::sort(v.begin(), v.end());
+    const std::size_t n = v.size();
+    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+// The best of `repeats` timed calls of `work` (after one untimed call), in seconds: the roof is
+// what the device can do, so the fastest run is the fairest measure of it.
+template <class Work>
+double best_seconds(Backend& backend, int repeats, Work work) {
+    work();
+    backend.synchronize();
+    double best = 0;
+    for (int r = 0; r < repeats; ++r) {
+        const auto start = Clock::now();
+        work();
+        backend.synchronize();
+        const double s = std::chrono::duration<double>(Clock::now() - start).count();
+        best = r == 0 ? s : std::min(best, s);
+    }
+    return best;
+}
+
+} // namespace
+
+const char* step_phase_name(StepPhase phase) {
+    switch (phase) {
+    case StepPhase::Forward:
+        return "forward";
+    case StepPhase::Backward:
+        return "backward";
+    case StepPhase::Update:
+        return "update";
+    }
+    return "?";
+}
+
+DeviceRoof measure_roof(Backend& backend, DType dtype) {
+    DeviceRoof roof;
+    roof.dtype = dtype;
+    const bool gpu = backend.info().is_gpu;
+    roof.gemm_size = gpu ? 4096 : 768;
+    roof.copy_bytes = gpu ? (std::size_t(256) << 20) : (std::size_t(32) << 20);
+
+    const std::int64_t n = roof.gemm_size;
+    Tensor a{"roof a", dtype, {n, n}, MemCategory::Workspace, nullptr};
+    Tensor b{"roof b", dtype, {n, n}, MemCategory::Workspace, nullptr};
+    Tensor c{"roof c", dtype, {n, n}, MemCategory::Workspace, nullptr};
+    GemmArgs args;
+    args.a = &a;
+    args.b = &b;
+    args.c = &c;
+    const std::size_t ws_bytes = backend.gemm_workspace_bytes(args);
+    Buffer ba = backend.allocate(a.bytes()), bb = backend.allocate(b.bytes()),
+           bc = backend.allocate(c.bytes()),
+           bw = backend.allocate(std::max<std::size_t>(ws_bytes, 64));
+    a.data = ba.data();
+    b.data = bb.data();
+    c.data = bc.data();
+    backend.fill(a, 0.5);
+    backend.fill(b, 0.25);
+    args.workspace = {bw.data(), bw.size()};
+    const double gemm_s = best_seconds(backend, gpu ? 10 : 3, [&] { backend.gemm(args); });
+    roof.flops_per_s = 2.0 * static_cast<double>(n) * static_cast<double>(n) *
+                       static_cast<double>(n) / std::max(gemm_s, 1e-9);
+
+    // A copy between two float32 buffers: cast() of equal dtypes is the engine's own copy.
+    const auto count = static_cast<std::int64_t>(roof.copy_bytes / sizeof(float));
+    Tensor src{"roof src", DType::Float32, {count}, MemCategory::Workspace, nullptr};
+    Tensor dst{"roof dst", DType::Float32, {count}, MemCategory::Workspace, nullptr};
+    Buffer bs = backend.allocate(src.bytes()), bd = backend.allocate(dst.bytes());
+    src.data = bs.data();
+    dst.data = bd.data();
+    backend.fill(src, 1.0);
+    const double copy_s = best_seconds(backend, gpu ? 10 : 3, [&] { backend.cast(src, dst); });
+    roof.bytes_per_s = 2.0 * static_cast<double>(src.bytes()) / std::max(copy_s, 1e-9);
+    return roof;
+}
+
+StepProfile make_step_profile(const Plan& plan, const std::vector<std::vector<double>>& times,
+                              const DeviceRoof& roof) {
+    StepProfile profile;
+    profile.roof = roof;
+    for (const std::vector<double>& t : times)
+        if (t.size() != plan.steps.size())
+            throw Error(ErrorKind::Internal, "step profile: a timing has " +
+                                                 std::to_string(t.size()) + " steps, the plan " +
+                                                 std::to_string(plan.steps.size()));
+    for (std::size_t i = 0; i < plan.steps.size(); ++i) {
+        const PlanStep& step = plan.steps[i];
+        StepProfileRow row;
+        row.index = i;
+        row.phase = step.phase;
+        row.layer = step.layer;
+        row.op = step.op;
+        std::vector<double> ms;
+        for (const std::vector<double>& t : times) ms.push_back(t[i]);
+        row.ms = median(ms);
+        row.flops = step.flops;
+        // Each distinct tensor once: an in-place step (input and output the same) moves its
+        // bytes in and out, so it counts twice, as a read and a write.
+        for (TensorId id : step.inputs) row.bytes += static_cast<double>(plan.tensor(id).bytes());
+        for (TensorId id : step.outputs) row.bytes += static_cast<double>(plan.tensor(id).bytes());
+        const double compute_ms = roof.flops_per_s > 0 ? row.flops / roof.flops_per_s * 1e3 : 0.0;
+        const double memory_ms = roof.bytes_per_s > 0 ? row.bytes / roof.bytes_per_s * 1e3 : 0.0;
+        row.roof_ms = std::max(compute_ms, memory_ms);
+        row.compute_bound = compute_ms > memory_ms;
+        profile.step_ms += row.ms;
+        profile.roof_ms += row.roof_ms;
+        profile.rows.push_back(std::move(row));
+    }
+    return profile;
+}
+
+} // namespace mantissa
