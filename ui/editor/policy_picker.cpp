@@ -45,7 +45,7 @@ ComparePoliciesDialog::ComparePoliciesDialog(int epochs, qint64 max_steps, QWidg
         note->setWordWrap(true);
         note->setMinimumWidth(300);
         note->setContentsMargins(24, 0, 0, 4);
-        note->setStyleSheet("color: palette(mid);");
+        note->setStyleSheet("color: palette(dark);"); // readable on a projector
         const int row = 2 * (i % per_column), column = i / per_column;
         grid->addWidget(box, row, column);
         grid->addWidget(note, row + 1, column);
@@ -58,8 +58,6 @@ ComparePoliciesDialog::ComparePoliciesDialog(int epochs, qint64 max_steps, QWidg
     scroll->setWidgetResizable(true);
     scroll->setFrameShape(QFrame::NoFrame);
     scroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
-    // Tall enough for the whole list where the screen allows; it scrolls where it does not.
-    scroll->setMinimumHeight(std::min(list->sizeHint().height(), 240));
     scroll->setMinimumWidth(list->sizeHint().width() + 20);
     layout->addWidget(scroll, 1);
     auto* length = new QFormLayout;
@@ -94,6 +92,11 @@ ComparePoliciesDialog::ComparePoliciesDialog(int epochs, qint64 max_steps, QWidg
     connect(buttons, &QDialogButtonBox::accepted, this, &QDialog::accept);
     connect(buttons, &QDialogButtonBox::rejected, this, &QDialog::reject);
     layout->addWidget(buttons);
+    // The whole list where the screen has room for it beside the rest of the dialog; the list
+    // scrolls where it has not.
+    const int rest = layout->sizeHint().height() - scroll->sizeHint().height();
+    const int room = screen_room(this).height() - rest;
+    scroll->setMinimumHeight(std::max(120, std::min(list->sizeHint().height(), room)));
     fit_to_screen(this);
 }
 
