@@ -4,15 +4,18 @@
 // QT_QPA_PLATFORM=xcb on a 1366x768 display to check the projector case itself.
 #include <QDockWidget>
 #include <QGuiApplication>
+#include <QInputDialog>
 #include <QScreen>
 #include <QSettings>
 #include <QTemporaryDir>
 #include <QTest>
 
 #include "ui/lessons/lessons_panel.h"
+#include "ui/weights/weights_files.h"
 #include "ui/window/main_window.h"
 #include "ui/window/window_geometry.h"
 
+using namespace mantissa;
 using namespace mantissa::ui;
 
 class TestGuiFit : public QObject {
@@ -68,6 +71,24 @@ private slots:
                                     .arg(window.width())
                                     .arg(room.width())
                                     .arg(widest_children(&window))));
+    }
+
+    // The export's dtype question with each format's note (ONNX's is long): within the
+    // projector's width and the screen, its buttons on it.
+    void weightsDtypeDialogFits() {
+        for (WeightsFormat format :
+             {WeightsFormat::Safetensors, WeightsFormat::Onnx, WeightsFormat::Npz}) {
+            const std::unique_ptr<QInputDialog> dialog = weights_dtype_dialog(nullptr, format);
+            dialog->show();
+            QVERIFY(QTest::qWaitForWindowExposed(dialog.get()));
+            const QSize room = screen_room(dialog.get());
+            QVERIFY2(dialog->width() <= std::min(1366, room.width()) &&
+                         dialog->height() <= room.height(),
+                     qPrintable(QString("%1x%2").arg(dialog->width()).arg(dialog->height())));
+            if (const QByteArray dir = qgetenv("MANTISSA_SCREENSHOT_DIR");
+                !dir.isEmpty() && format == WeightsFormat::Onnx)
+                QVERIFY(dialog->grab().save(QString::fromLocal8Bit(dir) + "/export-onnx.png"));
+        }
     }
 };
 

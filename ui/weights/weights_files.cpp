@@ -4,10 +4,13 @@
 
 #include <QFileDialog>
 #include <QInputDialog>
+#include <QLabel>
+#include <algorithm>
 
 #include "core/error.h"
 #include "core/records/trained_model.h"
 #include "ui/window/dialog_folder.h"
+#include "ui/window/window_geometry.h"
 
 namespace mantissa::ui {
 
@@ -84,6 +87,25 @@ QString export_weights_file(const QString& source, const QString& destination,
     return {};
 }
 
+std::unique_ptr<QInputDialog> weights_dtype_dialog(QWidget* parent, WeightsFormat format) {
+    QStringList labels;
+    for (const WeightsDTypeChoice& choice : weights_dtype_choices(format)) labels << choice.label;
+    QString question =
+        QObject::tr("Write the %1 file in:").arg(QString::fromLatin1(weights_format_name(format)));
+    if (const QString note = weights_format_note(format); !note.isEmpty())
+        question = QStringLiteral("<p>%1</p>%2").arg(question.toHtmlEscaped(), note);
+    auto dialog = std::make_unique<QInputDialog>(parent);
+    dialog->setWindowTitle(QObject::tr("Export weights"));
+    dialog->setLabelText(question);
+    dialog->setComboBoxItems(labels);
+    dialog->setComboBoxEditable(false);
+    for (QLabel* label : dialog->findChildren<QLabel*>()) label->setWordWrap(true);
+    // Wide enough for the note to read in a few lines, never wider than the screen.
+    dialog->setMaximumWidth(std::min(620, screen_room(parent ? parent : dialog.get()).width()));
+    fit_to_screen(dialog.get());
+    return dialog;
+}
+
 bool ask_weights_destination(QWidget* parent, const QString& suggested_base, QString& path,
                              std::optional<DType>& dtype) {
     const QStringList filters = weights_file_filters();
@@ -103,14 +125,9 @@ bool ask_weights_destination(QWidget* parent, const QString& suggested_base, QSt
     const QVector<WeightsDTypeChoice> choices = weights_dtype_choices(format);
     QStringList labels;
     for (const WeightsDTypeChoice& choice : choices) labels << choice.label;
-    QString question =
-        QObject::tr("Write the %1 file in:").arg(QString::fromLatin1(weights_format_name(format)));
-    if (const QString note = weights_format_note(format); !note.isEmpty())
-        question = QStringLiteral("<p>%1</p>%2").arg(question.toHtmlEscaped(), note);
-    bool ok = false;
-    const QString label = QInputDialog::getItem(parent, QObject::tr("Export weights"), question,
-                                                labels, 0, false, &ok);
-    if (!ok) return false;
+    const std::unique_ptr<QInputDialog> dialog = weights_dtype_dialog(parent, format);
+    if (dialog->exec() != QDialog::Accepted) return false;
+    const QString label = dialog->textValue();
     dtype = choices[static_cast<int>(labels.indexOf(label))].dtype;
     return true;
 }

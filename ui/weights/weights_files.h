@@ -5,11 +5,14 @@
 #include <QString>
 #include <QStringList>
 #include <QVector>
+#include <memory>
 #include <optional>
 
 #include "core/export/weights_export.h"
 
 class QWidget;
+
+class QInputDialog;
 
 namespace mantissa::ui {
 
@@ -41,6 +44,11 @@ QString export_weights_file(const QString& source, const QString& destination,
 // The thin interactive part: a save dialog with the three filters, then (when the format allows
 // more than one) the dtype. Returns false when the user cancels; `path` gets the format's
 // extension when it lacks one.
+// The "Write the <format> file in:" question of ask_weights_destination, with the format's note
+// (ONNX's explains its opset and float16 handling at length): the note wraps and the dialog is
+// bounded by the screen (it was 1466 px wide on a 1366-px projector).
+std::unique_ptr<QInputDialog> weights_dtype_dialog(QWidget* parent, WeightsFormat format);
+
 bool ask_weights_destination(QWidget* parent, const QString& suggested_base, QString& path,
                              std::optional<DType>& dtype);
 
