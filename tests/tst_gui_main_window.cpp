@@ -27,8 +27,8 @@
 #include "ui/training/training_controller.h"
 #include "ui/window/error_banner.h"
 #include "ui/window/main_window.h"
-#include "ui/window/window_geometry.h"
 #include "ui/window/presentation_mode.h"
+#include "ui/window/window_geometry.h"
 
 using namespace mantissa;
 using namespace mantissa::ui;
