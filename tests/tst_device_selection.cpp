@@ -303,6 +303,24 @@ public:
         CHECK_EQ(run_cli({"selftest", "--qualify", "--device", "cpu"}, env).status, 2);
     }
 
+    // Issue 28: a machine without any NVIDIA driver is not told its driver is too old, and an old
+    // driver's entry says which CUDA it has and which the build needs.
+    void deviceStatesNameEachCause() {
+        DeviceOpenOptions o = options(nullptr, nullptr);
+        o.no_gpu_reason = "CUDA unavailable: no NVIDIA driver is installed (CUDA driver version "
+                          "is insufficient for CUDA runtime version)";
+        std::vector<DeviceState> s = device_states(o);
+        CHECK_MSG(
+            contains(s[1].label, "CUDA engine built; no usable GPU: no NVIDIA driver installed"),
+            s[1].label.c_str());
+        CHECK_MSG(!contains(s[1].label, "too old"), s[1].label.c_str());
+        o.no_gpu_reason = "CUDA unavailable: the NVIDIA driver supports CUDA 12.2, this build "
+                          "needs CUDA 13.0; update the NVIDIA driver";
+        s = device_states(o);
+        CHECK_MSG(contains(s[1].label, "driver too old (CUDA 12.2 < 13.0)"), s[1].label.c_str());
+        CHECK_MSG(contains(s[1].detail, "update the NVIDIA driver"), s[1].detail.c_str());
+    }
+
     void deviceStatesSayEachEnginesState() {
         const std::vector<DeviceState> none = device_states(options(nullptr, nullptr));
         CHECK_EQ(none.size(), std::size_t{2});
@@ -333,11 +351,14 @@ public:
     }
 };
 
-MANTISSA_TEST_MAIN(
-    TestDeviceSelection, autoWithoutAGpuUsesTheCpuAndSaysWhy,
-    autoChecksAnUncheckedGpuFirstThenTrustsTheRecord, aFailingCheckFallsBackToTheCpuWithTheCase,
-    aCheckThatThrowsIsAFailure, aGpuThatCannotOpenFallsBackAndIsNotRecorded,
-    aChangedDriverOrLibraryInvalidatesTheRecord, aCorruptCacheIsAClearWarningNeverACrash,
-    aGpuNamedExplicitlyRunsButWarnsWhenUnchecked, qualifyDeviceStoresTheVerdictWhateverTheCacheSaid,
-    theRealCheckPassesAnEngineThatAgreesWithTheCpu,
-    selftestQualifyWithoutAGpuExitsThreeWithTheReason, deviceStatesSayEachEnginesState)
+MANTISSA_TEST_MAIN(TestDeviceSelection, autoWithoutAGpuUsesTheCpuAndSaysWhy,
+                   autoChecksAnUncheckedGpuFirstThenTrustsTheRecord,
+                   aFailingCheckFallsBackToTheCpuWithTheCase, aCheckThatThrowsIsAFailure,
+                   aGpuThatCannotOpenFallsBackAndIsNotRecorded,
+                   aChangedDriverOrLibraryInvalidatesTheRecord,
+                   aCorruptCacheIsAClearWarningNeverACrash,
+                   aGpuNamedExplicitlyRunsButWarnsWhenUnchecked,
+                   qualifyDeviceStoresTheVerdictWhateverTheCacheSaid,
+                   theRealCheckPassesAnEngineThatAgreesWithTheCpu,
+                   selftestQualifyWithoutAGpuExitsThreeWithTheReason,
+                   deviceStatesSayEachEnginesState, deviceStatesNameEachCause)

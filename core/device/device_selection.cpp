@@ -73,6 +73,17 @@ std::string short_reason(const std::string& reason) {
     std::string r = reason;
     const std::string prefix = "CUDA unavailable: ";
     if (r.rfind(prefix, 0) == 0) r = r.substr(prefix.size());
+    if (r.find("no NVIDIA driver") != std::string::npos) return "no NVIDIA driver installed";
+    if (const auto at = r.find("the NVIDIA driver supports CUDA "); at != std::string::npos) {
+        // "... supports CUDA 12.2, this build needs CUDA 13.0; ..." -> "driver too old (CUDA
+        // 12.2 < 13.0)"
+        const std::string rest = r.substr(at + 32);
+        const std::string have = rest.substr(0, rest.find(','));
+        const auto needs = rest.find("needs CUDA ");
+        const std::string want =
+            needs == std::string::npos ? "" : rest.substr(needs + 11, rest.find(';') - needs - 11);
+        return "driver too old (CUDA " + have + (want.empty() ? "" : " < " + want) + ")";
+    }
     if (r.find("driver version is insufficient") != std::string::npos)
         return "driver too old for this CUDA runtime";
     if (r.find("no CUDA-capable device") != std::string::npos) return "no NVIDIA GPU found";

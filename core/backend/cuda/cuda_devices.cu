@@ -6,6 +6,8 @@
 #include <cuda_runtime.h>
 #include <cudnn.h>
 
+#include <string>
+
 namespace mantissa {
 
 CudaDeviceList cuda_devices() {
@@ -19,7 +21,21 @@ CudaDeviceList cuda_devices() {
     int count = 0;
     cudaError_t status = cudaGetDeviceCount(&count);
     if (status != cudaSuccess) {
-        list.reason = std::string("CUDA unavailable: ") + cudaGetErrorString(status);
+        // The runtime says "driver version is insufficient" both when the driver is too old and
+        // when there is none at all; the driver's own version (0 without one) tells them apart,
+        // so a laptop without an NVIDIA GPU is not told to update a driver it does not have.
+        auto version = [](int v) {
+            return std::to_string(v / 1000) + "." + std::to_string(v % 1000 / 10);
+        };
+        if (list.driver_version == 0)
+            list.reason = "CUDA unavailable: no NVIDIA driver is installed (" +
+                          std::string(cudaGetErrorString(status)) + ")";
+        else if (status == cudaErrorInsufficientDriver)
+            list.reason = "CUDA unavailable: the NVIDIA driver supports CUDA " +
+                          version(list.driver_version) + ", this build needs CUDA " +
+                          version(list.runtime_version) + "; update the NVIDIA driver";
+        else
+            list.reason = std::string("CUDA unavailable: ") + cudaGetErrorString(status);
         cudaGetLastError(); // clear the sticky-free error so later calls start clean
         return list;
     }
