@@ -2,8 +2,10 @@
 // §6.3 floor rule or Transformer Engine's ceil), NVFP4 (E4M3 block scale times a float32 tensor
 // scale) and Transformer Engine's per-tensor FP8 recipes (current scaling: scale from this tensor's
 // amax; delayed scaling: from an amax history kept on the device and updated after the cast).
-// Every rounding decision is quant_math.h's (MANTISSA_HD), the CPU engine's own definitions, so the
-// two engines agree bit for bit (the op-case table checks it with tolerance 0).
+// Every rounding decision is quant_math.h's or element_codec.h's (MANTISSA_HD), the CPU engine's
+// own definitions, so the two engines agree bit for bit (the op-case table checks it with
+// tolerance 0); the hardware's float32 -> FP8 conversion is used only where a proof and a sweep
+// say it gives the same codes (hardware_code).
 //
 // The launch sequence, all in stream order with no host synchronisation:
 //   1. zero the scratch counters;
@@ -13,6 +15,8 @@
 //      blocks partial: the block's amax by warp reduction, its scale, then each element) or
 //      cast_kernel (per tensor: every thread derives the same scale, then casts its elements);
 //   4. finish_kernel (one thread): the stats, and delayed scaling's history and next scale.
+// quantize_fp8 (codes for the FP8 GEMMs): a typed amax over the source, then code_tile_kernel,
+// which writes each code row-major and transposed in one pass, then finish_kernel.
 // Clipped and flushed counts are integer atomics, so they are exact in any order.
 #include <string>
 
@@ -58,16 +62,62 @@ __device__ inline unsigned abs_bits(float x) {
     return __float_as_uint(x) & 0x7FFFFFFFu;
 }
 
-// A thread's clipped and flushed counts into the scratch totals, one atomic per warp. Every
-// lane of the warp must call it (the shuffles need the full warp).
+// A block's share of the scratch totals, reduced in the block first so that each block makes
+// one atomic per total: one per warp (65,536 warps for an 8192 x 4096 tensor) would queue on one
+// address. Integer sums and maxima: exact in any order. Every thread of the block must call it
+// (it synchronises the block); blockDim.x is a multiple of 32, at most 1024.
+struct BlockTotals {
+    unsigned long long clipped = 0, zeros = 0;
+    unsigned amax_bits = 0;           // max of |x|'s float32 bits
+    unsigned long long top_scale = 0; // max of a block scale's float64 bits
+};
+__device__ inline void add_block_totals(BlockTotals t, Scratch* s) {
+    // Plain arrays: a __shared__ variable may not have a constructor.
+    __shared__ unsigned long long part_clipped[32], part_zeros[32], part_top[32];
+    __shared__ unsigned part_amax[32];
+    t.clipped = warp_sum(t.clipped);
+    t.zeros = warp_sum(t.zeros);
+    t.amax_bits = warp_max(t.amax_bits);
+    for (int offset = 16; offset > 0; offset >>= 1) {
+        const unsigned long long o = __shfl_xor_sync(kFullMask, t.top_scale, offset);
+        t.top_scale = o > t.top_scale ? o : t.top_scale;
+    }
+    if ((threadIdx.x & 31) == 0) {
+        const unsigned w = threadIdx.x >> 5;
+        part_clipped[w] = t.clipped;
+        part_zeros[w] = t.zeros;
+        part_amax[w] = t.amax_bits;
+        part_top[w] = t.top_scale;
+    }
+    __syncthreads();
+    if (threadIdx.x != 0) return;
+    BlockTotals sum;
+    for (unsigned w = 0; w < blockDim.x / 32; ++w) {
+        sum.clipped += part_clipped[w];
+        sum.zeros += part_zeros[w];
+        sum.amax_bits = part_amax[w] > sum.amax_bits ? part_amax[w] : sum.amax_bits;
+        sum.top_scale = part_top[w] > sum.top_scale ? part_top[w] : sum.top_scale;
+    }
+    if (sum.clipped) atomicAdd(&s->clipped, sum.clipped);
+    if (sum.zeros) atomicAdd(&s->zeros, sum.zeros);
+    if (sum.amax_bits) atomicMax(&s->amax_bits, sum.amax_bits);
+    if (sum.top_scale) atomicMax(&s->top_scale_bits, sum.top_scale);
+}
+
+// A thread's clipped and flushed counts into the scratch totals (add_block_totals).
 __device__ inline void add_counts(unsigned long long clipped, unsigned long long zeros,
                                   Scratch* s) {
-    clipped = warp_sum(clipped);
-    zeros = warp_sum(zeros);
-    if ((threadIdx.x & 31) == 0) {
-        if (clipped) atomicAdd(&s->clipped, clipped);
-        if (zeros) atomicAdd(&s->zeros, zeros);
-    }
+    BlockTotals t;
+    t.clipped = clipped;
+    t.zeros = zeros;
+    add_block_totals(t, s);
+}
+
+// A thread's amax bits into the scratch's (add_block_totals).
+__device__ inline void add_amax(unsigned m, Scratch* s) {
+    BlockTotals t;
+    t.amax_bits = m;
+    add_block_totals(t, s);
 }
 
 // The amax the CPU engine computes (a float32 max, NaN if any element is NaN), as a double.
@@ -144,8 +194,7 @@ __global__ void amax_kernel(const float* data, i64 n, Scratch* s) {
         const unsigned b = abs_bits(data[i]);
         m = b > m ? b : m;
     }
-    m = warp_max(m);
-    if ((threadIdx.x & 31) == 0 && m) atomicMax(&s->amax_bits, m);
+    add_amax(m, s);
 }
 
 // One warp per block; blockDim.x is a multiple of 32 and every lane of a warp runs the same
@@ -188,6 +237,7 @@ __global__ void block_kernel(float* data, i64 rows, i64 cols, DeviceQuant q, Scr
     const i64 blocks = row_blocks * col_blocks;
     const float global = q.tensor_scale ? qm::nvfp4_global_scale(amax_of_bits(s->amax_bits)) : 1.0f;
     unsigned long long clipped = 0, zeros = 0;
+    unsigned long long top_bits = 0; // the largest scale's bits over this warp's blocks
     for (i64 b = warp; b < blocks; b += warps) {
         const i64 row0 = (b / col_blocks) * q.block_rows, col0 = (b % col_blocks) * q.block_cols;
         const i64 tr = rows - row0 < q.block_rows ? rows - row0 : q.block_rows;
@@ -262,15 +312,19 @@ __global__ void block_kernel(float* data, i64 rows, i64 cols, DeviceQuant q, Scr
                 zeros += r.zero ? 1 : 0;
             }
         }
-        if (lane == 0) {
-            // Non-negative doubles order as their bits, and a NaN scale (bits above infinity's)
-            // stays the largest, as the CPU engine's "NaN sticks" rule has it.
-            const double top = q.tensor_scale ? eff : scale;
-            atomicMax(&s->top_scale_bits,
-                      static_cast<unsigned long long>(__double_as_longlong(top)));
-        }
+        // Non-negative doubles order as their bits, and a NaN scale (bits above infinity's)
+        // stays the largest, as the CPU engine's "NaN sticks" rule has it.
+        const auto bits =
+            static_cast<unsigned long long>(__double_as_longlong(q.tensor_scale ? eff : scale));
+        top_bits = bits > top_bits ? bits : top_bits;
     }
-    add_counts(clipped, zeros, s); // once per warp, after its last block
+    // Once per thread block, after its warps' last blocks: an atomic per scale block (a million
+    // for an 8192 x 4096 tensor in 1x32 blocks) would queue on one address.
+    BlockTotals totals;
+    totals.clipped = clipped;
+    totals.zeros = zeros;
+    totals.top_scale = lane == 0 ? top_bits : 0;
+    add_block_totals(totals, s);
 }
 
 // kFixed: the format is F (FP8, the fast rounding); otherwise q.element through cast_element.
@@ -338,8 +392,7 @@ __global__ void amax_src_kernel(const T* src, i64 n, Scratch* s) {
         const unsigned b = abs_bits(widen(src[i]));
         m = b > m ? b : m;
     }
-    m = warp_max(m);
-    if ((threadIdx.x & 31) == 0 && m) atomicMax(&s->amax_bits, m);
+    add_amax(m, s);
 }
 
 // The codes pass works on tiles of kTile x kTile elements, 256 threads (8 warps) a block; a lane
