@@ -139,6 +139,21 @@ private slots:
         QVERIFY(within_noise(b, a));
         QVERIFY(!within_noise(a, c));
         QVERIFY(!within_noise(a, StepTiming{}));
+        // Issue 28: float32 at 1.15 ms with its p25-p75 stretched to 1.11-9.19 ms by a busy
+        // machine against nvfp4 at 13.8 ms (12x): a difference, not noise.
+        StepTiming busy, slow;
+        busy.timed = slow.timed = 100;
+        busy.median_ms = 1.15;
+        busy.p25_ms = 1.11;
+        busy.p75_ms = 9.19;
+        slow.median_ms = 13.8;
+        slow.p25_ms = 9.0;
+        slow.p75_ms = 14.5;
+        QVERIFY(!within_noise(busy, slow));
+        QVERIFY(!within_noise(slow, busy));
+        slow.median_ms = 1.6; // 1.39x with overlapping ranges: still noise
+        slow.p25_ms = 1.3;
+        QVERIFY(within_noise(busy, slow));
     }
 
     // What changes a configuration and what does not.

@@ -144,7 +144,8 @@ QVariant ComparisonModel::headerData(int section, Qt::Orientation orientation, i
         "The run, in its chart colour",
         "The global dtype policy",
         "The float32 run's median step time (same configuration, same device) divided by this "
-        "run's; ≈ marks a ratio within the step-to-step noise (the p25–p75 ranges overlap)",
+        "run's; ≈ marks a ratio within the step-to-step noise (the p25–p75 ranges overlap and "
+        "the medians are within 1.5× of each other)",
         "Median training step time after warm-up: the first 10% of the steps (at least 5, at "
         "most half) are left out, as they pay for allocation and caches",
         "The spread of the step times after warm-up: half of the steps took between these two "

@@ -42,6 +42,11 @@ StepTiming step_timing(const QVector<StepRecord>& steps) {
 
 bool within_noise(const StepTiming& a, const StepTiming& b) {
     if (!a.valid() || !b.valid()) return false;
+    // A busy machine can stretch one run's p75 far out (float32's 1.11-9.19 ms once hid nvfp4's
+    // 12x): medians further apart than kNoiseRatio are a difference, whatever the spreads say.
+    const double ratio =
+        a.median_ms > b.median_ms ? a.median_ms / b.median_ms : b.median_ms / a.median_ms;
+    if (ratio > kNoiseRatio) return false;
     return a.p25_ms <= b.p75_ms && b.p25_ms <= a.p75_ms;
 }
 

@@ -27,8 +27,11 @@ int warmup_steps(qsizetype steps);
 // empty. `values` need not be sorted.
 double quantile(QVector<double> values, double q);
 StepTiming step_timing(const QVector<StepRecord>& steps);
-// Whether a's and b's interquartile ranges overlap: their difference is within the step-to-step
-// noise, and a ratio of their medians should not be read as a speedup.
+// Medians further apart than this ratio are never "within the noise" (issue 28).
+inline constexpr double kNoiseRatio = 1.5;
+// Whether a's and b's interquartile ranges overlap and their medians are within kNoiseRatio of
+// each other: their difference is within the step-to-step noise, and a ratio of their medians
+// should not be read as a speedup.
 bool within_noise(const StepTiming& a, const StepTiming& b);
 
 } // namespace mantissa::ui
