@@ -244,6 +244,16 @@ void TestGuiCharts::skipped_steps_get_markers() {
     QCOMPARE(loss_scale->skipped_steps(), std::int64_t{20});
     QVERIFY2(chart->chart()->title().contains(QStringLiteral("20")),
              qPrintable(chart->chart()->title()));
+    // Issue 28: two runs that each skipped 20 steps are not "40 skipped steps" under one run's
+    // scale: the title names how many runs skipped, the tooltip each run's own scale and count.
+    const int second = add_synthetic_run(store, "cnn", "mixed_float16", 20'000, 1000);
+    panel.redraw();
+    QCOMPARE(loss_scale->skipped_steps(), std::int64_t{40});
+    const QString both = static_cast<MetricChart*>(loss_scale)->full_title();
+    QVERIFY2(both.contains("2 of 2 runs") && !both.contains("40"), qPrintable(both));
+    QVERIFY2(loss_scale->toolTip().count("20 skipped") == 2, qPrintable(loss_scale->toolTip()));
+    store.remove_run(second);
+    panel.redraw();
 
     // One more skipped step arrives: a marker and the count follow.
     StepRecord s = store.run(id)->steps.back();

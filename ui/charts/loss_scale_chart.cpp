@@ -6,6 +6,7 @@
 #include "ui/charts/run_lines.h"
 
 #include <QLocale>
+#include <QStringList>
 #include <cmath>
 
 #include "ui/runs/run_record.h"
@@ -20,6 +21,11 @@ LossScaleChart::LossScaleChart(QWidget* parent)
 void LossScaleChart::show_runs(const QVector<const RunRecord*>& runs, RunLineCache& cache) {
     QVector<ChartLine> lines;
     m_skipped = 0;
+    // Each trained run's own scale and skips, for the tooltip (and the title when it is alone):
+    // a total over runs, or the newest run's scale, would describe none of them (issue 28).
+    QStringList per_run;
+    int trained = 0, with_skips = 0;
+    const RunRecord* only = nullptr;
     for (const RunRecord* run : runs) {
         const RunLines& points = cache.lines(*run);
         const quint64 version = run_version(*run);
@@ -28,18 +34,29 @@ void LossScaleChart::show_runs(const QVector<const RunRecord*>& runs, RunLineCac
         lines.append(ChartLine{run->id, QStringLiteral("skipped"), run->name, run->color,
                                points.skipped, ChartLine::Style::Markers, false, version});
         m_skipped += points.skipped.size();
+        if (run->steps.isEmpty()) continue; // queued: no scale yet
+        ++trained;
+        only = run;
+        if (!points.skipped.isEmpty()) ++with_skips;
+        per_run << tr("%1: scale %2, %3 skipped")
+                       .arg(run->name)
+                       .arg(run->steps.back().loss_scale, 0, 'g', 10)
+                       .arg(QLocale().toString(static_cast<qlonglong>(points.skipped.size())));
     }
-    // The scale now: the latest visible run that has trained (a queued one has no scale yet).
-    QString now;
-    for (auto it = runs.rbegin(); it != runs.rend(); ++it)
-        if (!(*it)->steps.isEmpty()) {
-            now = QStringLiteral(" %1").arg((*it)->steps.back().loss_scale, 0, 'g', 10);
-            break;
-        }
-    set_title(m_skipped == 0
-                  ? tr("Loss scale%1 · no skipped steps").arg(now)
-                  : tr("Loss scale%1 · %2 skipped steps")
-                        .arg(now, QLocale().toString(static_cast<qlonglong>(m_skipped))));
+    QString title;
+    if (trained == 1) {
+        const auto skipped = static_cast<qlonglong>(cache.lines(*only).skipped.size());
+        const QString scale = QString::number(only->steps.back().loss_scale, 'g', 10);
+        title = skipped == 0
+                    ? tr("Loss scale %1 · no skipped steps").arg(scale)
+                    : tr("Loss scale %1 · %2 skipped").arg(scale, QLocale().toString(skipped));
+    } else if (with_skips == 0) {
+        title = tr("Loss scale · no skipped steps");
+    } else {
+        title = tr("Loss scale · skips in %1 of %2 runs").arg(with_skips).arg(trained);
+    }
+    set_title(title);
+    setToolTip(per_run.isEmpty() ? QString() : per_run.join(QLatin1Char('\n')));
     set_lines(std::move(lines));
 }
 
