@@ -4,6 +4,7 @@
 #include <cstdlib>
 
 #include <QAction>
+#include <QDirIterator>
 #include <QFile>
 #include <QGuiApplication>
 #include <QJsonArray>
@@ -21,6 +22,7 @@
 #include "core/backend/factory/backend_factory.h"
 #include "core/nn/layer_spec.h"
 #include "core/train/experiment.h"
+#include "ui/editor/experiment_document.h"
 #include "ui/runs/compare_queue.h"
 #include "ui/runs/comparison_model.h"
 #include "ui/runs/run_store.h"
@@ -202,6 +204,59 @@ private slots:
         QTRY_VERIFY_WITH_TIMEOUT(status_says("validating on the 10,000 test images"), 10000);
         released->release();
         QTRY_VERIFY_WITH_TIMEOUT(status_says("completed · test accuracy"), 60000);
+    }
+
+    // Issue 28: Ctrl+Q mid-comparison closed the window at once, dropped the waiting runs without
+    // a word and left run.json saying "running". Now it asks; "Keep training" keeps everything,
+    // "Stop and quit" stops the run, records it as stopped and says the waiting runs will not
+    // start.
+    void quittingMidRunAsksAndRecordsTheRunAsStopped() {
+        OwnRunsDir runs;
+        MainWindow window;
+        Experiment e = window.current_experiment();
+        e.device = "cpu";
+        e.epochs = 1;
+        e.max_steps = 100000; // far longer than the test
+        window.set_experiment(e);
+        QStringList asked;
+        bool answer = false;
+        // The edited experiment is not this test's business: discard it when asked.
+        window.document()->set_prompt(
+            [](const QString&) { return ExperimentDocument::Choice::Discard; });
+        window.set_quit_prompt([&](QWidget*, const QString& text) {
+            asked << text;
+            return answer;
+        });
+        window.compare_policies({"float32", "mixed_bfloat16"});
+        auto training = [&] {
+            const auto& all = window.run_store()->runs();
+            return window.controller()->is_running() && !all.isEmpty() &&
+                   !all.front().steps.isEmpty();
+        };
+        QTRY_VERIFY_WITH_TIMEOUT(training(), 60000);
+        QVERIFY(!window.close()); // "Keep training"
+        QCOMPARE(asked.size(), 1);
+        QVERIFY2(asked[0].contains("is still training") && asked[0].contains("1 more run"),
+                 qPrintable(asked[0]));
+        QVERIFY(window.controller()->is_running());
+        answer = true; // "Stop and quit"
+        QVERIFY(window.close());
+        QVERIFY(!window.controller()->is_running());
+        QVERIFY(!window.compare_queue()->active());
+        const RunRecord& first = window.run_store()->runs().front();
+        QCOMPARE(first.state, RunState::Stopped);
+        QCOMPARE(window.run_store()->runs().size(), 1); // the waiting run never started
+        bool recorded = false;
+        QDirIterator it(runs.dir.path(), {"run.json"}, QDir::Files, QDirIterator::Subdirectories);
+        while (it.hasNext()) {
+            QFile f(it.next());
+            QVERIFY(f.open(QIODevice::ReadOnly));
+            const QJsonObject o = QJsonDocument::fromJson(f.readAll()).object();
+            QVERIFY2(o.value("status").toString() == "stopped",
+                     qPrintable(o.value("status").toString()));
+            recorded = true;
+        }
+        QVERIFY(recorded);
     }
 
     void comparePoliciesFillsTheTable() {

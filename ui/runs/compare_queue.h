@@ -28,6 +28,7 @@ public:
     bool start(const QVector<Experiment>& experiments);
     void cancel(); // forget the runs not started yet
     bool active() const { return !m_pending.isEmpty() || m_current >= 0; }
+    int pending() const { return static_cast<int>(m_pending.size()); } // not started yet
 
 signals:
     void finished(); // every queued run ended

@@ -640,6 +640,10 @@ void MainWindow::resizeEvent(QResizeEvent* event) {
 }
 
 void MainWindow::closeEvent(QCloseEvent* event) {
+    if (!stop_training_before_quit(this, *m_controller, *m_compare, *m_store, m_quit_prompt)) {
+        event->ignore();
+        return;
+    }
     if (!m_document->maybe_save([this] { return save(); })) {
         event->ignore();
         return;

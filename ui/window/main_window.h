@@ -8,6 +8,7 @@
 
 #include "core/train/experiment.h"
 #include "core/train/lesson.h"
+#include "ui/window/quit_guard.h"
 
 class QAction;
 class QComboBox;
@@ -94,8 +95,13 @@ public slots:
     // `run`, runs it too. False when there is no such lesson.
     bool open_lesson(const QString& which, bool run = false);
 
+    // How the window asks before quitting while a run trains (quit_guard.h); tests replace it.
+    void set_quit_prompt(QuitPrompt prompt) { m_quit_prompt = std::move(prompt); }
+
 protected:
-    void closeEvent(QCloseEvent* event) override;         // asks about unsaved changes
+    // Asks before stopping a run in training (and recording it as stopped), then about unsaved
+    // changes.
+    void closeEvent(QCloseEvent* event) override;
     void dragEnterEvent(QDragEnterEvent* event) override; // a .json experiment file
     void dropEvent(QDropEvent* event) override;
     void resizeEvent(QResizeEvent* event) override; // the runs list's rows follow the height
@@ -120,6 +126,7 @@ private:
     Experiment m_base; // name, dataset and fields the form does not show
     RunStore* m_store = nullptr;
     TrainingController* m_controller = nullptr;
+    QuitPrompt m_quit_prompt = default_quit_prompt();
     CompareQueue* m_compare = nullptr;
     ComparisonModel* m_comparison = nullptr;
     LayerStackEditor* m_editor = nullptr;
