@@ -1,7 +1,7 @@
 // Policy picker dialog: built on demand, modal; returns the checked policy names in table order
 // and the run length. The description under each name says what the policy trades, so the
 // choice teaches too. The policies sit in two columns inside a scroll area and the dialog is
-// bounded by the screen, so its buttons stay on a 1366x768 projector (one column of fifteen
+// bounded by the screen, so its buttons stay on a 1366x768 projector (one column of thirteen
 // policies made it 803 px tall).
 #include "ui/editor/policy_picker.h"
 
