@@ -12,6 +12,7 @@
 #include <QJsonObject>
 #include <QLabel>
 #include <QProcess>
+#include <QProgressBar>
 #include <QScreen>
 #include <QSemaphore>
 #include <QSettings>
@@ -257,6 +258,39 @@ private slots:
             recorded = true;
         }
         QVERIFY(recorded);
+    }
+
+    // Issue 28: the progress box is the run's (max_steps counted) and stays where a stopped run
+    // got; a paused run's status line says so instead of counting down an ETA.
+    void progressAndStatusTellTheRunsState() {
+        OwnRunsDir runs;
+        MainWindow window;
+        window.document()->set_prompt(
+            [](const QString&) { return ExperimentDocument::Choice::Discard; });
+        Experiment e = window.current_experiment();
+        e.device = "cpu";
+        e.epochs = 20;
+        e.max_steps = 100000; // the epochs end it: 9380 steps, far longer than the test
+        window.set_experiment(e);
+        window.train_action()->trigger();
+        auto* progress = window.statusBar()->findChild<QProgressBar*>();
+        QVERIFY(progress);
+        QTRY_VERIFY_WITH_TIMEOUT(progress->value() >= 1, 60000);
+        QVERIFY(progress->value() < 50);
+        QVERIFY2(progress->toolTip().contains("of 9380"), qPrintable(progress->toolTip()));
+        auto status_text = [&] {
+            QString all;
+            for (QLabel* label : window.statusBar()->findChildren<QLabel*>()) all += label->text();
+            return all;
+        };
+        window.pause_action()->trigger();
+        QTRY_VERIFY_WITH_TIMEOUT(window.controller()->is_parked(), 30000);
+        QTRY_VERIFY_WITH_TIMEOUT(status_text().contains("paused at step"), 10000);
+        QVERIFY2(!status_text().contains("ETA"), qPrintable(status_text()));
+        const int where = progress->value();
+        window.stop_action()->trigger();
+        QTRY_VERIFY_WITH_TIMEOUT(!window.controller()->is_running(), 60000);
+        QCOMPARE(progress->value(), where); // a stopped run is not shown as done
     }
 
     void comparePoliciesFillsTheTable() {

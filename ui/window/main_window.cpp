@@ -169,7 +169,9 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
 
     m_progress = new QProgressBar;
     m_progress->setMaximumWidth(260);
-    m_progress->setFormat("epoch %v%");
+    // The whole run's progress, to the step it will stop at (max_steps or its epochs' end), as the
+    // ETA beside it counts (it showed the current epoch's, and 40% at step 191 of 300).
+    m_progress->setFormat("run %p%");
     m_progress->setRange(0, 100);
     m_progress->setValue(0);
     m_status = new QLabel("Ready");
@@ -471,26 +473,31 @@ void MainWindow::wire_training() {
             m_store->set_started(id, device, memory, per_epoch);
             m_status->setText("Training " + m_store->run(id)->name + " on " + device);
         });
-    connect(c, &TrainingController::steps_arrived, this,
-            [this](int id, const QVector<StepRecord>& steps) {
-                m_store->append_steps(id, steps);
-                const RunRecord* run = m_store->run(id);
-                if (!run || steps.isEmpty() || run->steps_per_epoch <= 0) return;
-                const StepRecord& last = steps.back();
-                const std::int64_t in_epoch = (last.step - 1) % run->steps_per_epoch + 1;
-                m_progress->setValue(static_cast<int>(100 * in_epoch / run->steps_per_epoch));
-                const double eta_s =
-                    static_cast<double>(planned_steps(*run) - last.step) * last.step_ms / 1000.0;
-                m_status->setText(
-                    QString("%1 · epoch %2/%3 · step %4 · loss %5 · scale %6 · ETA %7 s")
-                        .arg(run->name)
-                        .arg(last.epoch)
-                        .arg(run->experiment.epochs)
-                        .arg(last.step)
-                        .arg(last.loss, 0, 'f', 4)
-                        .arg(last.loss_scale)
-                        .arg(std::max(0.0, eta_s), 0, 'f', 0));
-            });
+    connect(
+        c, &TrainingController::steps_arrived, this,
+        [this](int id, const QVector<StepRecord>& steps) {
+            m_store->append_steps(id, steps);
+            const RunRecord* run = m_store->run(id);
+            if (!run || steps.isEmpty() || run->steps_per_epoch <= 0) return;
+            const StepRecord& last = steps.back();
+            const std::int64_t planned = std::max<std::int64_t>(1, planned_steps(*run));
+            m_progress->setValue(static_cast<int>(100 * std::min(last.step, planned) / planned));
+            m_progress->setToolTip(QString("step %1 of %2").arg(last.step).arg(planned));
+            if (m_controller->is_paused()) { // the step in flight when Pause came
+                m_status->setText(QString("%1 · paused at step %2").arg(run->name).arg(last.step));
+                return;
+            }
+            const double eta_s =
+                static_cast<double>(planned_steps(*run) - last.step) * last.step_ms / 1000.0;
+            m_status->setText(QString("%1 · epoch %2/%3 · step %4 · loss %5 · scale %6 · ETA %7 s")
+                                  .arg(run->name)
+                                  .arg(last.epoch)
+                                  .arg(run->experiment.epochs)
+                                  .arg(last.step)
+                                  .arg(last.loss, 0, 'f', 4)
+                                  .arg(last.loss_scale)
+                                  .arg(std::max(0.0, eta_s), 0, 'f', 0));
+        });
     connect(c, &TrainingController::device_notice, this,
             [this](int, const QString& text, bool warning) {
                 if (warning)
@@ -512,7 +519,8 @@ void MainWindow::wire_training() {
             [this](int id, const EpochRecord& epoch) { m_store->append_epoch(id, epoch); });
     connect(c, &TrainingController::run_finished, this, [this](int id, const RunSummary& summary) {
         m_store->set_finished(id, summary);
-        m_progress->setValue(100);
+        // Full only for a run that ran to its end: a stopped or diverged one shows where it got.
+        if (summary.status == RunStatus::Completed) m_progress->setValue(100);
         m_status->setText(
             m_store->run(id)->name + ": " + run_status_name(summary.status) +
             QString(" · test accuracy %1%").arg(100.0 * summary.val_accuracy, 0, 'f', 2));
@@ -532,6 +540,16 @@ void MainWindow::wire_training() {
     connect(c, &TrainingController::quant_arrived, m_store, &RunStore::append_quant);
     connect(c, &TrainingController::log_line, this, &MainWindow::log);
     connect(c, &TrainingController::state_changed, this, &MainWindow::update_actions);
+    // A paused run has no time left to count down: the status line says where it waits.
+    connect(c, &TrainingController::state_changed, this, [this] {
+        if (!m_controller->is_running() || !m_controller->is_paused()) return;
+        const RunRecord* run = m_store->run(m_controller->current_run());
+        if (!run) return;
+        m_status->setText(
+            run->steps.isEmpty()
+                ? run->name + " · paused"
+                : QString("%1 · paused at step %2").arg(run->name).arg(run->steps.back().step));
+    });
 }
 
 Experiment MainWindow::current_experiment() const {
