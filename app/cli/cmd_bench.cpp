@@ -13,6 +13,7 @@
 #include "app/cli/experiment_options.h"
 #include "app/cli/plan_summary.h"
 #include "core/backend/factory/backend_factory.h"
+#include "core/backend/gemm_timing.h"
 #include "core/data/mnist.h"
 #include "core/error.h"
 #include "core/numeric/policy.h"
@@ -61,33 +62,7 @@ int bench_gemm(const ArgParser& parser, Backend& backend) {
         std::printf("%-10s %6s %6s %6s %10s %10s\n", "dtype", "m", "n", "k", "ms", "GFLOP/s");
     for (DType dtype : dtypes)
         for (std::int64_t size : sizes) {
-            Tensor a{"a", dtype, {size, size}, MemCategory::Workspace, nullptr};
-            Tensor b{"b", dtype, {size, size}, MemCategory::Workspace, nullptr};
-            Tensor c{"c", dtype, {size, size}, MemCategory::Workspace, nullptr};
-            GemmArgs args;
-            args.a = &a;
-            args.b = &b;
-            args.c = &c;
-            const std::size_t ws_bytes = backend.gemm_workspace_bytes(args);
-            Buffer ba = backend.allocate(a.bytes()), bb = backend.allocate(b.bytes()),
-                   bc = backend.allocate(c.bytes()),
-                   bw = backend.allocate(std::max<std::size_t>(ws_bytes, 64));
-            a.data = ba.data();
-            b.data = bb.data();
-            c.data = bc.data();
-            backend.fill(a, 0.5);
-            backend.fill(b, 0.25);
-            args.workspace = {bw.data(), bw.size()};
-            backend.gemm(args); // warm-up
-            backend.synchronize();
-            std::vector<double> ms;
-            for (int r = 0; r < repeats; ++r) {
-                const auto start = Clock::now();
-                backend.gemm(args);
-                backend.synchronize();
-                ms.push_back(
-                    std::chrono::duration<double, std::milli>(Clock::now() - start).count());
-            }
+            const std::vector<double> ms = time_square_gemm(backend, dtype, size, repeats);
             const double median_ms = percentile(ms, 0.5);
             const double gflops = 2.0 * size * size * size / (median_ms * 1e6);
             if (json)

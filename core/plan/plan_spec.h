@@ -22,6 +22,19 @@ struct RunContext; // plan.h: what a bound step is run with
 
 enum class StepPhase { Forward, Backward, Update };
 
+// "forward", "backward", "update": how the Plan view and `mantissa-cli profile` name a phase.
+inline const char* step_phase_name(StepPhase phase) {
+    switch (phase) {
+    case StepPhase::Forward:
+        return "forward";
+    case StepPhase::Backward:
+        return "backward";
+    case StepPhase::Update:
+        return "update";
+    }
+    return "?";
+}
+
 // The tensors of a Plan being bound: a step's binder turns its tensor ids into pointers here.
 // Pointers stay valid for the Plan's lifetime (a deque never moves its elements).
 class BoundTensors {

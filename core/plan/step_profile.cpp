@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <chrono>
 
+#include "core/backend/gemm_timing.h"
 #include "core/error.h"
 
 namespace mantissa {
@@ -20,7 +21,8 @@ double median(std::vector<double> v) {
 }
 
 // The best of `repeats` timed calls of `work` (after one untimed call), in seconds: the roof is
-// what the device can do, so the fastest run is the fairest measure of it.
+// what the device can do, so the fastest run is the fairest measure of it (the GEMM's best of
+// time_square_gemm likewise).
 template <class Work>
 double best_seconds(Backend& backend, int repeats, Work work) {
     work();
@@ -38,18 +40,6 @@ double best_seconds(Backend& backend, int repeats, Work work) {
 
 } // namespace
 
-const char* step_phase_name(StepPhase phase) {
-    switch (phase) {
-    case StepPhase::Forward:
-        return "forward";
-    case StepPhase::Backward:
-        return "backward";
-    case StepPhase::Update:
-        return "update";
-    }
-    return "?";
-}
-
 DeviceRoof measure_roof(Backend& backend, DType dtype) {
     DeviceRoof roof;
     roof.dtype = dtype;
@@ -58,24 +48,8 @@ DeviceRoof measure_roof(Backend& backend, DType dtype) {
     roof.copy_bytes = gpu ? (std::size_t(256) << 20) : (std::size_t(32) << 20);
 
     const std::int64_t n = roof.gemm_size;
-    Tensor a{"roof a", dtype, {n, n}, MemCategory::Workspace, nullptr};
-    Tensor b{"roof b", dtype, {n, n}, MemCategory::Workspace, nullptr};
-    Tensor c{"roof c", dtype, {n, n}, MemCategory::Workspace, nullptr};
-    GemmArgs args;
-    args.a = &a;
-    args.b = &b;
-    args.c = &c;
-    const std::size_t ws_bytes = backend.gemm_workspace_bytes(args);
-    Buffer ba = backend.allocate(a.bytes()), bb = backend.allocate(b.bytes()),
-           bc = backend.allocate(c.bytes()),
-           bw = backend.allocate(std::max<std::size_t>(ws_bytes, 64));
-    a.data = ba.data();
-    b.data = bb.data();
-    c.data = bc.data();
-    backend.fill(a, 0.5);
-    backend.fill(b, 0.25);
-    args.workspace = {bw.data(), bw.size()};
-    const double gemm_s = best_seconds(backend, gpu ? 10 : 3, [&] { backend.gemm(args); });
+    const std::vector<double> gemm_ms = time_square_gemm(backend, dtype, n, gpu ? 10 : 3);
+    const double gemm_s = *std::min_element(gemm_ms.begin(), gemm_ms.end()) / 1e3;
     roof.flops_per_s = 2.0 * static_cast<double>(n) * static_cast<double>(n) *
                        static_cast<double>(n) / std::max(gemm_s, 1e-9);
 

@@ -50,6 +50,4 @@ struct StepProfile {
 StepProfile make_step_profile(const Plan& plan, const std::vector<std::vector<double>>& times,
                               const DeviceRoof& roof);
 
-const char* step_phase_name(StepPhase phase); // "forward", "backward", "update"
-
 } // namespace mantissa

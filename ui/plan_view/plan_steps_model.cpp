@@ -16,18 +16,6 @@ QString text(const std::string& s) {
     return QString::fromStdString(s);
 }
 
-const char* phase_name(StepPhase phase) {
-    switch (phase) {
-    case StepPhase::Forward:
-        return "forward";
-    case StepPhase::Backward:
-        return "backward";
-    case StepPhase::Update:
-        return "update";
-    }
-    return "?";
-}
-
 QColor cast_colour(bool weight_cast, const QPalette& palette) {
     if (weight_cast) return is_dark(palette) ? QColor(0xd0, 0x9c, 0xf0) : QColor(0x8e, 0x44, 0xad);
     return is_dark(palette) ? QColor(0xff, 0xc1, 0x4d) : QColor(0xb2, 0x6a, 0x00);
@@ -81,7 +69,7 @@ QVariant PlanStepsModel::data(const QModelIndex& index, int role) const {
         case Index:
             return index.row() + 1;
         case Phase:
-            return QString::fromLatin1(phase_name(s.phase));
+            return QString::fromLatin1(step_phase_name(s.phase));
         case Layer:
             return text(s.layer);
         case Op:

@@ -25,6 +25,7 @@
 #include "core/backend/cuda/cuda_check.h"
 #include "core/backend/cuda/dtype_access.cuh"
 #include "core/backend/cuda/fake_quantize.cuh"
+#include "core/backend/cuda/vec8.cuh"
 #include "core/error.h"
 #include "core/numeric/element_codec.h"
 #include "core/numeric/quant_math.h"
@@ -351,21 +352,6 @@ __global__ void cast_kernel(float* data, i64 n, DeviceQuant q, const float* stat
 // The source type and the element format are template parameters, so the codec folds to the
 // format's constants and no element pays a dtype switch or a 64-bit division.
 
-// One source element widened to float32 (exact for every floating storage dtype but float64,
-// which narrows as load_float does).
-__device__ inline float widen(float v) {
-    return v;
-}
-__device__ inline float widen(__half v) {
-    return __half2float(v);
-}
-__device__ inline float widen(__nv_bfloat16 v) {
-    return __bfloat162float(v);
-}
-__device__ inline float widen(double v) {
-    return static_cast<float>(v);
-}
-
 // The amax of n elements of T: 16-byte vectors while the pointer allows, then the tail.
 template <class T>
 __global__ void amax_src_kernel(const T* src, i64 n, Scratch* s) {
@@ -384,12 +370,12 @@ __global__ void amax_src_kernel(const T* src, i64 n, Scratch* s) {
         chunk.raw = vec[v];
 #pragma unroll
         for (int j = 0; j < kPerVec; ++j) {
-            const unsigned b = abs_bits(widen(chunk.e[j]));
+            const unsigned b = abs_bits(to_float(chunk.e[j]));
             m = b > m ? b : m;
         }
     }
     for (i64 i = vectors * kPerVec + first; i < n; i += stride) {
-        const unsigned b = abs_bits(widen(src[i]));
+        const unsigned b = abs_bits(to_float(src[i]));
         m = b > m ? b : m;
     }
     add_amax(m, s);
@@ -432,7 +418,7 @@ __global__ void code_tile_kernel(const T* src, i64 rows, i64 cols, DeviceQuant q
 #pragma unroll
             for (int j = 0; j < 2; ++j) {
                 const i64 col = col0 + pos + j;
-                in[k][j] = row < rows && col < cols ? widen(src[row * cols + col]) : 0.0f;
+                in[k][j] = row < rows && col < cols ? to_float(src[row * cols + col]) : 0.0f;
             }
         }
 #pragma unroll

@@ -82,8 +82,8 @@ __global__ void xent_kernel(XentArgs a) {
     double loss = 0.0;
     long long correct = 0;
     T p[kMaxClasses];
-    const i64 stride = i64(gridDim.x) * kThreads;
-    for (i64 r = blockIdx.x * i64(kThreads) + threadIdx.x; r < a.rows; r += stride) {
+    const i64 row_stride = i64(gridDim.x) * kThreads;
+    for (i64 r = blockIdx.x * i64(kThreads) + threadIdx.x; r < a.rows; r += row_stride) {
         const i64 off = r * a.classes;
         const bool valid = r < a.valid_rows;
         const int raw = a.labels[r];

@@ -41,6 +41,9 @@ __device__ inline float to_float(__half v) {
 __device__ inline float to_float(__nv_bfloat16 v) {
     return __bfloat162float(v);
 }
+__device__ inline float to_float(double v) { // narrows, as load_float does
+    return static_cast<float>(v);
+}
 
 template <class S>
 __device__ inline S from_float(float v);
