@@ -109,7 +109,32 @@ public:
                   (advice));
         CHECK_MSG(contains(advice, "Try dynamic loss scaling"), advice);
     }
+
+    // The classic lab (issue 27): pure float16 with tf.keras 2.x's RMSprop, epsilon outside the
+    // root. The convention is offered to RMSprop with epsilon outside only, and only when pure.
+    void classicLab_epsilonOutsideTheRoot() {
+        Experiment e = experiment("float16", LossScaleMode::None);
+        e.optimizer.convention = OptimizerConvention::TfKeras2;
+        const std::string advice = divergence_advice(e);
+        CHECK_EQ(advice,
+                 std::string("It used float16 without loss scaling. Try dynamic loss scaling "
+                             "(Settings › Loss scaling), mixed_float16 (float32 master weights "
+                             "and optimizer state), the keras optimizer convention (this run's "
+                             "tf_keras_2 RMSprop adds epsilon after the square root: a velocity "
+                             "that underflows to 0 leaves the update lr*g/epsilon) or a lower "
+                             "learning rate (now 0.001)."));
+        e.optimizer.momentum = 0.5; // ApplyRMSProp: epsilon inside
+        CHECK(!contains(divergence_advice(e), "convention"));
+        e.optimizer.momentum = 0.0;
+        e.optimizer.convention = OptimizerConvention::PyTorch;
+        CHECK(contains(divergence_advice(e), "this run's pytorch RMSprop"));
+        e.policy = "mixed_float16";
+        CHECK(!contains(divergence_advice(e), "convention"));
+        e.policy = "float16";
+        e.optimizer.convention = OptimizerConvention::Keras;
+        CHECK(!contains(divergence_advice(e), "convention"));
+    }
 };
 
 MANTISSA_TEST_MAIN(TestDivergenceAdvice, everyPolicyAndScaling, lesson6_float16Softmax,
-                   lesson1_fixedScale)
+                   lesson1_fixedScale, classicLab_epsilonOutsideTheRoot)

@@ -18,7 +18,10 @@ void add_experiment_options(ArgParser& p) {
     p.add_option("--device", "D", "auto (default), cpu, cuda or cuda:N");
     p.add_option("--epochs", "N", "number of epochs");
     p.add_option("--batch", "N", "batch size");
-    p.add_option("--optimizer", "NAME", "sgd, rmsprop, adam or adamw (Keras defaults)");
+    p.add_option("--optimizer", "NAME", "sgd, rmsprop, adam or adamw (the convention's defaults)");
+    p.add_option("--convention", "C",
+                 "optimizer formulas: keras (Keras 3), tf_keras_2 (TF 2.0-2.10: RMSprop's epsilon "
+                 "outside the root) or pytorch; keeps the experiment's hyperparameters");
     p.add_option("--lr", "X", "learning rate");
     p.add_option("--seed", "N", "random seed (same seed, same numbers)");
     p.add_option("--max-steps", "N", "stop after N training steps");
@@ -51,10 +54,14 @@ Experiment experiment_from_options(const ArgParser& p) {
     if (p.has("--epochs"))
         e.epochs = static_cast<int>(p.int_value("--epochs", e.epochs, 1, 100000));
     if (p.has("--batch")) e.batch_size = p.int_value("--batch", e.batch_size, 1, 1000000);
+    if (p.has("--convention"))
+        wrap("--convention", [&] {
+            e.optimizer.convention = optimizer_convention_from_name(p.value("--convention"));
+        });
     if (p.has("--optimizer"))
         wrap("--optimizer", [&] {
-            OptimizerConfig fresh =
-                optimizer_defaults(optimizer_type_from_name(p.value("--optimizer")));
+            OptimizerConfig fresh = optimizer_defaults(
+                optimizer_type_from_name(p.value("--optimizer")), e.optimizer.convention);
             if (!p.has("--lr")) fresh.learning_rate = e.optimizer.learning_rate;
             e.optimizer = fresh;
         });

@@ -425,10 +425,15 @@ void add_dropout_and_histogram(Table& t, DType dt) {
 // unscale + one optimizer update + finish_step, as a training step ends. `overflow` puts an inf
 // in the gradient: the update is skipped and the loss scale halves.
 Body step_end_body(DType dt, OptimizerType type, bool overflow, std::int64_t m = 64,
-                   std::int64_t k = 96) {
-    return [dt, type, overflow, m, k](CaseContext& c) {
-        OptimizerConfig config = optimizer_defaults(type);
+                   std::int64_t k = 96, OptimizerConvention convention = OptimizerConvention::Keras,
+                   bool centered_momentum = false) {
+    return [dt, type, overflow, m, k, convention, centered_momentum](CaseContext& c) {
+        OptimizerConfig config = optimizer_defaults(type, convention);
         if (type == OptimizerType::SGD) config.momentum = 0.9;
+        if (centered_momentum) {
+            config.momentum = 0.5;
+            config.centered = true;
+        }
         std::vector<double> g = random_values(m * k, 11, 50.0);
         if (overflow)
             g[static_cast<std::size_t>(m * k / 2)] = std::numeric_limits<double>::infinity();
@@ -482,6 +487,22 @@ void add_step_end(Table& t, DType dt) {
     t.add(std::string("unscale+") + optimizer_type_name(OptimizerType::RMSprop) + "+finish_step",
           dt, "7x13", same, dtype_tolerance(dt),
           step_end_body(dt, OptimizerType::RMSprop, false, 7, 13));
+    // The other conventions' formulas (issue 27), on the fast path and the generic kernel.
+    for (OptimizerConvention convention :
+         {OptimizerConvention::TfKeras2, OptimizerConvention::PyTorch}) {
+        const std::string tag = std::string("[") + optimizer_convention_name(convention) + "]";
+        for (OptimizerType type : {OptimizerType::SGD, OptimizerType::RMSprop, OptimizerType::Adam,
+                                   OptimizerType::AdamW}) {
+            if (convention == OptimizerConvention::TfKeras2 && type == OptimizerType::AdamW)
+                continue; // not in tf.keras 2.x
+            t.add(std::string("unscale+") + optimizer_type_name(type) + tag + "+finish_step", dt,
+                  "64x96", same, dtype_tolerance(dt),
+                  step_end_body(dt, type, false, 64, 96, convention));
+        }
+        t.add(std::string("unscale+rmsprop") + tag + "+finish_step", dt, "7x13 centered, momentum",
+              same, dtype_tolerance(dt),
+              step_end_body(dt, OptimizerType::RMSprop, false, 7, 13, convention, true));
+    }
 }
 
 // Quantised GEMM inputs (issue 18): the input in `dt`, quantised into float32 with its stats (and

@@ -41,6 +41,39 @@ OptimizerType optimizer_type_from_name(std::string_view name) {
                                        "'; valid optimizers: sgd, rmsprop, adam, adamw");
 }
 
+OptimizerConvention optimizer_convention_from_name(std::string_view name) {
+    const std::string key = lower_ascii(name);
+    for (OptimizerConvention c :
+         {OptimizerConvention::Keras, OptimizerConvention::TfKeras2, OptimizerConvention::PyTorch})
+        if (key == optimizer_convention_name(c)) return c;
+    throw Error(ErrorKind::Config, "unknown optimizer convention '" + std::string(name) +
+                                       "'; valid conventions: keras, tf_keras_2, pytorch");
+}
+
+const char* optimizer_convention_name(OptimizerConvention convention) {
+    switch (convention) {
+    case OptimizerConvention::Keras:
+        return "keras";
+    case OptimizerConvention::TfKeras2:
+        return "tf_keras_2";
+    case OptimizerConvention::PyTorch:
+        return "pytorch";
+    }
+    return "?";
+}
+
+const char* optimizer_convention_summary(OptimizerConvention convention) {
+    switch (convention) {
+    case OptimizerConvention::Keras:
+        return "Keras 3 and tf.keras from TF 2.11: RMSprop divides by sqrt(v + epsilon)";
+    case OptimizerConvention::TfKeras2:
+        return "tf.keras in TF 2.0-2.10: RMSprop divides by sqrt(v) + epsilon (the classic lab)";
+    case OptimizerConvention::PyTorch:
+        return "torch.optim: its formulas and defaults, epsilon after the square root";
+    }
+    return "?";
+}
+
 const char* optimizer_type_name(OptimizerType type) {
     switch (type) {
     case OptimizerType::SGD:
@@ -55,11 +88,12 @@ const char* optimizer_type_name(OptimizerType type) {
     return "?";
 }
 
-OptimizerConfig optimizer_defaults(OptimizerType type) {
-    // The struct's initialisers already hold Keras's RMSprop/Adam values; only the
-    // learning rate differs per type (keras.optimizers.SGD defaults to 0.01).
+OptimizerConfig optimizer_defaults(OptimizerType type, OptimizerConvention convention) {
+    // Keras 3 and tf.keras 2.x share their defaults; only the learning rate differs per type
+    // (keras.optimizers.SGD defaults to 0.01).
     OptimizerConfig config;
     config.type = type;
+    config.convention = convention;
     config.learning_rate = type == OptimizerType::SGD ? 0.01 : 0.001;
     config.momentum = 0.0;
     config.nesterov = false;
@@ -69,6 +103,14 @@ OptimizerConfig optimizer_defaults(OptimizerType type) {
     config.beta_2 = 0.999;
     config.epsilon = 1e-7;
     config.weight_decay = 0.004;
+    if (convention == OptimizerConvention::PyTorch) {
+        // torch.optim 2.x: SGD(lr=1e-3), RMSprop(lr=1e-2, alpha=0.99, eps=1e-8),
+        // Adam(lr=1e-3, eps=1e-8), AdamW(lr=1e-3, eps=1e-8, weight_decay=1e-2).
+        config.learning_rate = type == OptimizerType::RMSprop ? 0.01 : 0.001;
+        config.rho = 0.99;
+        config.epsilon = 1e-8;
+        config.weight_decay = 0.01;
+    }
     return config;
 }
 
@@ -109,7 +151,22 @@ const char* optimizer_slot_name(const OptimizerConfig& config, int slot) {
     return "?";
 }
 
+bool rmsprop_epsilon_outside_root(const OptimizerConfig& config) {
+    if (config.type != OptimizerType::RMSprop) return false;
+    return config.convention == OptimizerConvention::PyTorch ||
+           (config.convention == OptimizerConvention::TfKeras2 && config.momentum == 0.0);
+}
+
 void validate_optimizer(const OptimizerConfig& config) {
+    if (config.convention == OptimizerConvention::TfKeras2 && config.type == OptimizerType::AdamW)
+        throw Error(
+            ErrorKind::Config,
+            "optimizer.type adamw is not in tf.keras 2.0-2.10 (it lived in TensorFlow "
+            "Addons); choose sgd, rmsprop or adam, or optimizer.convention keras or pytorch");
+    if (config.convention == OptimizerConvention::PyTorch && config.type == OptimizerType::SGD &&
+        config.nesterov && config.momentum == 0.0)
+        throw Error(ErrorKind::Config, "optimizer.nesterov needs optimizer.momentum > 0 under the "
+                                       "pytorch convention (torch.optim.SGD refuses it)");
     require_positive("learning_rate", config.learning_rate);
     switch (config.type) {
     case OptimizerType::SGD:

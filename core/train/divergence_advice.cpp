@@ -9,6 +9,7 @@
 #include "core/numeric/dtype.h"
 #include "core/numeric/policy.h"
 #include "core/optim/loss_scale.h"
+#include "core/optim/optimizer_config.h"
 
 namespace mantissa {
 
@@ -69,6 +70,11 @@ std::string divergence_advice(const Experiment& e) {
     if (pure_16)
         tries.push_back("mixed_" + std::string(dtype_name(policy.compute)) +
                         " (float32 master weights and optimizer state)");
+    if (pure_16 && rmsprop_epsilon_outside_root(e.optimizer))
+        tries.push_back(std::string("the keras optimizer convention (this run's ") +
+                        optimizer_convention_name(e.optimizer.convention) +
+                        " RMSprop adds epsilon after the square root: a velocity that underflows "
+                        "to 0 leaves the update lr*g/epsilon)");
     if (softmax_in_16_bits(e, policy)) tries.push_back("the final softmax in float32 (its dtype)");
     if (f16 && !pure_16) tries.push_back("mixed_bfloat16 (float32's range in 16 bits)");
     tries.push_back("a lower learning rate (now " + number(e.optimizer.learning_rate) + ")");

@@ -80,13 +80,14 @@ std::vector<std::string> layer_fields(LayerType type) {
 std::vector<std::string> optimizer_fields(OptimizerType type) {
     switch (type) {
     case OptimizerType::SGD:
-        return {"type", "learning_rate", "momentum", "nesterov"};
+        return {"type", "convention", "learning_rate", "momentum", "nesterov"};
     case OptimizerType::RMSprop:
-        return {"type", "learning_rate", "rho", "momentum", "epsilon", "centered"};
+        return {"type", "convention", "learning_rate", "rho", "momentum", "epsilon", "centered"};
     case OptimizerType::Adam:
-        return {"type", "learning_rate", "beta_1", "beta_2", "epsilon"};
+        return {"type", "convention", "learning_rate", "beta_1", "beta_2", "epsilon"};
     case OptimizerType::AdamW:
-        return {"type", "learning_rate", "beta_1", "beta_2", "epsilon", "weight_decay"};
+        return {"type",   "convention", "learning_rate", "beta_1",
+                "beta_2", "epsilon",    "weight_decay"};
     }
     return {};
 }
@@ -201,8 +202,15 @@ OptimizerConfig Reader::read_optimizer(const json& v, const std::string& path) c
     const OptimizerType type =
         named(path + ".type", [&] { return optimizer_type_from_name(type_name); });
     check_fields(v, path, optimizer_fields(type), std::string("for ") + optimizer_type_name(type));
-    // Omitted fields take Keras's defaults for this optimizer (SGD's learning rate is 0.01).
-    OptimizerConfig config = optimizer_defaults(type);
+    OptimizerConvention convention = OptimizerConvention::Keras;
+    if (v.contains("convention")) {
+        const std::string name = string(v["convention"], path + ".convention");
+        convention =
+            named(path + ".convention", [&] { return optimizer_convention_from_name(name); });
+    }
+    // Omitted fields take the convention's defaults for this optimizer (Keras: SGD's learning
+    // rate 0.01; PyTorch: RMSprop's 0.01 with rho (alpha) 0.99, epsilon 1e-8).
+    OptimizerConfig config = optimizer_defaults(type, convention);
     auto num = [&](const char* key, double& out) {
         if (v.contains(key)) out = number(v[key], path + "." + key);
     };
@@ -437,7 +445,11 @@ ojson optimizer_json(const OptimizerConfig& o) {
     for (const std::string& key : optimizer_fields(o.type)) {
         if (key == "type")
             j[key] = optimizer_type_name(o.type);
-        else if (key == "learning_rate")
+        else if (key == "convention") {
+            // Keras is the format's default: files written before conventions read the same.
+            if (o.convention != OptimizerConvention::Keras)
+                j[key] = optimizer_convention_name(o.convention);
+        } else if (key == "learning_rate")
             j[key] = o.learning_rate;
         else if (key == "momentum")
             j[key] = o.momentum;

@@ -141,9 +141,27 @@ ExperimentForm::ExperimentForm(QWidget* parent) : QWidget(parent) {
                                   static_cast<int>(type));
         m_optimizer_type->setItemData(m_optimizer_type->count() - 1, tip, Qt::ToolTipRole);
     }
-    m_optimizer_type->setToolTip(tr("The update rule; switching resets its parameters to Keras's "
-                                    "defaults and keeps the learning rate."));
+    m_optimizer_type->setToolTip(tr("The update rule; switching resets its parameters to the "
+                                    "convention's defaults and keeps the learning rate."));
     m_optimizer_form->addRow(tr("Type"), m_optimizer_type);
+    m_convention = new QComboBox(optimizer);
+    m_convention->setObjectName("convention");
+    for (OptimizerConvention convention :
+         {OptimizerConvention::Keras, OptimizerConvention::TfKeras2,
+          OptimizerConvention::PyTorch}) {
+        m_convention->addItem(QString::fromLatin1(optimizer_convention_name(convention)),
+                              static_cast<int>(convention));
+        m_convention->setItemData(m_convention->count() - 1,
+                                  QString::fromLatin1(optimizer_convention_summary(convention)),
+                                  Qt::ToolTipRole);
+    }
+    m_convention->setToolTip(tr("Whose update formulas: they differ in where epsilon sits, which "
+                                "decides whether pure float16 trains."));
+    m_optimizer_form->addRow(tr("Convention"), m_convention);
+    m_convention_note = new QLabel(optimizer);
+    m_convention_note->setObjectName("convention_note");
+    m_convention_note->setWordWrap(true);
+    m_optimizer_form->addRow(QString(), m_convention_note);
     m_learning_rate = make_double(optimizer, "learning_rate", 0.000001, 10.0, 6, 0.0001,
                                   tr("Step size of each update."));
     m_optimizer_form->addRow(tr("Learning rate"), m_learning_rate);
@@ -267,6 +285,10 @@ ExperimentForm::ExperimentForm(QWidget* parent) : QWidget(parent) {
     });
     connect(m_optimizer_type, &QComboBox::currentIndexChanged, this,
             [this] { on_optimizer_type_changed(); });
+    connect(m_convention, &QComboBox::currentIndexChanged, this, [this] {
+        m_convention_note->setText(m_convention->currentData(Qt::ToolTipRole).toString());
+        notify();
+    });
     for (QDoubleSpinBox* spin :
          {m_loss_initial, m_learning_rate, m_momentum, m_rho, m_beta_1, m_beta_2, m_weight_decay})
         connect(spin, &QDoubleSpinBox::valueChanged, this, [this] { notify(); });
@@ -301,6 +323,8 @@ void ExperimentForm::set_optimizer(const OptimizerConfig& config) {
     m_filling = true;
     m_optimizer = config;
     m_optimizer_type->setCurrentIndex(m_optimizer_type->findData(static_cast<int>(config.type)));
+    m_convention->setCurrentIndex(m_convention->findData(static_cast<int>(config.convention)));
+    m_convention_note->setText(m_convention->currentData(Qt::ToolTipRole).toString());
     m_learning_rate->setValue(config.learning_rate);
     m_momentum->setValue(config.momentum);
     m_nesterov->setChecked(config.nesterov);
@@ -317,7 +341,8 @@ void ExperimentForm::set_optimizer(const OptimizerConfig& config) {
 void ExperimentForm::on_optimizer_type_changed() {
     if (m_filling) return;
     const auto type = static_cast<OptimizerType>(m_optimizer_type->currentData().toInt());
-    OptimizerConfig config = optimizer_defaults(type);
+    OptimizerConfig config = optimizer_defaults(
+        type, static_cast<OptimizerConvention>(m_convention->currentData().toInt()));
     config.learning_rate = m_learning_rate->value();
     set_optimizer(config);
     notify();
@@ -385,6 +410,7 @@ Experiment ExperimentForm::apply_to(Experiment experiment) const {
 
     OptimizerConfig opt = m_optimizer;
     opt.type = static_cast<OptimizerType>(m_optimizer_type->currentData().toInt());
+    opt.convention = static_cast<OptimizerConvention>(m_convention->currentData().toInt());
     opt.learning_rate = m_learning_rate->value();
     opt.momentum = m_momentum->value();
     opt.nesterov = m_nesterov->isChecked();

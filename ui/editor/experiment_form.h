@@ -55,6 +55,8 @@ private:
     QSpinBox* m_growth_interval = nullptr;
     QFormLayout* m_loss_form = nullptr;
     QComboBox* m_optimizer_type = nullptr;
+    QComboBox* m_convention = nullptr;
+    QLabel* m_convention_note = nullptr; // the chosen convention's one line
     QDoubleSpinBox* m_learning_rate = nullptr;
     QDoubleSpinBox* m_momentum = nullptr;
     QCheckBox* m_nesterov = nullptr;

@@ -24,9 +24,12 @@ QString run_summary(const Experiment& e) {
     QString scale = QString::fromLatin1(loss_scale_mode_name(e.loss_scale.mode));
     if (e.loss_scale.mode == LossScaleMode::Fixed || e.loss_scale.mode == LossScaleMode::Dynamic)
         scale += QStringLiteral(" from %1").arg(e.loss_scale.initial, 0, 'g', 8);
+    QString optimizer = QString::fromLatin1(optimizer_type_name(e.optimizer.type));
+    if (e.optimizer.convention != OptimizerConvention::Keras) // "rmsprop (tf_keras_2) 0.001"
+        optimizer += QStringLiteral(" (%1)").arg(
+            QString::fromLatin1(optimizer_convention_name(e.optimizer.convention)));
     QString s = QStringLiteral("%1 · loss scaling %2 · %3 %4 · batch %5")
-                    .arg(QString::fromStdString(e.policy), scale,
-                         QString::fromLatin1(optimizer_type_name(e.optimizer.type)))
+                    .arg(QString::fromStdString(e.policy), scale, optimizer)
                     .arg(e.optimizer.learning_rate, 0, 'g', 4)
                     .arg(e.batch_size);
     s += e.max_steps > 0 ? QStringLiteral(" · %1 steps").arg(e.max_steps)

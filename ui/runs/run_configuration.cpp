@@ -89,6 +89,10 @@ QString configuration_label(const Experiment& e) {
     label += QStringLiteral(" · batch %1 · %2")
                  .arg(e.batch_size)
                  .arg(QString::fromLatin1(optimizer_type_name(e.optimizer.type)));
+    // Another convention's formulas make another configuration (its key holds the optimizer).
+    if (e.optimizer.convention != OptimizerConvention::Keras)
+        label += QStringLiteral(" (%1)").arg(
+            QString::fromLatin1(optimizer_convention_name(e.optimizer.convention)));
     if (e.max_steps > 0)
         label += QStringLiteral(" · %1 steps").arg(e.max_steps);
     else

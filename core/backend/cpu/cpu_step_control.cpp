@@ -95,6 +95,7 @@ void update_chunked(const OptimizerConfig& config, Tensor& param, const Tensor& 
 // Float16/bfloat16 parameters: the same widening, but each chunk goes through update_chunk, which
 // rounds after every operation with the vectorised round_in_place instead of a scalar functor
 // per element (about 5x faster; the bits are update_element's). The rule is built once per tensor.
+// Conventions with other operations than Keras's take update_element per element.
 template <class Round>
 void update_chunked_16bit(const OptimizerConfig& config, Tensor& param, const Tensor& grad,
                           std::span<Tensor* const> slot_tensors, std::size_t n, std::int64_t t,
@@ -115,7 +116,11 @@ void update_chunked_16bit(const OptimizerConfig& config, Tensor& param, const Te
         load(grad, offset, count, g);
         for (std::size_t k = 0; k < slot_tensors.size(); ++k)
             load(*slot_tensors[k], offset, count, slot_ptrs[k]);
-        update_chunk(rule, w, g, slot_ptrs, count, round_array);
+        if (update_chunk_supported(rule))
+            update_chunk(rule, w, g, slot_ptrs, count, round_array);
+        else
+            for (std::size_t i = 0; i < count; ++i)
+                update_element(rule, w[i], g[i], slot_ptrs, i, round);
         store(w, offset, count, param);
         for (std::size_t k = 0; k < slot_tensors.size(); ++k)
             store(slot_ptrs[k], offset, count, *slot_tensors[k]);

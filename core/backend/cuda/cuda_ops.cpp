@@ -74,6 +74,7 @@ cuda::DeviceRule device_rule(const OptimizerConfig& config, Round round) {
     const UpdateRule<T> r = make_update_rule<T>(config, 1, round); // t-free fields only
     cuda::DeviceRule d;
     d.type = r.type;
+    d.convention = r.convention;
     d.has_momentum = r.has_momentum;
     d.nesterov = r.nesterov;
     d.centered = r.centered;
@@ -87,8 +88,15 @@ cuda::DeviceRule device_rule(const OptimizerConfig& config, Round round) {
     d.one_minus_beta_1 = r.one_minus_beta_1;
     d.one_minus_beta_2 = r.one_minus_beta_2;
     d.weight_decay = r.weight_decay;
-    d.beta_1 = rounded_constant<T>(config.beta_1, round);
-    d.beta_2 = rounded_constant<T>(config.beta_2, round);
+    d.decay_factor = r.decay_factor;
+    d.learning_rate = config.learning_rate;
+    if (config.convention == OptimizerConvention::PyTorch) {
+        d.beta_1 = config.beta_1; // torch.optim's bias corrections use the Python floats
+        d.beta_2 = config.beta_2;
+    } else {
+        d.beta_1 = hyperparameter<T>(config, config.beta_1, round);
+        d.beta_2 = hyperparameter<T>(config, config.beta_2, round);
+    }
     return d;
 }
 

@@ -32,6 +32,7 @@ template <class T, class Round>
 __device__ UpdateRule<T> device_rule(const DeviceRule& d, std::int64_t t, Round round) {
     UpdateRule<T> rule;
     rule.type = d.type;
+    rule.convention = d.convention;
     rule.has_momentum = d.has_momentum;
     rule.nesterov = d.nesterov;
     rule.centered = d.centered;
@@ -45,7 +46,12 @@ __device__ UpdateRule<T> device_rule(const DeviceRule& d, std::int64_t t, Round 
     rule.one_minus_beta_1 = static_cast<T>(d.one_minus_beta_1);
     rule.one_minus_beta_2 = static_cast<T>(d.one_minus_beta_2);
     rule.weight_decay = static_cast<T>(d.weight_decay);
-    if (d.type == OptimizerType::Adam || d.type == OptimizerType::AdamW) {
+    rule.decay_factor = static_cast<T>(d.decay_factor);
+    const bool adam = d.type == OptimizerType::Adam || d.type == OptimizerType::AdamW;
+    if (adam && d.convention == OptimizerConvention::PyTorch) {
+        rule.beta_2 = static_cast<T>(d.beta_2);
+        set_pytorch_adam_step(rule, d.learning_rate, d.beta_1, d.beta_2, static_cast<double>(t));
+    } else if (adam) {
         // rounded_constant(t), then the bias correction as make_update_rule computes it. For
         // float the power is taken in double and rounded once (glibc's powf is correctly rounded
         // in practice; CUDA's powf is not).
@@ -66,32 +72,48 @@ __device__ UpdateRule<T> device_rule(const DeviceRule& d, std::int64_t t, Round 
     return rule;
 }
 
-template <class T, class Round>
+// The rule with its slot indices as compile-time constants: RMSprop's momentum is slot 1 and its
+// average gradient slot AverageSlot (1 without momentum, else 2); the other optimizers read slots
+// 0 and 1 only. Constant indices let the compiler keep the per-element slot values in registers
+// (runtime ones put them in local memory: 67 st.local in the fast kernel's PTX before).
+template <int AverageSlot, class T, class Round>
+__device__ UpdateRule<T> rule_with_fixed_slots(const DeviceRule& d, std::int64_t t, Round round) {
+    UpdateRule<T> rule = device_rule<T>(d, t, round);
+    rule.momentum_slot = 1;
+    rule.average_slot = AverageSlot;
+    return rule;
+}
+
+template <int AverageSlot, class T, class Round>
 __global__ void update_kernel(UpdateArgs a, Round round) {
     const StepScalars* s = a.scalars;
     if (a.skip_if_found_inf && s->found_inf != 0) return; // a skipped step writes nothing
-    const UpdateRule<T> rule = device_rule<T>(a.rule, s->iterations + 1, round);
+    const UpdateRule<T> rule =
+        rule_with_fixed_slots<AverageSlot, T>(a.rule, s->iterations + 1, round);
     for (i64 i = blockIdx.x * i64(blockDim.x) + threadIdx.x; i < a.count;
          i += i64(gridDim.x) * blockDim.x) {
         T w = load<T>(a.param, a.param_dtype, i);
         const T g = load<T>(a.grad, a.grad_dtype, i);
         T slot_values[3] = {T(0), T(0), T(0)};
-        for (int k = 0; k < a.slot_count; ++k)
-            slot_values[k] = load<T>(a.slots[k], a.slot_dtype[k], i);
+#pragma unroll
+        for (int k = 0; k < 3; ++k)
+            if (k < a.slot_count) slot_values[k] = load<T>(a.slots[k], a.slot_dtype[k], i);
         T* slot_ptrs[3] = {&slot_values[0], &slot_values[1], &slot_values[2]};
         update_element(rule, w, g, slot_ptrs, 0, round);
         store<T>(a.param, a.param_dtype, i, w);
-        for (int k = 0; k < a.slot_count; ++k)
-            store<T>(a.slots[k], a.slot_dtype[k], i, slot_values[k]);
+#pragma unroll
+        for (int k = 0; k < 3; ++k)
+            if (k < a.slot_count) store<T>(a.slots[k], a.slot_dtype[k], i, slot_values[k]);
     }
 }
 
 // P: the parameter's and every slot's storage type; G: the gradient's.
-template <class P, class G, class Round>
+template <int AverageSlot, class P, class G, class Round>
 __global__ void update_vec_kernel(UpdateArgs a, Round round, i64 vectors) {
     const StepScalars* s = a.scalars;
     if (a.skip_if_found_inf && s->found_inf != 0) return;
-    const UpdateRule<float> rule = device_rule<float>(a.rule, s->iterations + 1, round);
+    const UpdateRule<float> rule =
+        rule_with_fixed_slots<AverageSlot, float>(a.rule, s->iterations + 1, round);
     auto* param = static_cast<P*>(a.param);
     const auto* grad = static_cast<const G*>(a.grad);
     for (i64 v = blockIdx.x * i64(blockDim.x) + threadIdx.x; v < vectors;
@@ -131,7 +153,10 @@ bool launch_vec(const UpdateArgs& a, Round round, cudaStream_t stream) {
         using P = typename decltype(p_tag)::type;
         with_storage(a.grad_dtype, [&](auto g_tag) {
             using G = typename decltype(g_tag)::type;
-            update_vec_kernel<P, G, Round><<<blocks, 256, 0, stream>>>(a, round, vectors);
+            if (a.rule.average_slot == 2)
+                update_vec_kernel<2, P, G, Round><<<blocks, 256, 0, stream>>>(a, round, vectors);
+            else
+                update_vec_kernel<1, P, G, Round><<<blocks, 256, 0, stream>>>(a, round, vectors);
         });
     });
     MANTISSA_CUDA_LAUNCH_CHECK();
@@ -143,7 +168,10 @@ void launch(const UpdateArgs& a, Round round, cudaStream_t stream) {
     if constexpr (sizeof(T) == sizeof(float))
         if (launch_vec(a, round, stream)) return;
     const unsigned blocks = blocks_for(a.count) > 2048 ? 2048 : blocks_for(a.count);
-    update_kernel<T, Round><<<blocks, 256, 0, stream>>>(a, round);
+    if (a.rule.average_slot == 2)
+        update_kernel<2, T, Round><<<blocks, 256, 0, stream>>>(a, round);
+    else
+        update_kernel<1, T, Round><<<blocks, 256, 0, stream>>>(a, round);
     MANTISSA_CUDA_LAUNCH_CHECK();
 }
 

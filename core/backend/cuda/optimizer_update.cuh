@@ -19,11 +19,15 @@ enum class RoundKind : std::uint8_t { None, Float16, BFloat16 };
 // double: every float/float16/bfloat16 constant is exact in double).
 struct DeviceRule {
     OptimizerType type = OptimizerType::SGD;
+    OptimizerConvention convention = OptimizerConvention::Keras;
     bool has_momentum = false, nesterov = false, centered = false;
     int momentum_slot = 0, average_slot = 0;
     double lr = 0, momentum = 0, rho = 0, one_minus_rho = 0, epsilon = 0;
     double one_minus_beta_1 = 0, one_minus_beta_2 = 0, weight_decay = 0;
     double beta_1 = 0, beta_2 = 0; // Adam: alpha = f(t) is computed on the device
+    // pytorch: beta_1, beta_2 above are the config's own doubles, and step_size =
+    // learning_rate / (1 - beta_1^t) is computed on the device from the unrounded learning rate
+    double learning_rate = 0, decay_factor = 0;
 };
 
 struct UpdateArgs {
