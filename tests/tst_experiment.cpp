@@ -84,7 +84,9 @@ Experiment everythingSet() {
     e.model.layers = {conv, pool, flat, drop, dense, act};
     e.policy = "mixed_float16";
     e.loss_scale = {mantissa::LossScaleMode::Fixed, 1024.0, 77, 3.0, 0.5};
-    e.optimizer = mantissa::optimizer_defaults(mantissa::OptimizerType::SGD);
+    // PyTorch's convention: written only when it is not keras.
+    e.optimizer = mantissa::optimizer_defaults(mantissa::OptimizerType::SGD,
+                                               mantissa::OptimizerConvention::PyTorch);
     e.optimizer.learning_rate = 1.0 / 3.0;
     e.optimizer.momentum = 0.95;
     e.optimizer.nesterov = true;
@@ -231,6 +233,14 @@ void TestExperiment::defaults() {
     CHECK_EQ(sgd.optimizer.type, mantissa::OptimizerType::SGD);
     CHECK_EQ(sgd.optimizer.learning_rate, 0.01);
     CHECK_EQ(sgd.optimizer.momentum, 0.0);
+    // ... and the convention's defaults: PyTorch's RMSprop.
+    const Experiment torch = mantissa::experiment_from_json(
+        R"({"model": {"layers": []}, "optimizer": {"type": "rmsprop", "convention": "pytorch"}})",
+        "torch.json");
+    CHECK_EQ(torch.optimizer.convention, mantissa::OptimizerConvention::PyTorch);
+    CHECK_EQ(torch.optimizer.learning_rate, 0.01);
+    CHECK_EQ(torch.optimizer.rho, 0.99);
+    CHECK_EQ(torch.optimizer.epsilon, 1e-8);
 
     // Keras spellings, a scalar kernel, 128.0 as an integer, a missing version meaning 1.
     const Experiment keras = mantissa::experiment_from_json(
@@ -373,6 +383,11 @@ void TestExperiment::badField_data() {
         << "/optimizer/nesterov"
         << "true"
         << "optimizer.nesterov: unknown field; valid fields for rmsprop";
+    new_row("unknown convention")
+        << "/optimizer/convention"
+        << R"("jax")"
+        << "optimizer.convention: unknown optimizer convention 'jax'; valid conventions: keras, "
+           "tf_keras_2, pytorch";
     new_row("unknown optimizer") << "/optimizer/type"
                                  << R"("adagrad")"
                                  << "optimizer.type: unknown optimizer 'adagrad'";

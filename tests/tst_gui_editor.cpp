@@ -10,6 +10,7 @@
 #include <QMouseEvent>
 #include <QProcess>
 #include <QPushButton>
+#include <QScrollArea>
 #include <QSpinBox>
 #include <QTableWidget>
 #include <QTimer>
@@ -384,6 +385,28 @@ private slots:
         QVERIFY(form.findChild<QCheckBox*>("tf32")->isEnabled());
     }
 
+    // The convention (issue 27): its one line shows under the combo; switching brings that
+    // convention's defaults and keeps the learning rate; a file's convention fills the form.
+    void convention_choice_shows_its_formula() {
+        ExperimentForm form;
+        Experiment e = load_experiment(MANTISSA_SOURCE_DIR "/resources/experiments/seed-mlp.json");
+        form.set_experiment(e);
+        auto* convention = form.findChild<QComboBox*>("convention");
+        auto* note = form.findChild<QLabel*>("convention_note");
+        QVERIFY(convention && note);
+        QCOMPARE(convention->currentText(), QString("tf_keras_2"));
+        QVERIFY(note->text().contains("sqrt(v) + epsilon"));
+        QVERIFY(form.apply_to(e).optimizer == e.optimizer); // nothing changed
+        convention->setCurrentIndex(
+            convention->findData(static_cast<int>(OptimizerConvention::PyTorch)));
+        OptimizerConfig expected =
+            optimizer_defaults(OptimizerType::RMSprop, OptimizerConvention::PyTorch);
+        expected.learning_rate = 0.001; // the preset's, kept
+        QVERIFY(form.apply_to(e).optimizer == expected);
+        QCOMPARE(form.findChild<QDoubleSpinBox*>("rho")->value(), 0.99);
+        QVERIFY(note->text().contains("torch.optim"));
+    }
+
     void screenshot() {
         const Experiment e = load_experiment(MANTISSA_SOURCE_DIR "/resources/experiments/cnn.json");
         LayerStackEditor editor;
@@ -391,13 +414,20 @@ private slots:
         editor.set_model(e.model);
         editor.resize(1000, 620);
         editor.show();
-        ExperimentForm form;
-        form.set_experiment(e);
-        form.resize(420, 760);
-        form.show();
+        // As the main window holds it: in a scroll area, here as tall as a 768-pixel screen allows.
+        auto* form = new ExperimentForm;
+        form->set_experiment(e);
+        QScrollArea scroll;
+        scroll.setWidget(form);
+        scroll.setWidgetResizable(true);
+        scroll.resize(420, 600);
+        scroll.show();
         QVERIFY(editor.validation_error().isEmpty());
         QVERIFY(editor.grab().save(QDir::temp().filePath("mantissa_editor.png")));
-        QVERIFY(form.grab().save(QDir::temp().filePath("mantissa_form.png")));
+        QVERIFY(form->grab().save(QDir::temp().filePath("mantissa_form.png")));
+        // Every row at least its own height: the wrapped notes are not squeezed.
+        auto* note = form->findChild<QLabel*>("convention_note");
+        QVERIFY(note->height() >= note->heightForWidth(note->width()));
         ModelSpec broken = e.model;
         broken.layers[5].units = 100;
         broken.layers.insert(broken.layers.begin() + 5, broken.layers[0]); // Conv2D after Flatten

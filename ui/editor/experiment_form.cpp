@@ -156,7 +156,9 @@ ExperimentForm::ExperimentForm(QWidget* parent) : QWidget(parent) {
                                   Qt::ToolTipRole);
     }
     m_convention->setToolTip(tr("Whose update formulas: they differ in where epsilon sits, which "
-                                "decides whether pure float16 trains."));
+                                "decides whether pure float16 trains. Switching resets the "
+                                "parameters to that convention's defaults and keeps the "
+                                "learning rate."));
     m_optimizer_form->addRow(tr("Convention"), m_convention);
     m_convention_note = new QLabel(optimizer);
     m_convention_note->setObjectName("convention_note");
@@ -284,11 +286,10 @@ ExperimentForm::ExperimentForm(QWidget* parent) : QWidget(parent) {
         notify();
     });
     connect(m_optimizer_type, &QComboBox::currentIndexChanged, this,
-            [this] { on_optimizer_type_changed(); });
-    connect(m_convention, &QComboBox::currentIndexChanged, this, [this] {
-        m_convention_note->setText(m_convention->currentData(Qt::ToolTipRole).toString());
-        notify();
-    });
+            [this] { reset_optimizer_to_defaults(); });
+    // Another convention brings its own defaults (as another type does); the rate stays.
+    connect(m_convention, &QComboBox::currentIndexChanged, this,
+            [this] { reset_optimizer_to_defaults(); });
     for (QDoubleSpinBox* spin :
          {m_loss_initial, m_learning_rate, m_momentum, m_rho, m_beta_1, m_beta_2, m_weight_decay})
         connect(spin, &QDoubleSpinBox::valueChanged, this, [this] { notify(); });
@@ -338,7 +339,7 @@ void ExperimentForm::set_optimizer(const OptimizerConfig& config) {
     update_visibility();
 }
 
-void ExperimentForm::on_optimizer_type_changed() {
+void ExperimentForm::reset_optimizer_to_defaults() {
     if (m_filling) return;
     const auto type = static_cast<OptimizerType>(m_optimizer_type->currentData().toInt());
     OptimizerConfig config = optimizer_defaults(

@@ -38,7 +38,7 @@ signals:
 private:
     void set_loss_scale(const LossScaleConfig& config);
     void set_optimizer(const OptimizerConfig& config);
-    void on_optimizer_type_changed();
+    void reset_optimizer_to_defaults();
     void update_visibility();
     void notify();
 
