@@ -371,6 +371,10 @@ public:
         b = a;
         b.tf32 = true;
         CHECK(!(a == b));
+        b = a;
+        b.fast_bf16 = true;
+        CHECK(!(a == b));
+        CHECK(GemmKeyHash{}(a) != GemmKeyHash{}(b));
     }
 
     // gemm_key reads shapes as the CPU engine does and keeps TF32 only for float32 operands.
@@ -389,6 +393,15 @@ public:
         CHECK(!k.tf32);
         x.dtype = w.dtype = y.dtype = DType::Float32;
         CHECK(gemm_key(args, true).tf32);
+        // MX operands: bfloat16 tensor cores for float32 A and B only.
+        CHECK(!gemm_key(args, false).fast_bf16);
+        args.exact_in_bfloat16 = true;
+        CHECK(gemm_key(args, false).fast_bf16);
+        CHECK(
+            contains(gemm_choice_text(gemm_key(args, false), gemm_fusion(gemm_key(args, false)), 7),
+                     "bfloat16 tensor cores"));
+        x.dtype = w.dtype = DType::BFloat16;
+        CHECK(!gemm_key(args, false).fast_bf16); // already 16-bit: nothing to convert
     }
 
     void cudnn_padding_data() {

@@ -21,6 +21,7 @@
 #include "core/numeric/element_format.h"
 #include "core/numeric/hadamard.h"
 #include "core/numeric/hadamard_math.h"
+#include "core/numeric/half.h"
 #include "core/numeric/policy.h"
 #include "core/numeric/tensor_quant.h"
 #include "core/plan/compile.h"
@@ -92,6 +93,28 @@ std::unique_ptr<Plan> mlp2_plan(Backend& be, const Policy& policy, std::int64_t 
     plan->initialize(be, 7);
     return plan;
 }
+
+// Runs every op on the CPU engine and notes, for each GEMM, whether the plan said its operands
+// hold bfloat16 values only (GemmArgs::exact_in_bfloat16) and whether they do.
+class GemmFlagRecorder final : public ForwardingBackend {
+public:
+    using ForwardingBackend::ForwardingBackend;
+    bool supports_fake_quantize() const override { return true; }
+    void fake_quantize(const FakeQuantArgs& a) override { m_inner.fake_quantize(a); }
+    void gemm(const GemmArgs& args) override {
+        flags.push_back(args.exact_in_bfloat16);
+        bool exact = args.a->dtype == DType::Float32 && args.b->dtype == DType::Float32;
+        for (const Tensor* t : {args.a, args.b}) {
+            std::vector<float> v(static_cast<std::size_t>(t->numel()));
+            m_inner.download(*t, v.data());
+            for (float x : v)
+                exact = exact && bfloat16_bits_to_float(float_to_bfloat16_bits(x)) == x;
+        }
+        operands_exact.push_back(exact);
+        m_inner.gemm(args);
+    }
+    std::vector<bool> flags, operands_exact;
+};
 
 PlanStep& layer_step(Plan& plan, const std::string& layer, const std::string& prefix) {
     for (PlanStep& s : plan.steps)
@@ -589,6 +612,48 @@ public:
                  std::int64_t(nv ? 3 * 32 : 2 * 32));
     }
 
+    // MX copies hold bfloat16 values only (an E8M0 power of two times an element of at most 4
+    // significant bits), so the plan marks their GEMMs exact_in_bfloat16 and the CUDA engine
+    // multiplies them on bfloat16 tensor cores (issue 26); NVFP4's float32 tensor scale and
+    // per-tensor FP8's scale make values of up to 24 bits, which stay on float32 GEMMs.
+    void mxGemmOperandsAreBfloat16Exact_data() {
+        add_column<std::string>("policy");
+        add_column<bool>("exact");
+        new_row("mxfp8_e4m3") << "mxfp8_e4m3" << true;
+        new_row("mxfp8_e5m2") << "mxfp8_e5m2" << true;
+        new_row("mxfp6_e3m2") << "mxfp6_e3m2" << true;
+        new_row("mxfp4") << "mxfp4" << true;
+        new_row("nvfp4") << "nvfp4" << false;
+        new_row("mixed_float8 (fake quantisation)") << "mixed_float8" << false;
+    }
+    void mxGemmOperandsAreBfloat16Exact() {
+        FETCH(std::string, policy);
+        FETCH(bool, exact);
+        CpuBackend cpu;
+        GemmFlagRecorder be(cpu);
+        const Policy p = policy_from_name(policy);
+        const Model* model = nullptr;
+        auto plan = mlp2_plan(be, p, 64, 48, 10, 40, &model);
+        // Every quantise step and GEMM in plan order on a spread of magnitudes: the forward
+        // steps from an input, then the backward GEMMs and quantisations on what they hold.
+        std::vector<float> x = grid_input(40, 64);
+        for (std::size_t i = 0; i < x.size(); ++i) x[i] *= std::ldexp(1.0f, int(i % 13) - 6);
+        be.upload(x.data(), plan->tensor(plan->input));
+        RunContext ctx;
+        ctx.step = 1;
+        for (PlanStep& s : plan->steps)
+            if (s.op.rfind("quantize", 0) == 0 || s.op.find("gemm") != std::string::npos)
+                s.run(be, ctx);
+        CHECK_EQ(be.flags.size(), std::size_t{5}); // 2 forward, dW twice, dX once
+        for (std::size_t i = 0; i < be.flags.size(); ++i) {
+            CHECK_MSG(be.flags[i] == exact, "GEMM " + std::to_string(i));
+            if (exact) CHECK_MSG(be.operands_exact[i], "GEMM " + std::to_string(i) + " operands");
+        }
+        // (NVFP4's and FP8's copies may happen to be exact for some data, e.g. a power-of-two
+        // amax; only a format's guarantee lets the engine rely on it.)
+        CHECK(!decodes_exactly_in_bfloat16(p.quant->activation) == !exact);
+    }
+
     void hadamardMatchesSylvesterReference() {
         // nvfp4 with recipe.hadamard: the column-wise X and dZ copies are (1/4) H16 · diag(s)
         // applied down the batch in runs of 16 (40 rows padded with zeros to 48), then cast in
@@ -937,11 +1002,11 @@ public:
     }
 };
 
-MANTISSA_TEST_MAIN(TestQuantTrain, policiesCarryTheirRecipes, recipeReadsAndRoundTrips,
-                   badRecipesNameTheField, planQuantisesEveryDenseInput, paddingIsNamedAndCounted,
-                   forwardMatchesBlockReference, columnwiseCopiesMatchBlockReference,
-                   hadamardMatchesSylvesterReference, hadamardNeedsAnEngineThatHasIt,
-                   hadamardPreservesTheProduct, hadamardRunMatchesRows,
-                   perTensorFp8MatchesTheFormula, delayedScalingLagsASpike,
+MANTISSA_TEST_MAIN(TestQuantTrain, mxGemmOperandsAreBfloat16Exact, policiesCarryTheirRecipes,
+                   recipeReadsAndRoundTrips, badRecipesNameTheField, planQuantisesEveryDenseInput,
+                   paddingIsNamedAndCounted, forwardMatchesBlockReference,
+                   columnwiseCopiesMatchBlockReference, hadamardMatchesSylvesterReference,
+                   hadamardNeedsAnEngineThatHasIt, hadamardPreservesTheProduct,
+                   hadamardRunMatchesRows, perTensorFp8MatchesTheFormula, delayedScalingLagsASpike,
                    trainingRunsUnderEveryQuantisedPolicy, initializeResetsDelayedScaling,
                    quantRecordIsWrittenAsJsonl)

@@ -52,6 +52,10 @@ struct GemmArgs {
     // rounding to C (float32 or bfloat16). Rules: core/backend/fp8_gemm.h.
     const Tensor* a_scale = nullptr;
     const Tensor* b_scale = nullptr;
+    // A and B (float32) hold only bfloat16 values (MX formats' decoded copies; the plan knows):
+    // an engine may multiply them in bfloat16 with float32 accumulation, which gives the same
+    // products, so only the summation order can differ from a float32 GEMM. Engines may ignore it.
+    bool exact_in_bfloat16 = false;
 };
 
 // NHWC activations, HWIO filters (Keras layout). Padding is explicit (Keras "valid"/"same").

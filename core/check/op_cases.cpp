@@ -11,6 +11,7 @@
 #include "core/backend/histogram.h"
 #include "core/error.h"
 #include "core/numeric/convert.h"
+#include "core/numeric/half.h"
 #include "core/numeric/tensor_quant.h"
 
 namespace mantissa {
@@ -200,6 +201,24 @@ void add_gemm(Table& t, DType dt) {
             return std::vector<Twin*>{&dx};
         });
     }
+    // MX policies' GEMMs (issue 26): operands that hold bfloat16 values only, flagged so, which
+    // the CUDA engine multiplies on bfloat16 tensor cores when they are stored as float32.
+    t.add("gemm+bias+relu (operands exact in bfloat16)", dt, "64x96x40", [dt](CaseContext& c) {
+        const auto bf16_values = [](std::vector<double> v) {
+            for (double& x : v)
+                x = bfloat16_bits_to_float(float_to_bfloat16_bits(static_cast<float>(x)));
+            return v;
+        };
+        Twin& x = c.make("x", dt, {64, 96}, bf16_values(random_values(64 * 96, 31, 1.0)));
+        Twin& w = c.make("w", dt, {96, 40}, bf16_values(random_values(96 * 40, 32, 0.2)));
+        Twin& b = c.make("bias", dt, {40}, random_values(40, 33, 0.5));
+        Twin& y = c.make("y", dt, {64, 40});
+        GemmArgs g;
+        g.epilogue = Activation::Relu;
+        g.exact_in_bfloat16 = true;
+        run_gemm(c, g, x, w, y, &b, nullptr);
+        return std::vector<Twin*>{&y};
+    });
     // A NaN in x makes its row of x·W NaN before the ReLU: it must stay NaN (x < 0 ? 0 : x), as
     // it does unfused (cuBLASLt's RELU epilogue may map it to 0).
     t.add("gemm+bias+relu", dt, "16x24x8 (NaN, -0 in x)", [dt](CaseContext& c) {

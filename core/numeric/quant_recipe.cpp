@@ -218,4 +218,11 @@ double quant_bits_per_element(const QuantSpec& s) {
     return bits + per_block / (static_cast<double>(s.block_rows) * s.block_cols);
 }
 
+bool decodes_exactly_in_bfloat16(const QuantSpec& spec) {
+    if (spec.scaling != QuantScaling::Block) return false;
+    const BlockFormatSpec& format = block_format_spec(spec.block.format);
+    // E8M0 scales are powers of two; every MX element format has at most 4 significant bits.
+    return format.scale == ElementFormat::E8M0 && !format.tensor_scale;
+}
+
 } // namespace mantissa

@@ -46,6 +46,13 @@ struct QuantSpec {
     bool operator==(const QuantSpec&) const = default;
 };
 
+// Whether every value a quantise-and-decode of `spec` produces is a bfloat16 value: MX block
+// formats (an element of at most 4 significant bits times an E8M0 power of two), for every block
+// whose scale is at least 2^-119 (below it, decoded values under 2^-126 can fall between
+// bfloat16's subnormals). NVFP4's float32 tensor scale and per-tensor FP8's float32 scale give
+// values of up to 24 bits.
+bool decodes_exactly_in_bfloat16(const QuantSpec& spec);
+
 struct QuantRecipe {
     std::string name; // "delayed", "current", "block", "mxfp8_e4m3", ..., "nvfp4"
     // The row-wise copies: blocks along the reduction dimension of the forward GEMM (X, W) and of

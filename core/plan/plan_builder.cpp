@@ -40,6 +40,7 @@ TensorId PlanBuilder::add_tensor(const std::string& name, DType dtype, const Sha
     m_spec.alias_of.push_back(kNoTensor);
     m_grad.push_back(kNoTensor);
     m_master_of.push_back(kNoTensor);
+    m_exact_bf16.push_back(false);
     return static_cast<TensorId>(m_spec.tensors.size() - 1);
 }
 
@@ -150,6 +151,10 @@ PlanBuilder::ParamRef PlanBuilder::add_param(const std::string& name, const Shap
     return ref;
 }
 
+bool PlanBuilder::exact_in_bfloat16(TensorId id) const {
+    return id != kNoTensor && m_exact_bf16[static_cast<std::size_t>(id)];
+}
+
 TensorId PlanBuilder::quantize_input(TensorId source, QuantRole role, TensorId rowwise,
                                      const QuantView& view) {
     if (!m_policy.quant) return source;
@@ -188,6 +193,7 @@ TensorId PlanBuilder::quantize_input(TensorId source, QuantRole role, TensorId r
     }
     const std::string name = src.name + (columnwise ? ":q colwise" : ":q");
     const TensorId out = add_tensor(name, DType::Float32, shape, category);
+    m_exact_bf16[static_cast<std::size_t>(out)] = decodes_exactly_in_bfloat16(spec);
     q.tensor = m_spec.tensor(out).name;
     // Scales, counted in the memory the way a real kernel stores them: one per block, edge
     // blocks padded (784 columns in blocks of 32 are 25 blocks, 800 elements' worth).

@@ -72,6 +72,9 @@ public:
     // `view` lays the blocks on another 2-D view than (first dimension, the rest).
     TensorId quantize_input(TensorId source, QuantRole role, TensorId rowwise = kNoTensor,
                             const QuantView& view = {});
+    // Whether `id` is a quantised copy whose every value is a bfloat16 value (MX formats:
+    // decodes_exactly_in_bfloat16): a GEMM reading two such copies may multiply in bfloat16.
+    bool exact_in_bfloat16(TensorId id) const;
 
     // Per-tensor FP8 recipes on FP8 GEMMs (CompileOptions::fp8_gemm): whether a GEMM of these
     // sizes runs on float8 codes in this layer (its policy per-tensor FP8, every size a
@@ -113,6 +116,7 @@ private:
     std::string m_layer;
     std::vector<TensorId> m_grad;      // tensor id -> gradient id
     std::vector<TensorId> m_master_of; // compute-dtype weight copy -> its float32 master
+    std::vector<bool> m_exact_bf16;    // tensor id -> a quantised copy exact in bfloat16
     std::vector<StepSpec> m_forward;
     std::vector<BackwardBlock> m_blocks;
 };

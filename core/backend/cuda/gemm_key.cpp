@@ -29,7 +29,7 @@ std::size_t GemmKeyHash::operator()(const GemmKey& key) const {
                   (std::size_t(key.has_bias) << 2) | (std::size_t(key.has_pre) << 3) |
                   (std::size_t(key.accumulate) << 4) | (std::size_t(key.tf32) << 5) |
                   (std::size_t(key.allow_lt_epilogue) << 6) |
-                  (std::size_t(key.propagate_nan) << 7));
+                  (std::size_t(key.propagate_nan) << 7) | (std::size_t(key.fast_bf16) << 8));
     mix(seed, static_cast<std::size_t>(key.ab_dtype) | (std::size_t(key.c_dtype) << 8) |
                   (std::size_t(key.bias_dtype) << 16) | (std::size_t(key.pre_dtype) << 24) |
                   (std::size_t(key.epilogue) << 32) | (std::size_t(key.b_dtype) << 40));
@@ -55,6 +55,8 @@ GemmKey gemm_key(const GemmArgs& args, bool tf32, bool propagate_nan) {
     if (args.pre_activation) key.pre_dtype = args.pre_activation->dtype;
     key.accumulate = args.accumulate;
     key.tf32 = tf32 && a.dtype == DType::Float32;
+    key.fast_bf16 =
+        args.exact_in_bfloat16 && a.dtype == DType::Float32 && b.dtype == DType::Float32;
     key.propagate_nan = propagate_nan;
     return key;
 }
@@ -175,6 +177,7 @@ std::string gemm_choice_text(const GemmKey& key, const GemmFusion& fusion, int a
     std::string text = "cublasLt epilogue " +
                        std::string(lt_epilogue_enum_name(fusion.lt_epilogue)) + " algo " +
                        std::to_string(algo_id);
+    if (key.fast_bf16) text += " (bfloat16 tensor cores: MX operands)";
     if (fusion.kernel_epilogue) {
         text += std::string(" + kernel epilogue ") + activation_name(key.epilogue);
         if (key.has_bias) text += "+bias";

@@ -24,6 +24,9 @@ struct GemmKey {
     DType pre_dtype = DType::Float32;
     bool accumulate = false;
     bool tf32 = false;
+    // float32 A and B holding bfloat16 values only (GemmArgs::exact_in_bfloat16): cuBLASLt's
+    // CUBLAS_COMPUTE_32F_FAST_16BF multiplies them on bfloat16 tensor cores, exactly.
+    bool fast_bf16 = false;
     bool allow_lt_epilogue = true; // false: the retry after cuBLASLt found no fused algorithm
     // NaN must reach C as the CPU engine's ReLU (x < 0 ? 0 : x) leaves it: no cuBLASLt RELU.
     bool propagate_nan = true;

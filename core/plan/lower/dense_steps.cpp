@@ -39,6 +39,7 @@ TensorId dense_steps(PlanBuilder& b, const Dense& layer, TensorId input, bool fu
         TensorId a = kNoTensor, b = kNoTensor;
         bool transpose_a = false, transpose_b = false;
         TensorId a_scale = kNoTensor, b_scale = kNoTensor;
+        bool exact_in_bfloat16 = false; // both are MX copies (GemmArgs::exact_in_bfloat16)
     };
     Operands fwd, dw, dx_ops;
     const bool fp8 = b.fp8_gemm({batch, in, units});
@@ -60,6 +61,7 @@ TensorId dense_steps(PlanBuilder& b, const Dense& layer, TensorId input, bool fu
         const TensorId wq_col =
             needs_dx ? b.quantize_input(kernel.value, QuantRole::Weight, wq) : wq;
         fwd = {xq, wq};
+        fwd.exact_in_bfloat16 = b.exact_in_bfloat16(xq) && b.exact_in_bfloat16(wq);
         dw = {xq_col, kNoTensor, true, false};
         dx_ops = {kNoTensor, wq_col, false, true};
     }
@@ -72,6 +74,7 @@ TensorId dense_steps(PlanBuilder& b, const Dense& layer, TensorId input, bool fu
         g.transpose_b = o.transpose_b;
         g.a_scale = t.ptr(o.a_scale);
         g.b_scale = t.ptr(o.b_scale);
+        g.exact_in_bfloat16 = o.exact_in_bfloat16;
         return g;
     };
 
@@ -158,6 +161,8 @@ TensorId dense_steps(PlanBuilder& b, const Dense& layer, TensorId input, bool fu
         const TensorId dzq = b.quantize_input(dz_id, QuantRole::Gradient);
         dw.b = b.quantize_input(dz_id, QuantRole::Gradient, dzq);
         dx_ops.a = dzq;
+        dw.exact_in_bfloat16 = b.exact_in_bfloat16(dw.a) && b.exact_in_bfloat16(dw.b);
+        dx_ops.exact_in_bfloat16 = b.exact_in_bfloat16(dx_ops.a) && b.exact_in_bfloat16(dx_ops.b);
     }
     const std::string prefix = fp8 ? "fp8 " : "";
     StepSpec sw;
