@@ -1,5 +1,6 @@
 // The gradient histogram chart, offscreen: after a short training in the main window it shows
 // bars and the float16 fractions; the unscaled view moves the bars by exactly log2(loss scale).
+#include <QSlider>
 #include <QTest>
 
 #include "core/backend/histogram.h"
@@ -82,6 +83,32 @@ private slots:
         QCOMPARE(chart.shown_run(), 1);
         chart.remove_run(1);
         QCOMPARE(chart.shown_run(), 2);
+    }
+
+    // A lesson pins the step its text reads (issue 28: lesson 3 says "at step 1", the tab showed
+    // step 276): every run shows it, also as new histograms arrive, until the slider moves.
+    void lessonPinsTheStepItsTextReads() {
+        GradientHistogramChart chart;
+        chart.pin_step(1);
+        chart.add_histograms(1, "no scaling", Qt::red,
+                             {histogram_at(-3, 1.0, 1), histogram_at(-30, 1.0, 26)});
+        QCOMPARE(chart.shown_histogram()->step, std::int64_t{1});
+        chart.add_histograms(1, "no scaling", Qt::red, {histogram_at(-30, 1.0, 51)});
+        QCOMPARE(chart.shown_histogram()->step, std::int64_t{1}); // still the lesson's step
+        chart.pin_step(30);                                       // the last one at or before it
+        QCOMPARE(chart.shown_histogram()->step, std::int64_t{26});
+        chart.add_histograms(2, "scaled", Qt::blue,
+                             {histogram_at(-3, 1.0, 1), histogram_at(-3, 1.0, 26)});
+        QCOMPARE(chart.shown_run(), 2);
+        QCOMPARE(chart.shown_histogram()->step, std::int64_t{26});
+        auto* slider = chart.findChild<QSlider*>();
+        QVERIFY(slider);
+        slider->setValue(0); // the user's choice unpins
+        QCOMPARE(chart.shown_histogram()->step, std::int64_t{1});
+        chart.add_histograms(2, "scaled", Qt::blue, {histogram_at(-3, 1.0, 51)});
+        QCOMPARE(chart.shown_histogram()->step, std::int64_t{1}); // stays where the user put it
+        chart.pin_step(0); // leaving the lesson: the newest again
+        QCOMPARE(chart.shown_histogram()->step, std::int64_t{51});
     }
 
     void chartShowsBarsAndFractionsAfterTraining() {

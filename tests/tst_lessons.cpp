@@ -19,6 +19,7 @@
 #include "core/train/trainer.h"
 #include "tests/unit/error_of.h"
 #include "tests/unit/files.h"
+#include "tests/unit/under_asan.h"
 #include "tests/unit/unit_test.h"
 
 using namespace mantissa;
@@ -208,6 +209,10 @@ public:
                              [](const Lesson& a, const Lesson& b) { return a.id < b.id; }));
         CHECK(lesson("05-speed-and-memory").needs_gpu);
         CHECK(!lesson("02-pure-float16-fails").needs_gpu);
+        // The Gradients tab opens at the step the text reads.
+        CHECK_EQ(lesson("03-loss-scaling").histogram_step, std::int64_t{1});
+        CHECK_EQ(lesson("01-float16-range").histogram_step, std::int64_t{51});
+        CHECK_EQ(lesson("02-pure-float16-fails").histogram_step, std::int64_t{0});
     }
 
     void setMergesIntoThePreset() {
@@ -268,6 +273,9 @@ public:
                                             R"({"label": "a", "file": "mlp-small.json"},
                        {"label": "a", "file": "cnn.json"})")
                                     << "bad.json: experiments[1].label: \"a\" labels two runs";
+        new_row("histogram_step 0")
+            << with(R"("title": "t")", R"("title": "t", "histogram_step": 0)")
+            << "bad.json: histogram_step: expected a training step (an integer >= 1), got 0";
         new_row("needs_gpu as text")
             << with(R"("title": "t")", R"("title": "t", "needs_gpu": "yes")")
             << "bad.json: needs_gpu: expected true or false";
@@ -600,7 +608,7 @@ public:
     // RMSprop. Five runs of 4 steps at batch 8192 on a 20-million-parameter model take minutes
     // under AddressSanitizer; the same engine paths run in the lessons above.
     void lesson9_classicLab() {
-#if defined(__SANITIZE_ADDRESS__)
+#if MANTISSA_UNDER_ASAN
         SKIP_TEST("the classic lab's five seed-mlp runs are too slow under AddressSanitizer");
 #else
         const std::string id = "09-classic-lab";

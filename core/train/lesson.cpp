@@ -94,7 +94,8 @@ Lesson lesson_from_json(const std::string& text, const std::string& source, cons
         throw Error(ErrorKind::Config,
                     source + ": expected a JSON object at the top level, got " + json_kind(root));
     r.check_fields(root, "",
-                   {"format_version", "title", "text", "experiments", "look_at", "needs_gpu"});
+                   {"format_version", "title", "text", "experiments", "look_at", "needs_gpu",
+                    "histogram_step"});
     if (root.contains("format_version")) {
         const json& v = root["format_version"];
         if (!v.is_number_integer() || v.get<std::int64_t>() < 1)
@@ -117,6 +118,13 @@ Lesson lesson_from_json(const std::string& text, const std::string& source, cons
         if (!root["needs_gpu"].is_boolean())
             r.fail("needs_gpu", "expected true or false, got " + json_kind(root["needs_gpu"]));
         lesson.needs_gpu = root["needs_gpu"].get<bool>();
+    }
+    if (root.contains("histogram_step")) {
+        const json& v = root["histogram_step"];
+        if (!v.is_number_integer() || v.get<std::int64_t>() < 1)
+            r.fail("histogram_step", "expected a training step (an integer >= 1), got " +
+                                         (v.is_number() ? v.dump() : json_kind(v)));
+        lesson.histogram_step = v.get<std::int64_t>();
     }
     const json& experiments = root["experiments"];
     if (!experiments.is_array() || experiments.empty())

@@ -24,6 +24,9 @@ struct Lesson {
     std::vector<LessonExperiment> experiments; // one, or several to compare
     std::vector<std::string> look_at;          // what to watch, one point each
     bool needs_gpu = false; // its point shows only on a GPU (it still runs on a CPU)
+    // The training step whose gradient histograms the text reads ("measured at step 1"): the
+    // Gradients tab shows it instead of the newest while the lesson is open (0: the newest).
+    std::int64_t histogram_step = 0;
 };
 
 // Returns the JSON text of a preset experiment named in a lesson ("mlp-small.json");

@@ -107,6 +107,7 @@ GradientHistogramChart::GradientHistogramChart(QWidget* parent) : QWidget(parent
     connect(m_unscaled, &QCheckBox::toggled, this, [this] { refresh(); });
     connect(m_step, &QSlider::valueChanged, this, [this](int value) {
         m_follow_latest = value == m_step->maximum();
+        m_pinned_step = 0; // the user's choice from now on
         refresh();
     });
     rebuild_selectors();
@@ -167,6 +168,13 @@ void GradientHistogramChart::set_unscaled(bool unscaled) {
     m_unscaled->setChecked(unscaled);
 }
 
+void GradientHistogramChart::pin_step(std::int64_t step) {
+    m_pinned_step = step;
+    m_follow_latest = step <= 0;
+    rebuild_selectors();
+    refresh();
+}
+
 void GradientHistogramChart::rebuild_selectors() {
     const QSignalBlocker b1(m_run_box), b2(m_layer_box), b3(m_step);
     m_run_box->clear();
@@ -186,7 +194,13 @@ void GradientHistogramChart::rebuild_selectors() {
     const int count = it == m_runs.constEnd() ? 0 : static_cast<int>(it->history.size());
     const int old = m_step->value();
     m_step->setRange(0, std::max(0, count - 1));
-    m_step->setValue(m_follow_latest ? m_step->maximum() : std::min(old, m_step->maximum()));
+    int value = m_follow_latest ? m_step->maximum() : std::min(old, m_step->maximum());
+    if (m_pinned_step > 0 && count > 0) { // the last histogram at or before the lesson's step
+        value = 0;
+        for (int i = 0; i < count; ++i)
+            if (it->history[i].step <= m_pinned_step) value = i;
+    }
+    m_step->setValue(value);
     m_step->setEnabled(count > 1);
 }
 

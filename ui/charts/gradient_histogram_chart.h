@@ -36,6 +36,9 @@ public:
     void set_layer(const QString& layer); // empty: all layers
     void set_weights(bool weights);       // false: activation gradients
     void set_unscaled(bool unscaled);
+    // Shows the histogram of training step `step` (or the last one before it) of whichever run is
+    // shown, as new ones arrive, until the user moves the step slider; 0 follows the newest.
+    void pin_step(std::int64_t step);
     int shown_run() const { return m_run_id; }
     int bar_count() const;              // bins with at least one value, zeros and inf included
     QString fractions_text() const;     // the printed fractions, as plain text
@@ -64,7 +67,8 @@ private:
     QLabel* m_step_label = nullptr;
     QLabel* m_fractions = nullptr;
     HistogramCanvas* m_canvas = nullptr;
-    bool m_follow_latest = true; // the step slider sits at the newest histogram
+    bool m_follow_latest = true;    // the step slider sits at the newest histogram
+    std::int64_t m_pinned_step = 0; // a lesson's step (pin_step); 0: none
 };
 
 } // namespace mantissa::ui

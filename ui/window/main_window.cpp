@@ -253,6 +253,7 @@ void MainWindow::build_lessons(bool gpu) {
     connect(m_lesson_focus, &LessonFocus::changed, this, [this](bool active) {
         m_lessons->set_focused(active);
         m_charts->fit_to_visible();
+        if (!active) m_charts->histogram_chart()->pin_step(0); // the newest again
     });
     connect(m_lessons, &LessonsPanel::back_requested, m_lesson_focus, &LessonFocus::leave);
     connect(dock, &QDockWidget::visibilityChanged, this, [this, dock](bool visible) {
@@ -262,6 +263,7 @@ void MainWindow::build_lessons(bool gpu) {
         if (!adopt_lesson(lesson)) return;
         m_lesson_focus->enter(lesson);
         m_charts->fit_to_visible();
+        m_charts->histogram_chart()->pin_step(lesson.histogram_step); // the step its text reads
         log("opened lesson " + QString::fromStdString(lesson.id));
     });
     connect(m_lessons, &LessonsPanel::run_requested, this, [this](const Lesson& lesson) {
@@ -277,6 +279,7 @@ void MainWindow::build_lessons(bool gpu) {
         m_banner->hide();
         m_lesson_focus->enter(lesson);
         m_charts->fit_to_visible();
+        m_charts->histogram_chart()->pin_step(lesson.histogram_step);
         m_compare->start(runs);
         update_actions();
     });

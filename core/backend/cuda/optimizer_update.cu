@@ -75,7 +75,7 @@ __device__ UpdateRule<T> device_rule(const DeviceRule& d, std::int64_t t, Round 
 // The rule with its slot indices as compile-time constants: RMSprop's momentum is slot 1 and its
 // average gradient slot AverageSlot (1 without momentum, else 2); the other optimizers read slots
 // 0 and 1 only. Constant indices let the compiler keep the per-element slot values in registers
-// (runtime ones put them in local memory: 67 st.local in the fast kernel's PTX before).
+// (runtime ones put them in local memory: this file's sm_90 PTX had 2228 st.local, now none).
 template <int AverageSlot, class T, class Round>
 __device__ UpdateRule<T> rule_with_fixed_slots(const DeviceRule& d, std::int64_t t, Round round) {
     UpdateRule<T> rule = device_rule<T>(d, t, round);
