@@ -49,4 +49,25 @@ struct Run {
     }
 };
 
+// A reference's slot arrays in the engine's slot order (optimizer_config.cpp): `m` the SGD or
+// RMSprop momentum or Adam's m, `v` RMSprop's velocity or Adam's v, `a` the average gradient.
+inline std::vector<std::vector<double>> slots_in_engine_order(const OptimizerConfig& c,
+                                                              const std::vector<double>& m,
+                                                              const std::vector<double>& v,
+                                                              const std::vector<double>& a) {
+    switch (c.type) {
+    case OptimizerType::SGD:
+        if (c.momentum != 0) return {m};
+        return {};
+    case OptimizerType::RMSprop: {
+        std::vector<std::vector<double>> out{v};
+        if (c.momentum > 0) out.push_back(m);
+        if (c.centered) out.push_back(a);
+        return out;
+    }
+    default:
+        return {m, v};
+    }
+}
+
 } // namespace mantissa::test

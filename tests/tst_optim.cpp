@@ -78,19 +78,7 @@ struct Reference {
     }
     // The reference's slots in the engine's slot order.
     std::vector<std::vector<double>> slot_values() const {
-        switch (c.type) {
-        case OptimizerType::SGD:
-            if (c.momentum != 0) return {m};
-            return {};
-        case OptimizerType::RMSprop: {
-            std::vector<std::vector<double>> out{v};
-            if (c.momentum > 0) out.push_back(m);
-            if (c.centered) out.push_back(a);
-            return out;
-        }
-        default:
-            return {m, v};
-        }
+        return mantissa::test::slots_in_engine_order(c, m, v, a);
     }
 };
 

@@ -135,6 +135,15 @@ T rounded_constant(double value, Round round) {
     }
 }
 
+// RMSprop's flags and slot indices (optimizer_config.cpp's order), the same in every convention.
+template <class T>
+void set_rmsprop_layout(UpdateRule<T>& rule, const OptimizerConfig& config) {
+    rule.has_momentum = config.momentum > 0.0;
+    rule.centered = config.centered;
+    rule.momentum_slot = 1;
+    rule.average_slot = rule.has_momentum ? 2 : 1;
+}
+
 // The pytorch convention's constants: a Python float reaching a torch kernel becomes the op's
 // math type (float32 for 16-bit and float32 tensors, double for float64), never the 16-bit dtype.
 template <class T>
@@ -151,10 +160,7 @@ UpdateRule<T> make_pytorch_rule(const OptimizerConfig& config, std::int64_t t) {
     case OptimizerType::SGD:
         break;
     case OptimizerType::RMSprop:
-        rule.has_momentum = config.momentum > 0.0;
-        rule.centered = config.centered;
-        rule.momentum_slot = 1;
-        rule.average_slot = rule.has_momentum ? 2 : 1;
+        set_rmsprop_layout(rule, config);
         rule.rho = static_cast<T>(config.rho);
         rule.one_minus_rho = static_cast<T>(1.0 - config.rho);
         break;
@@ -209,10 +215,7 @@ UpdateRule<T> make_update_rule(const OptimizerConfig& config, std::int64_t t, Ro
         rule.momentum = hyper(config.momentum);
         break;
     case OptimizerType::RMSprop:
-        rule.has_momentum = config.momentum > 0.0;
-        rule.centered = config.centered;
-        rule.momentum_slot = 1;
-        rule.average_slot = rule.has_momentum ? 2 : 1;
+        set_rmsprop_layout(rule, config);
         rule.momentum = hyper(config.momentum);
         rule.rho = hyper(config.rho);
         rule.one_minus_rho = one_minus(config.rho);
