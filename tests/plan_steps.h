@@ -7,6 +7,7 @@
 
 #include "core/backend/backend.h"
 #include "core/error.h"
+#include "core/numeric/convert.h"
 #include "core/plan/plan.h"
 
 namespace mantissa::test {
@@ -17,10 +18,17 @@ inline const Tensor& find_tensor(const Plan& plan, const std::string& name) {
     throw Error(ErrorKind::Internal, "no tensor " + name);
 }
 
-// A float32 tensor's values.
+// A tensor's values as float32 (a float32 tensor's bytes, or a bfloat16 copy's values widened).
 inline std::vector<float> download(Backend& be, const Tensor& t) {
-    std::vector<float> out(static_cast<std::size_t>(t.numel()));
-    be.download(t, out.data());
+    const auto n = static_cast<std::size_t>(t.numel());
+    std::vector<float> out(n);
+    if (t.dtype == DType::Float32) {
+        be.download(t, out.data());
+        return out;
+    }
+    std::vector<unsigned char> raw(t.bytes());
+    be.download(t, raw.data());
+    convert_to_float(raw.data(), t.dtype, out.data(), n);
     return out;
 }
 

@@ -103,8 +103,11 @@ public:
     void fake_quantize(const FakeQuantArgs& a) override { m_inner.fake_quantize(a); }
     void gemm(const GemmArgs& args) override {
         flags.push_back(args.exact_in_bfloat16);
+        bfloat16_operands.push_back(args.a->dtype == DType::BFloat16 &&
+                                    args.b->dtype == DType::BFloat16);
         bool exact = args.a->dtype == DType::Float32 && args.b->dtype == DType::Float32;
         for (const Tensor* t : {args.a, args.b}) {
+            if (!exact) break;
             std::vector<float> v(static_cast<std::size_t>(t->numel()));
             m_inner.download(*t, v.data());
             for (float x : v)
@@ -113,7 +116,7 @@ public:
         operands_exact.push_back(exact);
         m_inner.gemm(args);
     }
-    std::vector<bool> flags, operands_exact;
+    std::vector<bool> flags, operands_exact, bfloat16_operands;
 };
 
 PlanStep& layer_step(Plan& plan, const std::string& layer, const std::string& prefix) {
@@ -613,9 +616,12 @@ public:
     }
 
     // MX copies hold bfloat16 values only (an E8M0 power of two times an element of at most 4
-    // significant bits), so the plan marks their GEMMs exact_in_bfloat16 and the CUDA engine
-    // multiplies them on bfloat16 tensor cores (issue 26); NVFP4's float32 tensor scale and
-    // per-tensor FP8's scale make values of up to 24 bits, which stay on float32 GEMMs.
+    // significant bits), so a Dense layer computing in bfloat16 stores them in bfloat16 and its
+    // GEMMs read bfloat16 operands, as mixed_bfloat16's do (issue 26: tensor cores at half the
+    // bytes). The same copies in float32 (the Dense layers of a float32-compute policy) hold the
+    // same values: the plan marks their GEMMs exact_in_bfloat16, and the CUDA engine multiplies
+    // them in bfloat16. NVFP4's float32 tensor scale and per-tensor FP8's scale make values of up
+    // to 24 bits, which stay float32.
     void mxGemmOperandsAreBfloat16Exact_data() {
         add_column<std::string>("policy");
         add_column<bool>("exact");
@@ -647,7 +653,24 @@ public:
         CHECK_EQ(be.flags.size(), std::size_t{5}); // 2 forward, dW twice, dX once
         for (std::size_t i = 0; i < be.flags.size(); ++i) {
             CHECK_MSG(be.flags[i] == exact, "GEMM " + std::to_string(i));
-            if (exact) CHECK_MSG(be.operands_exact[i], "GEMM " + std::to_string(i) + " operands");
+            CHECK_MSG(be.bfloat16_operands[i] == exact, "GEMM " + std::to_string(i) + " dtypes");
+        }
+        // The same policy computing in float32: float32 copies holding bfloat16 values.
+        Policy wide = p;
+        wide.compute = DType::Float32;
+        GemmFlagRecorder be32(cpu);
+        auto plan32 = mlp2_plan(be32, wide, 64, 48, 10, 40, &model);
+        be32.upload(x.data(), plan32->tensor(plan32->input));
+        for (PlanStep& s : plan32->steps)
+            if (s.op.rfind("quantize", 0) == 0 || s.op.find("gemm") != std::string::npos)
+                s.run(be32, ctx);
+        CHECK_EQ(be32.flags.size(), std::size_t{5});
+        for (std::size_t i = 0; i < be32.flags.size(); ++i) {
+            CHECK_MSG(be32.flags[i] == exact, "float32 compute, GEMM " + std::to_string(i));
+            CHECK_MSG(!be32.bfloat16_operands[i], "float32 compute, GEMM " + std::to_string(i));
+            if (exact)
+                CHECK_MSG(be32.operands_exact[i],
+                          "float32 compute, GEMM " + std::to_string(i) + " operands");
         }
         // (NVFP4's and FP8's copies may happen to be exact for some data, e.g. a power-of-two
         // amax; only a format's guarantee lets the engine rely on it.)

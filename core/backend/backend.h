@@ -84,11 +84,12 @@ struct SoftmaxXentArgs {
 };
 
 // Fake quantisation of a GEMM / convolution input (issue 18, the frontier policies): dst (float32,
-// src's shape, or more rows under spec->hadamard: src's rows, then zeros to a multiple of 16) =
-// src quantised under `spec` over its 2-D view and decoded back, exactly as
-// core/numeric/tensor_quant does. `state` (float32, quant_state_floats(spec); delayed scaling's
-// amax history) persists across steps; with `record` (training) the history is updated and
-// `stats` (float64 x kQuantStatsValues: amax, scale, clipped, zeros, count, blocks) written.
+// or bfloat16 where quant_copy_dtype_ok allows it (MX formats), src's shape, or more rows under
+// spec->hadamard: src's rows, then zeros to a multiple of 16) = src quantised under `spec` over its
+// 2-D view and decoded back, exactly as core/numeric/tensor_quant does. `state` (float32,
+// quant_state_floats(spec); delayed scaling's amax history) persists across steps; with `record`
+// (training) the history is updated and `stats` (float64 x kQuantStatsValues: amax, scale, clipped,
+// zeros, count, blocks) written.
 inline constexpr int kQuantStatsValues = 6;
 struct FakeQuantArgs {
     const QuantSpec* spec = nullptr;

@@ -538,6 +538,7 @@ struct QuantCase {
     // > 0: the tensor is stored as {view_split, rows / view_split, cols} and quantised on the
     // rows x cols view FakeQuantArgs::rows names (a convolution's N·H·W x C).
     std::int64_t view_split = 0;
+    DType copy = DType::Float32; // the copy's dtype: bfloat16 for a Dense layer's MX copies
 };
 
 // NVFP4's random Hadamard transform (recipe.hadamard) on a dW input's column-wise copy: 16x1
@@ -602,6 +603,20 @@ void add_fake_quantize(Table& t, DType dt) {
     }
     cases.push_back({"mxfp8_e4m3 32x1 floor",
                      block_spec(BlockFormat::MxFp8E4M3, ScaleRule::Floor, 32, 1), 40, 12});
+    // Copies in bfloat16 (PlanBuilder::bfloat16_quant_copies): along rows with partial blocks, a
+    // NaN and an all-zero block; down columns with a partial block; mxfp4 with stochastic
+    // rounding (a path quantising in float32, then narrowing).
+    for (BlockFormat f : {BlockFormat::MxFp8E4M3, BlockFormat::MxFp8E5M2, BlockFormat::MxFp4}) {
+        const std::string name(block_format_name(f));
+        cases.push_back({name + " 1x32 floor (NaN, zero block), bfloat16 copy",
+                         block_spec(f, ScaleRule::Floor, 1, 32), 7, 80, true, 1, 0,
+                         DType::BFloat16});
+        cases.push_back({name + " 32x1 ceil, bfloat16 copy", block_spec(f, ScaleRule::Ceil, 32, 1),
+                         40, 12, false, 1, 0, DType::BFloat16});
+    }
+    cases.push_back({"mxfp4 1x32 stochastic seed 1234, bfloat16 copy",
+                     block_spec(BlockFormat::MxFp4, ScaleRule::Floor, 1, 32, true), 7, 80, false, 1,
+                     0, DType::BFloat16});
     cases.push_back(
         {"mxfp8_e4m3 8x8 ceil", block_spec(BlockFormat::MxFp8E4M3, ScaleRule::Ceil, 8, 8)});
     cases.push_back({"mxfp4 1x32 stochastic seed 1234",
@@ -638,7 +653,7 @@ void add_fake_quantize(Table& t, DType dt) {
             // Under the Hadamard transform the output's rows are padded to a multiple of 16.
             const Shape out_shape =
                 q.spec.hadamard ? Shape{(q.rows + 15) / 16 * 16, q.cols} : shape;
-            Twin& y = c.make("y", DType::Float32, out_shape);
+            Twin& y = c.make("y", q.copy, out_shape);
             Twin& stats = c.make("stats", DType::Float64, {kQuantStatsValues});
             const auto state_floats = static_cast<std::int64_t>(quant_state_floats(q.spec));
             Twin* state = state_floats ? &c.make("state", DType::Float32, {state_floats}) : nullptr;

@@ -225,4 +225,9 @@ bool decodes_exactly_in_bfloat16(const QuantSpec& spec) {
     return format.scale == ElementFormat::E8M0 && !format.tensor_scale;
 }
 
+bool quant_copy_dtype_ok(const QuantSpec& spec, DType dtype) {
+    return dtype == DType::Float32 ||
+           (dtype == DType::BFloat16 && decodes_exactly_in_bfloat16(spec) && !spec.hadamard);
+}
+
 } // namespace mantissa

@@ -9,6 +9,7 @@
 #include <string_view>
 
 #include "core/numeric/block_quant.h"
+#include "core/numeric/dtype.h"
 #include "core/numeric/element_format.h"
 
 namespace mantissa {
@@ -52,6 +53,13 @@ struct QuantSpec {
 // bfloat16's subnormals). NVFP4's float32 tensor scale and per-tensor FP8's float32 scale give
 // values of up to 24 bits.
 bool decodes_exactly_in_bfloat16(const QuantSpec& spec);
+
+// The dtypes a quantised-and-decoded copy under `spec` may be stored in (FakeQuantArgs::dst):
+// float32 always; bfloat16 where the decoded values are bfloat16 values
+// (decodes_exactly_in_bfloat16) and no Hadamard transform mixes them, as the plan stores a Dense
+// layer's MX copies for bfloat16 GEMMs. The narrowing is exact but for blocks whose scale is below
+// 2^-119, whose values under 2^-126 round to bfloat16's subnormals on every engine alike.
+bool quant_copy_dtype_ok(const QuantSpec& spec, DType dtype);
 
 struct QuantRecipe {
     std::string name; // "delayed", "current", "block", "mxfp8_e4m3", ..., "nvfp4"

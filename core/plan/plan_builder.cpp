@@ -6,6 +6,7 @@
 #include <optional>
 
 #include "core/error.h"
+#include "core/numeric/quant_recipe.h"
 #include "core/numeric/tensor_quant.h"
 #include "core/optim/optimizer_config.h"
 #include "core/plan/plan.h" // RunContext: what the bound quantise step reads
@@ -155,6 +156,16 @@ bool PlanBuilder::exact_in_bfloat16(TensorId id) const {
     return id != kNoTensor && m_exact_bf16[static_cast<std::size_t>(id)];
 }
 
+bool PlanBuilder::bfloat16_quant_copies() const {
+    if (!m_policy.quant || m_policy.compute != DType::BFloat16) return false;
+    for (QuantRole role : {QuantRole::Activation, QuantRole::Weight, QuantRole::Gradient}) {
+        if (!quant_copy_dtype_ok(m_policy.quant->spec(role), DType::BFloat16)) return false;
+        const std::optional<QuantSpec> col = m_policy.quant->columnwise(role);
+        if (col && !quant_copy_dtype_ok(*col, DType::BFloat16)) return false;
+    }
+    return true;
+}
+
 TensorId PlanBuilder::quantize_input(TensorId source, QuantRole role, TensorId rowwise,
                                      const QuantView& view) {
     if (!m_policy.quant) return source;
@@ -192,7 +203,10 @@ TensorId PlanBuilder::quantize_input(TensorId source, QuantRole role, TensorId r
                   " with zeros for the transform";
     }
     const std::string name = src.name + (columnwise ? ":q colwise" : ":q");
-    const TensorId out = add_tensor(name, DType::Float32, shape, category);
+    // A convolution's copies (a view) stay float32: its kernels take float32 operands.
+    const DType copy_dtype =
+        view.rows == 0 && bfloat16_quant_copies() ? DType::BFloat16 : DType::Float32;
+    const TensorId out = add_tensor(name, copy_dtype, shape, category);
     m_exact_bf16[static_cast<std::size_t>(out)] = decodes_exactly_in_bfloat16(spec);
     q.tensor = m_spec.tensor(out).name;
     // Scales, counted in the memory the way a real kernel stores them: one per block, edge

@@ -75,6 +75,12 @@ public:
     // Whether `id` is a quantised copy whose every value is a bfloat16 value (MX formats:
     // decodes_exactly_in_bfloat16): a GEMM reading two such copies may multiply in bfloat16.
     bool exact_in_bfloat16(TensorId id) const;
+    // Whether this layer's quantised copies on its own 2-D view are stored in bfloat16 rather
+    // than float32: the layer computes in bfloat16 and every copy its recipe makes (each role,
+    // row- and column-wise) is one quant_copy_dtype_ok allows in bfloat16 (MX formats). Its
+    // GEMMs then read bfloat16 operands as mixed_bfloat16's do, with the same products and
+    // float32 sums, at half the bytes (issue 26: Hopper has no MX tensor cores).
+    bool bfloat16_quant_copies() const;
 
     // Per-tensor FP8 recipes on FP8 GEMMs (CompileOptions::fp8_gemm): whether a GEMM of these
     // sizes runs on float8 codes in this layer (its policy per-tensor FP8, every size a

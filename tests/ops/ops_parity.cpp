@@ -75,9 +75,11 @@ void table_is_complete() {
             quant.insert(c.geometry);
             CHECK_MSG(c.tolerance == 0.0 && c.float64_tolerance == 0.0, describe(c).c_str());
         }
-    CHECK(quant.size() == 25);
+    CHECK(quant.size() == 32);
     for (const char* g :
          {"7x80 mxfp8_e4m3 1x32 floor (NaN, zero block)",
+          "7x80 mxfp4 1x32 floor (NaN, zero block), bfloat16 copy",
+          "40x12 mxfp8_e5m2 32x1 ceil, bfloat16 copy",
           "7x80 mxfp6_e2m3 1x32 ceil (NaN, zero block)", "7x80 nvfp4 16x16",
           "7x80 mxfp4 1x32 stochastic seed 1234", "7x80 per-tensor delayed float8_e4m3, 2 steps"})
         CHECK_MSG(quant.count(g) == 1, g);
@@ -216,14 +218,25 @@ void quant_cases_clip_flush_and_count() {
     CHECK(stats["40x12 nvfp4 16x1 stochastic, hadamard seed 77, 40->48"][5] == 3 * 12);
 }
 
-// A quantiser that rounds one value of each call to the next float32 (an off-by-one in a kernel's
-// rounding) fails every fake_quantize case (but the all-NaN one) and nothing else.
+// A quantiser that rounds one value of each call to the next value of the copy's dtype (an
+// off-by-one in a kernel's rounding) fails every fake_quantize case (but the all-NaN one) and
+// nothing else.
 class OffByOneQuantiser final : public ForwardingBackend {
 public:
     using ForwardingBackend::ForwardingBackend;
     bool supports_fake_quantize() const override { return true; }
     void fake_quantize(const FakeQuantArgs& args) override {
         m_inner.fake_quantize(args);
+        if (args.dst->dtype == DType::BFloat16) {
+            std::vector<std::uint16_t> v(static_cast<std::size_t>(args.dst->numel()));
+            m_inner.download(*args.dst, v.data());
+            // Toward +infinity: one step up in magnitude when positive, down when negative.
+            v[1] = v[1] == 0x8000u
+                       ? std::uint16_t{1}
+                       : static_cast<std::uint16_t>(v[1] & 0x8000u ? v[1] - 1 : v[1] + 1);
+            m_inner.upload(v.data(), *args.dst);
+            return;
+        }
         std::vector<float> v(static_cast<std::size_t>(args.dst->numel()));
         m_inner.download(*args.dst, v.data());
         v[1] = std::nextafter(v[1], 1e30f);
@@ -250,7 +263,7 @@ void checker_catches_a_wrong_quantiser() {
             other_fails += r.ok() ? 0 : 1;
         }
     }
-    CHECK(quant_cases == 100); // 25 cases x 4 dtypes
+    CHECK(quant_cases == 128); // 32 cases x 4 dtypes
     CHECK(quant_as_expected == quant_cases);
     CHECK(other_fails == 0);
 }

@@ -1,5 +1,6 @@
 // The quantise steps of the frontier policies on the CPU: widen the input to float32 in the
-// output, then core/numeric/tensor_quant in place, so the engine is bit-exact with the numerics;
+// output (or in a float32 buffer, narrowed after, for a bfloat16 MX copy), then
+// core/numeric/tensor_quant in place, so the engine is bit-exact with the numerics;
 // and per-tensor FP8 into codes for the FP8 GEMM (quantize_fp8), with the same arithmetic.
 #include <algorithm>
 #include <string>
@@ -8,6 +9,7 @@
 #include "core/backend/cpu/cpu_backend.h"
 #include "core/backend/cpu/cpu_kernels.h"
 #include "core/backend/fp8_gemm.h"
+#include "core/numeric/quant_recipe.h"
 #include "core/numeric/tensor_quant.h"
 
 namespace mantissa {
@@ -34,10 +36,10 @@ void CpuBackend::fake_quantize(const FakeQuantArgs& a) {
     cpu::require_floating(src, "fake_quantize");
     // Under the Hadamard transform the output may have extra (zero) rows: a multiple of 16.
     const bool padded = a.spec->hadamard && dst.rows() > src.rows();
-    cpu::require(dst.dtype == DType::Float32 && dst.cols() == src.cols() &&
+    cpu::require(quant_copy_dtype_ok(*a.spec, dst.dtype) && dst.cols() == src.cols() &&
                      (dst.rows() == src.rows() || padded),
-                 "fake_quantize: output " + cpu::describe(dst) + " must be float32 like " +
-                     cpu::describe(src));
+                 "fake_quantize: output " + cpu::describe(dst) +
+                     " must be float32 (bfloat16 for MX) like " + cpu::describe(src));
     cpu::require(a.stats->dtype == DType::Float64 && a.stats->numel() == kQuantStatsValues,
                  "fake_quantize: stats " + cpu::describe(*a.stats) + " must be float64 (6)");
     const std::size_t state_floats = quant_state_floats(*a.spec);
@@ -49,8 +51,16 @@ void CpuBackend::fake_quantize(const FakeQuantArgs& a) {
     cpu::require(rows > 0 && dst.numel() % rows == 0, "fake_quantize: " + std::to_string(rows) +
                                                           " rows do not divide " +
                                                           cpu::describe(dst));
-    auto* data = static_cast<float*>(dst.data);
-    Tensor head = dst; // the rows src fills; the padding rows are zero
+    // A bfloat16 copy (MX) is quantised in float32, then narrowed: exactly (quant_copy_dtype_ok).
+    const bool narrow = dst.dtype != DType::Float32;
+    std::vector<float> wide_values(narrow ? static_cast<std::size_t>(dst.numel()) : 0);
+    Tensor wide = dst;
+    if (narrow) {
+        wide.dtype = DType::Float32;
+        wide.data = wide_values.data();
+    }
+    auto* data = static_cast<float*>(wide.data);
+    Tensor head = wide; // the rows src fills; the padding rows are zero
     head.shape = src.shape;
     cast(src, head); // exact: every stored float dtype but float64 widens exactly
     std::fill(data + src.numel(), data + dst.numel(), 0.0f);
@@ -60,6 +70,7 @@ void CpuBackend::fake_quantize(const FakeQuantArgs& a) {
     const QuantTensorStats s = fake_quantize_tensor({data, n}, static_cast<std::size_t>(rows),
                                                     static_cast<std::size_t>(dst.numel() / rows),
                                                     *a.spec, state, a.step, a.record);
+    if (narrow) cast(wide, dst);
     if (!a.record) return;
     write_stats(s, *a.stats);
 }

@@ -1,8 +1,9 @@
-// CudaBackend::fake_quantize: the CPU engine's checks (cpu_quantize.cpp), the input widened to
-// float32 in the output by the engine's cast (zero rows after it when NVFP4's Hadamard transform
-// pads the batch), the transform (hadamard.cu) where the spec asks for it, then the quantise
-// kernels (fake_quantize.cu) in place, with the spec resolved once here into the plain values
-// the kernels take.
+// CudaBackend::fake_quantize: the CPU engine's checks (cpu_quantize.cpp); one-dimensional blocks
+// in one kernel from the source into the copy (launch_fake_quantize_lines); otherwise the input
+// widened to float32 in the output by the engine's cast (zero rows after it when NVFP4's Hadamard
+// transform pads the batch), the transform (hadamard.cu) where the spec asks for it, then the
+// quantise kernels (fake_quantize.cu) in place, with the spec resolved once here into the plain
+// values the kernels take.
 #include <algorithm>
 #include <array>
 #include <string>
@@ -17,6 +18,7 @@
 #include "core/error.h"
 #include "core/numeric/hadamard.h"
 #include "core/numeric/quant_math.h"
+#include "core/numeric/quant_recipe.h"
 #include "core/numeric/tensor_quant.h"
 
 namespace mantissa {
@@ -64,9 +66,10 @@ void CudaBackend::fake_quantize(const FakeQuantArgs& a) {
             "fake_quantize: tensor " + describe(src) + " must have a floating dtype");
     // Under the Hadamard transform the output may have extra (zero) rows: a multiple of 16.
     const bool padded = a.spec->hadamard && dst.rows() > src.rows();
-    require(dst.dtype == DType::Float32 && dst.cols() == src.cols() &&
+    require(quant_copy_dtype_ok(*a.spec, dst.dtype) && dst.cols() == src.cols() &&
                 (dst.rows() == src.rows() || padded),
-            "fake_quantize: output " + describe(dst) + " must be float32 like " + describe(src));
+            "fake_quantize: output " + describe(dst) + " must be float32 (bfloat16 for MX) like " +
+                describe(src));
     require(a.stats->dtype == DType::Float64 && a.stats->numel() == kQuantStatsValues,
             "fake_quantize: stats " + describe(*a.stats) + " must be float64 (6)");
     const std::size_t state_floats = quant_state_floats(*a.spec);
@@ -83,6 +86,33 @@ void CudaBackend::fake_quantize(const FakeQuantArgs& a) {
             "fake_quantize: the Hadamard transform needs rows in multiples of 16, got " +
                 std::to_string(rows) + " (the plan pads the batch)");
     const cuda::DeviceQuant q = device_quant(*a.spec, a.step);
+    auto* stats = static_cast<double*>(a.stats->data);
+    // One-dimensional blocks without a transform: one kernel from the source into the copy.
+    if (!a.spec->hadamard && cuda::fake_quantize_lines_apply(q, src.dtype, dst.dtype)) {
+        cuda::launch_fake_quantize_lines(src.data, src.dtype, dst.data, dst.dtype, rows,
+                                         dst.numel() / rows, q, stats, a.record,
+                                         m_impl->quant_scratch, m_impl->stream);
+        return;
+    }
+    if (dst.dtype != DType::Float32) {
+        // A bfloat16 copy the fused path does not take (stochastic rounding, two-dimensional
+        // blocks, a float16 source): quantised in a float32 buffer from the stream-ordered pool,
+        // then narrowed, exactly (quant_copy_dtype_ok).
+        Tensor wide = dst;
+        wide.dtype = DType::Float32;
+        MANTISSA_CUDA_CHECK(cudaMallocAsync(&wide.data, wide.bytes(), m_impl->stream));
+        FakeQuantArgs inner = a;
+        inner.dst = &wide;
+        try {
+            fake_quantize(inner);
+            cast(wide, dst);
+        } catch (...) {
+            cudaFreeAsync(wide.data, m_impl->stream);
+            throw;
+        }
+        MANTISSA_CUDA_CHECK(cudaFreeAsync(wide.data, m_impl->stream));
+        return;
+    }
     Tensor head = dst; // the rows src fills; the padding rows are zero
     head.shape = src.shape;
     cast(src, head); // exact: every stored float dtype but float64 widens exactly
@@ -97,9 +127,8 @@ void CudaBackend::fake_quantize(const FakeQuantArgs& a) {
         cuda::launch_random_hadamard_rows(data, rows, dst.numel() / rows, signs, m_impl->stream);
     }
     cuda::launch_fake_quantize(data, rows, dst.numel() / rows, q,
-                               state_floats ? static_cast<float*>(a.state->data) : nullptr,
-                               static_cast<double*>(a.stats->data), a.record, m_impl->quant_scratch,
-                               m_impl->stream);
+                               state_floats ? static_cast<float*>(a.state->data) : nullptr, stats,
+                               a.record, m_impl->quant_scratch, m_impl->stream);
 }
 
 void CudaBackend::quantize_fp8(const Fp8QuantArgs& a) {

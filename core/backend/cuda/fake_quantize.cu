@@ -19,6 +19,7 @@
 // which writes each code row-major and transposed in one pass, then finish_kernel.
 // Clipped and flushed counts are integer atomics, so they are exact in any order.
 #include <string>
+#include <type_traits>
 
 #include <cuda_fp8.h>
 
@@ -328,6 +329,123 @@ __global__ void block_kernel(float* data, i64 rows, i64 cols, DeviceQuant q, Scr
     add_block_totals(totals, s);
 }
 
+// One block of a one-dimensional block shape (1 x len along a row, or len x 1 down a column,
+// len <= 32) per thread, read straight from the source tensor and written into the copy, which
+// may be bfloat16 when every decoded value is a bfloat16 value (MX: decodes_exactly_in_bfloat16).
+// Issue 26: block_kernel's one warp per block spent its time on per-block work (a 64-bit division,
+// five shuffles, the scale in float64) shared by 32 elements, and its column blocks read one
+// element per row of the tile; here the per-block work is one thread's, a column block's threads
+// read adjacent columns, and a row block with aligned full rows moves in 16-byte loads. The
+// values, scales and counts are block_kernel's, element for element (the same paths below), and
+// the tensor's amax is this kernel's maximum (MX needs no amax pass before it; NVFP4's tensor
+// scale does, so its amax pass runs first and this maximum only repeats it).
+constexpr int kLineBlockMax = 32;
+constexpr unsigned kLineThreads = 128;
+
+template <class TS, class TD, ElementFormat F, BlockPath kPath, bool kColumn>
+__global__ void line_block_kernel(const TS* src, TD* dst, i64 rows, i64 cols, int len, bool vec,
+                                  DeviceQuant q, Scratch* s) {
+    const float global =
+        kPath == BlockPath::kNvfp4 ? qm::nvfp4_global_scale(amax_of_bits(s->amax_bits)) : 1.0f;
+    // A block's coordinates: (row block y, column x) down columns, (row y, column block x) along
+    // rows; y from the grid's second dimension, so nothing divides.
+    const i64 units_x = kColumn ? cols : (cols + len - 1) / len;
+    const i64 units_y = kColumn ? (rows + len - 1) / len : rows;
+    BlockTotals totals;
+    for (i64 y = blockIdx.y; y < units_y; y += gridDim.y) {
+        for (i64 x = blockIdx.x * i64(blockDim.x) + threadIdx.x; x < units_x;
+             x += i64(gridDim.x) * blockDim.x) {
+            const i64 first = kColumn ? y * len * cols + x : y * cols + x * len;
+            const i64 stride = kColumn ? cols : 1;
+            const i64 left = kColumn ? rows - y * len : cols - x * len;
+            const int n = left < len ? static_cast<int>(left) : len;
+            const bool wide = vec && n == len;
+            float v[kLineBlockMax];
+            if (wide) {
+#pragma unroll
+                for (int k = 0; k < kLineBlockMax / kVec; ++k)
+                    if (k * kVec < n) load8(src + first, k, v + k * kVec);
+            } else {
+#pragma unroll
+                for (int j = 0; j < kLineBlockMax; ++j)
+                    if (j < n) v[j] = to_float(src[first + j * stride]);
+            }
+            unsigned m = 0;
+#pragma unroll
+            for (int j = 0; j < kLineBlockMax; ++j)
+                if (j < n) m = abs_bits(v[j]) > m ? abs_bits(v[j]) : m;
+            totals.amax_bits = m > totals.amax_bits ? m : totals.amax_bits;
+            const double amax = amax_of_bits(m);
+            double scale, eff; // the block's scale, and the whole factor a code is multiplied by
+            if (kPath == BlockPath::kNvfp4) {
+                scale =
+                    decode_element(qm::nvfp4_scale_code(amax, global), ElementFormat::Float8E4M3);
+                eff = scale * static_cast<double>(global); // 4 x 24 bits: exact
+            } else {
+                scale = decode_element(qm::mx_scale_code(amax, F, q.ceil), ElementFormat::E8M0);
+                eff = scale;
+            }
+            if (kPath == BlockPath::kMx && !qm::is_nan(eff)) { // block_kernel's kMx path
+                const auto inv = static_cast<float>(1.0 / eff);
+                const auto eff_f = static_cast<float>(eff);
+                const double limit = q.max_elem * eff;
+#pragma unroll
+                for (int j = 0; j < kLineBlockMax; ++j) {
+                    if (j >= n) continue;
+                    const float r = element_codec::round_to_element<F>(v[j] * inv);
+                    totals.clipped += qm::abs_of(static_cast<double>(v[j])) > limit ? 1 : 0;
+                    totals.zeros += (v[j] != 0 && r == 0) ? 1 : 0;
+                    v[j] = r * eff_f;
+                }
+            } else if (kPath == BlockPath::kNvfp4 && !qm::is_nan(eff) && eff != 0) {
+                float T[7], D[8]; // block_kernel's kNvfp4 path
+#pragma unroll
+                for (int j = 0; j < 7; ++j)
+                    T[j] = qm::float_threshold(
+                        (e2m1_magnitude(j) + e2m1_magnitude(j + 1)) / 2 * eff, (j & 1) != 0);
+#pragma unroll
+                for (int j = 0; j < 8; ++j) D[j] = static_cast<float>(e2m1_magnitude(j) * eff);
+                const float clip = qm::float_threshold(q.max_elem * eff, false);
+#pragma unroll
+                for (int j = 0; j < kLineBlockMax; ++j) {
+                    if (j >= n) continue;
+                    const float a = __uint_as_float(abs_bits(v[j]));
+                    float o = D[0];
+#pragma unroll
+                    for (int k = 0; k < 7; ++k) o = a > T[k] ? D[k + 1] : o;
+                    totals.clipped += a > clip ? 1 : 0;
+                    totals.zeros += (a != 0 && !(a > T[0])) ? 1 : 0;
+                    v[j] = with_sign_of(o, v[j]);
+                }
+            } else { // a NaN scale, or NVFP4's all-zero block: quant_math per element
+#pragma unroll
+                for (int j = 0; j < kLineBlockMax; ++j) {
+                    if (j >= n) continue;
+                    const qm::ElementResult r =
+                        qm::quantize_element(static_cast<double>(v[j]), eff, q.element, q.max_elem,
+                                             false, q.tensor_scale, 0u);
+                    v[j] = static_cast<float>(r.decoded);
+                    totals.clipped += r.clipped ? 1 : 0;
+                    totals.zeros += r.zero ? 1 : 0;
+                }
+            }
+            const auto bits = static_cast<unsigned long long>(
+                __double_as_longlong(kPath == BlockPath::kNvfp4 ? eff : scale));
+            totals.top_scale = bits > totals.top_scale ? bits : totals.top_scale;
+            if (wide) {
+#pragma unroll
+                for (int k = 0; k < kLineBlockMax / kVec; ++k)
+                    if (k * kVec < n) store8(dst + first, k, v + k * kVec);
+            } else {
+#pragma unroll
+                for (int j = 0; j < kLineBlockMax; ++j)
+                    if (j < n) dst[first + j * stride] = from_float<TD>(v[j]);
+            }
+        }
+    }
+    add_block_totals(totals, s);
+}
+
 // kFixed: the format is F (FP8, the fast rounding); otherwise q.element through cast_element.
 template <ElementFormat F, bool kFixed>
 __global__ void cast_kernel(float* data, i64 n, DeviceQuant q, const float* state, Scratch* s) {
@@ -550,7 +668,109 @@ void launch_blocks(float* data, i64 rows, i64 cols, const DeviceQuant& q, Scratc
 #undef MANTISSA_BLOCKS
 }
 
+// line_block_kernel for one source and copy type, down columns or along rows.
+template <class TS, class TD, ElementFormat F, BlockPath kPath>
+void launch_lines(const void* src, void* dst, i64 rows, i64 cols, const DeviceQuant& q, Scratch* s,
+                  cudaStream_t stream) {
+    const bool column = q.block_cols == 1;
+    const int len = static_cast<int>(column ? q.block_rows : q.block_cols);
+    const i64 units_x = column ? cols : (cols + len - 1) / len;
+    const i64 units_y = column ? (rows + len - 1) / len : rows;
+    const unsigned gx = blocks_for(units_x, kLineThreads);
+    const dim3 grid(gx > 4096 ? 4096 : gx,
+                    units_y > 65535 ? 65535 : static_cast<unsigned>(units_y));
+    const auto* in = static_cast<const TS*>(src);
+    auto* out = static_cast<TD*>(dst);
+    // 16-byte loads and stores: full row blocks of a multiple of 8 elements at aligned addresses
+    // (the kernel takes them where a block is whole).
+    const bool vec =
+        !column && len % kVec == 0 && cols % kVec == 0 && vec8_aligned(src) && vec8_aligned(dst);
+    if (column)
+        line_block_kernel<TS, TD, F, kPath, true>
+            <<<grid, kLineThreads, 0, stream>>>(in, out, rows, cols, len, vec, q, s);
+    else
+        line_block_kernel<TS, TD, F, kPath, false>
+            <<<grid, kLineThreads, 0, stream>>>(in, out, rows, cols, len, vec, q, s);
+    MANTISSA_CUDA_LAUNCH_CHECK();
+}
+
+// The element format's instantiation for a source and copy type; false where none applies.
+template <class TS, class TD>
+bool launch_lines_for(const void* src, void* dst, i64 rows, i64 cols, const DeviceQuant& q,
+                      Scratch* s, cudaStream_t stream) {
+    if (q.tensor_scale) {
+        if (q.element != ElementFormat::Float4E2M1 || !std::is_same_v<TD, float>) return false;
+        launch_lines<TS, float, ElementFormat::Float4E2M1, BlockPath::kNvfp4>(src, dst, rows, cols,
+                                                                              q, s, stream);
+        return true;
+    }
+    switch (q.element) {
+#define MANTISSA_LINES(format)                                                                     \
+    case ElementFormat::format:                                                                    \
+        launch_lines<TS, TD, ElementFormat::format, BlockPath::kMx>(src, dst, rows, cols, q, s,    \
+                                                                    stream);                       \
+        return true;
+        MANTISSA_LINES(Float8E4M3)
+        MANTISSA_LINES(Float8E5M2)
+        MANTISSA_LINES(Float6E3M2)
+        MANTISSA_LINES(Float6E2M3)
+        MANTISSA_LINES(Float4E2M1)
+#undef MANTISSA_LINES
+    default:
+        return false;
+    }
+}
+
 } // namespace
+
+bool fake_quantize_lines_apply(const DeviceQuant& q, DType src_dtype, DType dst_dtype) {
+    const bool line = (q.block_rows == 1 && q.block_cols >= 2 && q.block_cols <= kLineBlockMax) ||
+                      (q.block_cols == 1 && q.block_rows >= 2 && q.block_rows <= kLineBlockMax);
+    const bool types =
+        (src_dtype == DType::Float32 || src_dtype == DType::BFloat16) &&
+        (dst_dtype == DType::Float32 || (dst_dtype == DType::BFloat16 && !q.tensor_scale));
+    const bool format = q.tensor_scale ? q.element == ElementFormat::Float4E2M1
+                                       : q.element == ElementFormat::Float8E4M3 ||
+                                             q.element == ElementFormat::Float8E5M2 ||
+                                             q.element == ElementFormat::Float6E3M2 ||
+                                             q.element == ElementFormat::Float6E2M3 ||
+                                             q.element == ElementFormat::Float4E2M1;
+    return q.block && !q.stochastic && line && types && format;
+}
+
+void launch_fake_quantize_lines(const void* src, DType src_dtype, void* dst, DType dst_dtype,
+                                std::int64_t rows, std::int64_t cols, const DeviceQuant& q,
+                                double* stats, bool record, void* scratch, cudaStream_t stream) {
+    if (!fake_quantize_lines_apply(q, src_dtype, dst_dtype))
+        throw Error(ErrorKind::Internal, "launch_fake_quantize_lines: not a line-block case");
+    auto* s = static_cast<Scratch*>(scratch);
+    MANTISSA_CUDA_CHECK(cudaMemsetAsync(s, 0, sizeof(Scratch), stream));
+    const i64 n = rows * cols;
+    if (n > 0) {
+        const bool from_bf16 = src_dtype == DType::BFloat16;
+        if (q.tensor_scale) { // NVFP4's tensor scale comes from the whole tensor's amax
+            const unsigned grid = blocks_for(n) > 1024 ? 1024 : blocks_for(n);
+            if (from_bf16)
+                amax_src_kernel<__nv_bfloat16>
+                    <<<grid, 256, 0, stream>>>(static_cast<const __nv_bfloat16*>(src), n, s);
+            else
+                amax_src_kernel<float>
+                    <<<grid, 256, 0, stream>>>(static_cast<const float*>(src), n, s);
+            MANTISSA_CUDA_LAUNCH_CHECK();
+        }
+        const bool to_bf16 = dst_dtype == DType::BFloat16;
+        if (from_bf16 && to_bf16)
+            launch_lines_for<__nv_bfloat16, __nv_bfloat16>(src, dst, rows, cols, q, s, stream);
+        else if (from_bf16)
+            launch_lines_for<__nv_bfloat16, float>(src, dst, rows, cols, q, s, stream);
+        else if (to_bf16)
+            launch_lines_for<float, __nv_bfloat16>(src, dst, rows, cols, q, s, stream);
+        else
+            launch_lines_for<float, float>(src, dst, rows, cols, q, s, stream);
+    }
+    finish_kernel<<<1, 1, 0, stream>>>(rows, cols, q, nullptr, stats, record, s);
+    MANTISSA_CUDA_LAUNCH_CHECK();
+}
 
 void launch_fake_quantize(float* data, std::int64_t rows, std::int64_t cols, const DeviceQuant& q,
                           float* state, double* stats, bool record, void* scratch,

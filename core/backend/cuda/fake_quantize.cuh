@@ -41,6 +41,16 @@ void launch_fake_quantize(float* data, std::int64_t rows, std::int64_t cols, con
                           float* state, double* stats, bool record, void* scratch,
                           cudaStream_t stream);
 
+// The fused path for one-dimensional blocks (1 x n or n x 1, n <= 32) without stochastic
+// rounding: src (rows x cols, float32 or bfloat16) quantised straight into dst (float32, or
+// bfloat16 for MX formats, whose decoded values are all bfloat16 values): no widening copy, and
+// for MX no amax pass before the blocks. The same values and stats as launch_fake_quantize.
+// fake_quantize_lines_apply says whether a case takes it.
+bool fake_quantize_lines_apply(const DeviceQuant& q, DType src_dtype, DType dst_dtype);
+void launch_fake_quantize_lines(const void* src, DType src_dtype, void* dst, DType dst_dtype,
+                                std::int64_t rows, std::int64_t cols, const DeviceQuant& q,
+                                double* stats, bool record, void* scratch, cudaStream_t stream);
+
 // Per-tensor FP8 into codes for the FP8 GEMM (Backend::quantize_fp8): src (rows x cols of
 // `src_dtype`) cast with the scale launch_fake_quantize would use, each code written row-major
 // into `codes` and/or transposed (cols x rows) into `codes_t` (either may be null), the decode
