@@ -164,6 +164,14 @@ public:
     // Except for softmax, dx may be the same tensor as dy (the layers run it in place).
     virtual void activation_backward(Activation act, const Tensor& x, const Tensor& y,
                                      const Tensor& dy, Tensor& dx) = 0;
+    // activation_backward, then bias_grad(dx, db): a Dense layer's dZ and bias gradient. An
+    // engine may run the two in one pass over dZ (the CUDA engine does for ReLU, tanh and
+    // sigmoid), computing the same dZ and the same sums in the same order.
+    virtual void activation_backward_bias_grad(Activation act, const Tensor& x, const Tensor& y,
+                                               const Tensor& dy, Tensor& dx, Tensor& db) {
+        activation_backward(act, x, y, dy, dx);
+        bias_grad(dx, db);
+    }
     virtual void softmax_cross_entropy(const SoftmaxXentArgs& args) = 0;
 
     // --- convolution and pooling ---

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdio>
 #include <limits>
+#include <utility>
 
 #include "core/backend/histogram.h"
 #include "core/error.h"
@@ -275,6 +276,27 @@ void add_activations(Table& t, DType dt) {
                     be.activation_backward(act, x.on(i), y.on(i), dy.on(i), dx.on(i));
                 });
                 return std::vector<Twin*>{&y, &dx};
+            });
+        }
+    }
+    // A Dense layer's dZ and bias gradient in one step (Backend::activation_backward_bias_grad),
+    // in place as the plan runs it: 1000 x 72 takes the CUDA engine's fused pass (row chunks, a
+    // 256-column strip of 16-byte vectors), 13 x 7 its two separate kernels.
+    for (Activation act : {Activation::Relu, Activation::Tanh, Activation::Sigmoid}) {
+        for (const auto& [m, k] : {std::pair<std::int64_t, std::int64_t>{1000, 72}, {13, 7}}) {
+            const std::string name =
+                std::string("d") + activation_name(act) + "+bias_grad (dZ in place)";
+            t.add(name, dt, dims({m, k}), [dt, act, m = m, k = k](CaseContext& c) {
+                Twin& x = c.make("x", dt, {m, k}, random_values(m * k, 1, 3.0));
+                Twin& y = c.make("y", dt, {m, k});
+                Twin& dz = c.make("dy then dz", dt, {m, k}, random_values(m * k, 14, 1.0));
+                Twin& db = c.make("db", dt, {k});
+                c.both([&](Backend& be, int i) {
+                    be.activation_forward(act, x.on(i), y.on(i));
+                    be.activation_backward_bias_grad(act, x.on(i), y.on(i), dz.on(i), dz.on(i),
+                                                     db.on(i));
+                });
+                return std::vector<Twin*>{&dz, &db};
             });
         }
     }

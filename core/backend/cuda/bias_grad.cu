@@ -9,7 +9,9 @@
 // H100). A float32, float16 or bfloat16 dy with rows of whole 8-element vectors is read eight
 // columns a lane in 16-byte loads (partial_vec_kernel: 256 columns a block), each column still
 // summed in the same order. A shape whose partial sums would not fit the scratch takes the
-// one-stage kernel.
+// one-stage kernel. partial_act_vec_kernel fuses an elementwise activation's backward in front
+// of the 16-byte path (launch_activation_bias_grad), with the same partition.
+#include "core/backend/cuda/activation_math.cuh"
 #include "core/backend/cuda/bias_grad.cuh"
 #include "core/backend/cuda/cuda_check.h"
 #include "core/backend/cuda/dtype_access.cuh"
@@ -73,6 +75,56 @@ __global__ void partial_vec_kernel(const S* dy, i64 rows, i64 cols, i64 chunk_ro
     }
 }
 
+// partial_vec_kernel with the activation's backward in front: each lane computes dZ = dY ⊙ act'(y)
+// for its eight columns of a row as activation.cu's backward_vec_kernel does (float arithmetic,
+// one rounding to S), stores it, and adds the stored values, so dZ and the partial sums are
+// exactly those of the two kernels run one after the other, without reading dZ back.
+template <class S>
+__global__ void partial_act_vec_kernel(Activation act, const S* y, const S* dy, S* dz, i64 rows,
+                                       i64 cols, i64 chunk_rows, float* partial) {
+    constexpr int kCols = 32 * kVec;
+    __shared__ float part[kRowThreads][kCols + 1];
+    const i64 v = blockIdx.x * i64(32) + threadIdx.x;
+    const i64 row_vectors = cols / kVec;
+    const i64 r0 = blockIdx.y * chunk_rows;
+    const i64 r1 = rows < r0 + chunk_rows ? rows : r0 + chunk_rows;
+    float acc[kVec] = {};
+    if (v < row_vectors)
+        for (i64 r = r0 + threadIdx.y; r < r1; r += kRowThreads) {
+            float g[kVec], t[kVec];
+            load8(dy, r * row_vectors + v, g);
+            load8(y, r * row_vectors + v, t);
+#pragma unroll
+            for (int j = 0; j < kVec; ++j) {
+                switch (act) {
+                case Activation::Relu:
+                    g[j] = activation_math::relu_backward(t[j], g[j]);
+                    break;
+                case Activation::Tanh:
+                    g[j] = activation_math::tanh_backward(t[j], g[j]);
+                    break;
+                default: // Sigmoid (launch_activation_bias_grad admits these three)
+                    g[j] = activation_math::sigmoid_backward(t[j], g[j]);
+                    break;
+                }
+                g[j] = to_float(from_float<S>(g[j])); // dZ as stored
+            }
+            store8(dz, r * row_vectors + v, g);
+#pragma unroll
+            for (int j = 0; j < kVec; ++j) acc[j] += g[j];
+        }
+#pragma unroll
+    for (int j = 0; j < kVec; ++j) part[threadIdx.y][threadIdx.x * kVec + j] = acc[j];
+    __syncthreads();
+    const int t = threadIdx.y * 32 + threadIdx.x;
+    const i64 j = blockIdx.x * i64(kCols) + t;
+    if (j < cols) {
+        float sum = 0.0f;
+        for (int k = 0; k < kRowThreads; ++k) sum += part[k][t];
+        partial[blockIdx.y * cols + j] = sum;
+    }
+}
+
 template <class T>
 __global__ void total_kernel(const T* partial, i64 chunks, i64 cols, void* db, DType dbdt) {
     const i64 j = blockIdx.x * i64(blockDim.x) + threadIdx.x;
@@ -100,30 +152,44 @@ __global__ void bias_grad_kernel(const void* dy, DType dydt, i64 rows, i64 cols,
     }
 }
 
+// The partition of a (rows, cols) gradient: strips of columns (256 on the 16-byte path, else 32)
+// by chunks of rows; chunks < 2 means the one-stage kernel. A function of the shape, the element
+// size of the sums and the path only, so the fused kernel below partitions as bias_grad does.
+struct Partition {
+    i64 strips = 0, chunks = 0, chunk_rows = 0;
+};
+Partition partition(i64 rows, i64 cols, bool vec, std::size_t sum_bytes) {
+    Partition p;
+    const i64 strip = vec ? 32 * kVec : 32;
+    p.strips = (cols + strip - 1) / strip;
+    i64 chunks = (kTargetBlocks + p.strips - 1) / p.strips;
+    const i64 by_rows = (rows + kMinChunkRows - 1) / kMinChunkRows;
+    const i64 by_scratch = static_cast<i64>(kBiasGradScratchBytes / sum_bytes) / cols;
+    chunks = chunks < by_rows ? chunks : by_rows;
+    chunks = chunks < by_scratch ? chunks : by_scratch;
+    chunks = chunks < 65535 ? chunks : 65535;
+    if (chunks < 2) return p;
+    p.chunk_rows = (rows + chunks - 1) / chunks;
+    p.chunks = (rows + p.chunk_rows - 1) / p.chunk_rows; // none left empty
+    return p;
+}
+
 template <class T>
 void launch(const void* dy, DType dy_dtype, i64 rows, i64 cols, void* db, DType db_dtype,
             void* scratch, cudaStream_t stream) {
     // The 16-byte path reads a strip of 256 columns a block, the scalar one 32.
     const bool vec =
         sizeof(T) == sizeof(float) && cols % kVec == 0 && vec8_dtype(dy_dtype) && vec8_aligned(dy);
-    const i64 strip = vec ? 32 * kVec : 32;
-    const i64 strips = (cols + strip - 1) / strip;
-    i64 chunks = (kTargetBlocks + strips - 1) / strips;
-    const i64 by_rows = (rows + kMinChunkRows - 1) / kMinChunkRows;
-    const i64 by_scratch = static_cast<i64>(kBiasGradScratchBytes / sizeof(T)) / cols;
-    chunks = chunks < by_rows ? chunks : by_rows;
-    chunks = chunks < by_scratch ? chunks : by_scratch;
-    chunks = chunks < 65535 ? chunks : 65535;
-    if (chunks < 2 || scratch == nullptr) {
+    const Partition p = partition(rows, cols, vec, sizeof(T));
+    if (p.chunks < 2 || scratch == nullptr) {
         bias_grad_kernel<T><<<static_cast<unsigned>((cols + 31) / 32), dim3(32, 32), 0, stream>>>(
             dy, dy_dtype, rows, cols, db, db_dtype);
         MANTISSA_CUDA_LAUNCH_CHECK();
         return;
     }
-    const i64 chunk_rows = (rows + chunks - 1) / chunks;
-    chunks = (rows + chunk_rows - 1) / chunk_rows; // none left empty
+    const i64 chunks = p.chunks, chunk_rows = p.chunk_rows;
     auto* partial = static_cast<T*>(scratch);
-    const dim3 grid(static_cast<unsigned>(strips), static_cast<unsigned>(chunks));
+    const dim3 grid(static_cast<unsigned>(p.strips), static_cast<unsigned>(chunks));
     if constexpr (sizeof(T) == sizeof(float)) {
         if (vec)
             with_storage(dy_dtype, [&](auto tag) {
@@ -141,6 +207,32 @@ void launch(const void* dy, DType dy_dtype, i64 rows, i64 cols, void* db, DType 
 }
 
 } // namespace
+
+bool launch_activation_bias_grad(Activation act, const void* y, const void* dy, void* dz,
+                                 DType dtype, std::int64_t rows, std::int64_t cols, void* db,
+                                 DType db_dtype, void* scratch, cudaStream_t stream) {
+    const bool elementwise =
+        act == Activation::Relu || act == Activation::Tanh || act == Activation::Sigmoid;
+    if (!elementwise || scratch == nullptr || rows <= 0 || cols <= 0 || cols % kVec != 0 ||
+        !vec8_dtype(dtype) || db_dtype == DType::Float64 || !vec8_aligned(y) || !vec8_aligned(dy) ||
+        !vec8_aligned(dz))
+        return false;
+    const Partition p = partition(rows, cols, true, sizeof(float));
+    if (p.chunks < 2) return false;
+    auto* partial = static_cast<float*>(scratch);
+    const dim3 grid(static_cast<unsigned>(p.strips), static_cast<unsigned>(p.chunks));
+    with_storage(dtype, [&](auto tag) {
+        using S = typename decltype(tag)::type;
+        partial_act_vec_kernel<S><<<grid, dim3(32, kRowThreads), 0, stream>>>(
+            act, static_cast<const S*>(y), static_cast<const S*>(dy), static_cast<S*>(dz), rows,
+            cols, p.chunk_rows, partial);
+    });
+    MANTISSA_CUDA_LAUNCH_CHECK();
+    total_kernel<float>
+        <<<blocks_for(cols), 256, 0, stream>>>(partial, p.chunks, cols, db, db_dtype);
+    MANTISSA_CUDA_LAUNCH_CHECK();
+    return true;
+}
 
 void launch_bias_grad(const void* dy, DType dy_dtype, std::int64_t rows, std::int64_t cols,
                       void* db, DType db_dtype, bool f64, void* scratch, cudaStream_t stream) {

@@ -40,6 +40,8 @@ public:
     void activation_forward(Activation act, const Tensor& x, Tensor& y) override;
     void activation_backward(Activation act, const Tensor& x, const Tensor& y, const Tensor& dy,
                              Tensor& dx) override;
+    void activation_backward_bias_grad(Activation act, const Tensor& x, const Tensor& y,
+                                       const Tensor& dy, Tensor& dx, Tensor& db) override;
     void softmax_cross_entropy(const SoftmaxXentArgs& args) override;
 
     void conv2d_forward(const Conv2dArgs& args, const Tensor& x, const Tensor& w,

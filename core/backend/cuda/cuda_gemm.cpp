@@ -308,6 +308,22 @@ void CudaBackend::gemm(const GemmArgs& args) {
                                     n, f64, s.stream);
 }
 
+void CudaBackend::activation_backward_bias_grad(Activation act, const Tensor& x, const Tensor& y,
+                                                const Tensor& dy, Tensor& dx, Tensor& db) {
+    // One kernel where y, dY and dZ share a 16-bit or float32 dtype and shape (the Dense layers
+    // of every policy but float64); launch_activation_bias_grad declines the rest.
+    const std::int64_t cols = db.numel();
+    const bool fits = y.dtype == dy.dtype && dx.dtype == dy.dtype && y.numel() == dy.numel() &&
+                      dx.numel() == dy.numel() && cols > 0 && dy.numel() % cols == 0 &&
+                      is_floating(db.dtype) && y.data && dy.data && dx.data && db.data;
+    if (fits && cuda::launch_activation_bias_grad(act, y.data, dy.data, dx.data, dy.dtype,
+                                                  dy.numel() / cols, cols, db.data, db.dtype,
+                                                  m_impl->bias_scratch, m_impl->stream))
+        return;
+    activation_backward(act, x, y, dy, dx);
+    bias_grad(dx, db);
+}
+
 void CudaBackend::bias_grad(const Tensor& dy, Tensor& db) {
     const std::int64_t cols = db.numel();
     if (!is_floating(dy.dtype) || !is_floating(db.dtype) || cols <= 0 || dy.numel() % cols != 0)

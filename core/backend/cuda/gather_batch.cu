@@ -1,4 +1,4 @@
-// gather_batch's kernel: one thread per batch element; rows >= count repeat the first row, as on
+// gather_batch's kernel: a thread block per batch row; rows >= count repeat the first row, as on
 // the CPU. An out-of-range permutation entry (never produced by the trainer) reads image 0.
 #include "core/backend/cuda/cuda_check.h"
 #include "core/backend/cuda/dtype_access.cuh"
@@ -13,22 +13,32 @@ __device__ inline i64 image_of(const GatherArgs& a, i64 r) {
     return index >= 0 && index < a.examples ? index : 0;
 }
 
+// One thread block per batch row (a grid-stride loop over rows): the pixel table copied once into
+// shared memory, the row's pixels read and its values written by adjacent threads. Issue 26: one
+// thread per element, with a 64-bit division per element and the table indexed in the kernel's
+// parameters, took 0.05 ms for an 8192 x 784 batch on an H100. __grid_constant__ lets the table
+// be read where the parameters are, not copied per thread.
 template <class U>
-__global__ void gather_kernel(GatherArgs a, PixelTable table) {
-    const i64 total = a.batch_rows * a.features;
+__global__ void gather_kernel(const __grid_constant__ GatherArgs a,
+                              const __grid_constant__ PixelTable table) {
+    __shared__ U lut[256];
+    for (int p = threadIdx.x; p < 256; p += blockDim.x) lut[p] = static_cast<U>(table.bits[p]);
+    __syncthreads();
     U* out = static_cast<U*>(a.batch);
-    for (i64 e = blockIdx.x * i64(blockDim.x) + threadIdx.x; e < total;
-         e += i64(gridDim.x) * blockDim.x) {
-        const i64 r = e / a.features, f = e - r * a.features;
+    for (i64 r = blockIdx.x; r < a.batch_rows; r += gridDim.x) {
         const i64 image = image_of(a, r);
-        out[e] = static_cast<U>(table.bits[a.images[image * a.features + f]]);
-        if (f == 0) a.batch_labels[r] = a.labels[image];
+        const std::uint8_t* pixels = a.images + image * a.features;
+        U* row = out + r * a.features;
+        for (i64 f = threadIdx.x; f < a.features; f += blockDim.x) row[f] = lut[pixels[f]];
+        if (threadIdx.x == 0) a.batch_labels[r] = a.labels[image];
     }
 }
 
 template <class U>
 void launch(const GatherArgs& a, const PixelTable& table, cudaStream_t stream) {
-    gather_kernel<U><<<blocks_for(a.batch_rows * a.features), 256, 0, stream>>>(a, table);
+    if (a.batch_rows <= 0) return;
+    const unsigned grid = a.batch_rows > 8192 ? 8192u : static_cast<unsigned>(a.batch_rows);
+    gather_kernel<U><<<grid, 256, 0, stream>>>(a, table);
     MANTISSA_CUDA_LAUNCH_CHECK();
 }
 

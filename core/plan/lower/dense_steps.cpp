@@ -1,8 +1,9 @@
-// Dense's steps: forward GEMM with fused bias + activation; backward dZ, dW = Xᵀ·dZ, db, dX =
-// dZ·Wᵀ. Each GEMM's workspace is the engine's to size at bind (cuBLASLt's heuristics, the CPU's
-// widening). Under a frontier policy the GEMMs read quantised inputs: quantised-and-decoded
-// float32 copies (fake quantisation), or, for per-tensor FP8 with CompileOptions::fp8_gemm and
-// sizes in multiples of 16, float8 codes with their decode scales in cuBLASLt's one FP8 layout
+// Dense's steps: forward GEMM with fused bias + activation; backward dZ (with db in the same step
+// for ReLU, tanh and sigmoid), dW = Xᵀ·dZ, db, dX = dZ·Wᵀ. Each GEMM's workspace is the engine's to
+// size at bind (cuBLASLt's heuristics, the CPU's widening). Under a frontier policy the GEMMs read
+// quantised inputs: quantised-and-decoded float32 copies (fake quantisation), or, for per-tensor
+// FP8 with CompileOptions::fp8_gemm and sizes in multiples of 16, float8 codes with their decode
+// scales in cuBLASLt's one FP8 layout
 // ("TN": C = A·Bᵀ, both operands contiguous along the reduction), which is why X, W and dZ each
 // get a row-wise and a transposed copy of the same codes.
 #include "core/plan/lower/layer_steps.h"
@@ -126,25 +127,38 @@ TensorId dense_steps(PlanBuilder& b, const Dense& layer, TensorId input, bool fu
         b.forward(std::move(sm));
     }
 
-    // Backward: dZ = dY ⊙ act'(.), then the three products.
+    // Backward: dZ = dY ⊙ act'(.), then the three products. An elementwise derivative of the
+    // output (ReLU, tanh, sigmoid) and the bias gradient are one step, which an engine may run
+    // in one pass over dZ (Backend::activation_backward_bias_grad; issue 26).
     const TensorId dy_id = b.grad_of(y);
     TensorId dz_id = dy_id;
+    const bool fused_bias_grad =
+        act == Activation::Relu || act == Activation::Tanh || act == Activation::Sigmoid;
     if (act != Activation::Linear) {
         // Elementwise derivatives run in place (dZ overwrites dY); softmax mixes a row, so it
         // writes into the pre-activation's own gradient.
         if (softmax_op) dz_id = b.grad_of(z);
         StepSpec s;
-        s.op = std::string("d") + activation_name(act);
+        s.op = std::string("d") + activation_name(act) + (fused_bias_grad ? "+bias_grad" : "");
         s.inputs = {dy_id, y};
         s.outputs = {dz_id};
         s.flops = 2.0 * batch * units;
-        s.bind = [act, z, y, dy_id, dz_id](const BoundTensors& t) -> StepRun {
+        if (fused_bias_grad) {
+            s.outputs.push_back(bias.grad);
+            s.flops += 1.0 * batch * units;
+        }
+        s.bind = [act, z, y, dy_id, dz_id, fused_bias_grad,
+                  bias](const BoundTensors& t) -> StepRun {
             Tensor* pre = t.ptr(z);
             Tensor* Y = t.ptr(y);
             Tensor* dY = t.ptr(dy_id);
             Tensor* dZ = t.ptr(dz_id);
-            return [act, pre, Y, dY, dZ](Backend& be, const RunContext&) {
-                be.activation_backward(act, pre ? *pre : *Y, *Y, *dY, *dZ);
+            Tensor* dB = t.ptr(bias.grad);
+            return [act, pre, Y, dY, dZ, dB, fused_bias_grad](Backend& be, const RunContext&) {
+                if (fused_bias_grad)
+                    be.activation_backward_bias_grad(act, pre ? *pre : *Y, *Y, *dY, *dZ, *dB);
+                else
+                    be.activation_backward(act, pre ? *pre : *Y, *Y, *dY, *dZ);
             };
         };
         b.backward(std::move(s));
@@ -176,17 +190,19 @@ TensorId dense_steps(PlanBuilder& b, const Dense& layer, TensorId input, bool fu
         return g;
     });
     b.backward(std::move(sw));
-    StepSpec sb;
-    sb.op = "bias_grad";
-    sb.inputs = {dz_id};
-    sb.outputs = {bias.grad};
-    sb.flops = 1.0 * batch * units;
-    sb.bind = [dz_id, bias](const BoundTensors& t) -> StepRun {
-        Tensor* dZ = t.ptr(dz_id);
-        Tensor* dB = t.ptr(bias.grad);
-        return [dZ, dB](Backend& be, const RunContext&) { be.bias_grad(*dZ, *dB); };
-    };
-    b.backward(std::move(sb));
+    if (!fused_bias_grad) {
+        StepSpec sb;
+        sb.op = "bias_grad";
+        sb.inputs = {dz_id};
+        sb.outputs = {bias.grad};
+        sb.flops = 1.0 * batch * units;
+        sb.bind = [dz_id, bias](const BoundTensors& t) -> StepRun {
+            Tensor* dZ = t.ptr(dz_id);
+            Tensor* dB = t.ptr(bias.grad);
+            return [dZ, dB](Backend& be, const RunContext&) { be.bias_grad(*dZ, *dB); };
+        };
+        b.backward(std::move(sb));
+    }
     if (TensorId dx = b.grad_of(x); dx != kNoTensor) {
         StepSpec sx;
         sx.op = prefix + "gemm dX=dZ·Wᵀ";
