@@ -140,6 +140,19 @@ private slots:
         QCOMPARE(view.cell(0, BlockView::ColDecoded), QString("2688"));
         QVERIFY(view.floor_only_clips().empty());
         QVERIFY(view.floor_ceil_label()->text().contains("NVFP4 has one rule"));
+        // amax 100: the float32 global scale rounds so that 6 × 448 × global lies 9.5e-7 below
+        // 100. By the count's definition it clips; by less than half a step, so the table calls
+        // it the largest value within rounding, not a clip (issue 28).
+        view.set_values_text("100 1 -0.5");
+        QVERIFY(view.result());
+        QVERIFY(view.clipped(0));
+        QVERIFY(view.within_rounding(0));
+        QVERIFY(!view.within_rounding(1));
+        QVERIFY2(view.cell(0, BlockView::ColNote).contains("within rounding"),
+                 qPrintable(view.cell(0, BlockView::ColNote)));
+        QVERIFY(!view.cell(0, BlockView::ColNote).startsWith("clipped"));
+        QVERIFY2(view.scale_label()->text().contains("1 within rounding of the largest value"),
+                 qPrintable(view.scale_label()->text()));
         // 17 values: one too many for a 16-value block.
         view.set_values_text("1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17");
         QVERIFY(!view.result());

@@ -13,6 +13,7 @@
 #include "ui/charts/decimate.h"
 #include "ui/charts/loss_scale_chart.h"
 #include "ui/charts/metric_chart.h"
+#include "ui/charts/run_legend.h"
 #include "ui/runs/run_store.h"
 #include "ui/window/theme.h"
 
@@ -98,6 +99,7 @@ private slots:
     void hundred_thousand_steps_redraw_fast_and_bounded();
     void skipped_steps_get_markers();
     void hiding_a_run_removes_its_series();
+    void legend_names_each_visible_run_in_its_colour();
     void store_signals_are_coalesced();
     void incremental_smoothing_equals_full();
     void charts_follow_a_dark_palette();
@@ -296,6 +298,37 @@ void TestGuiCharts::hiding_a_run_removes_its_series() {
 
     store.remove_run(a);
     QTRY_COMPARE(panel.drawn_points(QStringLiteral("loss"), a), 0);
+}
+
+// Issue 28: every curve says its run. Two runs of the same name are told apart by their numbers;
+// a hidden run leaves the legend with its curves; the legend grows with Presentation mode.
+void TestGuiCharts::legend_names_each_visible_run_in_its_colour() {
+    RunStore store;
+    const int a = add_synthetic_run(store, "mlp-small", "float32", 400, 0);
+    const int b = add_synthetic_run(store, "mlp-small", "mixed_float16", 400, 50);
+    ChartsPanel panel(&store);
+    panel.resize(1200, 900);
+    panel.show();
+    panel.redraw();
+    RunLegend* legend = panel.legend();
+    QVERIFY(legend->isVisible());
+    const QStringList both = {QStringLiteral("#%1 %2").arg(a).arg(store.run(a)->name),
+                              QStringLiteral("#%1 %2").arg(b).arg(store.run(b)->name)};
+    QCOMPARE(legend->entries(), both);
+    QVERIFY(store.run(a)->color != store.run(b)->color);
+    for (int id : {a, b}) QVERIFY(legend->text().contains(store.run(id)->color.name()));
+
+    QVERIFY(store.setData(store.index(0, RunStore::ColName), Qt::Unchecked, Qt::CheckStateRole));
+    QTRY_COMPARE(legend->entries(), QStringList{both[1]});
+    QVERIFY(!legend->text().contains(store.run(a)->color.name()));
+
+    const qreal normal = legend->font().pointSizeF();
+    panel.set_presentation(true);
+    QVERIFY(legend->font().pointSizeF() > normal);
+
+    store.run(b)->visible = false;
+    emit store.visibility_changed();
+    QTRY_VERIFY(!legend->isVisible()); // no runs shown: no legend
 }
 
 void TestGuiCharts::store_signals_are_coalesced() {

@@ -1,5 +1,5 @@
-// ChartsPanel: composes the five live charts in a two-column grid and feeds them from the
-// RunStore, coalescing the store's change signals into at most one redraw per 40 ms.
+// ChartsPanel: composes the five live charts in a two-column grid under the run legend and feeds
+// them from the RunStore, coalescing the store's change signals into at most one redraw per 40 ms.
 #include "ui/charts/charts_panel.h"
 
 #include <QSet>
@@ -8,6 +8,7 @@
 #include <QHash>
 #include <QLocale>
 #include <QTimer>
+#include <QVBoxLayout>
 #include <algorithm>
 #include <cmath>
 
@@ -16,6 +17,7 @@
 #include "ui/charts/loss_scale_chart.h"
 #include "ui/charts/memory_chart.h"
 #include "ui/charts/metric_chart.h"
+#include "ui/charts/run_legend.h"
 #include "ui/runs/run_store.h"
 #include "ui/runs/run_visibility.h"
 
@@ -30,7 +32,7 @@ ChartLine line_of(const RunRecord& run, const QString& role, ChartLine::Style st
     ChartLine line;
     line.run_id = run.id;
     line.role = role;
-    line.name = run.name;
+    line.name = run_label(run); // the hover text and an exported legend tell runs apart
     line.color = run.color;
     line.style = style;
     line.smooth = smooth;
@@ -63,8 +65,16 @@ ChartsPanel::ChartsPanel(RunStore* store, QWidget* parent) : QWidget(parent), m_
     m_histogram = new GradientHistogramChart; // placed by the window: see histogram_chart()
     m_scaling = new ScalingChart;             // placed by the window: see scaling_chart()
 
-    auto* grid = new QGridLayout(this);
-    grid->setContentsMargins(4, 4, 4, 4);
+    m_legend = new RunLegend(this);
+
+    // The legend (which colour is which run, for every chart) sits flush above the grid: on a
+    // 1366x768 projector the charts keep all but a text line of their height.
+    auto* column = new QVBoxLayout(this);
+    column->setContentsMargins(4, 2, 4, 4);
+    column->setSpacing(0);
+    column->addWidget(m_legend);
+    auto* grid = new QGridLayout;
+    grid->setContentsMargins(0, 0, 0, 0);
     grid->setSpacing(6);
     grid->addWidget(m_loss, 0, 0);
     grid->addWidget(m_accuracy, 0, 1);
@@ -75,6 +85,7 @@ ChartsPanel::ChartsPanel(RunStore* store, QWidget* parent) : QWidget(parent), m_
     grid->setRowStretch(1, 3);
     grid->setRowStretch(2,
                         4); // the memory bars need a line per run, the legend and two title lines
+    column->addLayout(grid, 1);
 
     m_redraw_timer = new QTimer(this);
     m_redraw_timer->setSingleShot(true);
@@ -144,6 +155,7 @@ void ChartsPanel::redraw() {
         break;
     }
     m_step_time->set_title(step_title);
+    m_legend->show_runs(runs);
     m_loss_scale->show_runs(runs, m_lines);
     m_memory->show_runs(runs);
     if (m_scaling) m_scaling->show_runs(runs);
@@ -170,6 +182,7 @@ void ChartsPanel::set_presentation(bool on) {
          {m_loss, m_accuracy, m_step_time, static_cast<MetricChart*>(m_loss_scale)})
         c->set_presentation_scale(font_scale, line_scale);
     apply_chart_fonts(m_memory->chart(), font_scale);
+    m_legend->set_font_scale(font_scale);
     if (m_scaling) m_scaling->set_presentation_scale(font_scale, line_scale);
 }
 

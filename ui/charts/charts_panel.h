@@ -1,7 +1,7 @@
-// ChartsPanel: the live charts of every visible run: loss (train and validation), accuracy
-// (train and validation), step time with samples/s, device memory stacked by category, and the
-// loss scale on a log2 axis with a marker on every skipped step. Reads RunStore; redraws on its
-// run_changed signals at most every 40 ms.
+// ChartsPanel: the live charts of every visible run, under a legend of their colours: loss (train
+// and validation), accuracy (train and validation), step time with samples/s, device memory stacked
+// by category, and the loss scale on a log2 axis with a marker on every skipped step. Reads
+// RunStore; redraws on its run_changed signals at most every 40 ms.
 #pragma once
 
 #include <QPointer>
@@ -20,6 +20,7 @@ namespace mantissa::ui {
 class LossScaleChart;
 class MemoryChart;
 class MetricChart;
+class RunLegend;
 class RunStore;
 
 class ChartsPanel final : public QWidget {
@@ -36,6 +37,7 @@ public:
     // Forgets every chart's zoom, so the axes fit the visible runs again (a lesson opened).
     void fit_to_visible();
     MetricChart* chart(const QString& name) const; // "loss", "accuracy", "step_time", "loss_scale"
+    RunLegend* legend() const { return m_legend; } // which colour is which run
     // The histogram is fed here but shown where the window puts it (its own tab): it needs the
     // height the training curves need too. Without a new parent it is deleted with the panel.
     GradientHistogramChart* histogram_chart() const { return m_histogram; }
@@ -58,6 +60,7 @@ private:
     MetricChart* m_step_time = nullptr;
     LossScaleChart* m_loss_scale = nullptr;
     MemoryChart* m_memory = nullptr;
+    RunLegend* m_legend = nullptr;
     QPointer<GradientHistogramChart> m_histogram;
     QPointer<ScalingChart> m_scaling;
     QTimer* m_redraw_timer = nullptr;

@@ -183,7 +183,7 @@ MetricChart::MetricChart(const QString& title, const QString& y_title, QWidget* 
     m_view = new MetricChartView(m_chart, this);
     // Small enough for a 1280×720 window with four charts, the memory chart and the runs list;
     // the axes then show fewer ticks (tick_capacity) rather than labels elided to "...".
-    m_view->setMinimumSize(240, 105);
+    m_view->setMinimumSize(240, 101); // two rows of them and the run legend fit 1366x768
 
     m_rescale_timer = new QTimer(this);
     m_rescale_timer->setSingleShot(true);

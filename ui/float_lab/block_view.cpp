@@ -46,6 +46,20 @@ bool clipped_in(const BlockQuantResult& r, double value) {
     return std::fabs(value) > element_spec(r.config.spec.element).max_finite * scale;
 }
 
+// A clipped value less than half the top step above the largest value: it would round to the
+// largest value even if the format went on past it (the next value would be max + 2^(emax -
+// mantissa bits)), so "clipped" would overstate it (issue 28: NVFP4 marked a block's amax, 3.45e-10
+// above 6 × scale after the scales' own rounding, as clipped). The count stays the CLI's.
+bool within_rounding_in(const BlockQuantResult& r, double value) {
+    if (!clipped_in(r, value)) return false;
+    const ElementSpec& e = element_spec(r.config.spec.element);
+    const BlockReport& b = r.blocks.front();
+    const double scale =
+        r.config.spec.tensor_scale ? b.scale.value * r.global_scale : b.scale.value;
+    const double half_step = std::ldexp(1.0, e.emax - e.mantissa_bits) / 2;
+    return std::fabs(value) < (e.max_finite + half_step) * scale;
+}
+
 // "2^-3 = 0.125": E8M0 scales are powers of two, worth showing as such.
 QString scale_value_text(const BlockScale& s, const BlockFormatSpec& spec) {
     if (std::isnan(s.value)) return QStringLiteral("NaN");
@@ -337,6 +351,11 @@ bool BlockView::clipped(int i) const {
     return clipped_in(*m_result, m_values[static_cast<std::size_t>(i)]);
 }
 
+bool BlockView::within_rounding(int i) const {
+    if (!m_result || i < 0 || i >= static_cast<int>(m_values.size())) return false;
+    return within_rounding_in(*m_result, m_values[static_cast<std::size_t>(i)]);
+}
+
 bool BlockView::flushed(int i) const {
     if (!m_result || i < 0 || i >= static_cast<int>(m_values.size())) return false;
     const auto k = static_cast<std::size_t>(i);
@@ -462,9 +481,13 @@ void BlockView::fill_table() {
     for (int i = 0; i < static_cast<int>(m_values.size()); ++i) {
         const auto k = static_cast<std::size_t>(i);
         const double v = m_values[k], d = m_result->decoded[k];
-        const bool clip = clipped(i), flush = flushed(i);
+        const bool rounding = within_rounding(i);
+        const bool clip = clipped(i) && !rounding, flush = flushed(i);
         QString note;
-        if (clip)
+        if (rounding)
+            note = QStringLiteral("the largest value, %1%2 × scale (within rounding)")
+                       .arg(v < 0 ? QStringLiteral("−") : QString(), lab::format_number(max));
+        else if (clip)
             note = QStringLiteral("clipped to %1%2 × scale")
                        .arg(v < 0 ? QStringLiteral("−") : QString(), lab::format_number(max));
         else if (flush)
@@ -528,11 +551,17 @@ void BlockView::fill_scale() {
                      .arg(lab::format_number(b.scale.value, 6),
                           lab::format_number(r.global_scale, 6));
     }
-    lines << QStringLiteral("amax %1 · %2 max %3 · clipped <b>%4</b> · flushed to 0 <b>%5</b>")
+    int rounding = 0; // of the clipped, those within rounding of the largest value
+    for (double v : m_values) rounding += within_rounding_in(r, v) ? 1 : 0;
+    const QString within =
+        rounding > 0 ? QStringLiteral(" (%1 within rounding of the largest value)").arg(rounding)
+                     : QString();
+    lines << QStringLiteral("amax %1 · %2 max %3 · clipped <b>%4</b>%5 · flushed to 0 <b>%6</b>")
                  .arg(any_nan ? QStringLiteral("NaN") : lab::format_number(amax, 6),
                       qstr(element_format_name(spec.element)),
                       lab::format_number(element_spec(spec.element).max_finite))
                  .arg(b.clipped)
+                 .arg(within)
                  .arg(b.zeros);
     if (std::isnan(b.scale.value))
         lines << QStringLiteral("The block holds a NaN or inf: the scale is NaN, and so is every "

@@ -49,6 +49,9 @@ public:
     const std::vector<double>& values() const { return m_values; }
     bool clipped(int i) const; // |value| beyond the element max times the block's scale
     bool flushed(int i) const; // non-zero, decoded as zero
+    // Clipped, but by less than half a step above the largest value: it would round there
+    // anyway, so the table calls it the largest value "within rounding", not a clip.
+    bool within_rounding(int i) const;
     // The indices that clip under floor but not under ceil (MX only; empty for NVFP4).
     const std::vector<int>& floor_only_clips() const { return m_floor_only; }
 

@@ -12,6 +12,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "core/error.h"
+#include "core/numeric/policy.h"
 #include "ui/runs/model_memory.h"
 #include "ui/runs/run_store.h"
 
@@ -34,6 +36,18 @@ QString payload(std::int64_t bytes) {
 
 QString ms(double value) {
     return QString::number(value, 'f', value < 10 ? 2 : 1);
+}
+
+// Whether the CPU engine ran the run in a format it emulates in software (16-bit or quantised
+// compute): its step time measures the emulation, not what the format does on a GPU (issue 28).
+bool cpu_emulated(const RunRecord& run) {
+    if (!run.device.startsWith(QStringLiteral("CPU"))) return false;
+    try {
+        const Policy p = policy_from_name(run.experiment.policy);
+        return p.quant.has_value() || (p.compute != DType::Float32 && p.compute != DType::Float64);
+    } catch (const Error&) {
+        return false; // an unknown policy name: the policy column says so
+    }
 }
 
 } // namespace
@@ -253,10 +267,15 @@ QVariant ComparisonModel::data(const QModelIndex& index, int role) const {
                                .arg(ms(f.timing.median_ms));
             if (noise)
                 text += tr(". The p25–p75 ranges overlap: the difference is within the noise");
+            if (cpu_emulated(run))
+                text += tr(". The CPU engine emulates %1 in software, so this ratio measures the "
+                           "emulation, not what the format does on a GPU")
+                            .arg(QString::fromStdString(run.experiment.policy));
             return text;
         }
         if (is_reference && b.runs.size() == 1) return QStringLiteral("1.00× (ref)");
-        return (noise ? QStringLiteral("≈") : QString()) + QString::number(ratio, 'f', 2) + "×";
+        return (noise ? QStringLiteral("≈") : QString()) + QString::number(ratio, 'f', 2) + "×" +
+               (cpu_emulated(run) ? tr(" emulated") : QString());
     }
     case ColModelMemory:
         if (tip) {

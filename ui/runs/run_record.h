@@ -51,6 +51,12 @@ struct RunRecord {
     std::optional<DataParallelInfo> data_parallel;
 };
 
+// How the charts, their legend and an exported picture name a run: "#3 mlp-small · float32" (the
+// number tells apart runs of the same name, as the Runs list numbers them).
+inline QString run_label(const RunRecord& run) {
+    return QStringLiteral("#%1 %2").arg(run.id).arg(run.name);
+}
+
 // The record's metrics in core's form, for the exporters (the device id is not kept: empty).
 RunMetrics to_run_metrics(const RunRecord& run);
 // The steps the run will take: every epoch's, or fewer when max_steps ends it first (the status
