@@ -15,6 +15,9 @@
 //      blocks partial: the block's amax by warp reduction, its scale, then each element) or
 //      cast_kernel (per tensor: every thread derives the same scale, then casts its elements);
 //   4. finish_kernel (one thread): the stats, and delayed scaling's history and next scale.
+// One-dimensional blocks without stochastic rounding take launch_fake_quantize_lines instead:
+// (NVFP4: a typed amax over the source,) line_block_kernel from the source straight into the
+// copy (float32, or bfloat16 for MX), then finish_kernel.
 // quantize_fp8 (codes for the FP8 GEMMs): a typed amax over the source, then code_tile_kernel,
 // which writes each code row-major and transposed in one pass, then finish_kernel.
 // Clipped and flushed counts are integer atomics, so they are exact in any order.
