@@ -76,24 +76,7 @@ __global__ void backward_vec_kernel(Activation act, const In* in, const Dy* dy, 
         load8(dy, v, g);
         load8(in, v, t);
 #pragma unroll
-        for (int j = 0; j < kVec; ++j) {
-            switch (act) {
-            case Activation::Relu:
-                g[j] = activation_math::relu_backward(t[j], g[j]);
-                break;
-            case Activation::Gelu:
-                g[j] = g[j] * gelu_grad(t[j]);
-                break;
-            case Activation::Tanh:
-                g[j] = activation_math::tanh_backward(t[j], g[j]);
-                break;
-            case Activation::Sigmoid:
-                g[j] = activation_math::sigmoid_backward(t[j], g[j]);
-                break;
-            default:
-                break;
-            }
-        }
+        for (int j = 0; j < kVec; ++j) g[j] = elementwise_backward(act, t[j], g[j]);
         store8(dx, v, g);
     }
 }

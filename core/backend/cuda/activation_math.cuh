@@ -41,4 +41,22 @@ __device__ inline T activate(Activation act, T x) {
     }
 }
 
+// dx for one element of an elementwise activation's backward: from the output y for ReLU, tanh
+// and sigmoid, from the input x for GELU (`in`); other activations pass dy through. The one
+// definition of activation.cu's fast path and bias_grad.cu's fused dZ + bias-gradient pass.
+__device__ inline float elementwise_backward(Activation act, float in, float dy) {
+    switch (act) {
+    case Activation::Relu:
+        return activation_math::relu_backward(in, dy);
+    case Activation::Gelu:
+        return dy * gelu_grad(in);
+    case Activation::Tanh:
+        return activation_math::tanh_backward(in, dy);
+    case Activation::Sigmoid:
+        return activation_math::sigmoid_backward(in, dy);
+    default:
+        return dy;
+    }
+}
+
 } // namespace mantissa::cuda

@@ -45,11 +45,27 @@ __global__ void partial_kernel(const void* dy, DType dydt, i64 rows, i64 cols, i
     }
 }
 
+// The end of a 16-byte-path block (32 x kRowThreads threads, a strip of 32 * kVec columns): each
+// thread's eight column sums into shared memory, then one thread per column adds the 8 row
+// threads' sums in order into the partial slot (chunk blockIdx.y, column).
+__device__ inline void add_strip_partials(const float (&acc)[kVec], i64 cols, float* partial) {
+    constexpr int kCols = 32 * kVec; // a block's strip
+    __shared__ float part[kRowThreads][kCols + 1];
+#pragma unroll
+    for (int j = 0; j < kVec; ++j) part[threadIdx.y][threadIdx.x * kVec + j] = acc[j];
+    __syncthreads();
+    const int t = threadIdx.y * 32 + threadIdx.x;
+    const i64 j = blockIdx.x * i64(kCols) + t;
+    if (j < cols) {
+        float sum = 0.0f;
+        for (int k = 0; k < kRowThreads; ++k) sum += part[k][t];
+        partial[blockIdx.y * cols + j] = sum;
+    }
+}
+
 template <class S>
 __global__ void partial_vec_kernel(const S* dy, i64 rows, i64 cols, i64 chunk_rows,
                                    float* partial) {
-    constexpr int kCols = 32 * kVec; // a block's strip
-    __shared__ float part[kRowThreads][kCols + 1];
     const i64 v = blockIdx.x * i64(32) + threadIdx.x; // this lane's vector within a row
     const i64 row_vectors = cols / kVec;
     const i64 r0 = blockIdx.y * chunk_rows;
@@ -62,17 +78,7 @@ __global__ void partial_vec_kernel(const S* dy, i64 rows, i64 cols, i64 chunk_ro
 #pragma unroll
             for (int j = 0; j < kVec; ++j) acc[j] += x[j];
         }
-#pragma unroll
-    for (int j = 0; j < kVec; ++j) part[threadIdx.y][threadIdx.x * kVec + j] = acc[j];
-    __syncthreads();
-    // 256 threads, one column of the strip each: the 8 row threads' sums in order.
-    const int t = threadIdx.y * 32 + threadIdx.x;
-    const i64 j = blockIdx.x * i64(kCols) + t;
-    if (j < cols) {
-        float sum = 0.0f;
-        for (int k = 0; k < kRowThreads; ++k) sum += part[k][t];
-        partial[blockIdx.y * cols + j] = sum;
-    }
+    add_strip_partials(acc, cols, partial);
 }
 
 // partial_vec_kernel with the activation's backward in front: each lane computes dZ = dY ⊙ act'(y)
@@ -82,8 +88,6 @@ __global__ void partial_vec_kernel(const S* dy, i64 rows, i64 cols, i64 chunk_ro
 template <class S>
 __global__ void partial_act_vec_kernel(Activation act, const S* y, const S* dy, S* dz, i64 rows,
                                        i64 cols, i64 chunk_rows, float* partial) {
-    constexpr int kCols = 32 * kVec;
-    __shared__ float part[kRowThreads][kCols + 1];
     const i64 v = blockIdx.x * i64(32) + threadIdx.x;
     const i64 row_vectors = cols / kVec;
     const i64 r0 = blockIdx.y * chunk_rows;
@@ -95,34 +99,13 @@ __global__ void partial_act_vec_kernel(Activation act, const S* y, const S* dy, 
             load8(dy, r * row_vectors + v, g);
             load8(y, r * row_vectors + v, t);
 #pragma unroll
-            for (int j = 0; j < kVec; ++j) {
-                switch (act) {
-                case Activation::Relu:
-                    g[j] = activation_math::relu_backward(t[j], g[j]);
-                    break;
-                case Activation::Tanh:
-                    g[j] = activation_math::tanh_backward(t[j], g[j]);
-                    break;
-                default: // Sigmoid (launch_activation_bias_grad admits these three)
-                    g[j] = activation_math::sigmoid_backward(t[j], g[j]);
-                    break;
-                }
-                g[j] = to_float(from_float<S>(g[j])); // dZ as stored
-            }
+            for (int j = 0; j < kVec; ++j) // dZ as stored: one rounding to S
+                g[j] = to_float(from_float<S>(elementwise_backward(act, t[j], g[j])));
             store8(dz, r * row_vectors + v, g);
 #pragma unroll
             for (int j = 0; j < kVec; ++j) acc[j] += g[j];
         }
-#pragma unroll
-    for (int j = 0; j < kVec; ++j) part[threadIdx.y][threadIdx.x * kVec + j] = acc[j];
-    __syncthreads();
-    const int t = threadIdx.y * 32 + threadIdx.x;
-    const i64 j = blockIdx.x * i64(kCols) + t;
-    if (j < cols) {
-        float sum = 0.0f;
-        for (int k = 0; k < kRowThreads; ++k) sum += part[k][t];
-        partial[blockIdx.y * cols + j] = sum;
-    }
+    add_strip_partials(acc, cols, partial);
 }
 
 template <class T>
