@@ -152,6 +152,10 @@ int run_train(const Args& args) {
         if (plan.loss_scale.mode != LossScaleMode::None)
             std::printf(" (initial %g)", plan.loss_scale.initial);
         std::printf("\n");
+        const OptimizerConfig& optimizer = session->trainer().experiment().optimizer;
+        if (optimizer.schedule.kind != ScheduleKind::Constant) // with OneCycle's derived length
+            std::printf("Learning rate: %s\n",
+                        describe_schedule(optimizer.schedule, optimizer.learning_rate).c_str());
         if (parallel.enabled())
             std::printf("Data parallel: %d ranks x %lld examples (global batch %lld) · allreduce "
                         "%s · %s\n",

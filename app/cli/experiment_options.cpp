@@ -22,7 +22,11 @@ void add_experiment_options(ArgParser& p) {
     p.add_option("--convention", "C",
                  "optimizer formulas: keras (Keras 3), tf_keras_2 (TF 2.0-2.10: RMSprop's epsilon "
                  "outside the root) or pytorch; keeps the experiment's hyperparameters");
-    p.add_option("--lr", "X", "learning rate");
+    p.add_option("--lr", "X", "learning rate (a schedule's initial rate; OneCycle's max_lr)");
+    p.add_option("--lr-schedule", "S",
+                 "NAME[:key=value,...]: ExponentialDecay, PiecewiseConstantDecay, CosineDecay, "
+                 "PolynomialDecay (Keras's fields), OneCycle (PyTorch's) or Constant; e.g. "
+                 "CosineDecay:decay_steps=2000,alpha=0.1 or OneCycle:pct_start=0.25");
     p.add_option("--seed", "N", "random seed (same seed, same numbers)");
     p.add_option("--max-steps", "N", "stop after N training steps");
     p.add_option("--loss-scale", "MODE", "auto, none, dynamic or fixed:VALUE");
@@ -69,6 +73,11 @@ Experiment experiment_from_options(const ArgParser& p) {
         e.optimizer.learning_rate = p.double_value("--lr", e.optimizer.learning_rate);
         if (!(e.optimizer.learning_rate > 0)) throw UsageError("--lr: expected a number > 0");
     }
+    if (p.has("--lr-schedule"))
+        wrap("--lr-schedule", [&] {
+            e.optimizer.schedule =
+                schedule_from_spec(p.value("--lr-schedule"), e.optimizer.learning_rate);
+        });
     if (p.has("--seed"))
         e.seed = static_cast<std::uint64_t>(p.int_value("--seed", 0, 0, INT64_MAX));
     if (p.has("--max-steps")) e.max_steps = p.int_value("--max-steps", 0, 1, INT64_MAX);

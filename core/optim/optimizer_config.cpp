@@ -157,6 +157,14 @@ bool rmsprop_epsilon_outside_root(const OptimizerConfig& config) {
            (config.convention == OptimizerConvention::TfKeras2 && config.momentum == 0.0);
 }
 
+OptimizerConfig optimizer_at_step(const OptimizerConfig& config, std::int64_t iterations,
+                                  std::int64_t skipped) {
+    OptimizerConfig at = config;
+    at.learning_rate = learning_rate_at(config, iterations, skipped);
+    at.schedule = LearningRateSchedule{};
+    return at;
+}
+
 void validate_optimizer(const OptimizerConfig& config) {
     if (config.convention == OptimizerConvention::TfKeras2 && config.type == OptimizerType::AdamW)
         throw Error(
@@ -168,6 +176,7 @@ void validate_optimizer(const OptimizerConfig& config) {
         throw Error(ErrorKind::Config, "optimizer.nesterov needs optimizer.momentum > 0 under the "
                                        "pytorch convention (torch.optim.SGD refuses it)");
     require_positive("learning_rate", config.learning_rate);
+    validate_schedule(config.schedule, "optimizer.learning_rate.config");
     switch (config.type) {
     case OptimizerType::SGD:
         require_unit_interval("momentum", config.momentum);

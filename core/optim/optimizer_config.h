@@ -3,8 +3,12 @@
 // math itself lives in update_rules.h so every backend applies the same formulas.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <string_view>
+
+#include "core/host_device.h"
+#include "core/optim/lr_schedule.h"
 
 namespace mantissa {
 
@@ -36,6 +40,9 @@ struct OptimizerConfig {
     double epsilon = 1e-7;
     // AdamW (decoupled): w -= lr * weight_decay * w
     double weight_decay = 0.004;
+    // The learning rate over the run (lr_schedule.h); Constant: learning_rate every step. A
+    // schedule's base rate is learning_rate (Keras's initial_learning_rate, OneCycle's max_lr).
+    LearningRateSchedule schedule;
 
     bool operator==(const OptimizerConfig&) const = default;
 };
@@ -61,6 +68,35 @@ const char* optimizer_slot_name(const OptimizerConfig& config, int slot);
 // Whether RMSprop adds epsilon after the square root under this convention (tf_keras_2 without
 // momentum, pytorch): in float16 a velocity that underflows to 0 leaves lr*g/epsilon.
 bool rmsprop_epsilon_outside_root(const OptimizerConfig& config);
+// The schedule's step for the next update: Keras counts applied updates (optimizer.iterations;
+// a skipped step does not advance it), PyTorch's scheduler.step() runs every training step.
+inline std::int64_t schedule_step(const OptimizerConfig& config, std::int64_t iterations,
+                                  std::int64_t skipped) {
+    return config.convention == OptimizerConvention::PyTorch ? iterations + skipped : iterations;
+}
+// The learning rate the next update uses, after `iterations` applied updates and `skipped`
+// skipped steps. Keras evaluates a schedule in float32, so under the keras conventions a
+// scheduled rate is rounded to float32; PyTorch's is a Python float (double).
+// scheduled_rate takes the fields one by one, for the CUDA kernel's copy of the rule.
+MANTISSA_HD inline double scheduled_rate(const LearningRateSchedule& schedule, double base,
+                                         OptimizerConvention convention, std::int64_t iterations,
+                                         std::int64_t skipped) {
+    if (schedule.kind == ScheduleKind::Constant) return base;
+    const std::int64_t step =
+        convention == OptimizerConvention::PyTorch ? iterations + skipped : iterations;
+    const double rate = schedule_learning_rate(schedule, base, static_cast<double>(step));
+    if (convention == OptimizerConvention::PyTorch) return rate;
+    return static_cast<double>(static_cast<float>(rate));
+}
+MANTISSA_HD inline double learning_rate_at(const OptimizerConfig& config, std::int64_t iterations,
+                                           std::int64_t skipped) {
+    return scheduled_rate(config.schedule, config.learning_rate, config.convention, iterations,
+                          skipped);
+}
+// The config with that rate as a constant learning_rate: what make_update_rule builds the
+// step's rule from.
+OptimizerConfig optimizer_at_step(const OptimizerConfig& config, std::int64_t iterations,
+                                  std::int64_t skipped);
 // Checks ranges (finite positive learning rate, 0 <= momentum < 1, ...) and what the convention
 // has (tf.keras 2.x has no AdamW; PyTorch's Nesterov needs momentum); throws Error(Config) naming
 // the field, e.g. "optimizer.learning_rate must be a finite number > 0 (got nan)".

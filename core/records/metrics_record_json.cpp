@@ -114,6 +114,8 @@ const std::vector<RecordField<StepRecord>>& step_fields() {
         {"loss_scale", &S::loss_scale},
         {"skipped", &S::skipped},
         {"good_steps", &S::good_steps, 0.0},
+        // The rate this step's update used (or would have: a skipped step); 0 in older files.
+        {"learning_rate", &S::learning_rate, 0.0},
         // Constant for a compiled plan: the export keeps it once, in its "memory".
         {"mem", &S::memory, std::nullopt, kInJsonl | kInCsv},
         {"device_mem_used", &S::device_mem_used, 0.0},

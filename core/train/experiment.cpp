@@ -5,7 +5,9 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstdlib>
 #include <limits>
+#include <optional>
 #include <set>
 #include <vector>
 
@@ -47,6 +49,8 @@ public:
     }
 
     Experiment read(const json& root) const;
+    // A schedule object in Keras's serialised form; sets `base` to its initial rate.
+    LearningRateSchedule read_schedule(const json& v, const std::string& path, double& base) const;
 
 private:
     LayerSpec read_layer(const json& v, const std::string& path) const;
@@ -214,7 +218,11 @@ OptimizerConfig Reader::read_optimizer(const json& v, const std::string& path) c
     auto num = [&](const char* key, double& out) {
         if (v.contains(key)) out = number(v[key], path + "." + key);
     };
-    num("learning_rate", config.learning_rate);
+    if (v.contains("learning_rate") && v["learning_rate"].is_object())
+        config.schedule =
+            read_schedule(v["learning_rate"], path + ".learning_rate", config.learning_rate);
+    else
+        num("learning_rate", config.learning_rate);
     num("momentum", config.momentum);
     num("rho", config.rho);
     num("beta_1", config.beta_1);
@@ -224,6 +232,126 @@ OptimizerConfig Reader::read_optimizer(const json& v, const std::string& path) c
     if (v.contains("nesterov")) config.nesterov = boolean(v["nesterov"], path + ".nesterov");
     if (v.contains("centered")) config.centered = boolean(v["centered"], path + ".centered");
     return config;
+}
+
+// The fields each schedule's "config" takes (Keras's names; OneCycle: PyTorch's OneCycleLR's).
+// The first is the base rate: the optimizer's learning_rate.
+std::vector<std::string> schedule_fields(ScheduleKind kind) {
+    switch (kind) {
+    case ScheduleKind::Constant:
+        return {"learning_rate"};
+    case ScheduleKind::ExponentialDecay:
+        return {"initial_learning_rate", "decay_steps", "decay_rate", "staircase", "name"};
+    case ScheduleKind::PiecewiseConstantDecay:
+        return {"boundaries", "values", "name"};
+    case ScheduleKind::CosineDecay:
+        return {"initial_learning_rate", "decay_steps", "alpha", "warmup_target", "warmup_steps",
+                "name"};
+    case ScheduleKind::PolynomialDecay:
+        return {"initial_learning_rate", "decay_steps", "end_learning_rate", "power", "cycle",
+                "name"};
+    case ScheduleKind::OneCycle:
+        return {"max_lr",     "total_steps",      "pct_start",       "anneal_strategy",
+                "div_factor", "final_div_factor", "three_phase"};
+    }
+    return {};
+}
+
+LearningRateSchedule Reader::read_schedule(const json& v, const std::string& path,
+                                           double& base) const {
+    check_fields(v, path, {"class_name", "config", "module", "registered_name"},
+                 "of a learning-rate schedule (Keras's serialised form: {\"class_name\": "
+                 "\"CosineDecay\", \"config\": {...}})");
+    if (!v.contains("class_name"))
+        fail(path, "missing field 'class_name' (ExponentialDecay, PiecewiseConstantDecay, "
+                   "CosineDecay, PolynomialDecay or OneCycle)");
+    const std::string name = string(v["class_name"], path + ".class_name");
+    const ScheduleKind kind = named(path + ".class_name", [&] { return schedule_kind_from_name(name); });
+    LearningRateSchedule s = default_schedule(kind);
+    const std::string cpath = path + ".config";
+    const json empty = json::object();
+    const json& c = v.contains("config") ? object(v["config"], cpath) : empty;
+    check_fields(c, cpath, schedule_fields(kind),
+                 std::string("for ") + schedule_kind_name(kind));
+    const auto num = [&](const char* key, double& out) {
+        if (c.contains(key)) out = number(c[key], cpath + "." + key);
+    };
+    const auto flag = [&](const char* key, bool& out) {
+        if (c.contains(key)) out = boolean(c[key], cpath + "." + key);
+    };
+    const auto required = [&](const char* key) {
+        if (!c.contains(key)) fail(cpath, std::string("missing field '") + key + "'");
+    };
+    const std::string first = schedule_fields(kind).front();
+    if (kind != ScheduleKind::PiecewiseConstantDecay && kind != ScheduleKind::Constant) {
+        required(first.c_str());
+        base = number(c[first], cpath + "." + first);
+    }
+    switch (kind) {
+    case ScheduleKind::Constant:
+        if (c.contains("learning_rate")) base = number(c["learning_rate"], cpath + ".learning_rate");
+        break;
+    case ScheduleKind::ExponentialDecay:
+        required("decay_steps");
+        required("decay_rate");
+        num("decay_steps", s.decay_steps);
+        num("decay_rate", s.decay_rate);
+        flag("staircase", s.staircase);
+        break;
+    case ScheduleKind::PiecewiseConstantDecay: {
+        required("boundaries");
+        required("values");
+        const json& b = array(c["boundaries"], cpath + ".boundaries");
+        const json& values = array(c["values"], cpath + ".values");
+        if (b.empty() || b.size() > static_cast<std::size_t>(kMaxScheduleBoundaries))
+            fail(cpath + ".boundaries", "expected 1 to " + std::to_string(kMaxScheduleBoundaries) +
+                                            " steps, got " + std::to_string(b.size()));
+        if (values.size() != b.size() + 1)
+            fail(cpath + ".values", "expected one more value than boundaries (" +
+                                        std::to_string(b.size() + 1) + "), got " +
+                                        std::to_string(values.size()));
+        s.boundary_count = static_cast<int>(b.size());
+        for (std::size_t i = 0; i < b.size(); ++i)
+            s.boundaries[i] = number(b[i], element(cpath + ".boundaries", i));
+        for (std::size_t i = 0; i < values.size(); ++i)
+            s.values[i] = number(values[i], element(cpath + ".values", i));
+        base = s.values[0];
+        break;
+    }
+    case ScheduleKind::CosineDecay:
+        required("decay_steps");
+        num("decay_steps", s.decay_steps);
+        num("alpha", s.alpha);
+        num("warmup_steps", s.warmup_steps);
+        if (c.contains("warmup_target") && !c["warmup_target"].is_null()) {
+            s.has_warmup_target = true;
+            num("warmup_target", s.warmup_target);
+        }
+        break;
+    case ScheduleKind::PolynomialDecay:
+        required("decay_steps");
+        num("decay_steps", s.decay_steps);
+        num("end_learning_rate", s.end_learning_rate);
+        num("power", s.power);
+        flag("cycle", s.cycle);
+        break;
+    case ScheduleKind::OneCycle:
+        if (c.contains("total_steps") && !c["total_steps"].is_null())
+            s.total_steps = integer(c["total_steps"], cpath + ".total_steps", 0,
+                                    std::numeric_limits<std::int64_t>::max());
+        num("pct_start", s.pct_start);
+        num("div_factor", s.div_factor);
+        num("final_div_factor", s.final_div_factor);
+        flag("three_phase", s.three_phase);
+        if (c.contains("anneal_strategy")) {
+            const std::string a = string(c["anneal_strategy"], cpath + ".anneal_strategy");
+            if (a != "cos" && a != "linear")
+                fail(cpath + ".anneal_strategy", "expected \"cos\" or \"linear\", got \"" + a + "\"");
+            s.linear_anneal = a == "linear";
+        }
+        break;
+    }
+    return s; // ranges: validate_optimizer
 }
 
 // The frontier policies' options (core/numeric/quant_recipe): checked against the policy later.
@@ -440,6 +568,54 @@ ojson layer_json(const LayerSpec& l) {
     return j;
 }
 
+// Keras's serialised form: {"class_name": "CosineDecay", "config": {...}}.
+ojson schedule_json(const LearningRateSchedule& s, double base) {
+    ojson c;
+    switch (s.kind) {
+    case ScheduleKind::Constant:
+        c["learning_rate"] = base;
+        break;
+    case ScheduleKind::ExponentialDecay:
+        c["initial_learning_rate"] = base;
+        c["decay_steps"] = s.decay_steps;
+        c["decay_rate"] = s.decay_rate;
+        c["staircase"] = s.staircase;
+        break;
+    case ScheduleKind::PiecewiseConstantDecay: {
+        ojson b = ojson::array(), values = ojson::array();
+        for (int i = 0; i < s.boundary_count; ++i) b.push_back(s.boundaries[i]);
+        for (int i = 0; i <= s.boundary_count; ++i) values.push_back(s.values[i]);
+        c["boundaries"] = b;
+        c["values"] = values;
+        break;
+    }
+    case ScheduleKind::CosineDecay:
+        c["initial_learning_rate"] = base;
+        c["decay_steps"] = s.decay_steps;
+        c["alpha"] = s.alpha;
+        c["warmup_target"] = s.has_warmup_target ? ojson(s.warmup_target) : ojson(nullptr);
+        c["warmup_steps"] = s.warmup_steps;
+        break;
+    case ScheduleKind::PolynomialDecay:
+        c["initial_learning_rate"] = base;
+        c["decay_steps"] = s.decay_steps;
+        c["end_learning_rate"] = s.end_learning_rate;
+        c["power"] = s.power;
+        c["cycle"] = s.cycle;
+        break;
+    case ScheduleKind::OneCycle:
+        c["max_lr"] = base;
+        c["total_steps"] = s.total_steps;
+        c["pct_start"] = s.pct_start;
+        c["anneal_strategy"] = s.linear_anneal ? "linear" : "cos";
+        c["div_factor"] = s.div_factor;
+        c["final_div_factor"] = s.final_div_factor;
+        c["three_phase"] = s.three_phase;
+        break;
+    }
+    return {{"class_name", schedule_kind_name(s.kind)}, {"config", c}};
+}
+
 ojson optimizer_json(const OptimizerConfig& o) {
     ojson j;
     for (const std::string& key : optimizer_fields(o.type)) {
@@ -450,7 +626,9 @@ ojson optimizer_json(const OptimizerConfig& o) {
             if (o.convention != OptimizerConvention::Keras)
                 j[key] = optimizer_convention_name(o.convention);
         } else if (key == "learning_rate")
-            j[key] = o.learning_rate;
+            j[key] = o.schedule.kind == ScheduleKind::Constant
+                         ? ojson(o.learning_rate)
+                         : schedule_json(o.schedule, o.learning_rate);
         else if (key == "momentum")
             j[key] = o.momentum;
         else if (key == "nesterov")
@@ -485,6 +663,103 @@ Experiment experiment_from_json(const std::string& text, const std::string& sour
 
 Experiment load_experiment(const std::string& path) {
     return experiment_from_json(read_file(path), path);
+}
+
+LearningRateSchedule schedule_from_spec(const std::string& spec, double& base) {
+    const std::size_t colon = spec.find(':');
+    const std::string name = spec.substr(0, colon);
+    const ScheduleKind kind = schedule_kind_from_name(name);
+    json config = json::object();
+    if (kind != ScheduleKind::PiecewiseConstantDecay)
+        config[schedule_fields(kind).front()] = base;
+    // A value: true/false, a number, a '/'-separated list of numbers, or a word ("linear").
+    const auto value = [&](const std::string& key, const std::string& text) -> json {
+        if (text == "true" || text == "false") return text == "true";
+        const auto parse_number = [&](const std::string& piece) -> std::optional<double> {
+            char* end = nullptr;
+            const double v = std::strtod(piece.c_str(), &end);
+            if (piece.empty() || *end != '\0') return std::nullopt;
+            return v;
+        };
+        if (text.find('/') != std::string::npos || key == "boundaries" || key == "values") {
+            json list = json::array();
+            std::size_t start = 0;
+            while (start <= text.size()) {
+                const std::size_t slash = std::min(text.find('/', start), text.size());
+                const std::string piece = text.substr(start, slash - start);
+                const std::optional<double> v = parse_number(piece);
+                if (!v)
+                    throw Error(ErrorKind::Config, name + ": " + key +
+                                                       ": expected numbers separated by '/', got '" +
+                                                       text + "'");
+                list.push_back(*v);
+                start = slash + 1;
+            }
+            return list;
+        }
+        if (const std::optional<double> v = parse_number(text)) {
+            if (key == "total_steps") return static_cast<std::int64_t>(*v);
+            return *v;
+        }
+        return text;
+    };
+    if (colon != std::string::npos) {
+        std::size_t start = colon + 1;
+        while (start < spec.size()) {
+            const std::size_t comma = std::min(spec.find(',', start), spec.size());
+            const std::string item = spec.substr(start, comma - start);
+            const std::size_t eq = item.find('=');
+            if (eq == std::string::npos || eq == 0)
+                throw Error(ErrorKind::Config, name + ": expected key=value, got '" + item + "'");
+            const std::string key = item.substr(0, eq);
+            config[key] = value(key, item.substr(eq + 1));
+            start = comma + 1;
+        }
+    }
+    if (kind == ScheduleKind::Constant) {
+        if (config.contains("learning_rate")) {
+            if (!config["learning_rate"].is_number())
+                throw Error(ErrorKind::Config, "Constant: learning_rate: expected a number");
+            base = config["learning_rate"].get<double>();
+        }
+        return LearningRateSchedule{};
+    }
+    const json object = {{"class_name", schedule_kind_name(kind)}, {"config", config}};
+    LearningRateSchedule schedule;
+    try {
+        schedule = Reader("").read_schedule(object, name, base);
+    } catch (const Error& e) {
+        // The reader prefixes its (here empty) source: the caller names the option instead.
+        std::string message = e.what();
+        if (message.rfind(": ", 0) == 0) message.erase(0, 2);
+        throw Error(ErrorKind::Config, message);
+    }
+    validate_schedule(schedule, name);
+    return schedule;
+}
+
+std::string schedule_options_text(const LearningRateSchedule& schedule) {
+    const ojson j = schedule_json(schedule, 0.0)["config"];
+    const std::string base_key = schedule_fields(schedule.kind).front();
+    std::string text;
+    for (const auto& [key, value] : j.items()) {
+        if (key == base_key && schedule.kind != ScheduleKind::PiecewiseConstantDecay) continue;
+        if (value.is_null()) continue; // CosineDecay without warmup_target
+        std::string v;
+        if (value.is_array()) {
+            for (const auto& item : value) v += (v.empty() ? "" : "/") + number_text(item.get<double>());
+        } else if (value.is_boolean()) {
+            v = value.get<bool>() ? "true" : "false";
+        } else if (value.is_string()) {
+            v = value.get<std::string>();
+        } else if (value.is_number_integer()) {
+            v = std::to_string(value.get<std::int64_t>());
+        } else {
+            v = number_text(value.get<double>());
+        }
+        text += (text.empty() ? "" : ",") + key + "=" + v;
+    }
+    return text;
 }
 
 std::string experiment_to_json(const Experiment& e) {

@@ -52,6 +52,15 @@ Experiment load_experiment(const std::string& path);          // Error(Io) if un
 std::string experiment_to_json(const Experiment& experiment); // pretty, with "format_version"
 // Writes atomically (temp file + rename). Throws Error(Io).
 void save_experiment(const Experiment& experiment, const std::string& path);
+// A schedule from the CLI's compact form "NAME[:key=value,...]" (Keras's field names; lists
+// separated by '/': "PiecewiseConstantDecay:boundaries=500/900,values=0.01/0.001/0.0001").
+// `base` is the learning rate the schedule starts from (a key initial_learning_rate or max_lr
+// replaces it). Throws Error(Config) naming the key. "Constant" gives no schedule.
+LearningRateSchedule schedule_from_spec(const std::string& spec, double& base);
+// The key=value part of that form for a schedule, without its base rate ("decay_steps=1000,
+// alpha=0"), every field written: schedule_from_spec(name + ":" + this) reads it back.
+std::string schedule_options_text(const LearningRateSchedule& schedule);
+
 // Range checks that need no model: batch >= 1, epochs >= 1, known policy names, optimizer and
 // loss-scale ranges. Throws Error(Config) naming the field.
 void validate_experiment(const Experiment& experiment);

@@ -1,4 +1,4 @@
-// ChartsPanel: composes the five live charts in a two-column grid under the run legend and feeds
+// ChartsPanel: composes the six live charts in a two-column grid under the run legend and feeds
 // them from the RunStore, coalescing the store's change signals into at most one redraw per 40 ms.
 #include "ui/charts/charts_panel.h"
 
@@ -51,6 +51,22 @@ double median_of_tail(const QVector<StepRecord>& steps, double StepRecord::*fiel
     return *mid;
 }
 
+// "Learning rate · run #3: 0.00412 (CosineDecay)": the newest shown run's current rate and its
+// schedule, which the run's experiment names.
+QString learning_rate_title(const QVector<const RunRecord*>& runs) {
+    for (auto it = runs.rbegin(); it != runs.rend(); ++it) {
+        const RunRecord& run = **it;
+        if (run.steps.isEmpty() || !(run.steps.back().learning_rate > 0)) continue;
+        const ScheduleKind kind = run.experiment.optimizer.schedule.kind;
+        return ChartsPanel::tr("Learning rate · run #%1: %2 (%3)")
+            .arg(run.id)
+            .arg(run.steps.back().learning_rate, 0, 'g', 3)
+            .arg(kind == ScheduleKind::Constant ? ChartsPanel::tr("constant")
+                                                : QString::fromLatin1(schedule_kind_name(kind)));
+    }
+    return ChartsPanel::tr("Learning rate");
+}
+
 } // namespace
 
 ChartsPanel::ChartsPanel(RunStore* store, QWidget* parent) : QWidget(parent), m_store(store) {
@@ -61,6 +77,10 @@ ChartsPanel::ChartsPanel(RunStore* store, QWidget* parent) : QWidget(parent), m_
     m_accuracy->set_y_limits(0, 100);
     m_step_time = new MetricChart(tr("Step time"), tr("ms per step"), this);
     m_loss_scale = new LossScaleChart(this);
+    // Schedules span decades (OneCycle: max_lr / 25 / 1e4 at the end): log y from the start.
+    m_learning_rate = new MetricChart(tr("Learning rate"), tr("learning rate"), this);
+    m_learning_rate->set_smoothing_enabled(false);
+    m_learning_rate->set_log_y(true);
     m_memory = new MemoryChart(this);
     m_histogram = new GradientHistogramChart; // placed by the window: see histogram_chart()
     m_scaling = new ScalingChart;             // placed by the window: see scaling_chart()
@@ -80,7 +100,8 @@ ChartsPanel::ChartsPanel(RunStore* store, QWidget* parent) : QWidget(parent), m_
     grid->addWidget(m_accuracy, 0, 1);
     grid->addWidget(m_step_time, 1, 0);
     grid->addWidget(m_loss_scale, 1, 1);
-    grid->addWidget(m_memory, 2, 0, 1, 2);
+    grid->addWidget(m_memory, 2, 0);
+    grid->addWidget(m_learning_rate, 2, 1);
     grid->setRowStretch(0, 3);
     grid->setRowStretch(1, 3);
     grid->setRowStretch(2,
@@ -126,7 +147,7 @@ void ChartsPanel::redraw() {
     for (const RunRecord* run : runs) shown.insert(run->id);
     m_lines.retain(shown);
 
-    QVector<ChartLine> loss, accuracy, step_time;
+    QVector<ChartLine> loss, accuracy, step_time, learning_rate;
     for (const RunRecord* run : runs) {
         const RunLines& points = m_lines.lines(*run);
         using Style = ChartLine::Style;
@@ -137,10 +158,13 @@ void ChartsPanel::redraw() {
         accuracy.append(line_of(*run, tr("validation accuracy"), Style::LineWithMarkers, false,
                                 points.val_accuracy));
         step_time.append(line_of(*run, tr("ms per step"), Style::Line, true, points.step_ms));
+        learning_rate.append(
+            line_of(*run, tr("learning rate"), Style::Line, false, points.learning_rate));
     }
     m_loss->set_lines(std::move(loss));
     m_accuracy->set_lines(std::move(accuracy));
     m_step_time->set_lines(std::move(step_time));
+    m_learning_rate->set_lines(std::move(learning_rate));
 
     QString step_title = tr("Step time");
     for (auto it = runs.rbegin(); it != runs.rend(); ++it) {
@@ -155,6 +179,7 @@ void ChartsPanel::redraw() {
         break;
     }
     m_step_time->set_title(step_title);
+    m_learning_rate->set_title(learning_rate_title(runs));
     m_legend->show_runs(runs);
     m_loss_scale->show_runs(runs, m_lines);
     m_memory->show_runs(runs);
@@ -163,7 +188,8 @@ void ChartsPanel::redraw() {
 
 void ChartsPanel::fit_to_visible() {
     for (MetricChart* c :
-         {m_loss, m_accuracy, m_step_time, static_cast<MetricChart*>(m_loss_scale)})
+         {m_loss, m_accuracy, m_step_time, m_learning_rate,
+          static_cast<MetricChart*>(m_loss_scale)})
         c->reset_zoom();
     redraw();
 }
@@ -179,7 +205,8 @@ void ChartsPanel::set_presentation(bool on) {
     m_presentation = on;
     const double font_scale = on ? 1.4 : 1.0, line_scale = on ? 1.75 : 1.0;
     for (MetricChart* c :
-         {m_loss, m_accuracy, m_step_time, static_cast<MetricChart*>(m_loss_scale)})
+         {m_loss, m_accuracy, m_step_time, m_learning_rate,
+          static_cast<MetricChart*>(m_loss_scale)})
         c->set_presentation_scale(font_scale, line_scale);
     apply_chart_fonts(m_memory->chart(), font_scale);
     m_legend->set_font_scale(font_scale);
@@ -190,6 +217,7 @@ MetricChart* ChartsPanel::chart(const QString& name) const {
     if (name == QLatin1String("loss")) return m_loss;
     if (name == QLatin1String("accuracy")) return m_accuracy;
     if (name == QLatin1String("step_time")) return m_step_time;
+    if (name == QLatin1String("learning_rate")) return m_learning_rate;
     if (name == QLatin1String("loss_scale")) return m_loss_scale;
     return nullptr;
 }

@@ -58,6 +58,7 @@ private:
     MetricChart* m_loss = nullptr;
     MetricChart* m_accuracy = nullptr;
     MetricChart* m_step_time = nullptr;
+    MetricChart* m_learning_rate = nullptr;
     LossScaleChart* m_loss_scale = nullptr;
     MemoryChart* m_memory = nullptr;
     RunLegend* m_legend = nullptr;

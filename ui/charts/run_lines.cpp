@@ -18,7 +18,8 @@ const RunLines& RunLineCache::lines(const RunRecord& run) {
     const qsizetype grown = run.steps.size() - cached.steps_seen;
     if (grown > 0) {
         for (QVector<QPointF>* v :
-             {&cached.loss, &cached.accuracy, &cached.step_ms, &cached.log2_scale})
+             {&cached.loss, &cached.accuracy, &cached.step_ms, &cached.learning_rate,
+              &cached.log2_scale})
             // Room for this growth and as much again, reserved only when short: reserving 2x on
             // every call would reallocate and copy all points on each live tick.
             if (v->capacity() < run.steps.size())
@@ -29,6 +30,7 @@ const RunLines& RunLineCache::lines(const RunRecord& run) {
             cached.loss.append(QPointF(x, s.loss));
             cached.accuracy.append(QPointF(x, s.accuracy * 100));
             cached.step_ms.append(QPointF(x, s.step_ms));
+            if (s.learning_rate > 0) cached.learning_rate.append(QPointF(x, s.learning_rate));
             const QPointF scale(x, std::log2(s.loss_scale));
             cached.log2_scale.append(scale);
             if (s.skipped) cached.skipped.append(scale);

@@ -19,6 +19,7 @@ struct RunLines {
     QVector<QPointF> loss;       // (step, train loss)
     QVector<QPointF> accuracy;   // (step, train accuracy in %)
     QVector<QPointF> step_ms;    // (step, ms per step)
+    QVector<QPointF> learning_rate; // (step, the rate its update used); none from older files
     QVector<QPointF> log2_scale; // (step, log2 of the loss scale used)
     QVector<QPointF> skipped;    // (step, log2 of the scale) for every skipped step
     QVector<QPointF> val_loss;   // (step at the epoch's end, validation loss)

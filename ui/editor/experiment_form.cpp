@@ -19,6 +19,7 @@
 #include <algorithm>
 #include <limits>
 
+#include "core/error.h"
 #include "core/numeric/policy.h"
 #include "ui/editor/recipe_editor.h"
 
@@ -167,6 +168,44 @@ ExperimentForm::ExperimentForm(QWidget* parent) : QWidget(parent) {
     m_learning_rate = make_double(optimizer, "learning_rate", 0.000001, 10.0, 6, 0.0001,
                                   tr("Step size of each update."));
     m_optimizer_form->addRow(tr("Learning rate"), m_learning_rate);
+    m_schedule = new QComboBox(optimizer);
+    m_schedule->setObjectName("schedule");
+    const std::pair<ScheduleKind, QString> schedules[] = {
+        {ScheduleKind::Constant, tr("The same learning rate every step.")},
+        {ScheduleKind::ExponentialDecay,
+         tr("Keras ExponentialDecay: rate x decay_rate^(step / decay_steps).")},
+        {ScheduleKind::PiecewiseConstantDecay,
+         tr("Keras PiecewiseConstantDecay: values[i] until boundaries[i]; the values are the "
+            "rates.")},
+        {ScheduleKind::CosineDecay,
+         tr("Keras CosineDecay: half a cosine down to alpha x rate over decay_steps, after an "
+            "optional linear warmup to warmup_target.")},
+        {ScheduleKind::PolynomialDecay,
+         tr("Keras PolynomialDecay: (rate - end) x (1 - step/decay_steps)^power + end.")},
+        {ScheduleKind::OneCycle,
+         tr("PyTorch OneCycleLR: up from rate/div_factor to the rate over pct_start of the run, "
+            "then down to rate/div_factor/final_div_factor (total_steps 0: the whole run).")}};
+    for (const auto& [kind, tip] : schedules) {
+        m_schedule->addItem(kind == ScheduleKind::Constant
+                                ? tr("constant")
+                                : QString::fromLatin1(schedule_kind_name(kind)),
+                            static_cast<int>(kind));
+        m_schedule->setItemData(m_schedule->count() - 1, tip, Qt::ToolTipRole);
+    }
+    m_schedule->setToolTip(tr("How the learning rate changes over the run (drawn in the "
+                              "Learning rate chart). Keras counts applied updates, so a "
+                              "skipped step does not advance it; PyTorch counts every step."));
+    m_optimizer_form->addRow(tr("Schedule"), m_schedule);
+    m_schedule_options = new QLineEdit(optimizer);
+    m_schedule_options->setObjectName("schedule_options");
+    m_schedule_options->setToolTip(
+        tr("The schedule's fields as key=value, separated by commas; lists with '/' "
+           "(boundaries=500/900,values=0.01/0.001/0.0001)."));
+    m_optimizer_form->addRow(tr("Fields"), m_schedule_options);
+    m_schedule_note = new QLabel(optimizer);
+    m_schedule_note->setObjectName("schedule_note");
+    m_schedule_note->setWordWrap(true);
+    m_optimizer_form->addRow(QString(), m_schedule_note);
     m_momentum = make_double(optimizer, "momentum", 0.0, 0.999, 3, 0.05,
                              tr("Fraction of the previous update carried into the next one."));
     m_optimizer_form->addRow(tr("Momentum"), m_momentum);
@@ -287,6 +326,21 @@ ExperimentForm::ExperimentForm(QWidget* parent) : QWidget(parent) {
     });
     connect(m_optimizer_type, &QComboBox::currentIndexChanged, this,
             [this] { reset_optimizer_to_defaults(); });
+    // Another schedule starts from its defaults; editing the fields re-describes it.
+    connect(m_schedule, &QComboBox::currentIndexChanged, this, [this] {
+        if (m_filling) return;
+        const auto kind = static_cast<ScheduleKind>(m_schedule->currentData().toInt());
+        m_schedule_options->setText(
+            QString::fromStdString(schedule_options_text(default_schedule(kind))));
+        update_visibility();
+        notify();
+    });
+    connect(m_learning_rate, &QDoubleSpinBox::valueChanged, this,
+            [this] { update_schedule_note(); });
+    connect(m_schedule_options, &QLineEdit::textEdited, this, [this] {
+        update_schedule_note();
+        notify();
+    });
     // Another convention brings its own defaults (as another type does); the rate stays.
     connect(m_convention, &QComboBox::currentIndexChanged, this,
             [this] { reset_optimizer_to_defaults(); });
@@ -335,8 +389,39 @@ void ExperimentForm::set_optimizer(const OptimizerConfig& config) {
     m_beta_2->setValue(config.beta_2);
     m_epsilon->setText(number_text(config.epsilon));
     m_weight_decay->setValue(config.weight_decay);
+    m_schedule->setCurrentIndex(m_schedule->findData(static_cast<int>(config.schedule.kind)));
+    m_schedule_options->setText(QString::fromStdString(schedule_options_text(config.schedule)));
     m_filling = was_filling;
     update_visibility();
+}
+
+std::optional<LearningRateSchedule> ExperimentForm::parsed_schedule(double& base,
+                                                                    QString* error) const {
+    const auto kind = static_cast<ScheduleKind>(m_schedule->currentData().toInt());
+    if (kind == ScheduleKind::Constant) return LearningRateSchedule{};
+    const std::string options = m_schedule_options->text().simplified().remove(' ').toStdString();
+    try {
+        return schedule_from_spec(std::string(schedule_kind_name(kind)) +
+                                      (options.empty() ? "" : ":" + options),
+                                  base);
+    } catch (const Error& e) {
+        if (error) *error = QString::fromStdString(e.what());
+        return std::nullopt;
+    }
+}
+
+void ExperimentForm::update_schedule_note() {
+    double base = m_learning_rate->value();
+    QString error;
+    const std::optional<LearningRateSchedule> schedule = parsed_schedule(base, &error);
+    if (schedule) {
+        m_schedule_note->setStyleSheet(QString());
+        m_schedule_note->setText(QString::fromStdString(describe_schedule(*schedule, base)));
+    } else {
+        // The run keeps the last schedule that parsed; say so next to the field.
+        m_schedule_note->setStyleSheet(QStringLiteral("color: #c0392b;"));
+        m_schedule_note->setText(tr("%1 (the run keeps the schedule before this edit)").arg(error));
+    }
 }
 
 void ExperimentForm::reset_optimizer_to_defaults() {
@@ -345,6 +430,9 @@ void ExperimentForm::reset_optimizer_to_defaults() {
     OptimizerConfig config = optimizer_defaults(
         type, static_cast<OptimizerConvention>(m_convention->currentData().toInt()));
     config.learning_rate = m_learning_rate->value();
+    double base = config.learning_rate;
+    if (std::optional<LearningRateSchedule> schedule = parsed_schedule(base, nullptr))
+        config.schedule = *schedule;
     set_optimizer(config);
     notify();
 }
@@ -365,6 +453,19 @@ void ExperimentForm::update_visibility() {
     m_optimizer_form->setRowVisible(m_beta_2, adam);
     m_optimizer_form->setRowVisible(m_epsilon, !sgd);
     m_optimizer_form->setRowVisible(m_weight_decay, type == OptimizerType::AdamW);
+
+    // The rate box is the schedule's base: Keras's initial_learning_rate, OneCycle's max_lr;
+    // PiecewiseConstantDecay's values are the rates themselves.
+    const auto kind = static_cast<ScheduleKind>(m_schedule->currentData().toInt());
+    auto* rate_label = qobject_cast<QLabel*>(m_optimizer_form->labelForField(m_learning_rate));
+    if (rate_label)
+        rate_label->setText(kind == ScheduleKind::Constant ? tr("Learning rate")
+                            : kind == ScheduleKind::OneCycle ? tr("Peak rate (max_lr)")
+                                                             : tr("Initial rate"));
+    m_learning_rate->setEnabled(kind != ScheduleKind::PiecewiseConstantDecay);
+    m_optimizer_form->setRowVisible(m_schedule_options, kind != ScheduleKind::Constant);
+    m_optimizer_form->setRowVisible(m_schedule_note, kind != ScheduleKind::Constant);
+    update_schedule_note();
 }
 
 void ExperimentForm::set_experiment(const Experiment& experiment) {
@@ -423,6 +524,11 @@ Experiment ExperimentForm::apply_to(Experiment experiment) const {
     const double epsilon = QLocale::c().toDouble(m_epsilon->text(), &ok);
     if (ok && epsilon > 0) opt.epsilon = epsilon;
     opt.weight_decay = m_weight_decay->value();
+    double base = opt.learning_rate;
+    if (std::optional<LearningRateSchedule> schedule = parsed_schedule(base, nullptr)) {
+        opt.schedule = *schedule;
+        opt.learning_rate = base;
+    }
     experiment.optimizer = opt;
 
     experiment.batch_size = m_batch_size->value();

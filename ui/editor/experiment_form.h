@@ -5,6 +5,8 @@
 // switches (enabled for CUDA devices only).
 #pragma once
 
+#include <optional>
+
 #include <QWidget>
 
 #include "core/train/experiment.h"
@@ -40,6 +42,10 @@ private:
     void set_optimizer(const OptimizerConfig& config);
     void reset_optimizer_to_defaults();
     void update_visibility();
+    // The schedule the combo and the options line describe; nullopt (and the reason in `error`)
+    // while the line does not parse. `base` is the learning-rate box's value on the way in.
+    std::optional<LearningRateSchedule> parsed_schedule(double& base, QString* error) const;
+    void update_schedule_note();
     void notify();
 
     bool m_filling = false;       // set_experiment is filling the form: no changed()
@@ -58,6 +64,9 @@ private:
     QComboBox* m_convention = nullptr;
     QLabel* m_convention_note = nullptr; // the chosen convention's one line
     QDoubleSpinBox* m_learning_rate = nullptr;
+    QComboBox* m_schedule = nullptr;          // Constant, ExponentialDecay, ..., OneCycle
+    QLineEdit* m_schedule_options = nullptr;  // "decay_steps=1000,alpha=0"
+    QLabel* m_schedule_note = nullptr;        // what the schedule does, or why it does not parse
     QDoubleSpinBox* m_momentum = nullptr;
     QCheckBox* m_nesterov = nullptr;
     QDoubleSpinBox* m_rho = nullptr;

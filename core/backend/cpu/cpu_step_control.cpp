@@ -226,10 +226,12 @@ void CpuBackend::unscale_and_check_finite(std::span<Tensor* const> grads, Tensor
     if (nonfinite) s->found_inf = 1; // never cleared here: several calls accumulate
 }
 
-void CpuBackend::optimizer_update(const OptimizerConfig& config, Tensor& param, const Tensor& grad,
-                                  std::span<Tensor* const> slot_tensors, const Tensor& scalars,
-                                  bool skip_if_found_inf) {
+void CpuBackend::optimizer_update(const OptimizerConfig& scheduled, Tensor& param,
+                                  const Tensor& grad, std::span<Tensor* const> slot_tensors,
+                                  const Tensor& scalars, bool skip_if_found_inf) {
     const StepScalars* s = scalars_of(scalars);
+    // This step's learning rate from the schedule, at the step the scalars say.
+    const OptimizerConfig config = optimizer_at_step(scheduled, s->iterations, s->skipped_total);
     check_update_operands(config, param, grad, slot_tensors);
     if (skip_if_found_inf && s->found_inf != 0) return; // a skipped step writes nothing
     const std::size_t n = static_cast<std::size_t>(param.numel());

@@ -90,6 +90,8 @@ cuda::DeviceRule device_rule(const OptimizerConfig& config, Round round) {
     d.weight_decay = r.weight_decay;
     d.decay_factor = r.decay_factor;
     d.learning_rate = config.learning_rate;
+    d.schedule = config.schedule;
+    d.raw_weight_decay = config.weight_decay;
     if (config.convention == OptimizerConvention::PyTorch) {
         d.beta_1 = config.beta_1; // torch.optim's bias corrections use the Python floats
         d.beta_2 = config.beta_2;

@@ -27,9 +27,11 @@ struct DeviceRoundBFloat16 {
     }
 };
 
-// make_update_rule() with the t-independent constants taken from the host.
+// make_update_rule() with the t-independent constants taken from the host; t, and with a
+// schedule the learning rate, from the device's counters.
 template <class T, class Round>
-__device__ UpdateRule<T> device_rule(const DeviceRule& d, std::int64_t t, Round round) {
+__device__ UpdateRule<T> device_rule(const DeviceRule& d, const StepScalars& s, Round round) {
+    const std::int64_t t = s.iterations + 1;
     UpdateRule<T> rule;
     rule.type = d.type;
     rule.convention = d.convention;
@@ -47,10 +49,23 @@ __device__ UpdateRule<T> device_rule(const DeviceRule& d, std::int64_t t, Round 
     rule.one_minus_beta_2 = static_cast<T>(d.one_minus_beta_2);
     rule.weight_decay = static_cast<T>(d.weight_decay);
     rule.decay_factor = static_cast<T>(d.decay_factor);
+    double learning_rate = d.learning_rate;
+    if (d.schedule.kind != ScheduleKind::Constant) {
+        // optimizer_at_step() then make_update_rule(), as the CPU engine builds the step's rule:
+        // keras conventions get a float32 rate (exact in T, then rounded to the parameter's
+        // dtype); pytorch's stays a double until the op converts it.
+        learning_rate = scheduled_rate(d.schedule, d.learning_rate, d.convention, s.iterations,
+                                       s.skipped_total);
+        rule.lr = d.convention == OptimizerConvention::PyTorch
+                      ? static_cast<T>(learning_rate)
+                      : round(static_cast<T>(learning_rate));
+        if (d.convention == OptimizerConvention::PyTorch && d.type == OptimizerType::AdamW)
+            rule.decay_factor = static_cast<T>(1.0 - learning_rate * d.raw_weight_decay);
+    }
     const bool adam = d.type == OptimizerType::Adam || d.type == OptimizerType::AdamW;
     if (adam && d.convention == OptimizerConvention::PyTorch) {
         rule.beta_2 = static_cast<T>(d.beta_2);
-        set_pytorch_adam_step(rule, d.learning_rate, d.beta_1, d.beta_2, static_cast<double>(t));
+        set_pytorch_adam_step(rule, learning_rate, d.beta_1, d.beta_2, static_cast<double>(t));
     } else if (adam) {
         // rounded_constant(t), then the bias correction as make_update_rule computes it. For
         // float the power is taken in double and rounded once (glibc's powf is correctly rounded
@@ -77,8 +92,9 @@ __device__ UpdateRule<T> device_rule(const DeviceRule& d, std::int64_t t, Round 
 // 0 and 1 only. Constant indices let the compiler keep the per-element slot values in registers
 // (runtime ones put them in local memory: this file's sm_90 PTX had 2228 st.local, now none).
 template <int AverageSlot, class T, class Round>
-__device__ UpdateRule<T> rule_with_fixed_slots(const DeviceRule& d, std::int64_t t, Round round) {
-    UpdateRule<T> rule = device_rule<T>(d, t, round);
+__device__ UpdateRule<T> rule_with_fixed_slots(const DeviceRule& d, const StepScalars& s,
+                                               Round round) {
+    UpdateRule<T> rule = device_rule<T>(d, s, round);
     rule.momentum_slot = 1;
     rule.average_slot = AverageSlot;
     return rule;
@@ -89,7 +105,7 @@ __global__ void update_kernel(UpdateArgs a, Round round) {
     const StepScalars* s = a.scalars;
     if (a.skip_if_found_inf && s->found_inf != 0) return; // a skipped step writes nothing
     const UpdateRule<T> rule =
-        rule_with_fixed_slots<AverageSlot, T>(a.rule, s->iterations + 1, round);
+        rule_with_fixed_slots<AverageSlot, T>(a.rule, *s, round);
     for (i64 i = blockIdx.x * i64(blockDim.x) + threadIdx.x; i < a.count;
          i += i64(gridDim.x) * blockDim.x) {
         T w = load<T>(a.param, a.param_dtype, i);
@@ -113,7 +129,7 @@ __global__ void update_vec_kernel(UpdateArgs a, Round round, i64 vectors) {
     const StepScalars* s = a.scalars;
     if (a.skip_if_found_inf && s->found_inf != 0) return;
     const UpdateRule<float> rule =
-        rule_with_fixed_slots<AverageSlot, float>(a.rule, s->iterations + 1, round);
+        rule_with_fixed_slots<AverageSlot, float>(a.rule, *s, round);
     auto* param = static_cast<P*>(a.param);
     const auto* grad = static_cast<const G*>(a.grad);
     for (i64 v = blockIdx.x * i64(blockDim.x) + threadIdx.x; v < vectors;

@@ -28,6 +28,10 @@ struct DeviceRule {
     // pytorch: beta_1, beta_2 above are the config's own doubles, and step_size =
     // learning_rate / (1 - beta_1^t) is computed on the device from the unrounded learning rate
     double learning_rate = 0, decay_factor = 0;
+    // A schedule (Constant: lr above every step): the device computes each step's rate from its
+    // own iteration and skip counters (scheduled_rate), so a replayed CUDA Graph needs no write.
+    LearningRateSchedule schedule;
+    double raw_weight_decay = 0; // pytorch AdamW: decay_factor = 1 - rate * weight_decay
 };
 
 struct UpdateArgs {
