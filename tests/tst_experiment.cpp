@@ -130,6 +130,7 @@ void TestExperiment::resourcesLoad_data() {
     new_row("mlp-small") << "mlp-small.json" << 5 << "float32";
     new_row("cnn") << "cnn.json" << 8 << "mixed_float16";
     new_row("deep-sigmoid") << "deep-sigmoid.json" << 11 << "mixed_float16";
+    new_row("mnist-fast") << "mnist-fast.json" << 8 << "float32";
 }
 
 void TestExperiment::resourcesLoad() {

@@ -100,6 +100,7 @@ private slots:
     void skipped_steps_get_markers();
     void hiding_a_run_removes_its_series();
     void legend_names_each_visible_run_in_its_colour();
+    void learning_rate_chart_shows_scheduled_runs();
     void store_signals_are_coalesced();
     void incremental_smoothing_equals_full();
     void charts_follow_a_dark_palette();
@@ -329,6 +330,41 @@ void TestGuiCharts::legend_names_each_visible_run_in_its_colour() {
     store.run(b)->visible = false;
     emit store.visibility_changed();
     QTRY_VERIFY(!legend->isVisible()); // no runs shown: no legend
+}
+
+// Issue 29: the rate each step used, on a log axis, while a shown run has a schedule; a constant
+// rate (a flat line) leaves the middle row to the step time and the loss scale.
+void TestGuiCharts::learning_rate_chart_shows_scheduled_runs() {
+    RunStore store;
+    const int plain = add_synthetic_run(store, "mlp-small", "float32", 300, 0);
+    ChartsPanel panel(&store);
+    panel.resize(1200, 900);
+    panel.show();
+    panel.redraw();
+    MetricChart* rate = panel.chart(QStringLiteral("learning_rate"));
+    QVERIFY(rate);
+    QVERIFY(!rate->isVisible());
+
+    Experiment scheduled;
+    scheduled.name = "mnist-fast";
+    scheduled.optimizer.schedule = default_schedule(ScheduleKind::OneCycle);
+    scheduled.optimizer.schedule.total_steps = 300;
+    scheduled.optimizer.learning_rate = 0.01;
+    const int id = store.add_run(scheduled);
+    store.set_started(id, QStringLiteral("CPU"), {}, 300);
+    QVector<StepRecord> steps = synthetic_steps(300, 300, 0);
+    for (StepRecord& s : steps)
+        s.learning_rate = learning_rate_at(scheduled.optimizer, s.step - 1, 0);
+    store.append_steps(id, steps);
+    QTRY_VERIFY(rate->isVisible());
+    QVERIFY(rate->log_y());
+    QTRY_VERIFY(panel.drawn_points(QStringLiteral("learning_rate"), id) > 0);
+    QCOMPARE(panel.drawn_points(QStringLiteral("learning_rate"), plain), 0); // no rates recorded
+    QVERIFY(rate->full_title().contains(QStringLiteral("OneCycle")));
+
+    store.run(id)->visible = false;
+    emit store.visibility_changed();
+    QTRY_VERIFY(!rate->isVisible());
 }
 
 void TestGuiCharts::store_signals_are_coalesced() {

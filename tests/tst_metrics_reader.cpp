@@ -37,6 +37,7 @@ StepRecord step(std::int64_t n, int epoch) {
     s.loss_scale = 32768;
     s.skipped = n == 2;
     s.good_steps = n == 2 ? 0 : n;
+    s.learning_rate = 0.001;
     s.memory[MemCategory::Weights] = 1000;
     s.memory[MemCategory::Data] = 47040000;
     s.device_mem_used = 12345;
@@ -125,11 +126,12 @@ QuantRecord quant(std::int64_t n) {
 
 } // namespace
 
-// Captured from the writer and exporter before the mapping was a table (commit ce9895b).
+// Captured from the writer and exporter before the mapping was a table (commit ce9895b); the
+// learning rate joined the step records with the schedules (issue 29).
 #define GOLDEN_STEP                                                                                \
-    R"({"accuracy":0.1,"device_mem_total":99999,"device_mem_used":12345,"epoch":1,"good_steps":1,"loss":2.5,"loss_scale":32768.0,"mem":{"activations":0,"data":47040000,"gradients":0,"master":0,"optimizer":0,"total":47041000,"weights":1000,"workspace":0},"samples_per_s":444.44444444444446,"skipped":false,"step":1,"step_ms":2.25,"type":"step"})"
+    R"({"accuracy":0.1,"device_mem_total":99999,"device_mem_used":12345,"epoch":1,"good_steps":1,"learning_rate":0.001,"loss":2.5,"loss_scale":32768.0,"mem":{"activations":0,"data":47040000,"gradients":0,"master":0,"optimizer":0,"total":47041000,"weights":1000,"workspace":0},"samples_per_s":444.44444444444446,"skipped":false,"step":1,"step_ms":2.25,"type":"step"})"
 #define GOLDEN_PARALLEL                                                                            \
-    R"({"accuracy":0.7000000000000001,"allreduce_bytes":4096,"allreduce_ms":0.75,"device_mem_total":99999,"device_mem_used":12345,"epoch":3,"good_steps":7,"loss":0.35714285714285715,"loss_scale":32768.0,"mem":{"activations":0,"data":47040000,"gradients":0,"master":0,"optimizer":0,"total":47041000,"weights":1000,"workspace":0},"rank_skipped":[false,false],"rank_step_ms":[1.5,2.5],"ranks":2,"samples_per_s":121.21212121212122,"skipped":false,"step":7,"step_ms":8.25,"type":"step"})"
+    R"({"accuracy":0.7000000000000001,"allreduce_bytes":4096,"allreduce_ms":0.75,"device_mem_total":99999,"device_mem_used":12345,"epoch":3,"good_steps":7,"learning_rate":0.001,"loss":0.35714285714285715,"loss_scale":32768.0,"mem":{"activations":0,"data":47040000,"gradients":0,"master":0,"optimizer":0,"total":47041000,"weights":1000,"workspace":0},"rank_skipped":[false,false],"rank_step_ms":[1.5,2.5],"ranks":2,"samples_per_s":121.21212121212122,"skipped":false,"step":7,"step_ms":8.25,"type":"step"})"
 #define GOLDEN_EPOCH                                                                               \
     R"({"accuracy":0.9,"epoch":1,"loss":0.5,"loss_scale":16384.0,"median_step_ms":2.0,"seconds":1.5,"skipped_steps":1,"steps":3,"type":"epoch","val_accuracy":0.95,"val_loss":0.25})"
 #define GOLDEN_SUMMARY                                                                             \
@@ -139,9 +141,9 @@ QuantRecord quant(std::int64_t n) {
 #define GOLDEN_HISTOGRAM                                                                           \
     R"({"all":{"activation":[0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,2],"weight":[0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0]},"bins":{"max_exponent":47,"min_exponent":-80,"non_finite":129,"zero":0},"layers":[{"activation":[3,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0],"name":"dense_1","weight":null}],"loss_scale":8.0,"step":4,"type":"histogram"})"
 #define GOLDEN_CSV_ROW                                                                             \
-    R"(2,1,1.25,0.20000000000000001,3.25,307.69230769230768,32768,1,0,47041000,12345,0.25,0.94999999999999996)"
+    R"(2,1,1.25,0.20000000000000001,3.25,307.69230769230768,32768,1,0,0.001,47041000,12345,0.25,0.94999999999999996)"
 #define GOLDEN_EXPORT_STEP                                                                         \
-    R"({"step":1,"epoch":1,"loss":2.5,"accuracy":0.1,"step_ms":2.25,"samples_per_s":444.44444444444446,"loss_scale":32768.0,"skipped":false,"good_steps":1,"device_mem_used":12345,"device_mem_total":99999})"
+    R"({"step":1,"epoch":1,"loss":2.5,"accuracy":0.1,"step_ms":2.25,"samples_per_s":444.44444444444446,"loss_scale":32768.0,"skipped":false,"good_steps":1,"learning_rate":0.001,"device_mem_used":12345,"device_mem_total":99999})"
 #define GOLDEN_EXPORT_EPOCH                                                                        \
     R"({"epoch":1,"steps":3,"loss":0.5,"accuracy":0.9,"val_loss":0.25,"val_accuracy":0.95,"seconds":1.5,"median_step_ms":2.0,"skipped_steps":1,"loss_scale":16384.0})"
 #define GOLDEN_EXPORT_SUMMARY                                                                      \
@@ -459,7 +461,7 @@ public:
         run.summary = summary();
         const std::vector<std::string> csv = split(metrics_to_csv(run), '\n');
         CHECK_EQ(csv.at(0), std::string("step,epoch,loss,accuracy,step_ms,samples_per_s,"
-                                        "loss_scale,skipped,good_steps,mem_total,"
+                                        "loss_scale,skipped,good_steps,learning_rate,mem_total,"
                                         "device_mem_used,val_loss,val_accuracy"));
         CHECK_EQ(csv.at(2), std::string(GOLDEN_CSV_ROW));
         const auto doc = nlohmann::ordered_json::parse(metrics_to_json(run, "r", "completed"));

@@ -309,8 +309,8 @@ void Float64Reference::optimizer_update(const OptimizerConfig& config, Tensor& p
     std::vector<float*> slot_ptrs;
     for (Tensor* t : slot_tensors) slots.push_back(load(*t));
     for (auto& v : slots) slot_ptrs.push_back(v.data());
-    apply_update(config, w.data(), g.data(), slot_ptrs.data(), n, s.iterations + 1,
-                 RoundTo{param.dtype});
+    apply_update(optimizer_at_step(config, s.iterations, s.skipped_total), w.data(), g.data(),
+                 slot_ptrs.data(), n, s.iterations + 1, RoundTo{param.dtype});
     convert_from_float(w.data(), param.data, param.dtype, n);
     for (std::size_t k = 0; k < slots.size(); ++k)
         convert_from_float(slots[k].data(), slot_tensors[k]->data, slot_tensors[k]->dtype, n);

@@ -467,9 +467,10 @@ void add_dropout_and_histogram(Table& t, DType dt) {
 // in the gradient: the update is skipped and the loss scale halves.
 Body step_end_body(DType dt, OptimizerType type, bool overflow, std::int64_t m = 64,
                    std::int64_t k = 96, OptimizerConvention convention = OptimizerConvention::Keras,
-                   bool centered_momentum = false) {
-    return [dt, type, overflow, m, k, convention, centered_momentum](CaseContext& c) {
+                   bool centered_momentum = false, LearningRateSchedule schedule = {}) {
+    return [dt, type, overflow, m, k, convention, centered_momentum, schedule](CaseContext& c) {
         OptimizerConfig config = optimizer_defaults(type, convention);
+        config.schedule = schedule;
         if (type == OptimizerType::SGD) config.momentum = 0.9;
         if (centered_momentum) {
             config.momentum = 0.5;
@@ -487,6 +488,8 @@ Body step_end_body(DType dt, OptimizerType type, bool overflow, std::int64_t m =
         StepScalars initial;
         initial.loss_scale = 1024.0;
         initial.iterations = 2; // Adam's bias correction at t = 3
+        // A schedule's step: 2 under Keras (applied updates), 5 under PyTorch (every step).
+        initial.skipped_total = 3;
         StepScalars after[2];
         const auto slot_count = static_cast<std::size_t>(optimizer_slot_count(config));
         c.both([&](Backend& be, int i) {
@@ -543,6 +546,34 @@ void add_step_end(Table& t, DType dt) {
         t.add(std::string("unscale+rmsprop") + tag + "+finish_step", dt, "7x13 centered, momentum",
               same, dtype_tolerance(dt),
               step_end_body(dt, OptimizerType::RMSprop, false, 7, 13, convention, true));
+    }
+    // Learning-rate schedules (issue 29): the CUDA kernel computes the step's rate from its own
+    // counters (lr_schedule.h), the CPU engine from the same scalars. OneCycle moves PyTorch
+    // AdamW's rate and its decay factor; CosineDecay's warmup, Keras RMSprop's (a float32 rate).
+    LearningRateSchedule one_cycle = default_schedule(ScheduleKind::OneCycle);
+    one_cycle.total_steps = 40;
+    LearningRateSchedule cosine = default_schedule(ScheduleKind::CosineDecay);
+    cosine.decay_steps = 30;
+    cosine.has_warmup_target = true;
+    cosine.warmup_target = 0.003;
+    cosine.warmup_steps = 7;
+    LearningRateSchedule exponential = default_schedule(ScheduleKind::ExponentialDecay);
+    exponential.decay_steps = 3;
+    exponential.decay_rate = 0.7;
+    for (auto [m, k] : {std::pair<std::int64_t, std::int64_t>{64, 96}, {7, 13}}) {
+        const std::string shape = std::to_string(m) + "x" + std::to_string(k);
+        t.add("unscale+adamw[pytorch]+finish_step", dt, shape + " OneCycle", same,
+              dtype_tolerance(dt),
+              step_end_body(dt, OptimizerType::AdamW, false, m, k, OptimizerConvention::PyTorch,
+                            false, one_cycle));
+        t.add("unscale+rmsprop+finish_step", dt, shape + " CosineDecay warmup", same,
+              dtype_tolerance(dt),
+              step_end_body(dt, OptimizerType::RMSprop, false, m, k, OptimizerConvention::Keras,
+                            false, cosine));
+        t.add("unscale+adam+finish_step", dt, shape + " ExponentialDecay", same,
+              dtype_tolerance(dt),
+              step_end_body(dt, OptimizerType::Adam, false, m, k, OptimizerConvention::Keras,
+                            false, exponential));
     }
 }
 

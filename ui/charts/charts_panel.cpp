@@ -1,10 +1,11 @@
-// ChartsPanel: composes the six live charts in a two-column grid under the run legend and feeds
-// them from the RunStore, coalescing the store's change signals into at most one redraw per 40 ms.
+// ChartsPanel: composes the live charts in rows under the run legend (the learning rate's only
+// while a shown run has a schedule) and feeds them from the RunStore, coalescing the store's
+// change signals into at most one redraw per 40 ms.
 #include "ui/charts/charts_panel.h"
 
 #include <QSet>
 
-#include <QGridLayout>
+#include <QHBoxLayout>
 #include <QHash>
 #include <QLocale>
 #include <QTimer>
@@ -78,7 +79,7 @@ ChartsPanel::ChartsPanel(RunStore* store, QWidget* parent) : QWidget(parent), m_
     m_step_time = new MetricChart(tr("Step time"), tr("ms per step"), this);
     m_loss_scale = new LossScaleChart(this);
     // Schedules span decades (OneCycle: max_lr / 25 / 1e4 at the end): log y from the start.
-    m_learning_rate = new MetricChart(tr("Learning rate"), tr("learning rate"), this);
+    m_learning_rate = new MetricChart(tr("Learning rate"), tr("rate"), this);
     m_learning_rate->set_smoothing_enabled(false);
     m_learning_rate->set_log_y(true);
     m_memory = new MemoryChart(this);
@@ -93,20 +94,24 @@ ChartsPanel::ChartsPanel(RunStore* store, QWidget* parent) : QWidget(parent), m_
     column->setContentsMargins(4, 2, 4, 4);
     column->setSpacing(0);
     column->addWidget(m_legend);
-    auto* grid = new QGridLayout;
-    grid->setContentsMargins(0, 0, 0, 0);
-    grid->setSpacing(6);
-    grid->addWidget(m_loss, 0, 0);
-    grid->addWidget(m_accuracy, 0, 1);
-    grid->addWidget(m_step_time, 1, 0);
-    grid->addWidget(m_loss_scale, 1, 1);
-    grid->addWidget(m_memory, 2, 0);
-    grid->addWidget(m_learning_rate, 2, 1);
-    grid->setRowStretch(0, 3);
-    grid->setRowStretch(1, 3);
-    grid->setRowStretch(2,
-                        4); // the memory bars need a line per run, the legend and two title lines
-    column->addLayout(grid, 1);
+    // Rows of charts: the learning-rate chart joins the middle row only while a shown run has
+    // a schedule (a constant rate is a flat line), so the default view keeps its two columns.
+    auto row = [](std::initializer_list<QWidget*> charts) {
+        auto* layout = new QHBoxLayout;
+        layout->setContentsMargins(0, 0, 0, 0);
+        layout->setSpacing(6);
+        for (QWidget* chart : charts) layout->addWidget(chart, 1);
+        return layout;
+    };
+    auto* rows = new QVBoxLayout;
+    rows->setContentsMargins(0, 0, 0, 0);
+    rows->setSpacing(6);
+    rows->addLayout(row({m_loss, m_accuracy}), 3);
+    rows->addLayout(row({m_step_time, m_loss_scale, m_learning_rate}), 3);
+    // the memory bars need a line per run, the legend and two title lines
+    rows->addLayout(row({m_memory}), 4);
+    m_learning_rate->hide();
+    column->addLayout(rows, 1);
 
     m_redraw_timer = new QTimer(this);
     m_redraw_timer->setSingleShot(true);
@@ -164,7 +169,6 @@ void ChartsPanel::redraw() {
     m_loss->set_lines(std::move(loss));
     m_accuracy->set_lines(std::move(accuracy));
     m_step_time->set_lines(std::move(step_time));
-    m_learning_rate->set_lines(std::move(learning_rate));
 
     QString step_title = tr("Step time");
     for (auto it = runs.rbegin(); it != runs.rend(); ++it) {
@@ -180,6 +184,12 @@ void ChartsPanel::redraw() {
     }
     m_step_time->set_title(step_title);
     m_learning_rate->set_title(learning_rate_title(runs));
+    // Shown before its lines arrive: a hidden chart has no size to fit its axes to.
+    const bool scheduled = std::any_of(runs.begin(), runs.end(), [](const RunRecord* run) {
+        return run->experiment.optimizer.schedule.kind != ScheduleKind::Constant;
+    });
+    m_learning_rate->setVisible(scheduled);
+    m_learning_rate->set_lines(scheduled ? std::move(learning_rate) : QVector<ChartLine>{});
     m_legend->show_runs(runs);
     m_loss_scale->show_runs(runs, m_lines);
     m_memory->show_runs(runs);
