@@ -6,6 +6,7 @@
 #include <QDoubleSpinBox>
 #include <QDrag>
 #include <QLabel>
+#include <QLineEdit>
 #include <QListWidget>
 #include <QMouseEvent>
 #include <QProcess>
@@ -405,6 +406,39 @@ private slots:
         QVERIFY(form.apply_to(e).optimizer == expected);
         QCOMPARE(form.findChild<QDoubleSpinBox*>("rho")->value(), 0.99);
         QVERIFY(note->text().contains("torch.optim"));
+    }
+
+    // Schedules (issue 29): a file's schedule fills the combo and the fields; another schedule
+    // starts from its defaults; a field that does not parse is named next to it and the run
+    // keeps the last schedule that did.
+    void schedule_choice_and_fields() {
+        ExperimentForm form;
+        Experiment e = load_experiment(MANTISSA_SOURCE_DIR "/resources/experiments/mnist-fast.json");
+        form.set_experiment(e);
+        auto* schedule = form.findChild<QComboBox*>("schedule");
+        auto* fields = form.findChild<QLineEdit*>("schedule_options");
+        auto* note = form.findChild<QLabel*>("schedule_note");
+        QVERIFY(schedule && fields && note);
+        QCOMPARE(schedule->currentText(), QString("OneCycle"));
+        QVERIFY(fields->text().contains("pct_start=0.3"));
+        QVERIFY(note->text().startsWith("OneCycle up to 0.01"));
+        QVERIFY(form.apply_to(e).optimizer == e.optimizer); // nothing changed
+
+        schedule->setCurrentIndex(schedule->findData(static_cast<int>(ScheduleKind::CosineDecay)));
+        QCOMPARE(fields->text(), QString("decay_steps=1000,alpha=0,warmup_steps=0"));
+        Experiment cosine = form.apply_to(e);
+        QVERIFY(cosine.optimizer.schedule == default_schedule(ScheduleKind::CosineDecay));
+        QCOMPARE(cosine.optimizer.learning_rate, 0.01); // the initial rate: the rate box
+
+        fields->setText("decay_steps=-3");
+        emit fields->textEdited(fields->text());
+        QVERIFY(note->text().contains("decay_steps must be a finite number > 0"));
+        // The last schedule the fields described: CosineDecay's defaults.
+        QVERIFY(form.apply_to(e).optimizer.schedule == default_schedule(ScheduleKind::CosineDecay));
+
+        schedule->setCurrentIndex(schedule->findData(static_cast<int>(ScheduleKind::Constant)));
+        QVERIFY(form.apply_to(e).optimizer.schedule.kind == ScheduleKind::Constant);
+        QVERIFY(!fields->isVisibleTo(&form));
     }
 
     void screenshot() {

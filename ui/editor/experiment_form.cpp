@@ -415,12 +415,14 @@ void ExperimentForm::update_schedule_note() {
     QString error;
     const std::optional<LearningRateSchedule> schedule = parsed_schedule(base, &error);
     if (schedule) {
+        m_last_schedule = *schedule;
         m_schedule_note->setStyleSheet(QString());
         m_schedule_note->setText(QString::fromStdString(describe_schedule(*schedule, base)));
     } else {
         // The run keeps the last schedule that parsed; say so next to the field.
         m_schedule_note->setStyleSheet(QStringLiteral("color: #c0392b;"));
-        m_schedule_note->setText(tr("%1 (the run keeps the schedule before this edit)").arg(error));
+        m_schedule_note->setText(
+            tr("%1 (runs use the last valid schedule until this is fixed)").arg(error));
     }
 }
 
@@ -528,6 +530,8 @@ Experiment ExperimentForm::apply_to(Experiment experiment) const {
     if (std::optional<LearningRateSchedule> schedule = parsed_schedule(base, nullptr)) {
         opt.schedule = *schedule;
         opt.learning_rate = base;
+    } else {
+        opt.schedule = m_last_schedule; // the fields are mid-edit: the last one they described
     }
     experiment.optimizer = opt;
 

@@ -67,6 +67,7 @@ private:
     QComboBox* m_schedule = nullptr;          // Constant, ExponentialDecay, ..., OneCycle
     QLineEdit* m_schedule_options = nullptr;  // "decay_steps=1000,alpha=0"
     QLabel* m_schedule_note = nullptr;        // what the schedule does, or why it does not parse
+    LearningRateSchedule m_last_schedule;     // the last one the fields described
     QDoubleSpinBox* m_momentum = nullptr;
     QCheckBox* m_nesterov = nullptr;
     QDoubleSpinBox* m_rho = nullptr;

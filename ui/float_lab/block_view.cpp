@@ -499,7 +499,11 @@ void BlockView::fill_table() {
             lab::format_number(v, 9),
             QString::fromStdString(element_bit_string(m_result->codes[k], elem)),
             QString::fromStdString(element_hex_string(m_result->codes[k], elem)),
-            lab::format_number(d, 9),
+            // A float32 product (code value x scale) in its shortest float32 text: 2.0000001,
+            // not the 2.00000009 that nine digits of the widened double would show.
+            static_cast<double>(static_cast<float>(d)) == d
+                ? lab::float32_text(static_cast<float>(d))
+                : lab::format_number(d, 9),
             error_text(v, d),
             note};
         for (int c = 0; c < ColumnCount; ++c) {

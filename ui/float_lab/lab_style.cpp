@@ -6,6 +6,7 @@
 #include <QLocale>
 #include <QPalette>
 #include <QRegularExpression>
+#include <charconv>
 #include <cmath>
 
 #include "ui/window/theme.h"
@@ -101,6 +102,13 @@ QString format_number(double value, int digits) {
 QString exact_text(double value) {
     if (!std::isfinite(value) || value == 0) return format_number(value);
     return compact_exponent(QString::number(value, 'g', QLocale::FloatingPointShortest));
+}
+
+QString float32_text(float value) {
+    if (!std::isfinite(value) || value == 0) return format_number(value);
+    char buffer[32];
+    const auto result = std::to_chars(buffer, buffer + sizeof buffer, value);
+    return compact_exponent(QString::fromLatin1(buffer, result.ptr - buffer));
 }
 
 QString format_error(const FloatInspection& r) {

@@ -33,6 +33,9 @@ QString format_sentence(DType dtype);
 QString format_number(double value, int digits = 6);
 // The shortest text that reads back as exactly `value` (for the input field).
 QString exact_text(double value);
+// The shortest text that reads back as the float32 `value` ("2.0000001", not the double's
+// "2.00000009"): for values the lab computes in float32, such as a block's decoded values.
+QString float32_text(float value);
 // "2.4e-5\n(0.024 %)" (absolute, then relative), "0 (exact)", "∞ (overflow)".
 QString format_error(const FloatInspection& inspection);
 
