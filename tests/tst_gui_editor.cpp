@@ -420,6 +420,7 @@ private slots:
         auto* note = form.findChild<QLabel*>("schedule_note");
         QVERIFY(schedule && fields && note);
         QCOMPARE(schedule->currentText(), QString("OneCycle"));
+        QVERIFY(fields->isVisibleTo(&form) && note->isVisibleTo(&form));
         QVERIFY(fields->text().contains("pct_start=0.3"));
         QVERIFY(note->text().startsWith("OneCycle up to 0.01"));
         QVERIFY(form.apply_to(e).optimizer == e.optimizer); // nothing changed
@@ -438,7 +439,8 @@ private slots:
 
         schedule->setCurrentIndex(schedule->findData(static_cast<int>(ScheduleKind::Constant)));
         QVERIFY(form.apply_to(e).optimizer.schedule.kind == ScheduleKind::Constant);
-        QVERIFY(!fields->isVisibleTo(&form));
+        QVERIFY(!fields->isEnabled());
+        QVERIFY(note->text().startsWith("constant 0.01"));
     }
 
     void screenshot() {

@@ -198,6 +198,7 @@ ExperimentForm::ExperimentForm(QWidget* parent) : QWidget(parent) {
     m_optimizer_form->addRow(tr("Schedule"), m_schedule);
     m_schedule_options = new QLineEdit(optimizer);
     m_schedule_options->setObjectName("schedule_options");
+    m_schedule_options->setPlaceholderText(tr("no fields: the same rate every step"));
     m_schedule_options->setToolTip(
         tr("The schedule's fields as key=value, separated by commas; lists with '/' "
            "(boundaries=500/900,values=0.01/0.001/0.0001)."));
@@ -332,6 +333,7 @@ ExperimentForm::ExperimentForm(QWidget* parent) : QWidget(parent) {
         const auto kind = static_cast<ScheduleKind>(m_schedule->currentData().toInt());
         m_schedule_options->setText(
             QString::fromStdString(schedule_options_text(default_schedule(kind))));
+        m_schedule_options->setCursorPosition(0);
         update_visibility();
         notify();
     });
@@ -391,6 +393,7 @@ void ExperimentForm::set_optimizer(const OptimizerConfig& config) {
     m_weight_decay->setValue(config.weight_decay);
     m_schedule->setCurrentIndex(m_schedule->findData(static_cast<int>(config.schedule.kind)));
     m_schedule_options->setText(QString::fromStdString(schedule_options_text(config.schedule)));
+    m_schedule_options->setCursorPosition(0); // the first fields, not the end of the line
     m_filling = was_filling;
     update_visibility();
 }
@@ -465,8 +468,9 @@ void ExperimentForm::update_visibility() {
                             : kind == ScheduleKind::OneCycle ? tr("Peak rate (max_lr)")
                                                              : tr("Initial rate"));
     m_learning_rate->setEnabled(kind != ScheduleKind::PiecewiseConstantDecay);
-    m_optimizer_form->setRowVisible(m_schedule_options, kind != ScheduleKind::Constant);
-    m_optimizer_form->setRowVisible(m_schedule_note, kind != ScheduleKind::Constant);
+    // Always shown (rows that appear and vanish would move the form under the pointer): a
+    // constant rate has no fields to edit.
+    m_schedule_options->setEnabled(kind != ScheduleKind::Constant);
     update_schedule_note();
 }
 
