@@ -413,7 +413,8 @@ private slots:
     // keeps the last schedule that did.
     void schedule_choice_and_fields() {
         ExperimentForm form;
-        Experiment e = load_experiment(MANTISSA_SOURCE_DIR "/resources/experiments/mnist-fast.json");
+        Experiment e =
+            load_experiment(MANTISSA_SOURCE_DIR "/resources/experiments/mnist-fast.json");
         form.set_experiment(e);
         auto* schedule = form.findChild<QComboBox*>("schedule");
         auto* fields = form.findChild<QLineEdit*>("schedule_options");

@@ -692,6 +692,12 @@ public:
         CHECK(l.experiments[1].experiment.optimizer.schedule.kind == ScheduleKind::Constant);
         CHECK_EQ(l.experiments[1].experiment.optimizer.learning_rate, 0.01);
         CHECK_EQ(l.experiments[2].experiment.policy, std::string("mixed_bfloat16"));
+        // The quoted one-epoch figures: the schedule ahead of the constant rate.
+        CHECK(quoted(l, R"(OneCycle reaches (\d+\.\d+)%)") >
+              quoted(l, R"(constant 0\.01 reaches (\d+\.\d+)%)"));
+#if MANTISSA_UNDER_ASAN
+        SKIP_TEST("two 100-step convolutional runs take minutes under AddressSanitizer");
+#else
         const Outcome& cycle = run(id, 0, 100, 0);
         const Outcome& constant = run(id, 1, 100, 0);
         CHECK_EQ(cycle.steps.size(), std::size_t{100});
@@ -703,7 +709,8 @@ public:
         for (const StepRecord& r : constant.steps) CHECK_EQ(r.learning_rate, 0.01);
         const auto tail_loss = [](const Outcome& o) {
             double sum = 0;
-            for (std::size_t i = o.steps.size() - 20; i < o.steps.size(); ++i) sum += o.steps[i].loss;
+            for (std::size_t i = o.steps.size() - 20; i < o.steps.size(); ++i)
+                sum += o.steps[i].loss;
             return sum / 20;
         };
         std::printf("INFO   : 100 steps: OneCycle loss %.4f, test accuracy %.4f; constant 0.01 "
@@ -712,9 +719,7 @@ public:
                     constant.summary.val_accuracy);
         CHECK(tail_loss(cycle) < tail_loss(constant));
         CHECK(cycle.summary.val_accuracy > constant.summary.val_accuracy);
-        // The quoted one-epoch figures: the schedule ahead of the constant rate.
-        CHECK(quoted(l, R"(OneCycle reaches (\d+\.\d+)%)") >
-              quoted(l, R"(constant 0\.01 reaches (\d+\.\d+)%)"));
+#endif
     }
 };
 

@@ -120,7 +120,9 @@ double torch_one_cycle(double max_lr, std::int64_t total_steps, double pct_start
     return std::nan("");
 }
 
-LearningRateSchedule schedule(ScheduleKind kind) { return default_schedule(kind); }
+LearningRateSchedule schedule(ScheduleKind kind) {
+    return default_schedule(kind);
+}
 
 std::string hex(double v) {
     char buffer[64];
@@ -354,13 +356,13 @@ public:
         trainer.run(control, callbacks);
         CHECK_EQ(steps.size(), std::size_t(12));
         for (std::size_t i = 0; i < steps.size(); ++i) {
-            const double want = double(float(
-                torch_one_cycle(0.01, 12, 0.3, false, 25, 1e4, false, std::int64_t(i))));
+            const double want = double(
+                float(torch_one_cycle(0.01, 12, 0.3, false, 25, 1e4, false, std::int64_t(i))));
             CHECK_MSG(steps[i].learning_rate == want,
                       "step " + std::to_string(i + 1) + ": " + hex(steps[i].learning_rate));
         }
         CHECK(steps.front().learning_rate < steps[4].learning_rate); // warms up
-        CHECK(steps.back().learning_rate < 1e-6);                     // anneals away
+        CHECK(steps.back().learning_rate < 1e-6);                    // anneals away
     }
 
     void oneCycleTotalStepsComeFromTheRun() {
@@ -495,19 +497,20 @@ public:
             double b = 0.5;
             const LearningRateSchedule back = schedule_from_spec(
                 std::string(schedule_kind_name(kind)) + ":" + schedule_options_text(d), b);
-            CHECK_MSG(back == d, schedule_kind_name(kind) + std::string(": ") +
-                                     schedule_options_text(d));
+            CHECK_MSG(back == d,
+                      schedule_kind_name(kind) + std::string(": ") + schedule_options_text(d));
         }
-        CHECK(error_of([&] { schedule_from_spec("CosineDecay:decay_steps", base); })
-                  .find("expected key=value") != std::string::npos);
-        CHECK(error_of([&] { schedule_from_spec("CosineDecay:decay_steps=0", base); })
-                  .find("decay_steps must be a finite number > 0") != std::string::npos);
+        CHECK(error_of([&] {
+                  schedule_from_spec("CosineDecay:decay_steps", base);
+              }).find("expected key=value") != std::string::npos);
+        CHECK(error_of([&] {
+                  schedule_from_spec("CosineDecay:decay_steps=0", base);
+              }).find("decay_steps must be a finite number > 0") != std::string::npos);
     }
 };
 
 MANTISSA_TEST_MAIN(TestLrSchedule, matchesKerasTranscriptions, matchesPyTorchOneCycle,
-                   handWorkedValues, skippedStepsAdvanceOnlyPyTorchSchedules,
-                   kerasRatesAreFloat32, trainerRecordsEachStepsRate,
-                   oneCycleTotalStepsComeFromTheRun, experimentFileRoundTrips,
-                   readsKerasSerialisedSchedules, badScheduleInputNamesTheField,
-                   compactFormForTheCli)
+                   handWorkedValues, skippedStepsAdvanceOnlyPyTorchSchedules, kerasRatesAreFloat32,
+                   trainerRecordsEachStepsRate, oneCycleTotalStepsComeFromTheRun,
+                   experimentFileRoundTrips, readsKerasSerialisedSchedules,
+                   badScheduleInputNamesTheField, compactFormForTheCli)

@@ -572,8 +572,8 @@ void add_step_end(Table& t, DType dt) {
                             false, cosine));
         t.add("unscale+adam+finish_step", dt, shape + " ExponentialDecay", same,
               dtype_tolerance(dt),
-              step_end_body(dt, OptimizerType::Adam, false, m, k, OptimizerConvention::Keras,
-                            false, exponential));
+              step_end_body(dt, OptimizerType::Adam, false, m, k, OptimizerConvention::Keras, false,
+                            exponential));
     }
 }
 

@@ -13,9 +13,8 @@ namespace mantissa {
 namespace {
 
 constexpr ScheduleKind kKinds[] = {
-    ScheduleKind::Constant,        ScheduleKind::ExponentialDecay,
-    ScheduleKind::PiecewiseConstantDecay, ScheduleKind::CosineDecay,
-    ScheduleKind::PolynomialDecay, ScheduleKind::OneCycle,
+    ScheduleKind::Constant,    ScheduleKind::ExponentialDecay, ScheduleKind::PiecewiseConstantDecay,
+    ScheduleKind::CosineDecay, ScheduleKind::PolynomialDecay,  ScheduleKind::OneCycle,
 };
 
 [[noreturn]] void fail(const std::string& path, const char* field, const std::string& what) {
@@ -24,11 +23,17 @@ constexpr ScheduleKind kKinds[] = {
 
 void require(bool ok, const std::string& path, const char* field, const char* requirement,
              double got) {
-    if (!ok) fail(path, field, std::string("must be ") + requirement + " (got " + number_text(got) + ")");
+    if (!ok)
+        fail(path, field,
+             std::string("must be ") + requirement + " (got " + number_text(got) + ")");
 }
 
-bool finite_positive(double v) { return std::isfinite(v) && v > 0.0; }
-bool finite_non_negative(double v) { return std::isfinite(v) && v >= 0.0; }
+bool finite_positive(double v) {
+    return std::isfinite(v) && v > 0.0;
+}
+bool finite_non_negative(double v) {
+    return std::isfinite(v) && v >= 0.0;
+}
 
 } // namespace
 
@@ -119,11 +124,11 @@ void validate_schedule(const LearningRateSchedule& s, const std::string& path) {
         require(finite_positive(s.decay_steps), path, "decay_steps", "a finite number > 0",
                 s.decay_steps);
         require(s.alpha >= 0.0 && s.alpha <= 1.0, path, "alpha", "in [0, 1]", s.alpha);
-        require(finite_non_negative(s.warmup_steps), path, "warmup_steps",
-                "a finite number >= 0", s.warmup_steps);
+        require(finite_non_negative(s.warmup_steps), path, "warmup_steps", "a finite number >= 0",
+                s.warmup_steps);
         if (s.has_warmup_target)
-            require(finite_positive(s.warmup_target), path, "warmup_target",
-                    "a finite number > 0", s.warmup_target);
+            require(finite_positive(s.warmup_target), path, "warmup_target", "a finite number > 0",
+                    s.warmup_target);
         return;
     case ScheduleKind::PolynomialDecay:
         require(finite_positive(s.decay_steps), path, "decay_steps", "a finite number > 0",
@@ -198,14 +203,14 @@ std::string describe_schedule(const LearningRateSchedule& s, double base) {
                     number_text(s.warmup_steps) + " steps, then";
         else
             text += " from " + number_text(base);
-        text += " to " + number_text(peak * s.alpha) + " over " + number_text(s.decay_steps) +
-                " steps";
+        text +=
+            " to " + number_text(peak * s.alpha) + " over " + number_text(s.decay_steps) + " steps";
         return text;
     }
     case ScheduleKind::PolynomialDecay:
-        return "PolynomialDecay " + number_text(base) + " to " +
-               number_text(s.end_learning_rate) + " over " + number_text(s.decay_steps) +
-               " steps (power " + number_text(s.power) + (s.cycle ? ", cycling)" : ")");
+        return "PolynomialDecay " + number_text(base) + " to " + number_text(s.end_learning_rate) +
+               " over " + number_text(s.decay_steps) + " steps (power " + number_text(s.power) +
+               (s.cycle ? ", cycling)" : ")");
     case ScheduleKind::OneCycle: {
         std::string text = "OneCycle up to " + number_text(base) + " and down over ";
         text += s.total_steps > 0 ? std::to_string(s.total_steps) + " steps" : "the run";

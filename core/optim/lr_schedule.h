@@ -135,7 +135,8 @@ MANTISSA_HD inline double schedule_learning_rate(const LearningRateSchedule& s, 
     case ScheduleKind::CosineDecay: {
         const auto decay = [&](double decay_step, double decay_from) {
             const double completed_fraction = decay_step / s.decay_steps;
-            const double cosine_decayed = 0.5 * (1.0 + cos(schedule_detail::kPi * completed_fraction));
+            const double cosine_decayed =
+                0.5 * (1.0 + cos(schedule_detail::kPi * completed_fraction));
             const double decayed = (1.0 - s.alpha) * cosine_decayed + s.alpha;
             return decay_from * decayed;
         };

@@ -68,16 +68,12 @@ const char* optimizer_slot_name(const OptimizerConfig& config, int slot);
 // Whether RMSprop adds epsilon after the square root under this convention (tf_keras_2 without
 // momentum, pytorch): in float16 a velocity that underflows to 0 leaves lr*g/epsilon.
 bool rmsprop_epsilon_outside_root(const OptimizerConfig& config);
-// The schedule's step for the next update: Keras counts applied updates (optimizer.iterations;
-// a skipped step does not advance it), PyTorch's scheduler.step() runs every training step.
-inline std::int64_t schedule_step(const OptimizerConfig& config, std::int64_t iterations,
-                                  std::int64_t skipped) {
-    return config.convention == OptimizerConvention::PyTorch ? iterations + skipped : iterations;
-}
 // The learning rate the next update uses, after `iterations` applied updates and `skipped`
-// skipped steps. Keras evaluates a schedule in float32, so under the keras conventions a
-// scheduled rate is rounded to float32; PyTorch's is a Python float (double).
-// scheduled_rate takes the fields one by one, for the CUDA kernel's copy of the rule.
+// skipped steps. The schedule's step: Keras counts applied updates (optimizer.iterations; a
+// skipped step does not advance it), PyTorch's scheduler.step() runs every training step. Keras
+// evaluates a schedule in float32, so under the keras conventions a scheduled rate is rounded to
+// float32; PyTorch's is a Python float (double). scheduled_rate takes the fields one by one, for
+// the CUDA kernel's copy of the rule.
 MANTISSA_HD inline double scheduled_rate(const LearningRateSchedule& schedule, double base,
                                          OptimizerConvention convention, std::int64_t iterations,
                                          std::int64_t skipped) {

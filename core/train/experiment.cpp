@@ -245,13 +245,13 @@ std::vector<std::string> schedule_fields(ScheduleKind kind) {
     case ScheduleKind::PiecewiseConstantDecay:
         return {"boundaries", "values", "name"};
     case ScheduleKind::CosineDecay:
-        return {"initial_learning_rate", "decay_steps", "alpha", "warmup_target", "warmup_steps",
-                "name"};
+        return {"initial_learning_rate", "decay_steps",  "alpha",
+                "warmup_target",         "warmup_steps", "name"};
     case ScheduleKind::PolynomialDecay:
-        return {"initial_learning_rate", "decay_steps", "end_learning_rate", "power", "cycle",
-                "name"};
+        return {
+            "initial_learning_rate", "decay_steps", "end_learning_rate", "power", "cycle", "name"};
     case ScheduleKind::OneCycle:
-        return {"max_lr",     "total_steps",      "pct_start",       "anneal_strategy",
+        return {"max_lr",     "total_steps",      "pct_start",  "anneal_strategy",
                 "div_factor", "final_div_factor", "three_phase"};
     }
     return {};
@@ -266,13 +266,13 @@ LearningRateSchedule Reader::read_schedule(const json& v, const std::string& pat
         fail(path, "missing field 'class_name' (ExponentialDecay, PiecewiseConstantDecay, "
                    "CosineDecay, PolynomialDecay or OneCycle)");
     const std::string name = string(v["class_name"], path + ".class_name");
-    const ScheduleKind kind = named(path + ".class_name", [&] { return schedule_kind_from_name(name); });
+    const ScheduleKind kind =
+        named(path + ".class_name", [&] { return schedule_kind_from_name(name); });
     LearningRateSchedule s = default_schedule(kind);
     const std::string cpath = path + ".config";
     const json empty = json::object();
     const json& c = v.contains("config") ? object(v["config"], cpath) : empty;
-    check_fields(c, cpath, schedule_fields(kind),
-                 std::string("for ") + schedule_kind_name(kind));
+    check_fields(c, cpath, schedule_fields(kind), std::string("for ") + schedule_kind_name(kind));
     const auto num = [&](const char* key, double& out) {
         if (c.contains(key)) out = number(c[key], cpath + "." + key);
     };
@@ -289,7 +289,8 @@ LearningRateSchedule Reader::read_schedule(const json& v, const std::string& pat
     }
     switch (kind) {
     case ScheduleKind::Constant:
-        if (c.contains("learning_rate")) base = number(c["learning_rate"], cpath + ".learning_rate");
+        if (c.contains("learning_rate"))
+            base = number(c["learning_rate"], cpath + ".learning_rate");
         break;
     case ScheduleKind::ExponentialDecay:
         required("decay_steps");
@@ -346,7 +347,8 @@ LearningRateSchedule Reader::read_schedule(const json& v, const std::string& pat
         if (c.contains("anneal_strategy")) {
             const std::string a = string(c["anneal_strategy"], cpath + ".anneal_strategy");
             if (a != "cos" && a != "linear")
-                fail(cpath + ".anneal_strategy", "expected \"cos\" or \"linear\", got \"" + a + "\"");
+                fail(cpath + ".anneal_strategy",
+                     "expected \"cos\" or \"linear\", got \"" + a + "\"");
             s.linear_anneal = a == "linear";
         }
         break;
@@ -670,8 +672,7 @@ LearningRateSchedule schedule_from_spec(const std::string& spec, double& base) {
     const std::string name = spec.substr(0, colon);
     const ScheduleKind kind = schedule_kind_from_name(name);
     json config = json::object();
-    if (kind != ScheduleKind::PiecewiseConstantDecay)
-        config[schedule_fields(kind).front()] = base;
+    if (kind != ScheduleKind::PiecewiseConstantDecay) config[schedule_fields(kind).front()] = base;
     // A value: true/false, a number, a '/'-separated list of numbers, or a word ("linear").
     const auto value = [&](const std::string& key, const std::string& text) -> json {
         if (text == "true" || text == "false") return text == "true";
@@ -689,9 +690,9 @@ LearningRateSchedule schedule_from_spec(const std::string& spec, double& base) {
                 const std::string piece = text.substr(start, slash - start);
                 const std::optional<double> v = parse_number(piece);
                 if (!v)
-                    throw Error(ErrorKind::Config, name + ": " + key +
-                                                       ": expected numbers separated by '/', got '" +
-                                                       text + "'");
+                    throw Error(ErrorKind::Config,
+                                name + ": " + key + ": expected numbers separated by '/', got '" +
+                                    text + "'");
                 list.push_back(*v);
                 start = slash + 1;
             }
@@ -747,7 +748,8 @@ std::string schedule_options_text(const LearningRateSchedule& schedule) {
         if (value.is_null()) continue; // CosineDecay without warmup_target
         std::string v;
         if (value.is_array()) {
-            for (const auto& item : value) v += (v.empty() ? "" : "/") + number_text(item.get<double>());
+            for (const auto& item : value)
+                v += (v.empty() ? "" : "/") + number_text(item.get<double>());
         } else if (value.is_boolean()) {
             v = value.get<bool>() ? "true" : "false";
         } else if (value.is_string()) {

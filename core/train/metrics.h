@@ -21,7 +21,7 @@ struct StepRecord {
     bool skipped = false;  // its update was skipped (non-finite gradients)
     std::int64_t good_steps = 0;
     double learning_rate = 0; // the rate its update used (a skipped step: the one it would have)
-    MemoryByCategory memory; // bytes per category (constant for a compiled plan)
+    MemoryByCategory memory;  // bytes per category (constant for a compiled plan)
     std::size_t device_mem_used = 0;
     std::size_t device_mem_total = 0;
     // Data-parallel runs only (ranks > 1; absent from the JSONL of ordinary runs). loss,

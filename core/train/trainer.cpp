@@ -112,8 +112,8 @@ Trainer::Trainer(const Experiment& experiment, const Mnist& data, Backend& backe
         (data.train.count + m_experiment.batch_size - 1) / m_experiment.batch_size;
     std::int64_t run_steps = batches * m_experiment.epochs;
     if (m_experiment.max_steps > 0) run_steps = std::min(run_steps, m_experiment.max_steps);
-    m_experiment.optimizer.schedule = resolve_schedule(
-        m_experiment.optimizer.schedule, run_steps, "optimizer.learning_rate.config");
+    m_experiment.optimizer.schedule = resolve_schedule(m_experiment.optimizer.schedule, run_steps,
+                                                       "optimizer.learning_rate.config");
     CompileOptions options;
     options.policy = policy;
     options.batch_size = m_local_batch;
@@ -375,9 +375,9 @@ RunSummary Trainer::run(TrainControl& control, const TrainerCallbacks& callbacks
             step.skipped = scalars.skipped != 0;
             step.good_steps = scalars.good_steps;
             // The counters count this step already: undo it to name the rate it used.
-            step.learning_rate = learning_rate_at(
-                m_experiment.optimizer, scalars.iterations - (step.skipped ? 0 : 1),
-                scalars.skipped_total - (step.skipped ? 1 : 0));
+            step.learning_rate = learning_rate_at(m_experiment.optimizer,
+                                                  scalars.iterations - (step.skipped ? 0 : 1),
+                                                  scalars.skipped_total - (step.skipped ? 1 : 0));
             step.memory = memory;
             step.device_mem_used = m_backend.memory_in_use();
             step.device_mem_total = device.memory_total;

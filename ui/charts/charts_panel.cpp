@@ -197,9 +197,8 @@ void ChartsPanel::redraw() {
 }
 
 void ChartsPanel::fit_to_visible() {
-    for (MetricChart* c :
-         {m_loss, m_accuracy, m_step_time, m_learning_rate,
-          static_cast<MetricChart*>(m_loss_scale)})
+    for (MetricChart* c : {m_loss, m_accuracy, m_step_time, m_learning_rate,
+                           static_cast<MetricChart*>(m_loss_scale)})
         c->reset_zoom();
     redraw();
 }
@@ -214,9 +213,8 @@ void ChartsPanel::add_histograms(int run_id, const QVector<GradientHistogram>& h
 void ChartsPanel::set_presentation(bool on) {
     m_presentation = on;
     const double font_scale = on ? 1.4 : 1.0, line_scale = on ? 1.75 : 1.0;
-    for (MetricChart* c :
-         {m_loss, m_accuracy, m_step_time, m_learning_rate,
-          static_cast<MetricChart*>(m_loss_scale)})
+    for (MetricChart* c : {m_loss, m_accuracy, m_step_time, m_learning_rate,
+                           static_cast<MetricChart*>(m_loss_scale)})
         c->set_presentation_scale(font_scale, line_scale);
     apply_chart_fonts(m_memory->chart(), font_scale);
     m_legend->set_font_scale(font_scale);

@@ -17,9 +17,8 @@ const RunLines& RunLineCache::lines(const RunRecord& run) {
     if (run.steps.size() < cached.steps_seen) cached = RunLines{}; // a run never shrinks; rebuild
     const qsizetype grown = run.steps.size() - cached.steps_seen;
     if (grown > 0) {
-        for (QVector<QPointF>* v :
-             {&cached.loss, &cached.accuracy, &cached.step_ms, &cached.learning_rate,
-              &cached.log2_scale})
+        for (QVector<QPointF>* v : {&cached.loss, &cached.accuracy, &cached.step_ms,
+                                    &cached.learning_rate, &cached.log2_scale})
             // Room for this growth and as much again, reserved only when short: reserving 2x on
             // every call would reallocate and copy all points on each live tick.
             if (v->capacity() < run.steps.size())

@@ -14,15 +14,15 @@ namespace mantissa::ui {
 // A run's chart points. The vectors are implicitly shared: handing them to a ChartLine copies
 // nothing.
 struct RunLines {
-    qsizetype steps_seen = 0;    // steps already turned into points
-    qsizetype epochs_seen = -1;  // epochs the validation points were built from
-    QVector<QPointF> loss;       // (step, train loss)
-    QVector<QPointF> accuracy;   // (step, train accuracy in %)
-    QVector<QPointF> step_ms;    // (step, ms per step)
+    qsizetype steps_seen = 0;       // steps already turned into points
+    qsizetype epochs_seen = -1;     // epochs the validation points were built from
+    QVector<QPointF> loss;          // (step, train loss)
+    QVector<QPointF> accuracy;      // (step, train accuracy in %)
+    QVector<QPointF> step_ms;       // (step, ms per step)
     QVector<QPointF> learning_rate; // (step, the rate its update used); none from older files
-    QVector<QPointF> log2_scale; // (step, log2 of the loss scale used)
-    QVector<QPointF> skipped;    // (step, log2 of the scale) for every skipped step
-    QVector<QPointF> val_loss;   // (step at the epoch's end, validation loss)
+    QVector<QPointF> log2_scale;    // (step, log2 of the loss scale used)
+    QVector<QPointF> skipped;       // (step, log2 of the scale) for every skipped step
+    QVector<QPointF> val_loss;      // (step at the epoch's end, validation loss)
     QVector<QPointF> val_accuracy;
     QHash<int, double> epoch_end; // epoch -> its last step, where validation is plotted
 };

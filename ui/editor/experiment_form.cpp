@@ -404,9 +404,8 @@ std::optional<LearningRateSchedule> ExperimentForm::parsed_schedule(double& base
     if (kind == ScheduleKind::Constant) return LearningRateSchedule{};
     const std::string options = m_schedule_options->text().simplified().remove(' ').toStdString();
     try {
-        return schedule_from_spec(std::string(schedule_kind_name(kind)) +
-                                      (options.empty() ? "" : ":" + options),
-                                  base);
+        return schedule_from_spec(
+            std::string(schedule_kind_name(kind)) + (options.empty() ? "" : ":" + options), base);
     } catch (const Error& e) {
         if (error) *error = QString::fromStdString(e.what());
         return std::nullopt;
@@ -464,7 +463,7 @@ void ExperimentForm::update_visibility() {
     const auto kind = static_cast<ScheduleKind>(m_schedule->currentData().toInt());
     auto* rate_label = qobject_cast<QLabel*>(m_optimizer_form->labelForField(m_learning_rate));
     if (rate_label)
-        rate_label->setText(kind == ScheduleKind::Constant ? tr("Learning rate")
+        rate_label->setText(kind == ScheduleKind::Constant   ? tr("Learning rate")
                             : kind == ScheduleKind::OneCycle ? tr("Peak rate (max_lr)")
                                                              : tr("Initial rate"));
     m_learning_rate->setEnabled(kind != ScheduleKind::PiecewiseConstantDecay);

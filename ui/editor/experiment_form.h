@@ -64,10 +64,10 @@ private:
     QComboBox* m_convention = nullptr;
     QLabel* m_convention_note = nullptr; // the chosen convention's one line
     QDoubleSpinBox* m_learning_rate = nullptr;
-    QComboBox* m_schedule = nullptr;          // Constant, ExponentialDecay, ..., OneCycle
-    QLineEdit* m_schedule_options = nullptr;  // "decay_steps=1000,alpha=0"
-    QLabel* m_schedule_note = nullptr;        // what the schedule does, or why it does not parse
-    LearningRateSchedule m_last_schedule;     // the last one the fields described
+    QComboBox* m_schedule = nullptr;         // Constant, ExponentialDecay, ..., OneCycle
+    QLineEdit* m_schedule_options = nullptr; // "decay_steps=1000,alpha=0"
+    QLabel* m_schedule_note = nullptr;       // what the schedule does, or why it does not parse
+    LearningRateSchedule m_last_schedule;    // the last one the fields described
     QDoubleSpinBox* m_momentum = nullptr;
     QCheckBox* m_nesterov = nullptr;
     QDoubleSpinBox* m_rho = nullptr;

@@ -495,8 +495,7 @@ void BlockView::fill_table() {
         else if (std::isnan(d))
             note = QStringLiteral("NaN");
         const QString texts[ColumnCount] = {
-            QString::number(i),
-            lab::format_number(v, 9),
+            QString::number(i), lab::format_number(v, 9),
             QString::fromStdString(element_bit_string(m_result->codes[k], elem)),
             QString::fromStdString(element_hex_string(m_result->codes[k], elem)),
             // A float32 product (code value x scale) in its shortest float32 text: 2.0000001,
@@ -504,8 +503,7 @@ void BlockView::fill_table() {
             static_cast<double>(static_cast<float>(d)) == d
                 ? lab::float32_text(static_cast<float>(d))
                 : lab::format_number(d, 9),
-            error_text(v, d),
-            note};
+            error_text(v, d), note};
         for (int c = 0; c < ColumnCount; ++c) {
             auto* item = new QTableWidgetItem(texts[c]);
             if (c == ColBits || c == ColHex) item->setFont(mono);

@@ -104,8 +104,7 @@ template <int AverageSlot, class T, class Round>
 __global__ void update_kernel(UpdateArgs a, Round round) {
     const StepScalars* s = a.scalars;
     if (a.skip_if_found_inf && s->found_inf != 0) return; // a skipped step writes nothing
-    const UpdateRule<T> rule =
-        rule_with_fixed_slots<AverageSlot, T>(a.rule, *s, round);
+    const UpdateRule<T> rule = rule_with_fixed_slots<AverageSlot, T>(a.rule, *s, round);
     for (i64 i = blockIdx.x * i64(blockDim.x) + threadIdx.x; i < a.count;
          i += i64(gridDim.x) * blockDim.x) {
         T w = load<T>(a.param, a.param_dtype, i);
@@ -128,8 +127,7 @@ template <int AverageSlot, class P, class G, class Round>
 __global__ void update_vec_kernel(UpdateArgs a, Round round, i64 vectors) {
     const StepScalars* s = a.scalars;
     if (a.skip_if_found_inf && s->found_inf != 0) return;
-    const UpdateRule<float> rule =
-        rule_with_fixed_slots<AverageSlot, float>(a.rule, *s, round);
+    const UpdateRule<float> rule = rule_with_fixed_slots<AverageSlot, float>(a.rule, *s, round);
     auto* param = static_cast<P*>(a.param);
     const auto* grad = static_cast<const G*>(a.grad);
     for (i64 v = blockIdx.x * i64(blockDim.x) + threadIdx.x; v < vectors;
