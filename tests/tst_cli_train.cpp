@@ -221,6 +221,21 @@ public:
         CHECK_MSG(contains(r.err, "out of host memory") && contains(r.err, "reduce the batch size"),
                   (r.err));
     }
+    // --lr-schedule (issue 29): the run's header says the schedule with OneCycle's derived
+    // length; a wrong field is a usage error (exit 2) naming the option and the field.
+    void learningRateScheduleOption() {
+        const ProcessResult r =
+            run_cli({"train", "--config", kMlp, "--device", "cpu", "--max-steps", "10", "--lr",
+                     "0.01", "--lr-schedule", "OneCycle"});
+        CHECK_MSG(r.status == 0, (r.err));
+        CHECK_MSG(contains(r.out, "Learning rate: OneCycle up to 0.01 and down over 10 steps"),
+                  (r.out));
+        const ProcessResult bad = run_cli({"train", "--config", kMlp, "--device", "cpu",
+                                           "--lr-schedule", "CosineDecay:decay_step=3"});
+        CHECK_EQ(bad.status, 2);
+        CHECK_MSG(contains(bad.err, "--lr-schedule: CosineDecay.config.decay_step: unknown field"),
+                  (bad.err));
+    }
     void cudaWithoutGpuFailsClearly() {
         const ProcessResult r =
             run_cli({"train", "--config", kMlp, "--device", "cuda", "--max-steps", "1"});
@@ -382,6 +397,7 @@ public:
 };
 
 MANTISSA_TEST_MAIN(TestCliTrain, trainWritesProgressAndMetrics, badInputExits2, badConfigFileExits2,
-                   hugeBatchIsAClearMemoryError, cudaWithoutGpuFailsClearly, interruptStopsCleanly,
-                   divergedRunExits1, classicLabPureFloat16, benchReportsEachPolicy,
-                   benchKeepsTheRecipeWithItsPolicy, profileReportsEachStep)
+                   hugeBatchIsAClearMemoryError, learningRateScheduleOption,
+                   cudaWithoutGpuFailsClearly, interruptStopsCleanly, divergedRunExits1,
+                   classicLabPureFloat16, benchReportsEachPolicy, benchKeepsTheRecipeWithItsPolicy,
+                   profileReportsEachStep)
