@@ -258,13 +258,21 @@ void TestGuiCharts::skipped_steps_get_markers() {
     store.remove_run(second);
     panel.redraw();
 
-    // One more skipped step arrives: a marker and the count follow.
+    // One more skipped step arrives: a marker and the count follow; hovering it says where the
+    // step overflowed (the skipped-step ledger, issue 27).
     StepRecord s = store.run(id)->steps.back();
     s.step += 1;
     s.skipped = true;
+    s.loss_scale = 32768;
+    s.overflowed = {"dense_2/kernel", "dense_1/kernel"};
     store.append_steps(id, {s});
     QTRY_COMPARE(chart->drawn_points(id, QStringLiteral("skipped")), 21);
     QVERIFY(chart->chart()->title().contains(QStringLiteral("21")));
+    const QString hover = chart->hover_text(id, QStringLiteral("skipped"), double(s.step));
+    QVERIFY2(hover.contains(QString("step %1 skipped: dense_2/kernel's gradient overflowed "
+                                    "first (scale 32768; 2 gradients held inf or NaN)")
+                                .arg(s.step)),
+             qPrintable(hover));
 }
 
 void TestGuiCharts::hiding_a_run_removes_its_series() {

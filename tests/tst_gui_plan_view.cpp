@@ -1,8 +1,12 @@
 // The Plan view, offscreen: casts listed for mixed_float16 and none for float32, the diagram's
 // cast markers, a quantised policy's quantise steps, memory per category, the error for a stack
-// that does not fit, and live updates from the main window's settings and layer stack.
+// that does not fit, live updates from the main window's settings and layer stack, and the
+// Measured and Roof columns of "Time each step".
 #include <QComboBox>
 #include <QFile>
+#include <QPushButton>
+#include <QRegularExpression>
+#include <QSignalSpy>
 #include <QTest>
 
 #include "core/backend/cpu/cpu_backend.h"
@@ -205,6 +209,58 @@ private slots:
         window.set_experiment(e);
         QVERIFY(view->has_plan());
         QVERIFY(window.float_lab());
+    }
+
+    // Issue 26: "Time each step" fills the Measured and Roof columns from one profiled training
+    // step on the experiment's engine (the CPU here), keeps them while only the name changes,
+    // clears them when the plan changes, and waits while a run trains.
+    void timeEachStepFillsMeasuredAndRoof() {
+        PlanView view;
+        Experiment e = mlp_small("mixed_bfloat16");
+        e.device = "cpu";
+        view.set_experiment(e);
+        PlanStepsModel* model = view.steps_model();
+        QCOMPARE(model->columnCount(), int(PlanStepsModel::ColumnCount));
+        QVERIFY(model->index(0, PlanStepsModel::Measured).data().toString().isEmpty());
+        QVERIFY(view.time_button()->isEnabled());
+        QSignalSpy done(&view, &PlanView::timing_finished);
+        view.time_button()->click();
+        QVERIFY(view.timing());
+        QCOMPARE(view.time_button()->text(), QString("Cancel timing"));
+        QVERIFY(done.wait(180000));
+        QVERIFY2(view.timing_text().startsWith("Measured on"), qPrintable(view.timing_text()));
+        QVERIFY(!view.timing_text().contains("could not be placed"));
+        int gemms = 0;
+        for (int r = 0; r < model->rowCount(); ++r) {
+            const QString measured = model->index(r, PlanStepsModel::Measured).data().toString();
+            const QString roof = model->index(r, PlanStepsModel::Roof).data().toString();
+            QVERIFY2(measured.contains(QRegularExpression("^[0-9.e+]+ (µs|ms|s)$")),
+                     qPrintable(QString("row %1: '%2'").arg(r).arg(measured)));
+            QVERIFY2(roof.endsWith(" compute") || roof.endsWith(" memory"),
+                     qPrintable(QString("row %1: '%2'").arg(r).arg(roof)));
+            // A cast reads and writes bytes and does no arithmetic worth a roof of its own.
+            if (model->index(r, 0).data(Qt::UserRole).toBool()) QVERIFY(roof.endsWith(" memory"));
+            if (model->index(r, PlanStepsModel::Op).data().toString().startsWith("gemm")) ++gemms;
+        }
+        QVERIFY(gemms >= 3);
+        QVERIFY(model->index(0, PlanStepsModel::Roof)
+                    .data(Qt::ToolTipRole)
+                    .toString()
+                    .contains("× the roof"));
+
+        e.name = "renamed";
+        view.set_experiment(e); // same plan: the timing stays
+        QVERIFY(!model->index(0, PlanStepsModel::Measured).data().toString().isEmpty());
+        e.policy = "float32";
+        view.set_experiment(e); // another plan: the columns clear, the text says why
+        QVERIFY(model->index(0, PlanStepsModel::Measured).data().toString().isEmpty());
+        QVERIFY(view.timing_text().contains("plan changed"));
+
+        view.set_training(true);
+        QVERIFY(!view.time_button()->isEnabled());
+        QVERIFY(view.time_button()->toolTip().contains("training"));
+        view.set_training(false);
+        QVERIFY(view.time_button()->isEnabled());
     }
 };
 

@@ -251,6 +251,40 @@ public:
         CHECK_MSG(contains(bad, "x.jsonl: line 1: field 'rank_step_ms'"), (bad));
     }
 
+    // The skipped-step ledger: a skipped step's overflowed gradients read back in their order;
+    // a step without any has no field (older readers see the same lines); a damaged one names
+    // itself.
+    void overflowedGradientsRoundTrip() {
+        TempDir dir;
+        const std::string path = dir.file("metrics.jsonl");
+        {
+            MetricsJsonlWriter writer(path);
+            Experiment e;
+            Plan plan;
+            writer.write_header(e, DeviceInfo{"cpu", "CPU", false, 1}, plan, {});
+            StepRecord s = step(1, 1);
+            s.skipped = true;
+            s.overflowed = {"dense_3/bias", "dense_3/kernel", "dense_1/kernel"};
+            writer.write_step(s);
+            writer.write_step(step(2, 1));
+        }
+        const std::string text = mantissa::read_file(path);
+        CHECK(text.substr(text.rfind("{\"accuracy\"")).find("overflowed") == std::string::npos);
+        const RunMetrics run = parse_metrics_jsonl(text, "ledger.jsonl");
+        CHECK_EQ(run.steps[0].overflowed,
+                 std::vector<std::string>({"dense_3/bias", "dense_3/kernel", "dense_1/kernel"}));
+        CHECK(run.steps[1].overflowed.empty());
+        const std::string bad = error_of(
+            [] {
+                parse_metrics_jsonl("{\"type\":\"step\",\"step\":1,\"epoch\":1,\"loss\":1,"
+                                    "\"accuracy\":1,\"step_ms\":1,\"samples_per_s\":1,"
+                                    "\"loss_scale\":1,\"skipped\":true,\"overflowed\":[3]}\n",
+                                    "x.jsonl");
+            },
+            ErrorKind::Data);
+        CHECK_MSG(contains(bad, "x.jsonl: line 1: field 'overflowed'"), (bad));
+    }
+
     void nonFiniteReadsAsNan() {
         TempDir dir;
         const std::string path = dir.file("metrics.jsonl");
@@ -592,8 +626,9 @@ public:
     }
 };
 
-MANTISSA_TEST_MAIN(TestMetricsReader, roundTrip, dataParallelFieldsRoundTrip, nonFiniteReadsAsNan,
-                   incompleteRunIsReadable, unknownRecordTypesAreSkipped, corruptLineNamesTheLine,
+MANTISSA_TEST_MAIN(TestMetricsReader, roundTrip, dataParallelFieldsRoundTrip,
+                   overflowedGradientsRoundTrip, nonFiniteReadsAsNan, incompleteRunIsReadable,
+                   unknownRecordTypesAreSkipped, corruptLineNamesTheLine,
                    badConfigInHeaderNamesTheField, deeplyNestedRecordIsAnError,
                    missingFileIsAnIoError, csvExport, jsonExport, recordBytesAreStable,
                    quantRecordsRoundTrip, badQuantFieldNamesItsTensor, quantExports,

@@ -16,6 +16,7 @@
 #include "core/data/mnist.h"
 #include "core/data/synthetic_mnist.h"
 #include "core/error.h"
+#include "core/numeric/convert.h"
 #include "core/parallel/single_process_communicator.h"
 #include "core/records/metrics_jsonl.h"
 #include "core/train/trainer.h"
@@ -120,6 +121,47 @@ public:
         const auto fp32 = run_steps(mlp_experiment("float32", 3));
         CHECK_EQ(fp32.front().loss_scale, 1.0);
         CHECK(!fp32.front().skipped);
+    }
+    // The skipped-step ledger (issue 27): a step whose loss scale overflows float16 at the loss
+    // gradient lists exactly the parameter gradients that hold inf or NaN (read back from the
+    // plan, independently of the device's mask), the last Dense layer's first, as backward
+    // computes it; the steps after, at a halved scale, are not skipped when nothing overflows.
+    void skippedStepLedgerNamesTheOverflowedGradients() {
+        Experiment e = mlp_experiment("mixed_float16", 1);
+        e.loss_scale.initial = 1073741824.0; // 2^30: (p - y) / 128 * 2^30 > 65504 in float16
+        CpuBackend backend;
+        Trainer trainer(e, mnist(), backend);
+        TrainControl control;
+        std::vector<StepRecord> steps;
+        TrainerCallbacks callbacks;
+        callbacks.on_step = [&](const StepRecord& r) { steps.push_back(r); };
+        trainer.run(control, callbacks);
+        CHECK_EQ(steps.size(), std::size_t(1));
+        const StepRecord& step = steps.front();
+        CHECK(step.skipped);
+        std::vector<std::string> nonfinite;
+        for (const PlanParam& p : trainer.plan().params) {
+            const Tensor& g = trainer.plan().tensor(p.grad);
+            std::vector<double> v(static_cast<std::size_t>(g.numel()));
+            convert_to_double(g.data, g.dtype, v.data(), v.size());
+            if (std::any_of(v.begin(), v.end(), [](double x) { return !std::isfinite(x); }))
+                nonfinite.push_back(p.name);
+        }
+        CHECK(!nonfinite.empty());
+        std::vector<std::string> listed = step.overflowed;
+        std::sort(listed.begin(), listed.end());
+        std::sort(nonfinite.begin(), nonfinite.end());
+        CHECK_EQ(listed, nonfinite);
+        // mlp-small's layers are named dense_1 ... dense_3 (Keras's counters from 1).
+        CHECK_MSG(step.overflowed.front().rfind("dense_3/", 0) == 0, step.overflowed.front());
+        CHECK_EQ(skipped_step_text(step), "step 1 skipped: " + step.overflowed.front() +
+                                              "'s gradient overflowed first (scale 1073741824; " +
+                                              std::to_string(step.overflowed.size()) +
+                                              " gradients held inf or NaN)");
+
+        // A normal run: no step lists anything.
+        for (const StepRecord& r : run_steps(mlp_experiment("mixed_float16", 5)))
+            CHECK(r.skipped || r.overflowed.empty());
     }
     void pauseResumeStop() {
         CpuBackend backend;
@@ -351,7 +393,8 @@ public:
 };
 
 MANTISSA_TEST_MAIN(TestTrainer, sameSeedSameNumbers, singleProcessCommunicatorChangesNothing,
-                   learnsUnderEachPolicy, dynamicLossScaleIsReported, pauseResumeStop,
+                   learnsUnderEachPolicy, dynamicLossScaleIsReported,
+                   skippedStepLedgerNamesTheOverflowedGradients, pauseResumeStop,
                    divergenceStopsTheRun, partialLastBatchCoversTheEpoch, metricsJsonl,
                    badBatchSizeIsAConfigError, hugeBatchIsAMemoryError,
                    allocationBeyondAvailableMemoryIsRefused, nonFiniteLearningRateIsAConfigError,

@@ -16,9 +16,8 @@
 #include "app/cli/experiment_options.h"
 #include "core/data/mnist.h"
 #include "core/error.h"
-#include "core/numeric/policy.h"
 #include "core/plan/step_profile.h"
-#include "core/run/run_session.h"
+#include "core/run/step_profiler.h"
 
 namespace mantissa::cli {
 
@@ -102,21 +101,10 @@ int run_profile(const Args& args) {
     DeviceChoice choice = open_cli_device(e.device);
     Backend& backend = *choice.backend;
     const Mnist data = load_mnist(find_data_dir(parser.value("--data")));
-    RunSessionOptions options;
-    options.experiment = e;
-    options.engine.backend = &backend;
-    options.data.data = &data;
-    RunSession session(std::move(options));
-    Trainer& trainer = session.trainer();
-    const std::int64_t full = std::max<std::int64_t>(1, data.train.count / e.batch_size);
-    const std::int64_t per_epoch = std::min(trainer.steps_per_epoch(), full);
-    std::int64_t next = 0;
-    auto offset = [&] { return (next++ % per_epoch) * e.batch_size; };
-    for (int i = 0; i < warmup; ++i) trainer.step_once(offset());
-    std::vector<std::vector<double>> times;
-    for (int i = 0; i < steps; ++i) times.push_back(trainer.profile_step(offset()));
-    const DeviceRoof roof = measure_roof(backend, policy_from_name(e.policy).compute);
-    const StepProfile profile = make_step_profile(trainer.plan(), times, roof);
+    StepProfilerOptions options;
+    options.steps = steps;
+    options.warmup = warmup;
+    const StepProfile profile = *profile_training_step(e, backend, data, options);
     if (!json && !choice.note.empty()) std::printf("note: %s\n", choice.note.c_str());
     if (json)
         print_json(profile, e.name, e.policy, backend.info().name);

@@ -227,9 +227,10 @@ public:
     }
 
     // --- the training step's control, all on the device ---
-    // Zeroes found_inf, loss_sum, correct and examples.
+    // Zeroes found_inf, nonfinite_mask, loss_sum, correct and examples.
     virtual void begin_step(Tensor& scalars) = 0;
-    // g *= 1 / loss_scale for every gradient; found_inf = 1 if any element is inf or NaN.
+    // g *= 1 / loss_scale for every gradient; found_inf = 1 if any element is inf or NaN, and
+    // nonfinite_mask gets nonfinite_bit(i) for each grads[i] that held one.
     virtual void unscale_and_check_finite(std::span<Tensor* const> grads, Tensor& scalars) = 0;
     // One optimizer update of `param` from `grad` and its slots (update_rules.h). When
     // `skip_if_found_inf` and scalars.found_inf, nothing is written. t = scalars.iterations + 1.

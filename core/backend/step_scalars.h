@@ -18,6 +18,15 @@ struct StepScalars {
     std::int64_t skipped_total = 0;
     std::int32_t found_inf = 0; // set by unscale_and_check_finite when any gradient is inf/NaN
     std::int32_t skipped = 0;   // 1 when the last finished step's update was skipped
+    // The skipped-step ledger (issue 27): bit i set when gradient i of the unscale list held an
+    // inf or NaN (bit 63 stands for every gradient from the 64th on). Set beside found_inf by the
+    // same check, cleared by begin_step, read with the other scalars: no extra host sync.
+    std::uint64_t nonfinite_mask = 0;
 };
+
+// The ledger bit of gradient `index` in the unscale list.
+constexpr std::uint64_t nonfinite_bit(std::int64_t index) {
+    return std::uint64_t{1} << (index < 63 ? index : 63);
+}
 
 } // namespace mantissa

@@ -176,6 +176,8 @@ const std::vector<RecordField<QuantTensorRecord>>& quant_tensor_fields() {
 template <class Json>
 Json record_json(const StepRecord& r, RecordOutput output) {
     Json line = fields_json<Json>(r, step_fields(), output);
+    // The skipped-step ledger: only on steps with non-finite gradients (older readers skip it).
+    if (output == kInJsonl && !r.overflowed.empty()) line["overflowed"] = r.overflowed;
     if (output == kInJsonl && r.ranks > 1) {
         line["ranks"] = r.ranks;
         line["rank_step_ms"] = r.rank_step_ms;
@@ -349,6 +351,13 @@ StepRecord step_from_json(const RecordReader& r) {
         for (const json& v : *skipped) {
             if (!v.is_boolean()) r.fail("rank_skipped", "expected an array of true/false");
             s.rank_skipped.push_back(v.get<bool>());
+        }
+    }
+    if (const json* overflowed = r.find("overflowed")) {
+        if (!overflowed->is_array()) r.fail("overflowed", "expected an array of gradient names");
+        for (const json& v : *overflowed) {
+            if (!v.is_string()) r.fail("overflowed", "expected an array of gradient names");
+            s.overflowed.push_back(v.get<std::string>());
         }
     }
     s.allreduce_ms = r.number("allreduce_ms", 0.0);

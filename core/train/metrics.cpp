@@ -2,6 +2,8 @@
 // Keep them stable: saved runs are read back by name.
 #include "core/train/metrics.h"
 
+#include "core/text.h"
+
 namespace mantissa {
 
 const char* run_status_name(RunStatus status) {
@@ -16,6 +18,17 @@ const char* run_status_name(RunStatus status) {
         return "failed";
     }
     return "?";
+}
+
+std::string skipped_step_text(const StepRecord& step) {
+    std::string text = "step " + std::to_string(step.step) + " skipped: ";
+    const std::string scale = "scale " + number_text(step.loss_scale);
+    if (step.overflowed.empty())
+        return text + "another rank's gradients held inf or NaN (" + scale + ")";
+    text += step.overflowed.front() + "'s gradient overflowed first (" + scale;
+    const std::size_t n = step.overflowed.size();
+    if (n == 1) return text + ")";
+    return text + "; " + std::to_string(n) + " gradients held inf or NaN)";
 }
 
 } // namespace mantissa

@@ -21,7 +21,12 @@ struct StepRecord {
     bool skipped = false;  // its update was skipped (non-finite gradients)
     std::int64_t good_steps = 0;
     double learning_rate = 0; // the rate its update used (a skipped step: the one it would have)
-    MemoryByCategory memory;  // bytes per category (constant for a compiled plan)
+    // The skipped-step ledger (issue 27): the parameter gradients ("dense_2/kernel") that held an
+    // inf or NaN after this step's backward pass, in the order the backward pass wrote them, so
+    // the first is where the overflow surfaced. Empty for a step without non-finite gradients
+    // (and on a rank whose own gradients were finite when another rank's overflowed).
+    std::vector<std::string> overflowed;
+    MemoryByCategory memory; // bytes per category (constant for a compiled plan)
     std::size_t device_mem_used = 0;
     std::size_t device_mem_total = 0;
     // Data-parallel runs only (ranks > 1; absent from the JSONL of ordinary runs). loss,
@@ -39,6 +44,10 @@ struct DataParallelInfo {
     std::string allreduce_dtype; // "float32", "bfloat16", "float16"
     std::string communicator;    // "MPI (Open MPI v4.1.4)"
 };
+
+// "step 2 skipped: dense_2/kernel's gradient overflowed first (scale 32768; 5 gradients held inf
+// or NaN)": what the Log and the loss-scale chart's marker say about a skipped step.
+std::string skipped_step_text(const StepRecord& step);
 
 struct EpochRecord {
     int epoch = 0;

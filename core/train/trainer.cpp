@@ -88,6 +88,24 @@ RankStats exchange_step_stats(Communicator& comm, const StepScalars& scalars, do
     return out;
 }
 
+// The plan's parameter indices in the order its steps first write their gradients (the backward
+// pass runs from the loss down, so the last layer's come first); a gradient no step writes goes
+// last. The unscale list is the parameters in plan order, so index p is nonfinite_bit(p).
+std::vector<std::size_t> backward_gradient_order(const Plan& plan) {
+    std::vector<std::size_t> first_write(plan.params.size(), plan.steps.size());
+    for (std::size_t p = 0; p < plan.params.size(); ++p)
+        for (std::size_t i = 0; i < plan.steps.size() && first_write[p] == plan.steps.size(); ++i) {
+            const std::vector<TensorId>& out = plan.steps[i].outputs;
+            if (std::find(out.begin(), out.end(), plan.params[p].grad) != out.end())
+                first_write[p] = i;
+        }
+    std::vector<std::size_t> order(plan.params.size());
+    for (std::size_t p = 0; p < order.size(); ++p) order[p] = p;
+    std::stable_sort(order.begin(), order.end(),
+                     [&](std::size_t a, std::size_t b) { return first_write[a] < first_write[b]; });
+    return order;
+}
+
 } // namespace
 
 // The dataset resident on the device: uint8 images and labels, and an int32 permutation.
@@ -127,6 +145,7 @@ Trainer::Trainer(const Experiment& experiment, const Mnist& data, Backend& backe
                                                        policy.compute == DType::BFloat16));
     m_plan = bind(describe(*m_model, options), m_backend);
     m_plan->initialize(m_backend, m_experiment.seed); // the same weights on every rank
+    m_backward_order = backward_gradient_order(*m_plan);
     if (m_comm) {
         m_sync = std::make_unique<GradientSync>(*m_plan, *m_comm, parallel.allreduce_dtype);
         m_sync->inject_nonfinite(parallel.inject_nonfinite_rank, parallel.inject_nonfinite_step);
@@ -374,6 +393,9 @@ RunSummary Trainer::run(TrainControl& control, const TrainerCallbacks& callbacks
             step.loss_scale = scalars.scale_used;
             step.skipped = scalars.skipped != 0;
             step.good_steps = scalars.good_steps;
+            for (std::size_t p : m_backward_order)
+                if (scalars.nonfinite_mask & nonfinite_bit(static_cast<std::int64_t>(p)))
+                    step.overflowed.push_back(m_plan->params[p].name);
             // The counters count this step already: undo it to name the rate it used.
             step.learning_rate = learning_rate_at(m_experiment.optimizer,
                                                   scalars.iterations - (step.skipped ? 0 : 1),

@@ -115,6 +115,9 @@ private:
     std::int64_t m_local_batch = 0;
     std::int64_t m_global_step = 0;
     GraphMode m_graph; // the experiment's graph flag on this engine and model
+    // The skipped-step ledger: the plan's parameter indices in the order the backward pass
+    // writes their gradients (StepRecord::overflowed lists them so).
+    std::vector<std::size_t> m_backward_order;
 };
 
 } // namespace mantissa

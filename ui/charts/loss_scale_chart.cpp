@@ -29,10 +29,19 @@ void LossScaleChart::show_runs(const QVector<const RunRecord*>& runs, RunLineCac
     for (const RunRecord* run : runs) {
         const RunLines& points = cache.lines(*run);
         const quint64 version = run_version(*run);
-        lines.append(ChartLine{run->id, QStringLiteral("loss scale"), run_label(*run), run->color,
-                               points.log2_scale, ChartLine::Style::Line, false, version});
+        lines.append(ChartLine{run->id,
+                               QStringLiteral("loss scale"),
+                               run_label(*run),
+                               run->color,
+                               points.log2_scale,
+                               ChartLine::Style::Line,
+                               false,
+                               version,
+                               {}});
+        // Each marker's tooltip says where its step overflowed (the skipped-step ledger).
         lines.append(ChartLine{run->id, QStringLiteral("skipped"), run_label(*run), run->color,
-                               points.skipped, ChartLine::Style::Markers, false, version});
+                               points.skipped, ChartLine::Style::Markers, false, version,
+                               points.skip_notes});
         m_skipped += points.skipped.size();
         if (run->steps.isEmpty()) continue; // queued: no scale yet
         ++trained;

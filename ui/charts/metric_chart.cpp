@@ -141,12 +141,17 @@ QVector<QPointF> positive_only(const QVector<QPointF>& points) {
 }
 
 // The point of `points` nearest to x (points sorted by x, not empty).
-const QPointF& nearest(const QVector<QPointF>& points, double x) {
+// The index of the point nearest to `x` in points sorted by x (not empty).
+qsizetype nearest_index(const QVector<QPointF>& points, double x) {
     auto it = std::lower_bound(points.begin(), points.end(), x,
                                [](const QPointF& p, double v) { return p.x() < v; });
-    if (it == points.end()) return points.back();
+    if (it == points.end()) return points.size() - 1;
     if (it != points.begin() && x - (it - 1)->x() < it->x() - x) --it;
-    return *it;
+    return it - points.begin();
+}
+
+const QPointF& nearest(const QVector<QPointF>& points, double x) {
+    return points[nearest_index(points, x)];
 }
 
 } // namespace
@@ -661,16 +666,32 @@ void MetricChart::show_tooltip(const Drawn& drawn, const QPointF& point, bool st
         QToolTip::hideText();
         return;
     }
-    const QPointF& p = nearest(drawn.line.points, point.x());
-    QString text = QStringLiteral("<b>%1</b><br>step %2<br>%3: %4")
-                       .arg(drawn.line.name.toHtmlEscaped())
-                       .arg(static_cast<qint64>(p.x()))
-                       .arg(drawn.line.role)
-                       .arg(p.y(), 0, 'g', 6);
+    QString text = hover_text(drawn.line, point.x());
     if (drawn.smoothed && m_smoothing > 0 && !drawn.smooth_points.isEmpty())
-        text += QStringLiteral("<br>smoothed: %1")
-                    .arg(nearest(drawn.smooth_points, p.x()).y(), 0, 'g', 6);
+        text +=
+            QStringLiteral("<br>smoothed: %1")
+                .arg(nearest(drawn.smooth_points, nearest(drawn.line.points, point.x()).x()).y(), 0,
+                     'g', 6);
     QToolTip::showText(QCursor::pos(), text, m_view);
+}
+
+QString MetricChart::hover_text(const ChartLine& line, double x) {
+    if (line.points.isEmpty()) return {};
+    const qsizetype i = nearest_index(line.points, x);
+    const QPointF& p = line.points[i];
+    QString text = QStringLiteral("<b>%1</b><br>step %2<br>%3: %4")
+                       .arg(line.name.toHtmlEscaped())
+                       .arg(static_cast<qint64>(p.x()))
+                       .arg(line.role)
+                       .arg(p.y(), 0, 'g', 6);
+    if (i < line.notes.size() && !line.notes[i].isEmpty())
+        text += QStringLiteral("<br>") + line.notes[i].toHtmlEscaped();
+    return text;
+}
+
+QString MetricChart::hover_text(int run_id, const QString& role, double x) const {
+    auto it = m_drawn.constFind(key(run_id, role));
+    return it == m_drawn.constEnd() ? QString() : hover_text(it->line, x);
 }
 
 int MetricChart::drawn_points(int run_id) const {

@@ -41,6 +41,7 @@ struct ChartLine {
     // Non-zero: a line whose run, role and version match the drawn one is unchanged, and is
     // neither copied nor smoothed again (the panel passes the run's step and epoch counts).
     quint64 version = 0;
+    QVector<QString> notes; // empty, or one line per point that its hover tooltip adds
 };
 
 class MetricChart : public QWidget {
@@ -69,6 +70,8 @@ public:
 
     int drawn_points(int run_id) const; // points in all of the run's series right now
     int drawn_points(int run_id, const QString& role) const;
+    // What hovering the run's `role` line near step `x` shows (the point's note included).
+    QString hover_text(int run_id, const QString& role, double x) const;
     QChart* chart() const { return m_chart; }
 
 protected:
@@ -101,6 +104,7 @@ private:
     void attach_y_axis(QAbstractAxis* axis);
     void update_ranges();
     void show_tooltip(const Drawn& drawn, const QPointF& point, bool state);
+    static QString hover_text(const ChartLine& line, double x);
     QXYSeries* make_series(const ChartLine& line, bool faint, bool smoothed_curve);
     int plot_columns() const;
     quint64 view_signature(int columns) const; // changes with size, zoom, log-y and smoothing

@@ -32,7 +32,10 @@ const RunLines& RunLineCache::lines(const RunRecord& run) {
             if (s.learning_rate > 0) cached.learning_rate.append(QPointF(x, s.learning_rate));
             const QPointF scale(x, std::log2(s.loss_scale));
             cached.log2_scale.append(scale);
-            if (s.skipped) cached.skipped.append(scale);
+            if (s.skipped) {
+                cached.skipped.append(scale);
+                cached.skip_notes.append(QString::fromStdString(skipped_step_text(s)));
+            }
             const bool epoch_ends = i + 1 == run.steps.size() || run.steps[i + 1].epoch != s.epoch;
             if (epoch_ends) cached.epoch_end[s.epoch] = x;
         }

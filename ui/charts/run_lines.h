@@ -22,6 +22,7 @@ struct RunLines {
     QVector<QPointF> learning_rate; // (step, the rate its update used); none from older files
     QVector<QPointF> log2_scale;    // (step, log2 of the loss scale used)
     QVector<QPointF> skipped;       // (step, log2 of the scale) for every skipped step
+    QVector<QString> skip_notes;    // for each skipped step, where it overflowed (the ledger)
     QVector<QPointF> val_loss;      // (step at the epoch's end, validation loss)
     QVector<QPointF> val_accuracy;
     QHash<int, double> epoch_end; // epoch -> its last step, where validation is plotted

@@ -40,12 +40,25 @@ QString flops_text(double flops) {
                      : QStringLiteral("%1 %2").arg(flops, 0, 'f', 1).arg(units[unit]);
 }
 
+QString duration_text(double ms) {
+    if (ms >= 1000.0) return QStringLiteral("%1 s").arg(ms / 1000.0, 0, 'g', 3);
+    if (ms >= 1.0) return QStringLiteral("%1 ms").arg(ms, 0, 'g', 3);
+    return QStringLiteral("%1 µs").arg(ms * 1000.0, 0, 'g', 3);
+}
+
 PlanStepsModel::PlanStepsModel(QObject* parent) : QAbstractTableModel(parent) {}
 
 void PlanStepsModel::set_steps(std::vector<PlanStepRow> steps) {
     beginResetModel();
     m_steps = std::move(steps);
+    m_timings.clear();
     endResetModel();
+}
+
+void PlanStepsModel::set_timings(std::vector<Timing> timings) {
+    m_timings = std::move(timings);
+    m_timings.resize(m_timings.empty() ? 0 : m_steps.size());
+    if (!m_steps.empty()) emit dataChanged(index(0, Measured), index(rowCount() - 1, Roof));
 }
 
 void PlanStepsModel::clear() {
@@ -63,6 +76,9 @@ int PlanStepsModel::columnCount(const QModelIndex& parent) const {
 QVariant PlanStepsModel::data(const QModelIndex& index, int role) const {
     if (!index.isValid() || index.row() >= rowCount()) return {};
     const PlanStepRow& s = m_steps[static_cast<std::size_t>(index.row())];
+    const auto row = static_cast<std::size_t>(index.row());
+    const Timing timing = row < m_timings.size() ? m_timings[row] : Timing{};
+    const bool timing_column = index.column() == Measured || index.column() == Roof;
     switch (role) {
     case Qt::DisplayRole:
         switch (index.column()) {
@@ -81,9 +97,24 @@ QVariant PlanStepsModel::data(const QModelIndex& index, int role) const {
             return bytes_text(static_cast<double>(s.bytes));
         case Flops:
             return flops_text(s.flops);
+        case Measured:
+            return timing.measured ? duration_text(timing.ms) : QString();
+        case Roof:
+            if (!timing.measured) return {};
+            return QStringLiteral("%1 %2").arg(duration_text(timing.roof_ms),
+                                               timing.compute_bound ? QStringLiteral("compute")
+                                                                    : QStringLiteral("memory"));
         }
         return {};
     case Qt::ToolTipRole: {
+        if (timing_column && timing.measured)
+            return QStringLiteral("Measured %1 (median of the timed steps); the device's roof "
+                                  "allows %2 for this step's %3 (%4 bound): %5× the roof.")
+                .arg(duration_text(timing.ms), duration_text(timing.roof_ms),
+                     timing.compute_bound ? flops_text(s.flops) : bytes_text(double(s.bytes)),
+                     timing.compute_bound ? QStringLiteral("compute") : QStringLiteral("memory"),
+                     timing.roof_ms > 0 ? QString::number(timing.ms / timing.roof_ms, 'f', 1)
+                                        : QStringLiteral("∞"));
         QString tip = text(s.detail);
         if (s.is_cast)
             tip.prepend(s.weight_cast
@@ -111,7 +142,8 @@ QVariant PlanStepsModel::data(const QModelIndex& index, int role) const {
         }
         return {};
     case Qt::TextAlignmentRole:
-        if (index.column() == Bytes || index.column() == Flops || index.column() == Index)
+        if (index.column() == Bytes || index.column() == Flops || index.column() == Index ||
+            timing_column)
             return QVariant(Qt::AlignRight | Qt::AlignVCenter);
         return {};
     case Qt::UserRole: // whether the row is a cast, for tests and filters
@@ -138,6 +170,10 @@ QVariant PlanStepsModel::headerData(int section, Qt::Orientation orientation, in
             return QStringLiteral("bytes");
         case Flops:
             return QStringLiteral("FLOPs");
+        case Measured:
+            return QStringLiteral("measured");
+        case Roof:
+            return QStringLiteral("roof");
         }
     }
     if (role == Qt::ToolTipRole) {
@@ -146,6 +182,14 @@ QVariant PlanStepsModel::headerData(int section, Qt::Orientation orientation, in
                                   "output tensors), per training step.");
         if (section == Flops)
             return QStringLiteral("Floating-point operations per execution of the step.");
+        if (section == Measured)
+            return QStringLiteral("The step's time on the engine, the median over the timed "
+                                  "steps (Time each step), the engine synchronised around it.");
+        if (section == Roof)
+            return QStringLiteral("The least time the device allows for the step's work: its "
+                                  "FLOPs at the measured GEMM rate or its bytes at the measured "
+                                  "copy rate, whichever is longer, and which of the two bounds "
+                                  "it.");
     }
     return {};
 }

@@ -5,6 +5,7 @@
 #include <QHBoxLayout>
 #include <QHeaderView>
 #include <QLabel>
+#include <QPushButton>
 #include <QScrollArea>
 #include <QSplitter>
 #include <QStyle>
@@ -16,6 +17,7 @@
 #include "ui/float_lab/lab_style.h"
 #include "ui/plan_view/plan_diagram.h"
 #include "ui/plan_view/plan_steps_model.h"
+#include "ui/plan_view/step_timer.h"
 
 namespace mantissa::ui {
 
@@ -24,6 +26,20 @@ namespace {
 // The memory chart's category colours (Tableau 10), in MemCategory order.
 constexpr std::array<const char*, kMemCategoryCount> kCategoryColors = {
     "#4E79A7", "#A0CBE8", "#F28E2B", "#E15759", "#76B7B2", "#B07AA1", "#9C755F"};
+
+// Steps timed per press of "Time each step", as `mantissa-cli profile` times them by default.
+constexpr int kTimedSteps = 5;
+constexpr int kWarmupSteps = 2;
+
+// What a timing was measured for: the engine, the batch and every step's identity. A timing
+// stays on screen while this is unchanged (a new name or epoch count keeps it).
+std::string timing_key(const Experiment& e, const PlanDigest& d) {
+    std::string key = e.device + "|" + std::to_string(e.batch_size);
+    for (const PlanStepRow& s : d.steps)
+        key += "|" + std::string(step_phase_name(s.phase)) + ":" + s.layer + ":" + s.op + ":" +
+               s.inputs + ">" + s.outputs;
+    return key;
+}
 
 } // namespace
 
@@ -75,11 +91,52 @@ PlanView::PlanView(QWidget* parent) : QWidget(parent) {
     split->setStretchFactor(1, 2);
     split->setSizes({m_diagram->minimumSizeHint().width() + 30, 900});
 
+    m_timer = new StepTimer(this);
+    m_time_button = new QPushButton(QStringLiteral("Time each step"));
+    m_time_button->setObjectName("plan_time_steps");
+    m_timing = new QLabel;
+    m_timing->setWordWrap(true);
+    m_timing->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    m_timing->setText(QStringLiteral("Time each step: one training step on the experiment's "
+                                     "engine, plan step by plan step, beside the least time the "
+                                     "device allows for each step's work."));
+    auto* timing_row = new QHBoxLayout;
+    timing_row->addWidget(m_time_button, 0, Qt::AlignTop);
+    timing_row->addWidget(m_timing, 1);
+    connect(m_time_button, &QPushButton::clicked, this, &PlanView::time_steps);
+    connect(m_timer, &StepTimer::progress, this, [this](int done, int total) {
+        m_timing->setText(QStringLiteral("Timing on %1: step %2 of %3 (%4 warm-up)…")
+                              .arg(QString::fromStdString(m_experiment.device))
+                              .arg(done)
+                              .arg(total)
+                              .arg(kWarmupSteps));
+    });
+    connect(m_timer, &StepTimer::finished, this, [this](const TimedStep& result) {
+        if (m_has_plan && m_timed_key == timing_key(m_experiment, m_digest))
+            show_timing(result);
+        else
+            m_timing->setText(QStringLiteral("The plan changed while it was timed: Time each "
+                                             "step again to measure it."));
+        update_time_button();
+        emit timing_finished();
+    });
+    connect(m_timer, &StepTimer::failed, this, [this](const QString& message) {
+        m_timing->setText(QStringLiteral("The timing failed: ") + message);
+        update_time_button();
+        emit timing_finished();
+    });
+    connect(m_timer, &StepTimer::cancelled, this, [this] {
+        m_timing->setText(QStringLiteral("Timing cancelled."));
+        update_time_button();
+        emit timing_finished();
+    });
+
     m_body = new QWidget;
     auto* body = new QVBoxLayout(m_body);
     body->setContentsMargins(0, 0, 0, 0);
     body->addWidget(m_memory);
     body->addWidget(m_lint);
+    body->addLayout(timing_row);
     body->addWidget(split, 1);
 
     auto* layout = new QVBoxLayout(this);
@@ -89,6 +146,7 @@ PlanView::PlanView(QWidget* parent) : QWidget(parent) {
 }
 
 void PlanView::set_experiment(const Experiment& experiment) {
+    m_experiment = experiment;
     try {
         m_digest = preview_plan(experiment);
     } catch (const Error& e) {
@@ -163,9 +221,108 @@ void PlanView::show_digest() {
                          QString::fromStdString(message.text).toHtmlEscaped());
     m_lint->setText(lint);
     m_lint->setVisible(!lint.isEmpty());
-    m_model->set_steps(d.steps);
+    const bool same_plan = m_timed_key == timing_key(m_experiment, d);
+    m_model->set_steps(d.steps); // clears the timings
+    if (same_plan && m_timed) {
+        show_timing(*m_timed);
+    } else if (m_timed) {
+        m_timed.reset();
+        m_timed_key.clear();
+        if (!m_timer->running())
+            m_timing->setText(QStringLiteral("The plan changed since it was timed: Time each step "
+                                             "again to measure it."));
+    }
+    update_time_button();
     m_diagram->set_digest(d);
     fit_diagram_width();
+}
+
+QString PlanView::timing_text() const {
+    return m_timing->text();
+}
+
+bool PlanView::timing() const {
+    return m_timer->running();
+}
+
+void PlanView::set_training(bool training) {
+    m_training = training;
+    if (training && m_timer->running()) m_timer->cancel();
+    update_time_button();
+}
+
+void PlanView::update_time_button() {
+    const bool running = m_timer->running();
+    m_time_button->setText(running ? QStringLiteral("Cancel timing")
+                                   : QStringLiteral("Time each step"));
+    m_time_button->setEnabled(running || (m_has_plan && !m_training));
+    m_time_button->setToolTip(
+        running       ? QStringLiteral("Stop the timing after the step in flight.")
+        : m_training  ? QStringLiteral("A run is training: timing now would measure the two "
+                                        "competing for the engine. Wait for it to finish.")
+        : !m_has_plan ? QStringLiteral("The plan does not compile.")
+                      : QStringLiteral("Train %1 steps (%2 of them warm-up) of this experiment on "
+                                       "its engine, synchronising around each plan step, and "
+                                       "measure the device's GEMM and copy rates: what "
+                                       "mantissa-cli profile does. Nothing you trained is "
+                                       "touched.")
+                            .arg(kTimedSteps + kWarmupSteps)
+                            .arg(kWarmupSteps));
+}
+
+void PlanView::time_steps() {
+    if (m_timer->running()) {
+        m_timer->cancel();
+        return;
+    }
+    if (!m_has_plan || m_training) return;
+    m_timed.reset();
+    m_timed_key = timing_key(m_experiment, m_digest);
+    m_model->set_timings({});
+    m_timing->setText(
+        QStringLiteral("Opening %1…").arg(QString::fromStdString(m_experiment.device)));
+    m_timer->start(m_experiment, kTimedSteps, kWarmupSteps);
+    update_time_button();
+}
+
+void PlanView::show_timing(const TimedStep& result) {
+    const StepProfile& p = result.profile;
+    if (!m_timed || &*m_timed != &result) m_timed = std::make_shared<TimedStep>(result);
+    // The engine binds the plan the preview described; where it chose differently (FP8 GEMMs on
+    // a GPU that has them), the rows no longer line up and those steps are left blank.
+    std::vector<PlanStepsModel::Timing> timings(m_digest.steps.size());
+    std::size_t matched = 0;
+    if (p.rows.size() == m_digest.steps.size())
+        for (std::size_t i = 0; i < p.rows.size(); ++i) {
+            const StepProfileRow& row = p.rows[i];
+            if (row.layer != m_digest.steps[i].layer || row.op != m_digest.steps[i].op) continue;
+            timings[i] = {true, row.ms, row.roof_ms, row.compute_bound};
+            ++matched;
+        }
+    m_model->set_timings(std::move(timings));
+    const DeviceRoof& r = p.roof;
+    QString text =
+        QStringLiteral("Measured on <b>%1</b>: <b>%2</b> a step plan step by plan step, <b>%3</b> "
+                       "at the roof (%4×). Roof: %5 GFLOP/s (%6 GEMM %7³), %8 GB/s (a copy). "
+                       "Median of %9 steps after %10 warm-up.")
+            .arg(result.device.toHtmlEscaped(), duration_text(p.step_ms), duration_text(p.roof_ms),
+                 p.roof_ms > 0 ? QString::number(p.step_ms / p.roof_ms, 'f', 1)
+                               : QStringLiteral("–"),
+                 QString::number(r.flops_per_s / 1e9, 'f', 1),
+                 QString::fromLatin1(dtype_name(r.dtype)))
+            .arg(r.gemm_size)
+            .arg(QString::number(r.bytes_per_s / 1e9, 'f', 1))
+            .arg(result.steps)
+            .arg(result.warmup);
+    if (matched < p.rows.size())
+        text += QStringLiteral(" The engine's plan has %1 steps where the preview has %2; %3 "
+                               "could not be placed in the table (mantissa-cli profile lists "
+                               "them all).")
+                    .arg(p.rows.size())
+                    .arg(m_digest.steps.size())
+                    .arg(p.rows.size() - matched);
+    if (!result.note.isEmpty()) text += QStringLiteral(" ") + result.note.toHtmlEscaped();
+    m_timing->setText(text);
 }
 
 void PlanView::fit_diagram_width() {

@@ -1,14 +1,19 @@
 // PlanView: the compiled Plan of the current experiment: a summary, memory per category, a
 // diagram of the layers by compute dtype with casts marked, and the step table; or why the stack
 // does not compile. It recompiles (without allocating) whenever it is given a new experiment.
+// "Time each step" runs one training step plan step by plan step on the experiment's engine
+// (StepTimer) and fills the table's Measured and Roof columns, kept until the plan changes.
 #pragma once
 
 #include <QWidget>
+#include <memory>
+#include <string>
 
 #include "core/train/experiment.h"
 #include "ui/plan_view/plan_digest.h"
 
 class QLabel;
+class QPushButton;
 class QScrollArea;
 class QTableView;
 
@@ -16,6 +21,8 @@ namespace mantissa::ui {
 
 class PlanDiagram;
 class PlanStepsModel;
+class StepTimer;
+struct TimedStep;
 
 class PlanView final : public QWidget {
     Q_OBJECT
@@ -34,10 +41,23 @@ public:
     PlanStepsModel* steps_model() const { return m_model; }
     PlanDiagram* diagram() const { return m_diagram; }
 
+    // A run or comparison is training: timing would compete with it for the engine, so the
+    // button waits (and a timing in flight is cancelled).
+    void set_training(bool training);
+    QPushButton* time_button() const { return m_time_button; }
+    QString timing_text() const; // the line under the button: progress, result or error
+    bool timing() const;
+
+signals:
+    void timing_finished(); // the columns are filled, or the timing failed or was cancelled
+
 private:
     void show_digest();
     void show_error(const QString& message);
     void fit_diagram_width();
+    void time_steps();
+    void show_timing(const TimedStep& result);
+    void update_time_button();
 
     bool m_has_plan = false;
     PlanDigest m_digest;
@@ -50,6 +70,13 @@ private:
     QScrollArea* m_diagram_scroll = nullptr;
     PlanStepsModel* m_model = nullptr;
     QTableView* m_table = nullptr;
+    QPushButton* m_time_button = nullptr;
+    QLabel* m_timing = nullptr;
+    StepTimer* m_timer = nullptr;
+    Experiment m_experiment;
+    bool m_training = false;
+    std::shared_ptr<const TimedStep> m_timed; // the last timing, while the plan is unchanged
+    std::string m_timed_key;                  // timing_key() of the plan it was measured for
 };
 
 } // namespace mantissa::ui

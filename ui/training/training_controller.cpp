@@ -175,9 +175,20 @@ void TrainingWorker::run(const Experiment& experiment, int run_id,
                                                "memory only")
                                     .arg(QString::fromStdString(error)));
         };
-        callbacks.on_step = [&pending](const StepRecord& step) {
-            std::lock_guard lock(pending.mutex);
-            pending.steps.push_back(step);
+        // The Log names where a skipped step overflowed (the ledger), for the first
+        // kLoggedSkips of a run; the Loss scale chart's markers say it for every one.
+        constexpr int kLoggedSkips = 20;
+        callbacks.on_step = [&pending, run_id, skips = 0](const StepRecord& step) mutable {
+            {
+                std::lock_guard lock(pending.mutex);
+                pending.steps.push_back(step);
+            }
+            if (!step.skipped || skips > kLoggedSkips) return;
+            pending.log(run_id, ++skips <= kLoggedSkips
+                                    ? QString::fromStdString(skipped_step_text(step))
+                                    : QStringLiteral("More skipped steps: hover their markers on "
+                                                     "the Loss scale chart for where each "
+                                                     "overflowed."));
         };
         callbacks.on_epoch = [&pending, &experiment, run_id](const EpochRecord& epoch) {
             {

@@ -85,6 +85,7 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
     left->addTab(m_editor, "Model");
     left->addTab(form_scroll, "Settings");
     left->setMinimumWidth(400);
+    m_left = left;
 
     m_charts = new ChartsPanel(m_store);
     m_banner = new ErrorBanner;
@@ -258,6 +259,19 @@ void MainWindow::build_lessons(bool gpu) {
     connect(m_lessons, &LessonsPanel::back_requested, m_lesson_focus, &LessonFocus::leave);
     connect(dock, &QDockWidget::visibilityChanged, this, [this, dock](bool visible) {
         if (!visible && dock->isHidden()) m_lesson_focus->leave(); // closed, not just covered
+        // The editor (its columns), two chart columns and the panel need about 1350 px: on a
+        // narrower screen (a 1280-px projector) the editor steps aside while the panel is open,
+        // as Presentation mode sets it aside, and comes back when the panel closes (issue 28).
+        if (!dock->isHidden() && m_left->isVisible() && !isFullScreen() &&
+            minimumSizeHint().width() > screen_room(this).width()) {
+            m_left->hide();
+            m_left_hidden_for_lessons = true;
+            m_status->setText("The Model and Settings tabs make room for the Lessons panel on "
+                              "this screen; close the panel to see them again");
+        } else if (dock->isHidden() && m_left_hidden_for_lessons) {
+            m_left->show();
+            m_left_hidden_for_lessons = false;
+        }
     });
     connect(m_lessons, &LessonsPanel::lesson_opened, this, [this](const Lesson& lesson) {
         if (!adopt_lesson(lesson)) return;
@@ -736,6 +750,7 @@ void MainWindow::update_actions() {
     m_pause->setEnabled(running);
     m_stop->setEnabled(running);
     if (m_lessons) m_lessons->set_busy(running || m_compare->active());
+    if (m_plan_view) m_plan_view->set_training(running || m_compare->active());
     if (!running && m_pause->isChecked()) {
         const QSignalBlocker block(m_pause);
         m_pause->setChecked(false);

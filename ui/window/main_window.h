@@ -141,6 +141,9 @@ private:
     QTableView* m_runs_view = nullptr;
     DeviceMenu* m_device = nullptr;
     QTabWidget* m_bottom = nullptr; // runs, comparison, log
+    QWidget* m_left = nullptr;      // the Model and Settings tabs
+    // The editor stepped aside for the Lessons panel on a screen too narrow for both (1280 px).
+    bool m_left_hidden_for_lessons = false;
     QProgressBar* m_progress = nullptr;
     QLabel* m_status = nullptr;
     QAction* m_train = nullptr;

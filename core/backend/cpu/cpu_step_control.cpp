@@ -193,6 +193,7 @@ bool unscale_emulated(Tensor& grad, std::size_t n, float inv) {
 void CpuBackend::begin_step(Tensor& scalars) {
     StepScalars* s = scalars_of(scalars);
     s->found_inf = 0;
+    s->nonfinite_mask = 0;
     s->loss_sum = 0.0;
     s->correct = 0;
     s->examples = 0;
@@ -200,10 +201,12 @@ void CpuBackend::begin_step(Tensor& scalars) {
 
 void CpuBackend::unscale_and_check_finite(std::span<Tensor* const> grads, Tensor& scalars) {
     StepScalars* s = scalars_of(scalars);
-    bool nonfinite = false;
-    for (Tensor* grad : grads) {
+    bool any = false;
+    for (std::size_t i = 0; i < grads.size(); ++i) {
+        Tensor* grad = grads[i];
         const std::size_t n = static_cast<std::size_t>(grad->numel());
         if (n == 0) continue;
+        bool nonfinite = false;
         if (grad->data == nullptr)
             throw Error(ErrorKind::Internal, "gradient '" + grad->name + "' has no memory");
         switch (grad->dtype) {
@@ -222,8 +225,10 @@ void CpuBackend::unscale_and_check_finite(std::span<Tensor* const> grads, Tensor
             nonfinite |= unscale_emulated(*grad, n, static_cast<float>(1.0 / s->loss_scale));
             break;
         }
+        if (nonfinite) s->nonfinite_mask |= nonfinite_bit(static_cast<std::int64_t>(i));
+        any |= nonfinite;
     }
-    if (nonfinite) s->found_inf = 1; // never cleared here: several calls accumulate
+    if (any) s->found_inf = 1; // never cleared here: several calls accumulate
 }
 
 void CpuBackend::optimizer_update(const OptimizerConfig& scheduled, Tensor& param,

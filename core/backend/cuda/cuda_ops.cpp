@@ -266,13 +266,15 @@ void CudaBackend::begin_step(Tensor& scalars) {
 void CudaBackend::unscale_and_check_finite(std::span<Tensor* const> grads, Tensor& scalars) {
     StepScalars* s = scalars_of(scalars);
     cuda::UnscaleList list;
-    for (Tensor* grad : grads) {
+    for (std::size_t i = 0; i < grads.size(); ++i) {
+        Tensor* grad = grads[i];
         if (grad->numel() == 0) continue;
         require_float(*grad, "unscale_and_check_finite");
         require(grad->data != nullptr, "gradient '" + grad->name + "' has no memory");
         list.data[list.count] = grad->data;
         list.numel[list.count] = grad->numel();
         list.dtype[list.count] = grad->dtype;
+        list.index[list.count] = static_cast<int>(i); // the ledger's bit (nonfinite_bit)
         if (++list.count == cuda::kUnscaleTensors) {
             cuda::launch_unscale(list, s, m_impl->stream);
             list.count = 0;

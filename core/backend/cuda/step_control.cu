@@ -12,6 +12,7 @@ namespace {
 
 __global__ void begin_kernel(StepScalars* s) {
     s->found_inf = 0;
+    s->nonfinite_mask = 0;
     s->loss_sum = 0.0;
     s->correct = 0;
     s->examples = 0;
@@ -38,7 +39,12 @@ __global__ void unscale_kernel(UnscaleList list, StepScalars* s) {
             nonfinite |= !isfinite(round_to(dt, v));
         }
     }
-    if (__syncthreads_or(nonfinite) && threadIdx.x == 0) s->found_inf = 1; // never cleared here
+    if (__syncthreads_or(nonfinite) && threadIdx.x == 0) { // never cleared here
+        s->found_inf = 1;
+        // The ledger: which gradient held it (several blocks of one tensor may all set the bit).
+        atomicOr(reinterpret_cast<unsigned long long*>(&s->nonfinite_mask),
+                 static_cast<unsigned long long>(nonfinite_bit(list.index[t])));
+    }
 }
 
 // next_loss_scale() of loss_scale.cpp, one thread.

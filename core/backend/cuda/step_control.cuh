@@ -21,6 +21,7 @@ struct UnscaleList {
     void* data[kUnscaleTensors] = {};
     std::int64_t numel[kUnscaleTensors] = {};
     DType dtype[kUnscaleTensors] = {};
+    int index[kUnscaleTensors] = {}; // each one's place in the whole gradient list (the ledger)
 };
 void launch_unscale(const UnscaleList& list, StepScalars* scalars, cudaStream_t stream);
 
