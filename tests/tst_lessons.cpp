@@ -372,6 +372,18 @@ public:
         for (int i = 0; i < 8; ++i)
             CHECK_EQ(settles.steps[static_cast<std::size_t>(i)].skipped, i < 5);
         CHECK_EQ(settles.steps.back().loss_scale, 524288.0);
+        // Where each skipped step overflowed (the ledger), as the text says: at 2^24 all 18
+        // gradients, dense_9's kernel first; at 2^23 dense_9's and dense_8's; at 2^21 and 2^20
+        // dense_9's only.
+        using Names = std::vector<std::string>;
+        const auto overflowed = [&](std::size_t i) { return settles.steps[i].overflowed; };
+        CHECK_EQ(overflowed(0).size(), std::size_t{18});
+        CHECK_EQ(overflowed(0).front(), std::string("dense_9/kernel"));
+        CHECK_EQ(overflowed(1),
+                 Names({"dense_9/kernel", "dense_9/bias", "dense_8/kernel", "dense_8/bias"}));
+        CHECK_EQ(overflowed(3), Names({"dense_9/kernel", "dense_9/bias"}));
+        CHECK_EQ(overflowed(4), Names({"dense_9/kernel", "dense_9/bias"}));
+        CHECK(overflowed(5).empty());
     }
 
     void lesson4_bfloat16NeedsNoScaling() {
@@ -434,6 +446,12 @@ public:
             << "03-loss-scaling" << 1 << R"(test loss (\d+\.\d+) with dynamic scaling)" << false;
         new_row("lesson 3: the test loss without scaling")
             << "03-loss-scaling" << 0 << R"((\d+\.\d+) without scaling\))" << false;
+        new_row("lesson 3: the test accuracy without scaling")
+            << "03-loss-scaling" << 0 << R"(\((\d+\.\d+)% without scaling)" << true;
+        new_row("lesson 3: dynamic scaling's test accuracy")
+            << "03-loss-scaling" << 1 << R"((\d+\.\d+)% with dynamic scaling)" << true;
+        new_row("lesson 3: float32's test accuracy")
+            << "03-loss-scaling" << 3 << R"((\d+\.\d+)% for float32\))" << true;
         new_row("lesson 4: float32's test loss")
             << "04-bfloat16-no-scaling" << 2 << R"(\(float32: (\d+\.\d+)\))" << false;
         new_row("lesson 4: mixed_bfloat16's test loss")
