@@ -338,6 +338,22 @@ void TestGuiCharts::legend_names_each_visible_run_in_its_colour() {
     store.run(b)->visible = false;
     emit store.visibility_changed();
     QTRY_VERIFY(!legend->isVisible()); // no runs shown: no legend
+    store.run(a)->visible = store.run(b)->visible = true;
+    emit store.visibility_changed();
+    panel.set_presentation(false);
+
+    // Six runs of a comparison on a narrow chart area (840 px in a 1366-px window beside the
+    // editor, with a wider font):
+    // the line cut "#6 mixed_float8" at the edge; the text shrinks until every entry shows.
+    for (const char* policy : {"mixed_bfloat16", "mxfp8_e4m3", "nvfp4", "mixed_float8"})
+        add_synthetic_run(store, "mlp-small", policy, 400, 0);
+    panel.resize(600, 700);
+    panel.redraw();
+    QTRY_COMPARE(legend->entries().size(), 6);
+    QTRY_VERIFY2(legend->fits(), qPrintable(QString("%1 px of text in %2 px")
+                                                .arg(legend->text_width())
+                                                .arg(legend->contentsRect().width())));
+    QVERIFY(legend->font().pointSizeF() < normal);
 }
 
 // Issue 29: the rate each step used, on a log axis, while a shown run has a schedule; a constant

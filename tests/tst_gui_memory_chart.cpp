@@ -106,6 +106,24 @@ private slots:
         QCOMPARE(chart.drawn_points(1), 5); // weights, activations, gradients, optimizer, workspace
     }
 
+    // Issue 28: with six runs the axis elided "#5 mixed_float16" to "…" on two rows and left
+    // the rest blank; beyond three bars each is labelled by its number, which the run legend
+    // above the charts names, and the tooltip by its run.
+    void manyRunsAreLabelledByNumber() {
+        std::vector<RunRecord> runs;
+        for (int id = 1; id <= 6; ++id) runs.push_back(lesson2_run(id, "mixed_float16"));
+        QVector<const RunRecord*> shown;
+        for (const RunRecord& r : runs) shown.append(&r);
+        MemoryChart chart;
+        chart.resize(700, 260);
+        chart.show_runs(shown.mid(0, 3));
+        QCOMPARE(chart.bar_labels()[0], QString("#3 mixed_float16"));
+        chart.show_runs(shown);
+        QCOMPARE(chart.bar_labels(),
+                 QStringList({"#6", "#5", "#4", "#3", "#2", "#1"})); // the latest run on top
+        QVERIFY(chart.tooltip(0, MemCategory::Weights).contains("mixed_float16"));
+    }
+
     void tooltipListsEveryModelCategory() {
         MemoryByCategory m;
         m[MemCategory::Weights] = 2 * 1024 * 1024;

@@ -222,6 +222,7 @@ private slots:
         PlanStepsModel* model = view.steps_model();
         QCOMPARE(model->columnCount(), int(PlanStepsModel::ColumnCount));
         QVERIFY(model->index(0, PlanStepsModel::Measured).data().toString().isEmpty());
+        QVERIFY(!view.timing_columns_shown()); // empty columns take no width
         QVERIFY(view.time_button()->isEnabled());
         QSignalSpy done(&view, &PlanView::timing_finished);
         view.time_button()->click();
@@ -229,7 +230,13 @@ private slots:
         QCOMPARE(view.time_button()->text(), QString("Cancel timing"));
         QVERIFY(done.wait(180000));
         QVERIFY2(view.timing_text().startsWith("Measured on"), qPrintable(view.timing_text()));
+        // The roof's GEMM and the step counts where the text says (a "%7³" once shifted them).
+        QVERIFY2(view.timing_text().contains(QRegularExpression(
+                     "\\(bfloat16 GEMM 768×768×768\\), [0-9.]+ GB/s \\(a copy\\)\\. Median of 5 "
+                     "steps after 2 warm-up")),
+                 qPrintable(view.timing_text()));
         QVERIFY(!view.timing_text().contains("could not be placed"));
+        QVERIFY(view.timing_columns_shown());
         int gemms = 0;
         for (int r = 0; r < model->rowCount(); ++r) {
             const QString measured = model->index(r, PlanStepsModel::Measured).data().toString();
@@ -254,6 +261,7 @@ private slots:
         e.policy = "float32";
         view.set_experiment(e); // another plan: the columns clear, the text says why
         QVERIFY(model->index(0, PlanStepsModel::Measured).data().toString().isEmpty());
+        QVERIFY(!view.timing_columns_shown());
         QVERIFY(view.timing_text().contains("plan changed"));
 
         view.set_training(true);

@@ -113,9 +113,13 @@ MemoryChart::MemoryChart(QWidget* parent) : QWidget(parent) {
     m_runs_axis = new QBarCategoryAxis;
     style_axis(m_runs_axis, QString());
     m_runs_axis->setGridLineVisible(false);
-    QFont bar_font = m_runs_axis->labelsFont(); // a bar per run: the labels get less height
-    bar_font.setPointSizeF(9);
-    m_runs_axis->setLabelsFont(bar_font);
+    // The run labels are short ("#5", "#5 mixed_float16"): shown whole, never "…" (the axis's
+    // width estimate elided even "#6" on a 1366-px window).
+    m_runs_axis->setTruncateLabels(false);
+    fit_bar_labels();
+    // Qt Charts hides a label that would overlap its neighbour (six runs showed two of six):
+    // the labels' size follows the rows' height.
+    connect(m_chart, &QChart::plotAreaChanged, this, [this] { fit_bar_labels(); });
     m_chart->addAxis(m_runs_axis, Qt::AlignLeft);
     m_series->attachAxis(m_runs_axis);
     m_bytes_axis = new QValueAxis;
@@ -173,9 +177,12 @@ void MemoryChart::show_runs(const QVector<const RunRecord*>& runs) {
         const RunRecord& run = **it;
         // "#5 mixed_float16": the policy is what the bars compare; the run's name is in the
         // tooltip (names are long, and the axis elides what does not fit).
+        // With more than three bars their rows are too low for "#5 mixed_float16" (the axis
+        // elided them all to "…"): "#5" then, which the run legend above the charts names.
         const QString policy = QString::fromStdString(run.experiment.policy);
-        m_runs.append(Bar{run.id, QStringLiteral("#%1 %2").arg(run.id).arg(policy), run.name,
-                          QString::fromStdString(run.experiment.policy), latest_memory(run)});
+        const QString label = runs.size() > 3 ? QStringLiteral("#%1").arg(run.id)
+                                              : QStringLiteral("#%1 %2").arg(run.id).arg(policy);
+        m_runs.append(Bar{run.id, label, run.name, policy, latest_memory(run)});
         if (it == runs.rbegin() && !run.steps.isEmpty() && run.steps.back().device_mem_total > 0) {
             m_device_total = run.steps.back().device_mem_total;
             m_device_used = run.steps.back().device_mem_used;
@@ -183,6 +190,19 @@ void MemoryChart::show_runs(const QVector<const RunRecord*>& runs) {
         }
     }
     rebuild();
+}
+
+void MemoryChart::fit_bar_labels() {
+    // 9 pt where the rows are tall enough, down to 6 pt for many runs on a short chart: a label's
+    // box (its line height and Qt Charts' padding, about 2.3 x its point size in pixels at 96
+    // dpi, found on a 1366x768 screen with six runs) within its row.
+    const int rows = std::max<int>(1, static_cast<int>(m_bars.size()));
+    const double row_px = m_chart->plotArea().height() / rows;
+    const double pt = row_px > 0 ? std::clamp(row_px / 2.3, 6.0, 9.0) : 9.0;
+    QFont font = m_runs_axis->labelsFont();
+    if (std::abs(font.pointSizeF() - pt) < 0.25) return;
+    font.setPointSizeF(pt);
+    m_runs_axis->setLabelsFont(font);
 }
 
 void MemoryChart::rebuild() {
@@ -246,6 +266,7 @@ void MemoryChart::rebuild() {
         if (static_cast<MemCategory>(c) == MemCategory::Data)
             markers[c]->setVisible(m_dataset_shown);
     m_runs_axis->setCategories(names.isEmpty() ? QStringList{QString()} : names);
+    fit_bar_labels();
     // The unit in the tick labels, no axis title: the height goes to the bars.
     m_bytes_axis->setLabelFormat(QStringLiteral("%.3g ") + QString::fromLatin1(unit.name));
     const double top = largest > 0 ? largest / unit.divisor * 1.08 : 1;

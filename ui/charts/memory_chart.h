@@ -51,6 +51,7 @@ protected:
 
 private:
     void rebuild();
+    void fit_bar_labels(); // the run labels' size by the rows' height
 
     QChart* m_chart = nullptr;
     QChartView* m_view = nullptr;

@@ -2,6 +2,9 @@
 // redraw every 40 ms costs a string comparison.
 #include "ui/charts/run_legend.h"
 
+#include <QTextDocument>
+#include <cmath>
+
 #include "ui/runs/run_record.h"
 
 namespace mantissa::ui {
@@ -52,15 +55,39 @@ void RunLegend::show_runs(const QVector<const RunRecord*>& runs) {
     if (entries != m_entries || text != this->text()) {
         m_entries = entries;
         setText(text);
+        fit_font();
     }
     setVisible(!entries.isEmpty());
 }
 
 void RunLegend::set_font_scale(double scale) {
     m_font_scale = scale;
-    QFont f = font();
-    if (m_base_point_size > 0) f.setPointSizeF(m_base_point_size * scale);
-    setFont(f);
+    fit_font();
+}
+
+int RunLegend::text_width() const {
+    QTextDocument doc;
+    doc.setDefaultFont(font());
+    doc.setDocumentMargin(0);
+    doc.setHtml(text());
+    return static_cast<int>(std::ceil(doc.idealWidth()));
+}
+
+void RunLegend::resizeEvent(QResizeEvent* event) {
+    QLabel::resizeEvent(event);
+    fit_font();
+}
+
+void RunLegend::fit_font() {
+    if (m_base_point_size <= 0) return;
+    // Steps of 5% from the set size: the first that fits, or the smallest (the tooltip then
+    // still lists every run).
+    for (double shrink = 1.0; shrink >= 0.699; shrink -= 0.05) {
+        QFont f = font();
+        f.setPointSizeF(m_base_point_size * m_font_scale * shrink);
+        if (f != font()) setFont(f);
+        if (contentsRect().width() <= 0 || fits()) return;
+    }
 }
 
 } // namespace mantissa::ui

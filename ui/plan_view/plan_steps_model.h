@@ -14,7 +14,9 @@ class PlanStepsModel final : public QAbstractTableModel {
     Q_OBJECT
 
 public:
-    enum Column { Index, Phase, Layer, Op, Dtypes, Bytes, Flops, Measured, Roof, ColumnCount };
+    // Measured and Roof beside the op, where a lecturer's eye is (the Plan view hides them until
+    // a timing fills them).
+    enum Column { Index, Phase, Layer, Op, Measured, Roof, Dtypes, Bytes, Flops, ColumnCount };
 
     // One row's timing (core/plan/step_profile.h's StepProfileRow, the parts shown).
     struct Timing {

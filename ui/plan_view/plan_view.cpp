@@ -82,6 +82,8 @@ PlanView::PlanView(QWidget* parent) : QWidget(parent) {
     m_table->horizontalHeader()->setStretchLastSection(true);
     m_table->setSelectionBehavior(QAbstractItemView::SelectRows);
     m_table->setWordWrap(false);
+    m_table->setColumnHidden(PlanStepsModel::Measured, true); // until Time each step fills them
+    m_table->setColumnHidden(PlanStepsModel::Roof, true);
 
     auto* split = new QSplitter(Qt::Horizontal);
     split->addWidget(diagram_scroll);
@@ -223,6 +225,7 @@ void PlanView::show_digest() {
     m_lint->setVisible(!lint.isEmpty());
     const bool same_plan = m_timed_key == timing_key(m_experiment, d);
     m_model->set_steps(d.steps); // clears the timings
+    show_timing_columns(false);
     if (same_plan && m_timed) {
         show_timing(*m_timed);
     } else if (m_timed) {
@@ -239,6 +242,10 @@ void PlanView::show_digest() {
 
 QString PlanView::timing_text() const {
     return m_timing->text();
+}
+
+bool PlanView::timing_columns_shown() const {
+    return !m_table->isColumnHidden(PlanStepsModel::Measured);
 }
 
 bool PlanView::timing() const {
@@ -279,6 +286,7 @@ void PlanView::time_steps() {
     m_timed.reset();
     m_timed_key = timing_key(m_experiment, m_digest);
     m_model->set_timings({});
+    show_timing_columns(false);
     m_timing->setText(
         QStringLiteral("Opening %1…").arg(QString::fromStdString(m_experiment.device)));
     m_timer->start(m_experiment, kTimedSteps, kWarmupSteps);
@@ -300,10 +308,11 @@ void PlanView::show_timing(const TimedStep& result) {
             ++matched;
         }
     m_model->set_timings(std::move(timings));
+    show_timing_columns(true);
     const DeviceRoof& r = p.roof;
     QString text =
         QStringLiteral("Measured on <b>%1</b>: <b>%2</b> a step plan step by plan step, <b>%3</b> "
-                       "at the roof (%4×). Roof: %5 GFLOP/s (%6 GEMM %7³), %8 GB/s (a copy). "
+                       "at the roof (%4×). Roof: %5 GFLOP/s (%6 GEMM %7×%7×%7), %8 GB/s (a copy). "
                        "Median of %9 steps after %10 warm-up.")
             .arg(result.device.toHtmlEscaped(), duration_text(p.step_ms), duration_text(p.roof_ms),
                  p.roof_ms > 0 ? QString::number(p.step_ms / p.roof_ms, 'f', 1)
@@ -323,6 +332,11 @@ void PlanView::show_timing(const TimedStep& result) {
                     .arg(p.rows.size() - matched);
     if (!result.note.isEmpty()) text += QStringLiteral(" ") + result.note.toHtmlEscaped();
     m_timing->setText(text);
+}
+
+void PlanView::show_timing_columns(bool shown) {
+    m_table->setColumnHidden(PlanStepsModel::Measured, !shown);
+    m_table->setColumnHidden(PlanStepsModel::Roof, !shown);
 }
 
 void PlanView::fit_diagram_width() {

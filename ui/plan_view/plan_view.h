@@ -45,7 +45,8 @@ public:
     // button waits (and a timing in flight is cancelled).
     void set_training(bool training);
     QPushButton* time_button() const { return m_time_button; }
-    QString timing_text() const; // the line under the button: progress, result or error
+    QString timing_text() const; // the line beside the button: progress, result or error
+    bool timing_columns_shown() const;
     bool timing() const;
 
 signals:
@@ -58,6 +59,7 @@ private:
     void time_steps();
     void show_timing(const TimedStep& result);
     void update_time_button();
+    void show_timing_columns(bool shown);
 
     bool m_has_plan = false;
     PlanDigest m_digest;

@@ -149,9 +149,9 @@ QString ComparisonModel::label_of(qsizetype index) const {
 QVariant ComparisonModel::headerData(int section, Qt::Orientation orientation, int role) const {
     if (orientation != Qt::Horizontal) return {};
     static const char* names[] = {
-        "Configuration", "Run",       "Policy",       "Speedup vs f32", "ms/step",
-        "p25–p75",       "Test acc.", "Model memory", "Memory vs f32",  "Dataset",
-        "samples/s",     "Skipped",   "Time to 97%",  "Allreduce/step", "Device"};
+        "Configuration", "Run",     "Policy",       "Speedup vs f32", "ms/step",
+        "Test acc.",     "p25–p75", "Model memory", "Memory vs f32",  "Dataset",
+        "samples/s",     "Skipped", "Time to 97%",  "Allreduce/step", "Device"};
     static const char* tips[] = {
         "What the runs of a group share: model, batch size, optimizer, epochs or steps. Ratios "
         "compare only within one configuration",
@@ -162,9 +162,9 @@ QVariant ComparisonModel::headerData(int section, Qt::Orientation orientation, i
         "the medians are within 1.5× of each other)",
         "Median training step time after warm-up: the first 10% of the steps (at least 5, at "
         "most half) are left out, as they pay for allocation and caches",
+        "Accuracy on the 10,000 test images after the last epoch",
         "The spread of the step times after warm-up: half of the steps took between these two "
         "times (interquartile range)",
-        "Accuracy on the 10,000 test images after the last epoch",
         "The model's own memory: weights, master weights, activations, gradients, optimizer "
         "state and workspace (the resident dataset is in its own column)",
         "This run's model memory divided by the float32 run's of the same configuration",

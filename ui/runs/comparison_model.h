@@ -28,8 +28,8 @@ public:
         ColPolicy,
         ColSpeedup, // the figures a comparison is read for first, before any scrolling
         ColMsPerStep,
-        ColSpread,
         ColAccuracy,
+        ColSpread,
         ColModelMemory,
         ColMemoryRatio,
         ColDataset,

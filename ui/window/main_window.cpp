@@ -129,6 +129,11 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
     comparison_view->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
     comparison_view->verticalHeader()->hide();
     fit_rows(comparison_view, 8); // compact rows, as in the runs list
+    // The configuration repeats on each row of its group: a capped width (elided, the whole text
+    // in its tooltip) so speedup, ms/step and test accuracy fit a 1366-px window unscrolled.
+    comparison_view->horizontalHeader()->setSectionResizeMode(ComparisonModel::ColConfiguration,
+                                                              QHeaderView::Interactive);
+    comparison_view->horizontalHeader()->resizeSection(ComparisonModel::ColConfiguration, 190);
     m_log = new QPlainTextEdit;
     m_log->setReadOnly(true);
     m_log->setMaximumBlockCount(5000);
