@@ -53,8 +53,10 @@ QString gpu_history_text() {
         "tensor cores) take 1.7 times mixed_bfloat16's step; FP8 and NVFP4 are correct but not "
         "yet fast.\n"
         "Not yet run on a GPU: training across several GPUs (NCCL), this app on the CUDA "
-        "engine, and learning-rate schedules on the CUDA engine (added after the last GPU "
-        "run; the check a GPU must pass before the app uses it now includes them).\n"
+        "engine (its Plan view timing included), and two things added after the last GPU run: "
+        "learning-rate schedules on the CUDA engine and its record of which gradients "
+        "overflowed on a skipped step (the check a GPU must pass before the app uses it now "
+        "includes both).\n"
         "Before the app trusts a GPU, the CUDA engine checks itself on it against the CPU engine "
         "(Check now, beside the Device box, or `mantissa-cli selftest --qualify`); the Device box "
         "shows each engine's verdict.");
