@@ -4,6 +4,7 @@
 #include <cstdlib>
 
 #include <QAction>
+#include <QApplication>
 #include <QDirIterator>
 #include <QFile>
 #include <QGuiApplication>
@@ -13,12 +14,14 @@
 #include <QLabel>
 #include <QProcess>
 #include <QProgressBar>
+#include <QPushButton>
 #include <QScreen>
 #include <QSemaphore>
 #include <QSettings>
 #include <QStatusBar>
 #include <QTemporaryDir>
 #include <QTest>
+#include <QTimer>
 
 #include "core/backend/factory/backend_factory.h"
 #include "core/nn/layer_spec.h"
@@ -31,6 +34,7 @@
 #include "ui/window/error_banner.h"
 #include "ui/window/main_window.h"
 #include "ui/window/presentation_mode.h"
+#include "ui/window/quit_guard.h"
 #include "ui/window/window_geometry.h"
 
 using namespace mantissa;
@@ -224,9 +228,20 @@ private slots:
         // The edited experiment is not this test's business: discard it when asked.
         window.document()->set_prompt(
             [](const QString&) { return ExperimentDocument::Choice::Discard; });
-        window.set_quit_prompt([&](QWidget*, const QString& text) {
+        window.set_quit_prompt([&](QWidget* parent, const QString& text) {
             asked << text;
-            return answer;
+            // For the docs (MANTISSA_SCREENSHOT_DIR=docs, QT_QPA_PLATFORM=xcb at 1366x768): the
+            // real prompt, grabbed once it is up, then answered with the test's answer.
+            const QByteArray dir = qgetenv("MANTISSA_SCREENSHOT_DIR");
+            if (dir.isEmpty() || asked.size() > 1) return answer;
+            QTimer::singleShot(500, [dir] {
+                QWidget* box = QApplication::activeModalWidget();
+                if (!box) return;
+                box->grab().save(QString::fromLocal8Bit(dir) + "/quit-prompt.png");
+                for (QPushButton* b : box->findChildren<QPushButton*>())
+                    if (b->text() == "Keep training") b->click();
+            });
+            return default_quit_prompt()(parent, text);
         });
         window.compare_policies({"float32", "mixed_bfloat16"});
         auto training = [&] {
