@@ -10,6 +10,7 @@
 #include <QDockWidget>
 #include <QGuiApplication>
 #include <QInputDialog>
+#include <QLabel>
 #include <QMenu>
 #include <QMenuBar>
 #include <QScreen>
@@ -72,7 +73,17 @@ class TestGuiFit : public QObject {
                           .arg(dialog->geometry().y())
                           .arg(screen.width())
                           .arg(screen.height());
-        return problem;
+        if (!problem.isEmpty()) return problem;
+        // A one-line label narrower than its text is cut where it could have wrapped.
+        for (const QLabel* label : dialog->findChildren<QLabel*>()) {
+            if (!label->isVisible() || label->wordWrap() || label->text().isEmpty()) continue;
+            if (label->sizeHint().width() > label->width() + 1)
+                return QString("the label '%1' is cut at %2 px (it needs %3): let it wrap")
+                    .arg(label->text().left(60))
+                    .arg(label->width())
+                    .arg(label->sizeHint().width());
+        }
+        return {};
     }
 
     static QSet<QWidget*> visible_top_levels() {
