@@ -159,6 +159,11 @@ public:
                                               std::to_string(step.overflowed.size()) +
                                               " gradients held inf or NaN)");
 
+        StepRecord old_file = step; // a metrics file from before the ledger
+        old_file.overflowed.clear();
+        CHECK_EQ(skipped_step_text(old_file), std::string("step 1 skipped: its gradients held inf "
+                                                          "or NaN (which was not recorded; scale "
+                                                          "1073741824)"));
         // A normal run: no step lists anything.
         for (const StepRecord& r : run_steps(mlp_experiment("mixed_float16", 5)))
             CHECK(r.skipped || r.overflowed.empty());

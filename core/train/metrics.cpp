@@ -23,8 +23,13 @@ const char* run_status_name(RunStatus status) {
 std::string skipped_step_text(const StepRecord& step) {
     std::string text = "step " + std::to_string(step.step) + " skipped: ";
     const std::string scale = "scale " + number_text(step.loss_scale);
+    // No names: another rank's gradients overflowed (each rank records its own), or a metrics file
+    // written before the ledger.
     if (step.overflowed.empty())
-        return text + "another rank's gradients held inf or NaN (" + scale + ")";
+        return text +
+               (step.ranks > 1 ? "another rank's gradients held inf or NaN ("
+                               : "its gradients held inf or NaN (which was not recorded; ") +
+               scale + ")";
     text += step.overflowed.front() + "'s gradient overflowed first (" + scale;
     const std::size_t n = step.overflowed.size();
     if (n == 1) return text + ")";

@@ -46,7 +46,8 @@ struct DataParallelInfo {
 };
 
 // "step 2 skipped: dense_2/kernel's gradient overflowed first (scale 32768; 5 gradients held inf
-// or NaN)": what the Log and the loss-scale chart's marker say about a skipped step.
+// or NaN)": what the Log and the loss-scale chart's marker say about a skipped step (a step of a
+// file from before the ledger: that the gradients held inf or NaN, not which).
 std::string skipped_step_text(const StepRecord& step);
 
 struct EpochRecord {
