@@ -384,6 +384,15 @@ public:
         CHECK_EQ(overflowed(3), Names({"dense_9/kernel", "dense_9/bias"}));
         CHECK_EQ(overflowed(4), Names({"dense_9/kernel", "dense_9/bias"}));
         CHECK(overflowed(5).empty());
+        // The accuracy column does not show the fix (the text points at the loss): the four runs'
+        // test accuracies lie within 2.5 points (20.58-20.74% with GCC; clang's build rounds
+        // the unscaled run to 22.23%).
+        std::vector<double> accuracy;
+        for (std::size_t r = 0; r < 4; ++r)
+            accuracy.push_back(100.0 *
+                               ::run(id, r, 0, -1, /*full_test_set=*/true).summary.val_accuracy);
+        const auto [low, high] = std::minmax_element(accuracy.begin(), accuracy.end());
+        CHECK_MSG(*high - *low < 2.5 && *high < 25.0, (text(*low) + " to " + text(*high)));
     }
 
     void lesson4_bfloat16NeedsNoScaling() {
@@ -446,8 +455,6 @@ public:
             << "03-loss-scaling" << 1 << R"(test loss (\d+\.\d+) with dynamic scaling)" << false;
         new_row("lesson 3: the test loss without scaling")
             << "03-loss-scaling" << 0 << R"((\d+\.\d+) without scaling\))" << false;
-        new_row("lesson 3: the test accuracy without scaling")
-            << "03-loss-scaling" << 0 << R"(\((\d+\.\d+)% without scaling)" << true;
         new_row("lesson 3: dynamic scaling's test accuracy")
             << "03-loss-scaling" << 1 << R"((\d+\.\d+)% with dynamic scaling)" << true;
         new_row("lesson 3: float32's test accuracy")

@@ -267,7 +267,7 @@ void MainWindow::build_lessons(bool gpu) {
         // The editor (its columns), two chart columns and the panel need about 1350 px: on a
         // narrower screen (a 1280-px projector) the editor steps aside while the panel is open,
         // as Presentation mode sets it aside, and comes back when the panel closes (issue 28).
-        if (!dock->isHidden() && m_left->isVisible() && !isFullScreen() &&
+        if (visible && !dock->isHidden() && m_left->isVisible() && !isFullScreen() &&
             minimumSizeHint().width() > screen_room(this).width()) {
             m_left->hide();
             m_left_hidden_for_lessons = true;
@@ -304,7 +304,11 @@ void MainWindow::build_lessons(bool gpu) {
     });
 }
 
-MainWindow::~MainWindow() = default;
+MainWindow::~MainWindow() {
+    // The Lessons dock is hidden as QWidget's destructor deletes the children, after this part of
+    // the window is gone: its visibility handler must not reach into it (UBSan caught it).
+    if (auto* dock = findChild<QDockWidget*>("lessons_dock")) dock->disconnect(this);
+}
 
 QString MainWindow::lesson_document_name(const Lesson& lesson) const {
     int number = 0;

@@ -31,9 +31,12 @@ bool stop_training_before_quit(QWidget* parent, TrainingController& controller, 
     QString text = run ? QObject::tr("\"%1\" is still training.").arg(run->name)
                        : QObject::tr("A run is still training.");
     if (const int waiting = queue.pending(); waiting > 0)
-        text += QObject::tr(" %n more run(s) of this comparison or lesson have not started and "
-                            "will not run.",
-                            nullptr, waiting);
+        // No translations are loaded, so tr()'s %n plural would print "run(s)": spelled out.
+        text += waiting == 1 ? QObject::tr(" 1 more run of this comparison or lesson has not "
+                                           "started and will not run.")
+                             : QObject::tr(" %1 more runs of this comparison or lesson have not "
+                                           "started and will not run.")
+                                   .arg(waiting);
     text += QObject::tr(" Stop it and quit? What it has trained so far (its metrics, and the run "
                         "in the runs list as stopped) is kept.");
     if (!prompt(parent, text)) return false;
