@@ -8,6 +8,7 @@
 #include <QDirIterator>
 #include <QFile>
 #include <QGuiApplication>
+#include <QHeaderView>
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
@@ -19,6 +20,7 @@
 #include <QSemaphore>
 #include <QSettings>
 #include <QStatusBar>
+#include <QTableView>
 #include <QTemporaryDir>
 #include <QTest>
 #include <QTimer>
@@ -331,6 +333,19 @@ private slots:
             QCOMPARE(run.state, RunState::Completed);
             QCOMPARE(run.steps.size(), 40);
         }
+        // Issue 28: the configuration, repeated on every row, is capped (its text wider than
+        // the column), so the speedup, ms/step and test accuracy come before any scrolling.
+        QTableView* view = nullptr;
+        for (QTableView* v : window.findChildren<QTableView*>())
+            if (v->model() == table) view = v;
+        QVERIFY(view);
+        QHeaderView* header = view->horizontalHeader();
+        QVERIFY(header->sectionSize(ComparisonModel::ColConfiguration) <= 200);
+        const QString configuration =
+            table->index(0, ComparisonModel::ColConfiguration).data().toString();
+        QVERIFY(view->fontMetrics().horizontalAdvance(configuration) >
+                header->sectionSize(ComparisonModel::ColConfiguration));
+        QCOMPARE(ComparisonModel::ColAccuracy, ComparisonModel::ColMsPerStep + 1);
     }
 
     // `mantissa FILE --compare ... --report OUT` runs the comparison at launch, writes every

@@ -92,13 +92,15 @@ RankStats exchange_step_stats(Communicator& comm, const StepScalars& scalars, do
 // pass runs from the loss down, so the last layer's come first); a gradient no step writes goes
 // last. The unscale list is the parameters in plan order, so index p is nonfinite_bit(p).
 std::vector<std::size_t> backward_gradient_order(const Plan& plan) {
-    std::vector<std::size_t> first_write(plan.params.size(), plan.steps.size());
-    for (std::size_t p = 0; p < plan.params.size(); ++p)
-        for (std::size_t i = 0; i < plan.steps.size() && first_write[p] == plan.steps.size(); ++i) {
-            const std::vector<TensorId>& out = plan.steps[i].outputs;
-            if (std::find(out.begin(), out.end(), plan.params[p].grad) != out.end())
-                first_write[p] = i;
-        }
+    std::vector<std::size_t> first_write(plan.params.size());
+    for (std::size_t p = 0; p < plan.params.size(); ++p) {
+        const auto writes = [&](const PlanStep& step) {
+            return std::find(step.outputs.begin(), step.outputs.end(), plan.params[p].grad) !=
+                   step.outputs.end();
+        };
+        first_write[p] = static_cast<std::size_t>(
+            std::find_if(plan.steps.begin(), plan.steps.end(), writes) - plan.steps.begin());
+    }
     std::vector<std::size_t> order(plan.params.size());
     for (std::size_t p = 0; p < order.size(); ++p) order[p] = p;
     std::stable_sort(order.begin(), order.end(),

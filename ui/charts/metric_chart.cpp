@@ -140,7 +140,6 @@ QVector<QPointF> positive_only(const QVector<QPointF>& points) {
     return out;
 }
 
-// The point of `points` nearest to x (points sorted by x, not empty).
 // The index of the point nearest to `x` in points sorted by x (not empty).
 qsizetype nearest_index(const QVector<QPointF>& points, double x) {
     auto it = std::lower_bound(points.begin(), points.end(), x,
@@ -150,6 +149,7 @@ qsizetype nearest_index(const QVector<QPointF>& points, double x) {
     return it - points.begin();
 }
 
+// The point itself.
 const QPointF& nearest(const QVector<QPointF>& points, double x) {
     return points[nearest_index(points, x)];
 }
