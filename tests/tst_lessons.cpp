@@ -458,7 +458,7 @@ public:
         new_row("lesson 3: dynamic scaling's test accuracy")
             << "03-loss-scaling" << 1 << R"((\d+\.\d+)% with dynamic scaling)" << true;
         new_row("lesson 3: float32's test accuracy")
-            << "03-loss-scaling" << 3 << R"((\d+\.\d+)% for float32\))" << true;
+            << "03-loss-scaling" << 3 << R"((\d+\.\d+)% for float32;)" << true;
         new_row("lesson 4: float32's test loss")
             << "04-bfloat16-no-scaling" << 2 << R"(\(float32: (\d+\.\d+)\))" << false;
         new_row("lesson 4: mixed_bfloat16's test loss")
