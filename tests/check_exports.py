@@ -3,10 +3,13 @@
 
 Reads NPZ with numpy.load, safetensors with its own parser (the header JSON and raw bytes), and
 ONNX with python3-onnx: the checker must accept the model, every Dense must be a Gemm with
-transB = 1 and an (out, in) kernel (PyTorch's layout, the one OpenCV loads), and a small NumPy
-evaluator of the ops Mantissa emits must reproduce Mantissa's test accuracy on the 10,000 MNIST
-test images. The real runtimes (onnxruntime, OpenCV DNN) run in the onnx_runtime_node and
-onnx_opencv tests.
+transB = 1 and an (out, in) kernel (PyTorch's layout, the one OpenCV loads), every
+BatchNormalization and LayerNormalization must hold the layer's weights and epsilon in float32,
+and a small NumPy evaluator of the ops Mantissa emits must reproduce Mantissa's test accuracy on
+the 10,000 MNIST test images. The real runtimes (onnxruntime, OpenCV DNN) run in the
+onnx_runtime_node and onnx_opencv tests, on models without normalization layers; an ONNX entry
+marked "opencv" (the normalization models' float32 files) is also run in OpenCV DNN here when cv2
+imports, so that the opset-13 form of LayerNormalization stays one OpenCV 4.6 can import.
 Usage: check_exports.py SPEC.json   (SPEC written by tst_export; see main()). Exit 0 when all pass.
 """
 import json
@@ -122,6 +125,8 @@ def attrs(node):
 
 
 def conv(x, w, b, strides, pads):
+    """ONNX Conv (group 1, no dilation) on NCHW; b may be None (LayerNormalization's 1x1 Conv of
+    channel means has no bias)."""
     n, c, h, wd = x.shape
     o, _, kh, kw = w.shape
     x = np.pad(x, ((0, 0), (0, 0), (pads[0], pads[2]), (pads[1], pads[3])))
@@ -132,7 +137,7 @@ def conv(x, w, b, strides, pads):
         for j in range(kw):
             cols[:, :, i, j] = x[:, :, i:i + strides[0] * oh:strides[0], j:j + strides[1] * ow:strides[1]]
     out = np.einsum("nckluv,ockl->nouv", cols, w.astype(np.float32), optimize=True)
-    return out + b.astype(np.float32).reshape(1, -1, 1, 1)
+    return out if b is None else out + b.astype(np.float32).reshape(1, -1, 1, 1)
 
 
 def maxpool(x, kernel, strides):
@@ -183,8 +188,22 @@ def run_graph(model, images):
             y = y.astype(x[0].dtype)
         elif op == "Add":
             y = x[0] + x[1]
+        elif op == "Sub":
+            y = x[0] - x[1]
         elif op == "Mul":
             y = x[0] * x[1]
+        elif op == "Div":
+            y = x[0] / x[1]
+        elif op == "Sqrt":
+            y = np.sqrt(x[0])
+        elif op == "BatchNormalization":
+            # Inference form (training_mode 0, one output): the moving statistics, over axis 1.
+            check(a.get("training_mode", 0) == 0 and len(node.output) == 1,
+                  f"BatchNormalization {node.name}: inference form")
+            scale, bias, mean, var = (v.astype(np.float32).reshape((1, -1) + (1,) * (x[0].ndim - 2))
+                                      for v in x[1:5])
+            y = (x[0].astype(np.float32) - mean) / np.sqrt(var + np.float32(a.get("epsilon", 1e-5)))
+            y = (y * scale + bias).astype(x[0].dtype)
         elif op == "Relu":
             y = np.maximum(x[0], 0).astype(x[0].dtype)
         elif op == "Tanh":
@@ -196,7 +215,8 @@ def run_graph(model, images):
         elif op == "Conv":
             check(a.get("group", 1) == 1 and all(d == 1 for d in a.get("dilations", [1, 1])),
                   f"Conv {node.name}: group 1, no dilation")
-            y = conv(x[0], x[1], x[2], a.get("strides", [1, 1]), a.get("pads", [0, 0, 0, 0]))
+            y = conv(x[0], x[1], x[2] if len(x) > 2 else None, a.get("strides", [1, 1]),
+                     a.get("pads", [0, 0, 0, 0]))
             y = y.astype(x[0].dtype)
         elif op == "MaxPool":
             y = maxpool(x[0], a["kernel_shape"], a.get("strides", [1, 1]))
@@ -237,6 +257,90 @@ def check_dense_layout(path, model, dtype, tensors):
               f"(transB {a.get('transB', 0)}, want {list(want.shape)})")
 
 
+def layer_names(architecture):
+    """(type, name, layer) of each layer, with the default names Mantissa's Model assigns
+    ("dense_1", "batch_normalization_2": the type in snake case, counted per type, skipping names
+    the file already uses)."""
+    used = {layer["name"] for layer in architecture["layers"] if layer.get("name")}
+    counters, out = {}, []
+    for layer in architecture["layers"]:
+        name = layer.get("name")
+        if not name:
+            t = layer["type"]
+            prefix = "".join(("_" if c.isupper() and i > 0 and t[i - 1].islower() else "") + c.lower()
+                             for i, c in enumerate(t))
+            while True:
+                counters[prefix] = counters.get(prefix, 0) + 1
+                name = f"{prefix}_{counters[prefix]}"
+                if name not in used:
+                    break
+        out.append((layer["type"], name, layer))
+    return out
+
+
+NORMALIZATIONS = ("BatchNormalization", "LayerNormalization")
+
+
+def check_normalization_layout(path, model, spec):
+    """Each BatchNormalization is an inference BatchNormalization node whose scale, B, mean and
+    var are the layer's weights under their names; each LayerNormalization holds its gamma and
+    beta under their names. Both keep their parameters, epsilon included, in float32 in a float16
+    graph too (the normalization runs in float32 there, as under Mantissa's mixed policies)."""
+    tensors = spec["tensors"]
+    inits = {t.name: t for t in model.graph.initializer}
+    for kind, name, layer in layer_names(spec["architecture"]):
+        if kind not in NORMALIZATIONS:
+            continue
+        eps = np.float32(layer.get("epsilon", 1e-3))
+        params = ["gamma", "beta"] + (["moving_mean", "moving_variance"]
+                                      if kind == "BatchNormalization" else [])
+        for param in params:
+            weight = f"{name}.{param}"
+            if weight not in inits or weight not in tensors:
+                check(False, f"{path}: {name} ({kind}): {weight} is an initializer and a weight")
+                continue
+            got = numpy_helper.to_array(inits[weight])
+            want = expected_array(tensors[weight], "F32")
+            check(got.dtype == np.float32 and got.size == want.size
+                  and np.array_equal(got.reshape(-1), want),
+                  f"{path}: {weight} float32 {list(got.shape)} holds Mantissa's values")
+        if kind == "BatchNormalization":
+            nodes = [n for n in model.graph.node if n.op_type == "BatchNormalization"
+                     and list(n.input[1:]) == [f"{name}.{p}" for p in params]]
+            check(len(nodes) == 1 and np.float32(attrs(nodes[0]).get("epsilon", 1e-5)) == eps,
+                  f"{path}: {name}: one BatchNormalization node on its weights, epsilon {eps}")
+        else:
+            got = inits.get(f"{name}/epsilon")
+            check(got is not None and numpy_helper.to_array(got).dtype == np.float32
+                  and numpy_helper.to_array(got) == eps, f"{path}: {name}: epsilon {eps} in float32")
+
+
+def check_opencv(path, numpy_accuracy, images, labels):
+    """The file in OpenCV's DNN module (Debian's python3-opencv) reaches the NumPy evaluation's
+    accuracy within 10 images: both compute the same float32 graph."""
+    try:
+        import cv2
+    except ImportError as error:
+        print(f"skip {path}: no OpenCV in this python3 ({error}); onnx_opencv covers the rest")
+        return
+    try:
+        net = cv2.dnn.readNetFromONNX(path)
+        net.setPreferableBackend(cv2.dnn.DNN_BACKEND_OPENCV)
+        net.setPreferableTarget(cv2.dnn.DNN_TARGET_CPU)
+        correct = 0
+        for start in range(0, len(labels), 1000):
+            net.setInput(images[start:start + 1000].astype(np.float32)[:, None, :, :] / 255.0)
+            probs = net.forward()
+            correct += int((probs.argmax(axis=1) == labels[start:start + 1000]).sum())
+    except cv2.error as error:
+        check(False, f"{path}: OpenCV {cv2.__version__} cannot run it: {error}")
+        return
+    accuracy = correct / len(labels)
+    check(abs(accuracy - numpy_accuracy) <= 0.001 + 1e-12,
+          f"{path}: OpenCV {cv2.__version__} accuracy {accuracy:.4f} vs the NumPy evaluation's "
+          f"{numpy_accuracy:.4f} (within 0.1%)")
+
+
 def check_onnx(entry, spec):
     path = entry["path"]
     model = onnx.load(path)
@@ -251,10 +355,20 @@ def check_onnx(entry, spec):
           and in_dims[1:] == [1, 28, 28], f"{path}: input 'input' float32 {in_dims}")
     check(out.type.tensor_type.elem_type == onnx.TensorProto.FLOAT and out_dims[1:] == [10],
           f"{path}: output float32 {out_dims}")
-    want_elem = onnx.TensorProto.FLOAT16 if entry["dtype"] == "float16" else onnx.TensorProto.FLOAT
-    check(all(t.data_type == want_elem for t in model.graph.initializer
-              if t.data_type != onnx.TensorProto.INT64), f"{path}: weights are {entry['dtype']}")
+    # The normalization layers' initializers ("<layer>.gamma", "<layer>/epsilon", ...) are float32
+    # in a float16 graph too: it normalizes in float32.
+    norms = tuple(name for kind, name, _ in layer_names(spec["architecture"])
+                  if kind in NORMALIZATIONS)
+    def want_elem(t):
+        if entry["dtype"] == "float16" and not t.name.startswith(
+                tuple(n + "." for n in norms) + tuple(n + "/" for n in norms)):
+            return onnx.TensorProto.FLOAT16
+        return onnx.TensorProto.FLOAT
+    check(all(t.data_type == want_elem(t) for t in model.graph.initializer
+              if t.data_type != onnx.TensorProto.INT64),
+          f"{path}: weights are {entry['dtype']}" + (" (normalizations float32)" if norms else ""))
     check_dense_layout(path, model, entry["dtype"], spec["tensors"])
+    check_normalization_layout(path, model, spec)
 
     images = read_idx(spec["mnist"] + "/t10k-images-idx3-ubyte")
     labels = read_idx(spec["mnist"] + "/t10k-labels-idx1-ubyte")
@@ -272,6 +386,8 @@ def check_onnx(entry, spec):
     check(abs(accuracy - want) <= 0.005,
           f"{path}: NumPy evaluation accuracy {accuracy:.4f} vs Mantissa's {want:.4f} (within 0.5%)")
     print(f"accuracy {path} {accuracy:.6f} mantissa {want:.6f}")
+    if entry.get("opencv"):
+        check_opencv(path, accuracy, images, labels)
 
 
 def main():

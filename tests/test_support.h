@@ -49,6 +49,19 @@ inline LayerSpec conv(std::int64_t filters, std::int64_t k, Activation act = Act
     s.activation = act;
     return s;
 }
+inline LayerSpec batchnorm(double momentum = 0.99, double epsilon = 1e-3) {
+    LayerSpec l;
+    l.type = LayerType::BatchNormalization;
+    l.momentum = momentum;
+    l.epsilon = epsilon;
+    return l;
+}
+inline LayerSpec layernorm(double epsilon = 1e-3) {
+    LayerSpec l;
+    l.type = LayerType::LayerNormalization;
+    l.epsilon = epsilon;
+    return l;
+}
 inline LayerSpec maxpool(std::int64_t size = 2) {
     LayerSpec s;
     s.type = LayerType::MaxPool2D;

@@ -99,6 +99,16 @@ public:
     void dropout_backward(double r, const Tensor& dy, const Tensor& m, Tensor& dx) override {
         m_cpu.dropout_backward(r, dy, m, dx);
     }
+    void batch_norm_forward(const NormArgs& a) override { m_cpu.batch_norm_forward(a); }
+    void batch_norm_backward(const NormArgs& a, const Tensor& dy, Tensor& dx, Tensor& dg,
+                             Tensor& db) override {
+        m_cpu.batch_norm_backward(a, dy, dx, dg, db);
+    }
+    void layer_norm_forward(const NormArgs& a) override { m_cpu.layer_norm_forward(a); }
+    void layer_norm_backward(const NormArgs& a, const Tensor& dy, Tensor& dx, Tensor& dg,
+                             Tensor& db) override {
+        m_cpu.layer_norm_backward(a, dy, dx, dg, db);
+    }
     void exponent_histogram(const Tensor& x, Tensor& c) override { m_cpu.exponent_histogram(x, c); }
     void begin_step(Tensor& s) override { m_cpu.begin_step(s); }
     void unscale_and_check_finite(std::span<Tensor* const> g, Tensor& s) override {

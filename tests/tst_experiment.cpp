@@ -81,7 +81,15 @@ Experiment everythingSet() {
     act.type = LayerType::Activation;
     act.activation = mantissa::Activation::Softmax;
     act.dtype = "float32";
-    e.model.layers = {conv, pool, flat, drop, dense, act};
+    mantissa::LayerSpec bn;
+    bn.type = LayerType::BatchNormalization;
+    bn.momentum = 0.9;
+    bn.epsilon = 1e-5;
+    bn.dtype = "float16"; // forced 16-bit statistics
+    mantissa::LayerSpec ln;
+    ln.type = LayerType::LayerNormalization;
+    ln.epsilon = 1e-6;
+    e.model.layers = {conv, bn, pool, flat, drop, ln, dense, act};
     e.policy = "mixed_float16";
     e.loss_scale = {mantissa::LossScaleMode::Fixed, 1024.0, 77, 3.0, 0.5};
     // PyTorch's convention: written only when it is not keras.
@@ -131,6 +139,7 @@ void TestExperiment::resourcesLoad_data() {
     new_row("cnn") << "cnn.json" << 8 << "mixed_float16";
     new_row("deep-sigmoid") << "deep-sigmoid.json" << 11 << "mixed_float16";
     new_row("mnist-fast") << "mnist-fast.json" << 8 << "float32";
+    new_row("mlp-batchnorm") << "mlp-batchnorm.json" << 9 << "mixed_float16";
 }
 
 void TestExperiment::resourcesLoad() {
@@ -273,8 +282,13 @@ void TestExperiment::layerTypeNames() {
     CHECK_EQ(layer_type_from_name("Dropout"), LayerType::Dropout);
     CHECK_EQ(layer_type_from_name("activation"), LayerType::Activation);
     CHECK_EQ(layer_type_from_name("Flatten"), LayerType::Flatten);
+    CHECK_EQ(layer_type_from_name("BatchNormalization"), LayerType::BatchNormalization);
+    CHECK_EQ(layer_type_from_name("batchnorm"), LayerType::BatchNormalization);
+    CHECK_EQ(layer_type_from_name("layernormalization"), LayerType::LayerNormalization);
+    CHECK_EQ(layer_type_from_name("LayerNorm"), LayerType::LayerNormalization);
     for (LayerType t : {LayerType::Flatten, LayerType::Dense, LayerType::Activation,
-                        LayerType::Dropout, LayerType::Conv2D, LayerType::MaxPool2D})
+                        LayerType::Dropout, LayerType::Conv2D, LayerType::MaxPool2D,
+                        LayerType::BatchNormalization, LayerType::LayerNormalization})
         CHECK_EQ(layer_type_from_name(mantissa::layer_type_name(t)), t);
     const std::string msg =
         error_of([] { mantissa::layer_type_from_name("LSTM"); }, ErrorKind::Config);
@@ -340,6 +354,22 @@ void TestExperiment::badField_data() {
     new_row("bad padding") << "/model/layers/2/padding"
                            << R"("full")"
                            << R"(model.layers[2].padding: expected "valid" or "same")";
+    new_row("batch normalization momentum 1")
+        << "/model/layers/1"
+        << R"({"type": "BatchNormalization", "momentum": 1})"
+        << "model.layers[1].momentum: expected a number in [0, 1)";
+    new_row("batch normalization negative momentum")
+        << "/model/layers/1"
+        << R"({"type": "batchnorm", "momentum": -0.1})"
+        << "model.layers[1].momentum: expected a number in [0, 1), got -0.1";
+    new_row("layer normalization epsilon 0")
+        << "/model/layers/1"
+        << R"({"type": "LayerNormalization", "epsilon": 0})"
+        << "model.layers[1].epsilon: expected a number > 0, got 0";
+    new_row("layer normalization has no momentum")
+        << "/model/layers/1"
+        << R"({"type": "LayerNormalization", "momentum": 0.9})"
+        << "model.layers[1].momentum: unknown field";
     new_row("dropout rate 1") << "/model/layers/1"
                               << R"({"type": "Dropout", "rate": 1})"
                               << "model.layers[1].rate: expected a number in [0, 1), got 1";

@@ -102,6 +102,44 @@ const Trained& cnn() {
     return t;
 }
 
+// BatchNormalization after a Dense (epsilon 1e-2: the graph must carry the layer's own) and
+// LayerNormalization after a Dense, under a mixed policy: float32 variables and statistics, so the
+// float16 ONNX normalizes in float32 between casts. Momentum 0.9 lets the moving statistics,
+// which evaluation and the ONNX graph use, settle within the short run (with 0.99 a fifth of
+// their initial 0 and 1 would remain after 150 steps).
+const Trained& norm_mlp() {
+    static const Trained t = train(experiment_for(
+        "export-norm-mlp",
+        {{28, 28, 1},
+         {flatten(), dense(32), batchnorm(0.9, 1e-2), activation(Activation::Relu), dense(16),
+          layernorm(), activation(Activation::Gelu), dense(10, Activation::Softmax)}},
+        "mixed_float16", 150));
+    return t;
+}
+
+// BatchNormalization after a Conv2D and LayerNormalization after one, both over the channels of
+// NCHW values (ONNX's BatchNormalization axis 1; LayerNormalization's 1x1 Conv of channel means),
+// in float32.
+const Trained& norm_cnn() {
+    static const Trained t = train(experiment_for(
+        "export-norm-cnn",
+        {{28, 28, 1},
+         {conv(8, 3), batchnorm(0.9), activation(Activation::Relu), maxpool(2),
+          conv(8, 3, Activation::Relu), layernorm(), flatten(), dense(10, Activation::Softmax)}},
+        "float32", 120));
+    return t;
+}
+
+// Both on a (1, 28, 28) input, which no Conv2D puts in NCHW: the graph keeps Keras's NHWC there
+// and transposes the last axis (28) to axis 1 and back around each normalization.
+const Trained& norm_nhwc() {
+    static const Trained t = train(experiment_for(
+        "export-norm-nhwc",
+        {{1, 28, 28}, {layernorm(), batchnorm(0.9), flatten(), dense(10, Activation::Softmax)}},
+        "float32", 120));
+    return t;
+}
+
 // A python3 that has NumPy and onnx (Debian's python3-numpy / python3-onnx live in
 // /usr/bin/python3, which a pyenv shim on PATH may hide).
 std::string python() {
@@ -190,13 +228,23 @@ public:
         add_column<std::string>("model");
         new_row("mlp mixed_float16") << "mlp";
         new_row("cnn float32") << "cnn";
+        new_row("normalizations after Dense mixed_float16") << "norm-mlp";
+        new_row("normalizations after Conv2D float32") << "norm-cnn";
+        new_row("normalizations on a (1, 28, 28) input float32") << "norm-nhwc";
     }
     void python_reads_exports() {
         FETCH(std::string, model);
         const std::string py = python();
         CHECK_MSG(!py.empty(), "no python3 with numpy and onnx: apt-get install python3-numpy "
                                "python3-onnx (./mantissa.sh installs them)");
-        const Trained& t = model == "mlp" ? mlp() : cnn();
+        const Trained& t = model == "mlp"        ? mlp()
+                           : model == "cnn"      ? cnn()
+                           : model == "norm-mlp" ? norm_mlp()
+                           : model == "norm-cnn" ? norm_cnn()
+                                                 : norm_nhwc();
+        // The normalization models' float32 files also run in OpenCV DNN (when the python3 has
+        // cv2): the runtime tests' fixture trains no model with these layers.
+        const bool opencv = model.starts_with("norm-");
         CHECK_MSG(t.eval.accuracy > 0.5, "the briefly trained model should beat chance clearly");
         const std::string base = m_dir.file(model);
 
@@ -220,8 +268,9 @@ public:
                                out("-f16.safetensors", "F16", DType::Float16)};
         spec["npz"] = {out(".npz", "F32", std::nullopt), out("-f16.npz", "F16", DType::Float16),
                        out("-f64.npz", "F64", DType::Float64)};
-        spec["onnx"] = {out(".onnx", "float32", std::nullopt),
-                        out("-f16.onnx", "float16", DType::Float16)};
+        json onnx32 = out(".onnx", "float32", std::nullopt);
+        if (opencv) onnx32["opencv"] = true;
+        spec["onnx"] = {onnx32, out("-f16.onnx", "float16", DType::Float16)};
         const std::string spec_path = base + "-spec.json";
         write_file_atomic(spec_path, spec.dump());
 

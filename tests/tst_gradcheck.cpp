@@ -33,6 +33,7 @@ class TestGradcheck {
 public:
     void layers_data();
     void layers();
+    void paddingRowsGetNoGradient_data();
     void paddingRowsGetNoGradient();
 };
 
@@ -70,6 +71,16 @@ void TestGradcheck::layers_data() {
         {conv(2, 3), conv(3, 5, Activation::Gelu, 2), flatten(), dense(10)});
     new_row("maxpool2d") << model({conv(2, 3), maxpool(2), flatten(), dense(10)});
     new_row("maxpool2d 3x3") << model({conv(2, 1), maxpool(3), flatten(), dense(10)});
+    // Between two trainable layers, so dX reaches the first one; gamma and beta are checked too.
+    new_row("batch normalization (dense)")
+        << model({flatten(), dense(6), batchnorm(), activation(Activation::Tanh), dense(10)});
+    new_row("batch normalization (conv2d, per channel over N·H·W)")
+        << model({conv(3, 3), batchnorm(0.9, 1e-2), flatten(), dense(10)});
+    new_row("batch normalization first (no dX)") << model({flatten(), batchnorm(), dense(10)});
+    new_row("layer normalization (dense)")
+        << model({flatten(), dense(6), layernorm(), activation(Activation::Tanh), dense(10)});
+    new_row("layer normalization (conv2d, over channels)")
+        << model({conv(4, 3), layernorm(1e-2), flatten(), dense(10)});
 }
 
 void TestGradcheck::layers() {
@@ -137,12 +148,23 @@ void TestGradcheck::layers() {
     CHECK(checked > 20);
 }
 
+void TestGradcheck::paddingRowsGetNoGradient_data() {
+    add_column<ModelSpec>("spec");
+    ModelSpec m;
+    m.layers = {flatten(), dense(4, Activation::Tanh), dense(10)};
+    new_row("dense") << m;
+    // BatchNormalization mixes rows: padding must stay out of its statistics and sums.
+    m.layers = {flatten(), dense(4), batchnorm(), activation(Activation::Tanh), dense(10)};
+    new_row("batch normalization") << m;
+    m.layers = {conv(2, 3), batchnorm(), flatten(), dense(10)};
+    new_row("batch normalization after conv2d") << m;
+}
+
 void TestGradcheck::paddingRowsGetNoGradient() {
     // A last, partial batch is padded; padded rows must not change the gradient.
+    FETCH(ModelSpec, spec);
     CpuBackend backend;
     const Policy policy = policy_from_name("float64");
-    ModelSpec spec;
-    spec.layers = {flatten(), dense(4, Activation::Tanh), dense(10)};
     Model model(spec, policy);
     CompileOptions options;
     options.policy = policy;

@@ -133,6 +133,14 @@ public:
     void dropout_backward(double, const Tensor&, const Tensor&, Tensor&) override {
         unsupported("dropout_backward");
     }
+    void batch_norm_forward(const NormArgs&) override { unsupported("batch_norm_forward"); }
+    void batch_norm_backward(const NormArgs&, const Tensor&, Tensor&, Tensor&, Tensor&) override {
+        unsupported("batch_norm_backward");
+    }
+    void layer_norm_forward(const NormArgs&) override { unsupported("layer_norm_forward"); }
+    void layer_norm_backward(const NormArgs&, const Tensor&, Tensor&, Tensor&, Tensor&) override {
+        unsupported("layer_norm_backward");
+    }
     bool supports_fake_quantize() const override { return true; }
     void fake_quantize(const FakeQuantArgs& a) override { // a graph keeps the step number too
         run([this, a] { m_cpu.fake_quantize(a); });

@@ -215,6 +215,19 @@ private slots:
         QVERIFY(configuration_label(steps).endsWith(" · 200 steps"));
     }
 
+    // Runs with and without normalization layers must not read alike in the Comparison.
+    void configurationLabelNamesNormalizationLayers() {
+        Experiment e = preset("mlp-small.json");
+        LayerSpec bn;
+        bn.type = LayerType::BatchNormalization;
+        LayerSpec ln;
+        ln.type = LayerType::LayerNormalization;
+        e.model.layers.insert(e.model.layers.begin() + 2, bn);
+        e.model.layers.insert(e.model.layers.begin() + 4, ln);
+        const QString got = configuration_label(e);
+        QVERIFY2(got.startsWith("MLP 128-bn-128-ln-10"), qPrintable(got));
+    }
+
     // Two configurations, each with its float32 run, and a third without one.
     void baselineIsFloat32OfTheSameConfiguration() {
         const Experiment mlp = preset("mlp-small.json");

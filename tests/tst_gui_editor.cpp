@@ -274,6 +274,80 @@ private slots:
         QCOMPARE(pooling.findChild<QSpinBox*>("stride")->text(), QStringLiteral("auto"));
     }
 
+    // BatchNormalization and LayerNormalization from the palette: Keras's defaults in the
+    // fields, momentum and epsilon edited through them land in the LayerSpec, and nothing else
+    // of the layer changes.
+    void normalization_layers_from_the_palette() {
+        LayerStackEditor editor;
+        editor.set_model(ModelSpec{});
+        QSignalSpy spy(&editor, &LayerStackEditor::model_changed);
+        click_add(editor, "Flatten");
+        click_add(editor, "BatchNormalization");
+        click_add(editor, "LayerNormalization");
+        QCOMPARE(spy.count(), 3);
+        auto* add_batch = editor.findChild<QToolButton*>("add_BatchNormalization");
+        auto* add_layer = editor.findChild<QToolButton*>("add_LayerNormalization");
+        QCOMPARE(add_batch->text(), QStringLiteral("+ BatchNorm")); // short: the grid stays narrow
+        QCOMPARE(add_layer->text(), QStringLiteral("+ LayerNorm"));
+        QVERIFY(add_batch->toolTip().contains("float32"));
+        QVERIFY(add_layer->toolTip().contains("float32"));
+        QCOMPARE(editor.model().layers.size(), std::size_t(3));
+        LayerSpec batch_norm;
+        batch_norm.type = LayerType::BatchNormalization;
+        QVERIFY(editor.model().layers[1] == batch_norm);
+        QCOMPARE(editor.model().layers[1].momentum, 0.99);
+        QCOMPARE(editor.model().layers[1].epsilon, 1e-3);
+        LayerSpec layer_norm;
+        layer_norm.type = LayerType::LayerNormalization;
+        QVERIFY(editor.model().layers[2] == layer_norm);
+
+        QWidget* batch_fields = table_of(editor)->cellWidget(1, 2);
+        auto* momentum = batch_fields->findChild<QDoubleSpinBox*>("momentum");
+        auto* batch_epsilon = batch_fields->findChild<QDoubleSpinBox*>("epsilon");
+        QVERIFY(momentum && batch_epsilon);
+        QCOMPARE(momentum->value(), 0.99);
+        QCOMPARE(momentum->minimum(), 0.0);
+        QCOMPARE(momentum->maximum(), 0.999);
+        QCOMPARE(momentum->text(), QStringLiteral("0.990"));
+        QCOMPARE(batch_epsilon->text(), QStringLiteral("0.001"));
+        QVERIFY(momentum->toolTip().contains("0.99"));
+        QVERIFY(batch_epsilon->toolTip().contains("variance"));
+        QWidget* layer_fields = table_of(editor)->cellWidget(2, 2);
+        QVERIFY(!layer_fields->findChild<QDoubleSpinBox*>("momentum")); // no moving statistics
+        auto* layer_epsilon = layer_fields->findChild<QDoubleSpinBox*>("epsilon");
+        QVERIFY(layer_epsilon);
+        QCOMPARE(layer_epsilon->text(), QStringLiteral("0.001"));
+
+        momentum->setValue(0.9);
+        // PyTorch's epsilon, typed as PyTorch writes it.
+        batch_epsilon->selectAll();
+        QTest::keyClicks(batch_epsilon, "1e-5");
+        QTest::keyClick(batch_epsilon, Qt::Key_Return);
+        QCOMPARE(batch_epsilon->text(), QStringLiteral("1e-5"));
+        batch_norm.momentum = 0.9;
+        batch_norm.epsilon = 1e-5;
+        QVERIFY(editor.model().layers[1] == batch_norm);
+        // The arrows step by factors of ten.
+        layer_epsilon->stepDown();
+        QCOMPARE(layer_epsilon->text(), QStringLiteral("0.0001"));
+        layer_epsilon->stepBy(-2);
+        QCOMPARE(layer_epsilon->text(), QStringLiteral("1e-6"));
+        layer_norm.epsilon = 1e-6;
+        QVERIFY(editor.model().layers[2] == layer_norm);
+        QVERIFY(editor.model().layers[1] == batch_norm); // the other layer kept its edit
+        QVERIFY(spy.count() > 3);
+
+        // A file's values are shown as they are, not rounded or clamped to the usual range.
+        LayerSpec inception = batch_norm;
+        inception.momentum = 0.9997;
+        inception.epsilon = 1e-12;
+        mantissa::ui::LayerFieldsWidget file_fields(inception);
+        QCOMPARE(file_fields.findChild<QDoubleSpinBox*>("momentum")->value(), 0.9997);
+        QCOMPARE(file_fields.findChild<QDoubleSpinBox*>("epsilon")->text(),
+                 QStringLiteral("1e-12"));
+        QVERIFY(file_fields.spec() == inception);
+    }
+
     void buttons_move_and_remove() {
         LayerStackEditor editor;
         ModelSpec spec;

@@ -56,7 +56,7 @@ private slots:
         const int files = static_cast<int>(QDir(MANTISSA_SOURCE_DIR "/resources/lessons")
                                                .entryList({"*.json"}, QDir::Files)
                                                .size());
-        QCOMPARE(files, 10);
+        QCOMPARE(files, 11);
         QCOMPARE(static_cast<int>(library.lessons.size()), files);
         MainWindow window;
         QCOMPARE(window.lessons_panel()->lesson_count(), files);

@@ -166,7 +166,8 @@ public:
     // engine's workspace and the run closures. Every preset under every policy.
     void describedSpecIsWhatBindRuns() {
         CpuBackend backend;
-        for (const char* preset : {"mlp-small", "seed-mlp", "cnn", "deep-sigmoid", "mnist-fast"}) {
+        for (const char* preset :
+             {"mlp-small", "seed-mlp", "cnn", "deep-sigmoid", "mnist-fast", "mlp-batchnorm"}) {
             const Experiment e = load_experiment(std::string(MANTISSA_SOURCE_DIR) +
                                                  "/resources/experiments/" + preset + ".json");
             for (const Policy& policy : all_policies()) {

@@ -73,6 +73,42 @@ struct Pool2dArgs {
     std::int64_t pool_h = 2, pool_w = 2, stride_h = 2, stride_w = 2;
 };
 
+// Batch and layer normalization (issue 29) over a 2-D view (rows, cols) of x, cols the last axis
+// (Keras's axis -1: channels or features). BatchNormalization's statistics are per column over
+// the rows (N·H·W), LayerNormalization's per row over the columns; gamma and beta are per column
+// in both. The statistics dtype S is gamma's (float32 under mixed policies, as Keras computes
+// them; a pure 16-bit per-layer policy forces 16-bit statistics). Arithmetic is in A = float32
+// (float64 when S is float64) and every intermediate is rounded to S, as a 16-bit tensor library
+// evaluates the formulas (sums accumulate in A):
+//   mean = S(sum x / n); d = S(x − mean); var = S(sum S(d·d) / n); inv_std = S(1 / sqrt(var + ε));
+//   x̂ = S(d · inv_std); y = round_y(γ·x̂ + β).
+// With S = float32 every S() is exact and this is the float32 layer.
+// Backward (training statistics), in A from the saved mean and inv_std, x̂ recomputed as above:
+//   dβ = sum dy, dγ = sum dy·x̂, dx = γ·inv_std / n · (n·dy − dβ − x̂·dγ)   (BatchNormalization)
+//   g = dy·γ, dx = inv_std / n · (n·g − sum g − x̂·sum g·x̂)                (LayerNormalization)
+// with dγ, dβ rounded to their tensors' dtype, dx to dx's. Batch padding (BatchNormalization):
+// rows >= valid_rows take no part in the statistics or the sums and get dx = 0.
+struct NormArgs {
+    std::int64_t rows = 0, cols = 0;
+    std::int64_t valid_rows = 0; // BatchNormalization in training; rows beyond are padding
+    double epsilon = 1e-3;
+    const Tensor* x = nullptr;     // (rows, cols) view of any float dtype
+    const Tensor* gamma = nullptr; // (cols), the statistics dtype S
+    const Tensor* beta = nullptr;  // (cols), S
+    Tensor* y = nullptr;           // x's shape, any float dtype (forward)
+    // The statistics the backward pass reads, S: (cols) for BatchNormalization, (rows) for
+    // LayerNormalization. Written by a training forward, read by backward; nullptr in inference.
+    Tensor* mean = nullptr;
+    Tensor* inv_std = nullptr;
+    // BatchNormalization only. training: batch statistics, and the moving ones updated as
+    // moving = S(moving·momentum + batch·(1 − momentum)) (var biased, as Keras); inference
+    // (training false): mean = moving_mean, inv_std = S(1 / sqrt(moving_variance + ε)).
+    bool training = true;
+    double momentum = 0.99;
+    Tensor* moving_mean = nullptr;     // (cols), S
+    Tensor* moving_variance = nullptr; // (cols), S
+};
+
 // Fused softmax + cross-entropy, computed in the logits' dtype (float32 math, rounded results).
 struct SoftmaxXentArgs {
     const Tensor* logits = nullptr; // (batch, classes)
@@ -187,6 +223,14 @@ public:
                                  Tensor& argmax_i32) = 0;
     virtual void maxpool_backward(const Pool2dArgs& args, const Tensor& dy,
                                   const Tensor& argmax_i32, Tensor& dx) = 0;
+
+    // --- normalization (NormArgs) ---
+    virtual void batch_norm_forward(const NormArgs& args) = 0;
+    virtual void batch_norm_backward(const NormArgs& args, const Tensor& dy, Tensor& dx,
+                                     Tensor& dgamma, Tensor& dbeta) = 0;
+    virtual void layer_norm_forward(const NormArgs& args) = 0;
+    virtual void layer_norm_backward(const NormArgs& args, const Tensor& dy, Tensor& dx,
+                                     Tensor& dgamma, Tensor& dbeta) = 0;
 
     // --- dropout (inverted; the mask is a pure function of (seed, element index)) ---
     virtual void dropout_forward(double rate, std::uint64_t seed, const Tensor& x, Tensor& y,

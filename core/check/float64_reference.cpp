@@ -251,6 +251,51 @@ void Float64Reference::maxpool_backward(const Pool2dArgs& args, const Tensor& dy
     w.write_back();
 }
 
+// The normalizations in float64: gamma widened to float64 makes float64 the statistics dtype, so
+// no intermediate is rounded (the exact formulas), and each output is rounded once.
+namespace {
+NormArgs widened(const NormArgs& args, Widened& w) {
+    NormArgs wide = args;
+    wide.x = w.in(args.x);
+    wide.gamma = w.in(args.gamma);
+    wide.beta = w.in(args.beta);
+    wide.y = w.out(args.y);
+    wide.mean = w.out(args.mean);
+    wide.inv_std = w.out(args.inv_std);
+    wide.moving_mean = w.out(args.moving_mean);
+    wide.moving_variance = w.out(args.moving_variance);
+    return wide;
+}
+} // namespace
+
+void Float64Reference::batch_norm_forward(const NormArgs& args) {
+    Widened w;
+    m_cpu->batch_norm_forward(widened(args, w));
+    w.write_back();
+}
+
+void Float64Reference::batch_norm_backward(const NormArgs& args, const Tensor& dy, Tensor& dx,
+                                           Tensor& dgamma, Tensor& dbeta) {
+    Widened w;
+    const NormArgs wide = widened(args, w);
+    m_cpu->batch_norm_backward(wide, w.in(dy), w.out(dx), w.out(dgamma), w.out(dbeta));
+    w.write_back();
+}
+
+void Float64Reference::layer_norm_forward(const NormArgs& args) {
+    Widened w;
+    m_cpu->layer_norm_forward(widened(args, w));
+    w.write_back();
+}
+
+void Float64Reference::layer_norm_backward(const NormArgs& args, const Tensor& dy, Tensor& dx,
+                                           Tensor& dgamma, Tensor& dbeta) {
+    Widened w;
+    const NormArgs wide = widened(args, w);
+    m_cpu->layer_norm_backward(wide, w.in(dy), w.out(dx), w.out(dgamma), w.out(dbeta));
+    w.write_back();
+}
+
 void Float64Reference::dropout_forward(double rate, std::uint64_t seed, const Tensor& x, Tensor& y,
                                        Tensor& mask_u8) {
     Widened w;

@@ -443,6 +443,127 @@ void add_conv2d(Table& t, DType dt) {
     }
 }
 
+// Batch and layer normalization (NormArgs): activations in dt with "wide" statistics (float32, or
+// float64 for float64), as mixed policies run them, and with statistics in dt itself (a pure
+// per-layer policy; at 16 bits every intermediate rounding the float64 reference skips).
+// Inputs are centred away from 0 (3 + U(-1, 1)) so the centring matters; 61 of 64 and 990 of 1000
+// rows valid (batch padding); 1000 x 70 and 9 x 784 cross the CUDA kernels' chunks.
+void add_normalization(Table& t, DType dt) {
+    struct Geometry {
+        std::int64_t rows, cols, valid;
+    };
+    const DType wide = dt == DType::Float64 ? DType::Float64 : DType::Float32;
+    const auto centred = [](std::int64_t n, std::uint64_t seed) {
+        std::vector<double> v = random_values(static_cast<std::size_t>(n), seed, 1.0);
+        for (double& x : v) x += 3.0;
+        return v;
+    };
+    for (const bool own_dtype : {false, true}) {
+        const DType st = own_dtype ? dt : wide;
+        const std::string stats =
+            own_dtype ? " (statistics in the dtype)" : " (float32 statistics, float64 at float64)";
+        // Sums over up to 1000 terms in another order, which at 16-bit statistics can move a
+        // rounded mean by an ulp (measured on the CPU against float64: at most 2.2e-5 for float32,
+        // 7.7e-3 with float16 and 6.0e-2 with bfloat16 statistics, whose every intermediate
+        // rounding the reference skips).
+        const bool narrow_stats = own_dtype && (dt == DType::Float16 || dt == DType::BFloat16);
+        const double tol = dtype_tolerance(dt) * 2;
+        const double f64_tol = narrow_stats ? dtype_tolerance(dt) * 2 : dtype_tolerance(dt);
+        for (Geometry g : {Geometry{64, 40, 61}, Geometry{72, 24, 72}, Geometry{1000, 70, 990}}) {
+            const std::string geometry =
+                dims({g.rows, g.cols}) + " valid " + std::to_string(g.valid) + stats;
+            t.add("batch_norm fwd+bwd (training)", dt, geometry, tol, f64_tol, [=](CaseContext& c) {
+                const std::int64_t n = g.rows * g.cols;
+                Twin& x = c.make("x", dt, {g.rows, g.cols}, centred(n, 41));
+                Twin& gamma = c.make("gamma", st, {g.cols}, random_values(g.cols, 42, 1.5));
+                Twin& beta = c.make("beta", st, {g.cols}, random_values(g.cols, 43, 0.5));
+                Twin& y = c.make("y", dt, {g.rows, g.cols});
+                Twin& mean = c.make("mean", st, {g.cols});
+                Twin& inv = c.make("inv_std", st, {g.cols});
+                Twin& mm = c.make("moving_mean", st, {g.cols}, {0.25});
+                Twin& mv = c.make("moving_variance", st, {g.cols}, {1.5});
+                Twin& dy = c.make("dy", dt, {g.rows, g.cols}, random_values(n, 44, 1.0));
+                Twin& dx = c.make("dx", dt, {g.rows, g.cols});
+                Twin& dgamma = c.make("dgamma", st, {g.cols});
+                Twin& dbeta = c.make("dbeta", st, {g.cols});
+                c.both([&](Backend& be, int i) {
+                    NormArgs a;
+                    a.rows = g.rows;
+                    a.cols = g.cols;
+                    a.valid_rows = g.valid;
+                    a.x = &x.on(i);
+                    a.gamma = &gamma.on(i);
+                    a.beta = &beta.on(i);
+                    a.y = &y.on(i);
+                    a.mean = &mean.on(i);
+                    a.inv_std = &inv.on(i);
+                    a.moving_mean = &mm.on(i);
+                    a.moving_variance = &mv.on(i);
+                    be.batch_norm_forward(a);
+                    be.batch_norm_backward(a, dy.on(i), dx.on(i), dgamma.on(i), dbeta.on(i));
+                });
+                return std::vector<Twin*>{&y, &mean, &inv, &mm, &mv, &dx, &dgamma, &dbeta};
+            });
+        }
+        t.add("batch_norm fwd (inference)", dt, "64x40" + stats, tol, f64_tol, [=](CaseContext& c) {
+            Twin& x = c.make("x", dt, {64, 40}, centred(64 * 40, 45));
+            Twin& gamma = c.make("gamma", st, {40}, random_values(40, 42, 1.5));
+            Twin& beta = c.make("beta", st, {40}, random_values(40, 43, 0.5));
+            Twin& mm = c.make("moving_mean", st, {40}, centred(40, 46));
+            std::vector<double> variances = random_values(40, 47, 1.0);
+            for (double& v : variances) v = 1.25 + v;
+            Twin& mv = c.make("moving_variance", st, {40}, variances);
+            Twin& y = c.make("y", dt, {64, 40});
+            c.both([&](Backend& be, int i) {
+                NormArgs a;
+                a.rows = 64;
+                a.cols = 40;
+                a.valid_rows = 64;
+                a.training = false;
+                a.x = &x.on(i);
+                a.gamma = &gamma.on(i);
+                a.beta = &beta.on(i);
+                a.y = &y.on(i);
+                a.moving_mean = &mm.on(i);
+                a.moving_variance = &mv.on(i);
+                be.batch_norm_forward(a);
+            });
+            return std::vector<Twin*>{&y, &mm, &mv};
+        });
+        for (Geometry g : {Geometry{64, 96, 64}, Geometry{9, 784, 9}, Geometry{300, 10, 300}}) {
+            t.add("layer_norm fwd+bwd", dt, dims({g.rows, g.cols}) + stats, tol, f64_tol,
+                  [=](CaseContext& c) {
+                      const std::int64_t n = g.rows * g.cols;
+                      Twin& x = c.make("x", dt, {g.rows, g.cols}, centred(n, 51));
+                      Twin& gamma = c.make("gamma", st, {g.cols}, random_values(g.cols, 52, 1.5));
+                      Twin& beta = c.make("beta", st, {g.cols}, random_values(g.cols, 53, 0.5));
+                      Twin& y = c.make("y", dt, {g.rows, g.cols});
+                      Twin& mean = c.make("mean", st, {g.rows});
+                      Twin& inv = c.make("inv_std", st, {g.rows});
+                      Twin& dy = c.make("dy", dt, {g.rows, g.cols}, random_values(n, 54, 1.0));
+                      Twin& dx = c.make("dx", dt, {g.rows, g.cols});
+                      Twin& dgamma = c.make("dgamma", st, {g.cols});
+                      Twin& dbeta = c.make("dbeta", st, {g.cols});
+                      c.both([&](Backend& be, int i) {
+                          NormArgs a;
+                          a.rows = g.rows;
+                          a.cols = g.cols;
+                          a.valid_rows = g.valid;
+                          a.x = &x.on(i);
+                          a.gamma = &gamma.on(i);
+                          a.beta = &beta.on(i);
+                          a.y = &y.on(i);
+                          a.mean = &mean.on(i);
+                          a.inv_std = &inv.on(i);
+                          be.layer_norm_forward(a);
+                          be.layer_norm_backward(a, dy.on(i), dx.on(i), dgamma.on(i), dbeta.on(i));
+                      });
+                      return std::vector<Twin*>{&y, &mean, &inv, &dx, &dgamma, &dbeta};
+                  });
+        }
+    }
+}
+
 void add_dropout_and_histogram(Table& t, DType dt) {
     t.add("dropout fwd+bwd (same mask)", dt, "64x96 rate 0.3", [dt](CaseContext& c) {
         Twin& x = c.make("x", dt, {64, 96}, random_values(64 * 96, 1, 1.0));
@@ -989,6 +1110,7 @@ std::vector<OpCase> op_cases() {
         add_softmax_xent(t, dt);
         add_maxpool(t, dt);
         add_conv2d(t, dt);
+        add_normalization(t, dt);
         add_dropout_and_histogram(t, dt);
         add_step_end(t, dt);
         add_fake_quantize(t, dt);

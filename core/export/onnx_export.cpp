@@ -27,9 +27,10 @@ class GraphBuilder {
 public:
     GraphBuilder(onnx::GraphProto& graph, DType dtype) : m_graph(graph), m_dtype(dtype) {}
 
-    int elem_type() const {
-        return m_dtype == DType::Float16 ? onnx::TensorProto::FLOAT16 : onnx::TensorProto::FLOAT;
+    static int elem_type(DType dtype) {
+        return dtype == DType::Float16 ? onnx::TensorProto::FLOAT16 : onnx::TensorProto::FLOAT;
     }
+    int elem_type() const { return elem_type(m_dtype); }
 
     // A fresh value name: "dense_1/Gemm:0"-style names read well in Netron.
     std::string value(const std::string& base) {
@@ -69,6 +70,12 @@ public:
         a->set_type(onnx::AttributeProto::INT);
         a->set_i(v);
     }
+    static void real(onnx::NodeProto& n, const std::string& name, float v) {
+        onnx::AttributeProto* a = n.add_attribute();
+        a->set_name(name);
+        a->set_type(onnx::AttributeProto::FLOAT);
+        a->set_f(v);
+    }
 
     // An initializer from bytes already in the graph dtype.
     std::string initializer(const std::string& name, const Shape& shape, const void* data,
@@ -82,17 +89,23 @@ public:
         return id;
     }
     std::string weight(const std::string& name, const WeightTensor& tensor) {
-        const WeightTensor w = converted(tensor, m_dtype);
-        return initializer(name, w.shape, w.data.data(), w.data.size(), elem_type());
+        return weight(name, tensor, m_dtype);
     }
-    // A scalar constant in the graph dtype (GELU's coefficients).
-    std::string scalar(const std::string& name, double v) {
+    // A weight in `dtype` (float32 or float16) whatever the graph's: the normalizations compute
+    // in float32 inside a float16 graph.
+    std::string weight(const std::string& name, const WeightTensor& tensor, DType dtype) {
+        const WeightTensor w = converted(tensor, dtype);
+        return initializer(name, w.shape, w.data.data(), w.data.size(), elem_type(dtype));
+    }
+    // A scalar constant in the graph dtype (GELU's coefficients), or in `dtype`.
+    std::string scalar(const std::string& name, double v) { return scalar(name, v, m_dtype); }
+    std::string scalar(const std::string& name, double v, DType dtype) {
         WeightTensor t;
         t.name = name;
         t.dtype = DType::Float64;
         t.data.resize(8);
         std::memcpy(t.data.data(), &v, 8);
-        return weight(name, t);
+        return weight(name, t, dtype);
     }
     std::string int64s(const std::string& name, const std::vector<std::int64_t>& v) {
         return initializer(name, {static_cast<std::int64_t>(v.size())}, v.data(), v.size() * 8,
@@ -176,6 +189,72 @@ WeightTensor in_out_to_out_in(const WeightTensor& w) {
                         w.data.data() + static_cast<std::size_t>(i * out_features + o) * size,
                         size);
     return out;
+}
+
+// `tensor`'s values, in the same order, under another shape: gamma and beta as (C, 1, 1).
+WeightTensor reshaped(const WeightTensor& tensor, const Shape& shape) {
+    WeightTensor out = tensor;
+    out.shape = shape;
+    return out;
+}
+
+std::string cast(GraphBuilder& g, const std::string& scope, const std::string& x, int to) {
+    const std::string out = g.value(scope + "/Cast");
+    GraphBuilder::integer(g.node("Cast", out, {x}, out), "to", to);
+    return out;
+}
+
+// Inference BatchNormalization with the moving statistics. ONNX's operator normalizes axis 1:
+// the channels of an NCHW value, the features of an (N, F) one.
+std::string batch_norm(GraphBuilder& g, const std::string& name, const std::string& x,
+                       const WeightTensor& gamma, const WeightTensor& beta,
+                       const WeightTensor& mean, const WeightTensor& variance, double epsilon) {
+    const std::vector<std::string> inputs = {
+        x, g.weight(name + ".gamma", gamma, DType::Float32),
+        g.weight(name + ".beta", beta, DType::Float32),
+        g.weight(name + ".moving_mean", mean, DType::Float32),
+        g.weight(name + ".moving_variance", variance, DType::Float32)};
+    const std::string out = g.value(name + "/BatchNormalization");
+    GraphBuilder::real(g.node("BatchNormalization", out, inputs, out), "epsilon",
+                       static_cast<float>(epsilon));
+    return out;
+}
+
+// LayerNormalization over axis 1 (the channels of an NCHW value when `nchw`, else the features
+// of an (N, F) one) in opset-13 operators, in a form OpenCV 4.6 (Debian 12's, a runtime the README
+// lists as tested) imports. The LayerNormalization operator needs opset 17, and OpenCV 4.6 has no
+// importer for it (onnxruntime has). Nor does 4.6 run the usual ReduceMean/Sub decomposition: its
+// ReduceMean over axis 1 gives an NCHW value a fifth axis, its Sub cannot broadcast an (N, 1, ...)
+// mean against the (N, C, ...) value, and it rejects an Add of a (1, C, 1, 1) constant. So each
+// mean over the channels is a product with a constant (C, C) matrix of 1/C (MatMul for (N, F), a
+// 1x1 Conv for NCHW), which hands every channel its position's mean and keeps Sub, Mul and Div
+// elementwise on equal shapes; gamma and beta are (C) or (C, 1, 1), which broadcast over the
+// trailing axes in ONNX and in OpenCV alike. It costs C multiply-adds per element twice, little
+// for the widths an MNIST model has.
+// y = gamma·(x − mean)/sqrt(var + epsilon) + beta with the biased variance, as Keras computes it.
+std::string layer_norm(GraphBuilder& g, const std::string& name, const std::string& x, bool nchw,
+                       const WeightTensor& gamma, const WeightTensor& beta, double epsilon) {
+    const std::int64_t c = gamma.shape[0];
+    const std::vector<float> inverse(static_cast<std::size_t>(c * c), 1.0f / static_cast<float>(c));
+    const std::string averaging =
+        g.initializer(name + "/channel_mean", nchw ? Shape{c, c, 1, 1} : Shape{c, c},
+                      inverse.data(), inverse.size() * sizeof(float), onnx::TensorProto::FLOAT);
+    auto channel_mean = [&](const std::string& v) {
+        if (!nchw) return g.op("MatMul", name, {v, averaging});
+        const std::string out = g.value(name + "/Conv");
+        GraphBuilder::ints(g.node("Conv", out, {v, averaging}, out), "kernel_shape", {1, 1});
+        return out;
+    };
+    const std::string mean = channel_mean(x);
+    const std::string centered = g.op("Sub", name, {x, mean});
+    const std::string variance = channel_mean(g.op("Mul", name, {centered, centered}));
+    const std::string shifted =
+        g.op("Add", name, {variance, g.scalar(name + "/epsilon", epsilon, DType::Float32)});
+    const std::string normalized = g.op("Div", name, {centered, g.op("Sqrt", name, {shifted})});
+    const Shape affine = nchw ? Shape{c, 1, 1} : Shape{c};
+    const std::string scale = g.weight(name + ".gamma", reshaped(gamma, affine), DType::Float32);
+    const std::string shift = g.weight(name + ".beta", reshaped(beta, affine), DType::Float32);
+    return g.op("Add", name, {g.op("Mul", name, {normalized, scale}), shift});
 }
 
 } // namespace
@@ -336,6 +415,46 @@ void write_onnx(const TrainedModel& trained, const std::string& path, DType dtyp
                                {s.stride[0] > 0 ? s.stride[0] : s.pool[0],
                                 s.stride[1] > 0 ? s.stride[1] : s.pool[1]});
             x = p;
+            break;
+        }
+        case LayerType::BatchNormalization:
+        case LayerType::LayerNormalization: {
+            const bool batch = s.type == LayerType::BatchNormalization;
+            if (shape.size() != 1 && shape.size() != 3)
+                throw Error(ErrorKind::Config,
+                            "ONNX export: layer '" + name + "' (" + layer_type_name(s.type) +
+                                ") needs a (features) or (height, width, channels) input, found " +
+                                shape_str(shape));
+            const Shape channels = {shape.back()};
+            // Both normalize the last Keras axis. An image value here is NCHW (channels at axis
+            // 1) unless no Conv2D could have made it so: a non-image model.input of three
+            // dimensions, still in Keras's NHWC, whose channels move to axis 1 and back.
+            const bool channels_last = shape.size() == 3 && !nchw;
+            std::string v = x;
+            if (channels_last) {
+                const std::string t = g.value(name + "/Transpose");
+                GraphBuilder::ints(g.node("Transpose", t, {v}, t), "perm", {0, 3, 1, 2});
+                v = t;
+            }
+            // A float16 graph normalizes in float32, as Mantissa's mixed policies do (float32
+            // variables and statistics): squared deviations above 256 would overflow float16, and
+            // a float16 mean and variance round to 3 digits. The parameters stay float32
+            // initializers (exact for float16 variables too) and the result goes back to float16.
+            if (dtype == DType::Float16) v = cast(g, name, v, onnx::TensorProto::FLOAT);
+            const WeightTensor& gamma = *weight_of(name, "gamma", channels);
+            const WeightTensor& beta = *weight_of(name, "beta", channels);
+            if (batch)
+                v = batch_norm(g, name, v, gamma, beta, *weight_of(name, "moving_mean", channels),
+                               *weight_of(name, "moving_variance", channels), s.epsilon);
+            else
+                v = layer_norm(g, name, v, shape.size() == 3, gamma, beta, s.epsilon);
+            if (dtype == DType::Float16) v = cast(g, name, v, onnx::TensorProto::FLOAT16);
+            if (channels_last) {
+                const std::string t = g.value(name + "/Transpose");
+                GraphBuilder::ints(g.node("Transpose", t, {v}, t), "perm", {0, 2, 3, 1});
+                v = t;
+            }
+            x = v;
             break;
         }
         case LayerType::Dropout:

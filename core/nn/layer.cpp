@@ -9,6 +9,7 @@
 #include "core/nn/dropout.h"
 #include "core/nn/flatten.h"
 #include "core/nn/maxpool2d.h"
+#include "core/nn/normalization.h"
 
 namespace mantissa {
 
@@ -31,6 +32,10 @@ std::unique_ptr<Layer> make_layer(const LayerSpec& spec) {
         return std::make_unique<Conv2D>(spec);
     case LayerType::MaxPool2D:
         return std::make_unique<MaxPool2D>(spec);
+    case LayerType::BatchNormalization:
+        return std::make_unique<BatchNormalization>(spec);
+    case LayerType::LayerNormalization:
+        return std::make_unique<LayerNormalization>(spec);
     }
     throw Error(ErrorKind::Internal, "unknown layer type");
 }

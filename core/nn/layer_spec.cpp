@@ -24,6 +24,10 @@ const char* layer_type_name(LayerType type) {
         return "Conv2D";
     case LayerType::MaxPool2D:
         return "MaxPool2D";
+    case LayerType::BatchNormalization:
+        return "BatchNormalization";
+    case LayerType::LayerNormalization:
+        return "LayerNormalization";
     }
     return "?";
 }
@@ -35,16 +39,25 @@ LayerType layer_type_from_name(const std::string& name) {
         LayerType type;
     };
     static const Alias aliases[] = {
-        {"flatten", LayerType::Flatten},       {"dense", LayerType::Dense},
-        {"activation", LayerType::Activation}, {"dropout", LayerType::Dropout},
-        {"conv2d", LayerType::Conv2D},         {"convolution2d", LayerType::Conv2D},
-        {"maxpool2d", LayerType::MaxPool2D},   {"maxpooling2d", LayerType::MaxPool2D},
+        {"flatten", LayerType::Flatten},
+        {"dense", LayerType::Dense},
+        {"activation", LayerType::Activation},
+        {"dropout", LayerType::Dropout},
+        {"conv2d", LayerType::Conv2D},
+        {"convolution2d", LayerType::Conv2D},
+        {"maxpool2d", LayerType::MaxPool2D},
+        {"maxpooling2d", LayerType::MaxPool2D},
+        {"batchnormalization", LayerType::BatchNormalization},
+        {"batchnorm", LayerType::BatchNormalization},
+        {"layernormalization", LayerType::LayerNormalization},
+        {"layernorm", LayerType::LayerNormalization},
     };
     for (const Alias& a : aliases)
         if (lower == a.name) return a.type;
     throw Error(ErrorKind::Config, "unknown layer type '" + name +
                                        "'; valid types: Flatten, Dense, Activation, Dropout, "
-                                       "Conv2D (Convolution2D), MaxPool2D (MaxPooling2D)");
+                                       "Conv2D (Convolution2D), MaxPool2D (MaxPooling2D), "
+                                       "BatchNormalization, LayerNormalization");
 }
 
 } // namespace mantissa

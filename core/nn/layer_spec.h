@@ -12,7 +12,16 @@
 
 namespace mantissa {
 
-enum class LayerType { Flatten, Dense, Activation, Dropout, Conv2D, MaxPool2D };
+enum class LayerType {
+    Flatten,
+    Dense,
+    Activation,
+    Dropout,
+    Conv2D,
+    MaxPool2D,
+    BatchNormalization,
+    LayerNormalization,
+};
 
 const char* layer_type_name(LayerType type); // "Flatten", "Dense", "Activation", ...
 // Accepts Keras spellings in any case ("dense", "Conv2D", "maxpool2d", "MaxPooling2D").
@@ -29,7 +38,11 @@ struct LayerSpec {
     std::string padding = "valid";   // Conv2D: "valid" or "same"
     Activation activation = Activation::Linear; // Dense, Conv2D, Activation
     double rate = 0.0;                          // Dropout
-    std::optional<std::string> dtype;           // per-layer policy name; empty = the global policy
+    // BatchNormalization: the moving statistics' decay, moving = moving·momentum +
+    // batch·(1 − momentum) (Keras's default 0.99; PyTorch's momentum 0.1 is 1 − this).
+    double momentum = 0.99;
+    double epsilon = 1e-3; // BatchNormalization, LayerNormalization: added to the variance
+    std::optional<std::string> dtype; // per-layer policy name; empty = the global policy
 
     bool operator==(const LayerSpec&) const = default;
 };

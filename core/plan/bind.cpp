@@ -53,6 +53,7 @@ std::unique_ptr<Plan> bind(PlanSpec description, Backend& backend) {
     plan->lint = spec.lint;
     plan->param_count = spec.param_count;
     plan->params = spec.params;
+    plan->state = spec.state;
     plan->quant = spec.quant;
     plan->input = spec.input;
     plan->labels = spec.labels;

@@ -43,7 +43,7 @@ void Plan::initialize(Backend& backend, std::uint64_t seed) {
     for (std::size_t i = 0; i < params.size(); ++i) {
         const PlanParam& p = params[i];
         Tensor& var = tensor(p.variable);
-        std::vector<double> values(static_cast<std::size_t>(var.numel()), 0.0);
+        std::vector<double> values(static_cast<std::size_t>(var.numel()), p.initial);
         if (p.fan_in > 0) {
             // Glorot uniform (Keras's default kernel initializer): U(-l, l), l = sqrt(6/(in+out)).
             const double limit = std::sqrt(6.0 / static_cast<double>(p.fan_in + p.fan_out));
@@ -56,6 +56,7 @@ void Plan::initialize(Backend& backend, std::uint64_t seed) {
         for (TensorId slot : p.optimizer_slots) backend.fill(tensor(slot), 0.0);
         if (!inference_only) backend.fill(tensor(p.grad), 0.0); // inference: no gradients
     }
+    for (const PlanState& st : state) backend.fill(tensor(st.tensor), st.initial);
     for (const PlanQuant& q : quant) {
         if (q.state != kNoTensor) backend.fill(tensor(q.state), 0.0);
         backend.fill(tensor(q.stats), 0.0);

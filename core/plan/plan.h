@@ -80,6 +80,7 @@ public:
     std::deque<Tensor> tensors;  // stable addresses: steps hold pointers into it
     std::vector<PlanStep> steps; // forward, backward, update in execution order
     std::vector<PlanParam> params;
+    std::vector<PlanState> state; // non-trainable variables (moving statistics)
     std::vector<PlanQuant> quant; // the quantise steps, in emission order
     TensorId input = kNoTensor;   // (batch, 28, 28, 1)
     TensorId labels = kNoTensor;  // (batch) int32
@@ -90,8 +91,9 @@ public:
     Tensor& tensor(TensorId id) { return tensors.at(static_cast<std::size_t>(id)); }
     const Tensor& tensor(TensorId id) const { return tensors.at(static_cast<std::size_t>(id)); }
 
-    // Writes the initial variables (Glorot uniform / zeros from `seed`), zeroes the optimizer
-    // slots and the quantisation state (delayed scaling starts again), and sets the loss scale.
+    // Writes the initial variables (Glorot uniform from `seed`, or each one's constant) and the
+    // non-trainable ones, zeroes the optimizer slots and the quantisation state (delayed scaling
+    // starts again), and sets the loss scale.
     void initialize(Backend& backend, std::uint64_t seed);
     // One training step: forward, backward, unscale + finite check, gated updates, scale update.
     // Never reads anything back from the device.

@@ -103,15 +103,11 @@ TensorId PlanBuilder::cast(TensorId source, DType dtype) {
     return out;
 }
 
-PlanBuilder::ParamRef PlanBuilder::add_param(const std::string& name, const Shape& shape,
-                                             std::int64_t fan_in, std::int64_t fan_out) {
-    const std::string full = m_layer + "/" + name;
+PlanParam PlanBuilder::make_variable(const std::string& full, const Shape& shape) {
     const bool mixed = m_policy.compute != m_policy.variable;
     PlanParam param;
     param.name = full;
     param.shape = shape;
-    param.fan_in = fan_in;
-    param.fan_out = fan_out;
     param.variable = add_tensor(full, m_policy.variable, shape,
                                 mixed ? MemCategory::Master : MemCategory::Weights);
     param.grad = add_tensor("grad(" + full + ")", m_policy.variable, shape, MemCategory::Gradients);
@@ -120,6 +116,34 @@ PlanBuilder::ParamRef PlanBuilder::add_param(const std::string& name, const Shap
         param.optimizer_slots.push_back(
             add_tensor(full + "/" + optimizer_slot_name(m_spec.optimizer, slot), m_policy.variable,
                        shape, MemCategory::Optimizer));
+    return param;
+}
+
+PlanBuilder::ParamRef PlanBuilder::add_statistics_param(const std::string& name, const Shape& shape,
+                                                        double initial) {
+    PlanParam param = make_variable(m_layer + "/" + name, shape);
+    param.initial = initial;
+    const ParamRef ref{param.variable, param.grad};
+    m_spec.params.push_back(std::move(param));
+    return ref;
+}
+
+TensorId PlanBuilder::add_state(const std::string& name, const Shape& shape, double initial) {
+    const std::string full = m_layer + "/" + name;
+    const bool mixed = m_policy.compute != m_policy.variable;
+    const TensorId id = add_tensor(full, m_policy.variable, shape,
+                                   mixed ? MemCategory::Master : MemCategory::Weights);
+    m_spec.state.push_back({full, id, initial});
+    return id;
+}
+
+PlanBuilder::ParamRef PlanBuilder::add_param(const std::string& name, const Shape& shape,
+                                             std::int64_t fan_in, std::int64_t fan_out) {
+    const std::string full = m_layer + "/" + name;
+    const bool mixed = m_policy.compute != m_policy.variable;
+    PlanParam param = make_variable(full, shape);
+    param.fan_in = fan_in;
+    param.fan_out = fan_out;
     ParamRef ref{param.variable, param.grad};
     if (mixed) {
         // The layer computes with a compute-dtype copy, refreshed every step; its gradient is

@@ -54,6 +54,14 @@ public:
     };
     ParamRef add_param(const std::string& name, const Shape& shape, std::int64_t fan_in,
                        std::int64_t fan_out);
+    // A trainable variable the layer reads and whose gradient it writes in the variable dtype
+    // itself, with no compute-dtype copy: a normalization layer's gamma and beta, which stay in
+    // its statistics dtype (float32 under mixed policies, as Keras keeps them). Every element
+    // starts at `initial`.
+    ParamRef add_statistics_param(const std::string& name, const Shape& shape, double initial);
+    // A non-trainable variable (PlanState) in the variable dtype, starting at `initial`: a
+    // BatchNormalization's moving statistics. Its memory counts as the layer's variables.
+    TensorId add_state(const std::string& name, const Shape& shape, double initial);
 
     // Frontier policies (issue 18): a quantise step in front of a GEMM / convolution input, as
     // Transformer Engine places them. Returns `source` unchanged when the layer's policy has no
@@ -108,6 +116,9 @@ public:
 
 private:
     static MemCategory quant_category(QuantRole role);
+    // The variable, its gradient and optimizer slots in the variable dtype (add_param's part
+    // shared with add_statistics_param).
+    PlanParam make_variable(const std::string& full, const Shape& shape);
     // A quantise step's persistent state (delayed scaling's history) and stats tensors.
     void add_quant_state(PlanQuant& q, const std::string& name);
     // Places a quantise step by its role and records it in PlanSpec::quant.

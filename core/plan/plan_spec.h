@@ -77,7 +77,16 @@ struct PlanParam {
     TensorId grad = kNoTensor;     // gradient in the variable dtype (what the optimizer reads)
     std::vector<TensorId> optimizer_slots; // optimizer state, variable dtype
     Shape shape;
-    std::int64_t fan_in = 0, fan_out = 0; // for Glorot initialisation; 0,0 = zeros
+    std::int64_t fan_in = 0, fan_out = 0; // for Glorot initialisation; 0,0 = `initial`
+    double initial = 0.0; // every element's starting value without Glorot (1 for gamma)
+};
+
+// A non-trainable variable (BatchNormalization's moving statistics): no gradient, no optimizer;
+// written by its layer's steps, saved and loaded with the weights, reset by initialize().
+struct PlanState {
+    std::string name;            // "batch_normalization_1/moving_mean"
+    TensorId tensor = kNoTensor; // the variable dtype of the layer's policy
+    double initial = 0.0;        // Keras: moving_mean 0, moving_variance 1
 };
 
 // One quantise step of a frontier policy (issue 18): what it quantises and where its persistent
@@ -140,6 +149,7 @@ struct PlanSpec {
     std::vector<TensorId> alias_of; // tensor id -> aliased tensor id, or kNoTensor
     std::vector<StepSpec> steps;    // forward, backward, update in execution order
     std::vector<PlanParam> params;
+    std::vector<PlanState> state;   // non-trainable variables, in layer order
     std::vector<PlanQuant> quant;   // the quantise steps, in emission order
     TensorId input = kNoTensor;     // (batch, 28, 28, 1)
     TensorId labels = kNoTensor;    // (batch) int32

@@ -3,6 +3,8 @@
 #include "core/plan/plan_weights.h"
 
 #include <set>
+#include <utility>
+#include <vector>
 
 #include "core/error.h"
 #include "core/plan/plan.h"
@@ -20,15 +22,24 @@ bool converts_exactly(DType from, DType to) {
     return false;
 }
 
+// What a weights file holds: every trainable variable, then the non-trainable ones (moving
+// statistics), each by its plan name.
+std::vector<std::pair<std::string, TensorId>> saved_variables(const Plan& plan) {
+    std::vector<std::pair<std::string, TensorId>> out;
+    for (const PlanParam& p : plan.params) out.emplace_back(p.name, p.variable);
+    for (const PlanState& s : plan.state) out.emplace_back(s.name, s.tensor);
+    return out;
+}
+
 } // namespace
 
 ModelWeights read_model_weights(const Plan& plan, Backend& backend) {
     ModelWeights out;
     backend.synchronize();
-    for (const PlanParam& param : plan.params) {
-        const Tensor& var = plan.tensor(param.variable);
+    for (const auto& [param_name, id] : saved_variables(plan)) {
+        const Tensor& var = plan.tensor(id);
         WeightTensor t;
-        t.name = exported_weight_name(param.name);
+        t.name = exported_weight_name(param_name);
         t.dtype = var.dtype;
         t.shape = var.shape;
         t.data.resize(var.bytes());
@@ -45,9 +56,10 @@ void load_model_weights(Plan& plan, Backend& backend, const ModelWeights& weight
     };
     std::set<std::string> expected;
     std::vector<WeightTensor> ready; // converted to each variable's dtype, uploaded at the end
-    for (const PlanParam& param : plan.params) {
-        const Tensor& var = plan.tensor(param.variable);
-        const std::string name = exported_weight_name(param.name);
+    const std::vector<std::pair<std::string, TensorId>> variables = saved_variables(plan);
+    for (const auto& [param_name, id] : variables) {
+        const Tensor& var = plan.tensor(id);
+        const std::string name = exported_weight_name(param_name);
         expected.insert(name);
         const WeightTensor* t = weights.find(name);
         if (!t) {
@@ -84,8 +96,8 @@ void load_model_weights(Plan& plan, Backend& backend, const ModelWeights& weight
             fail("unexpected tensor '" + t.name + "': the model has no such variable (it has " +
                  want + ")");
         }
-    for (std::size_t i = 0; i < plan.params.size(); ++i)
-        backend.upload(ready[i].data.data(), plan.tensor(plan.params[i].variable));
+    for (std::size_t i = 0; i < variables.size(); ++i)
+        backend.upload(ready[i].data.data(), plan.tensor(variables[i].second));
     backend.synchronize();
 }
 

@@ -75,6 +75,10 @@ std::vector<std::string> layer_fields(LayerType type) {
         return {"type", "name", "filters", "kernel", "strides", "padding", "activation", "dtype"};
     case LayerType::MaxPool2D:
         return {"type", "name", "pool_size", "strides", "dtype"};
+    case LayerType::BatchNormalization:
+        return {"type", "name", "momentum", "epsilon", "dtype"};
+    case LayerType::LayerNormalization:
+        return {"type", "name", "epsilon", "dtype"};
     }
     return {};
 }
@@ -100,7 +104,7 @@ LayerSpec Reader::read_layer(const json& v, const std::string& path) const {
     object(v, path);
     if (!v.contains("type"))
         fail(path, "missing field 'type' (one of Flatten, Dense, Activation, Dropout, Conv2D, "
-                   "MaxPool2D)");
+                   "MaxPool2D, BatchNormalization, LayerNormalization)");
     const std::string type_name = string(v["type"], path + ".type");
     LayerSpec layer;
     layer.type = named(path + ".type", [&] { return layer_type_from_name(type_name); });
@@ -157,6 +161,12 @@ LayerSpec Reader::read_layer(const json& v, const std::string& path) const {
         if (v.contains("pool_size")) pair(v["pool_size"], path + ".pool_size", layer.pool);
         // Omitted strides stay 0, which means the pool size (Keras: non-overlapping windows).
         if (v.contains("strides")) pair(v["strides"], path + ".strides", layer.stride);
+        break;
+    case LayerType::BatchNormalization:
+        if (v.contains("momentum")) layer.momentum = number(v["momentum"], path + ".momentum");
+        [[fallthrough]];
+    case LayerType::LayerNormalization:
+        if (v.contains("epsilon")) layer.epsilon = number(v["epsilon"], path + ".epsilon");
         break;
     }
     return layer;
@@ -520,6 +530,18 @@ void validate_layer(const LayerSpec& l, const std::string& path) {
         pair_positive("pool_size", l.pool);
         pair_positive("strides", l.stride, true);
         break;
+    case LayerType::BatchNormalization:
+        if (!(l.momentum >= 0.0 && l.momentum < 1.0))
+            invalid(path + ".momentum", "expected a number in [0, 1), got " +
+                                            number_text(l.momentum) +
+                                            " (Keras's momentum: 0.99 keeps 99% of the moving "
+                                            "statistics each step)");
+        [[fallthrough]];
+    case LayerType::LayerNormalization:
+        if (!(l.epsilon > 0.0))
+            invalid(path + ".epsilon", "expected a number > 0, got " + number_text(l.epsilon) +
+                                           " (it keeps 1/sqrt(variance + epsilon) finite)");
+        break;
     }
 }
 
@@ -564,6 +586,13 @@ ojson layer_json(const LayerSpec& l) {
     case LayerType::MaxPool2D:
         j["pool_size"] = pair_json(l.pool);
         if (has_stride(l)) j["strides"] = pair_json(l.stride);
+        break;
+    case LayerType::BatchNormalization:
+        j["momentum"] = l.momentum;
+        j["epsilon"] = l.epsilon;
+        break;
+    case LayerType::LayerNormalization:
+        j["epsilon"] = l.epsilon;
         break;
     }
     if (l.dtype) j["dtype"] = *l.dtype;

@@ -63,6 +63,16 @@ public:
                           Tensor& dx) override {
         m_inner.maxpool_backward(args, dy, argmax_i32, dx);
     }
+    void batch_norm_forward(const NormArgs& args) override { m_inner.batch_norm_forward(args); }
+    void batch_norm_backward(const NormArgs& args, const Tensor& dy, Tensor& dx, Tensor& dgamma,
+                             Tensor& dbeta) override {
+        m_inner.batch_norm_backward(args, dy, dx, dgamma, dbeta);
+    }
+    void layer_norm_forward(const NormArgs& args) override { m_inner.layer_norm_forward(args); }
+    void layer_norm_backward(const NormArgs& args, const Tensor& dy, Tensor& dx, Tensor& dgamma,
+                             Tensor& dbeta) override {
+        m_inner.layer_norm_backward(args, dy, dx, dgamma, dbeta);
+    }
     void dropout_forward(double rate, std::uint64_t seed, const Tensor& x, Tensor& y,
                          Tensor& mask_u8) override {
         m_inner.dropout_forward(rate, seed, x, y, mask_u8);

@@ -8,7 +8,10 @@
 #include <QLabel>
 #include <QLocale>
 #include <QSpinBox>
+#include <QStyle>
+#include <QValidator>
 #include <algorithm>
+#include <cmath>
 #include <limits>
 
 #include "core/backend/activation.h"
@@ -33,6 +36,71 @@ QString activation_tip(Activation act) {
                               "keep it in float32 under mixed precision.");
     }
     return {};
+}
+
+// An epsilon box: shows 0.001 and 1e-5 as people write them (a plain QDoubleSpinBox shows
+// 0.000010 with six decimals, and 0.000000 for BERT's 1e-12), accepts either spelling when
+// typed, and its arrows multiply or divide by 10: epsilons differ by orders of magnitude.
+class EpsilonSpinBox final : public QDoubleSpinBox {
+public:
+    using QDoubleSpinBox::QDoubleSpinBox;
+
+    QString textFromValue(double value) const override {
+        return number_locale().toString(value, 'g', 6);
+    }
+    double valueFromText(const QString& text) const override {
+        bool ok = false;
+        const double value = number_locale().toDouble(text.trimmed(), &ok);
+        return ok ? value : this->value();
+    }
+    QValidator::State validate(QString& text, int&) const override {
+        const QLocale locale = number_locale();
+        bool ok = false;
+        const double value = locale.toDouble(text.trimmed(), &ok);
+        if (ok && value >= minimum() && value <= maximum()) return QValidator::Acceptable;
+        // "1e-5" is typed through "1e" and "1e-": let a number in the making stand.
+        for (QChar c : text)
+            if (!c.isDigit() && !c.isSpace() && QString(c) != locale.decimalPoint() &&
+                !QStringLiteral("eE+-").contains(c))
+                return QValidator::Invalid;
+        return QValidator::Intermediate;
+    }
+    void stepBy(int steps) override {
+        interpretText(); // a half-typed "2e-5" is what the arrow steps from, as in the base class
+        // Six significant digits, so ten steps up and down come back to the same value.
+        const double stepped = value() * std::pow(10.0, steps);
+        setValue(QString::number(stepped, 'g', 6).toDouble());
+        if (style()->styleHint(QStyle::SH_SpinBox_SelectOnStep, nullptr, this)) selectAll();
+    }
+    // The base class sizes the box for the range's ends ("1e-12", "1"); values such as
+    // ResNet's 1.001e-5 are longer.
+    QSize sizeHint() const override { return widened(QDoubleSpinBox::sizeHint()); }
+    QSize minimumSizeHint() const override { return widened(QDoubleSpinBox::minimumSizeHint()); }
+
+private:
+    QLocale number_locale() const {
+        QLocale locale = this->locale();
+        locale.setNumberOptions(QLocale::OmitGroupSeparator | QLocale::OmitLeadingZeroInExponent);
+        return locale;
+    }
+    QSize widened(QSize size) const {
+        const QFontMetrics metrics = fontMetrics();
+        const int ends = std::max(metrics.horizontalAdvance(textFromValue(minimum())),
+                                  metrics.horizontalAdvance(textFromValue(maximum())));
+        const int longest = metrics.horizontalAdvance(textFromValue(1.001e-5));
+        size.rwidth() += std::max(0, longest - ends);
+        return size;
+    }
+};
+
+// The fewest decimals, from `least` to 6, that show `value` exactly: 0.99 as 0.990, but a
+// file's 0.9997 (Inception's momentum) as itself rather than rounded to 1.000.
+int decimals_for(double value, int least) {
+    int decimals = least;
+    while (decimals < 6 &&
+           std::abs(QString::number(value, 'f', decimals).toDouble() - value) > 1e-12)
+        ++decimals;
+    return decimals;
 }
 } // namespace
 
@@ -108,8 +176,59 @@ LayerFieldsWidget::LayerFieldsWidget(const LayerSpec& spec, QWidget* parent)
     case LayerType::Activation:
         add_activation_combo();
         break;
+    case LayerType::BatchNormalization: {
+        row->addWidget(new QLabel(tr("momentum"), this));
+        auto* momentum = new QDoubleSpinBox(this);
+        momentum->setObjectName("momentum");
+        // Momentum 1 would freeze the moving statistics at their start; a file's 0.9997 widens
+        // the range rather than being clamped, so the box shows what trains.
+        momentum->setDecimals(decimals_for(m_spec.momentum, 3));
+        momentum->setRange(0.0, m_spec.momentum < 1.0 ? std::max(0.999, m_spec.momentum) : 0.999);
+        momentum->setSingleStep(0.01);
+        momentum->setValue(m_spec.momentum);
+        momentum->setToolTip(
+            tr("How slowly the moving mean and variance used at test time follow the batches: "
+               "moving = moving × momentum + batch × (1 − momentum). Keras's default "
+               "is 0.99; PyTorch's momentum=0.1 is 0.9 here."));
+        connect(momentum, &QDoubleSpinBox::valueChanged, this, [this](double value) {
+            m_spec.momentum = value;
+            emit spec_changed(m_spec);
+        });
+        row->addWidget(momentum);
+        add_epsilon(tr("Added to each channel's variance (the batch's in training, the moving "
+                       "one at test time) before its square root, so a near-constant channel is "
+                       "not divided by almost zero."));
+        break;
+    }
+    case LayerType::LayerNormalization:
+        add_epsilon(tr("Added to each example's variance before its square root, so a "
+                       "near-constant example is not divided by almost zero."));
+        break;
     }
     row->addStretch(1);
+}
+
+void LayerFieldsWidget::add_epsilon(const QString& what) {
+    layout()->addWidget(new QLabel(tr("epsilon"), this));
+    auto* epsilon = new EpsilonSpinBox(this);
+    epsilon->setObjectName("epsilon");
+    // From BERT's 1e-12 to 1; a file's value outside widens the range rather than being clamped.
+    const double value = m_spec.epsilon;
+    const double least = value > 0 ? std::min(1e-12, value) : 1e-12;
+    // Enough decimals for the smallest value's six significant digits: the base class rounds
+    // every value to its decimals.
+    epsilon->setDecimals(std::min(300, static_cast<int>(std::ceil(-std::log10(least))) + 6));
+    epsilon->setRange(least, std::max(1.0, value));
+    epsilon->setValue(value);
+    epsilon->setToolTip(what + tr(" Keras's default is 0.001, PyTorch's 1e-5; the arrows multiply "
+                                  "or divide by 10. With a float16 dtype on this layer the "
+                                  "statistics are 16-bit, where an epsilon under 3e-8 rounds to "
+                                  "0."));
+    connect(epsilon, &QDoubleSpinBox::valueChanged, this, [this](double v) {
+        m_spec.epsilon = v;
+        emit spec_changed(m_spec);
+    });
+    layout()->addWidget(epsilon);
 }
 
 void LayerFieldsWidget::add_spin(const QString& name, const QString& label, const QString& tip,

@@ -1,5 +1,6 @@
 // LayerFieldsWidget: the inline editor in the stack table's Settings column: the fields that
-// matter for one layer type (units, filters/kernel/stride/padding, pool, rate, activation).
+// matter for one layer type (units, filters/kernel/stride/padding, pool, rate, momentum, epsilon,
+// activation).
 #pragma once
 
 #include <QWidget>
@@ -27,6 +28,8 @@ private:
     // A (height, width) pair: one spin box when square, two ("name" and "name_w") when not.
     void add_size(const QString& name, const QString& label, const QString& tip, int min, int max,
                   std::int64_t (&height_width)[2]);
+    // The normalisation layers' epsilon; `what` starts the tooltip (what it is added to).
+    void add_epsilon(const QString& what);
 
     LayerSpec m_spec;
 };

@@ -28,6 +28,16 @@ QString layer_type_description(LayerType type) {
     case LayerType::Activation:
         return QStringLiteral("Activation: applies a function (relu, softmax, ...) to each value "
                               "on its own; softmax turns scores into probabilities.");
+    case LayerType::BatchNormalization:
+        return QStringLiteral("BatchNormalization: rescales each channel to mean 0, variance 1 "
+                              "over the batch (and an image's pixels) in training, with moving "
+                              "averages at test time, then applies a learned gamma and beta. Its "
+                              "statistics stay in float32 under mixed policies.");
+    case LayerType::LayerNormalization:
+        return QStringLiteral("LayerNormalization: rescales each example to mean 0, variance 1 "
+                              "over its last axis, the same in training and at test time, then "
+                              "applies a learned gamma and beta. Its statistics stay in float32 "
+                              "under mixed policies.");
     }
     return {};
 }
@@ -54,25 +64,44 @@ LayerSpec default_layer(LayerType type) {
     case LayerType::Activation:
         spec.activation = Activation::Softmax;
         break;
+    case LayerType::BatchNormalization: // momentum 0.99, epsilon 1e-3: LayerSpec's (Keras's)
+    case LayerType::LayerNormalization: // epsilon 1e-3
+        break;
     }
     return spec;
 }
 
+namespace {
+// The button's caption. The normalisation layers' full names would make two of the grid's
+// columns half as wide again, and the panel with them; the tooltip spells them out.
+QString caption(LayerType type) {
+    if (type == LayerType::BatchNormalization) return QStringLiteral("BatchNorm");
+    if (type == LayerType::LayerNormalization) return QStringLiteral("LayerNorm");
+    return QString::fromLatin1(layer_type_name(type));
+}
+} // namespace
+
 LayerPalette::LayerPalette(QWidget* parent) : QWidget(parent) {
-    // Two rows of three: one row of six was squeezed (and its captions cut) in a panel narrow
-    // enough to leave the charts room on a 1280-pixel screen.
+    // Rows of three: one row of six was squeezed (and its captions cut) in a panel narrow enough
+    // to leave the charts room on a 1280-pixel screen. The normalisation layers get a third row.
     auto* row = new QGridLayout(this);
     row->setContentsMargins(0, 0, 0, 0);
     auto* label = new QLabel(tr("Add layer:"), this);
     row->addWidget(label, 0, 0);
     int index = 0;
-    const LayerType types[] = {LayerType::Dense,   LayerType::Conv2D,  LayerType::MaxPool2D,
-                               LayerType::Flatten, LayerType::Dropout, LayerType::Activation};
+    const LayerType types[] = {LayerType::Dense,
+                               LayerType::Conv2D,
+                               LayerType::MaxPool2D,
+                               LayerType::Flatten,
+                               LayerType::Dropout,
+                               LayerType::Activation,
+                               LayerType::BatchNormalization,
+                               LayerType::LayerNormalization};
     for (LayerType type : types) {
         auto* button = new QToolButton(this);
-        const QString name = QString::fromLatin1(layer_type_name(type));
-        button->setObjectName(QStringLiteral("add_") + name);
-        button->setText(QStringLiteral("+ ") + name);
+        // Named after the full type ("add_BatchNormalization") for tests and shortcuts.
+        button->setObjectName(QStringLiteral("add_") + QString::fromLatin1(layer_type_name(type)));
+        button->setText(QStringLiteral("+ ") + caption(type));
         button->setToolTip(layer_type_description(type) + tr(" Added after the selected layer."));
         button->setToolButtonStyle(Qt::ToolButtonTextOnly);
         connect(button, &QToolButton::clicked, this, [this, type] { emit add_requested(type); });

@@ -1,5 +1,6 @@
-// LayerPalette: one button per layer type (Dense, Conv2D, MaxPool2D, Flatten, Dropout, Activation)
-// with a one-sentence tooltip; clicking asks the stack editor to add that layer.
+// LayerPalette: one button per layer type (Dense, Conv2D, MaxPool2D, Flatten, Dropout, Activation,
+// BatchNormalization, LayerNormalization) with a short tooltip; clicking asks the stack editor to
+// add that layer.
 #pragma once
 
 #include <QString>
@@ -11,7 +12,8 @@ namespace mantissa::ui {
 
 // A sentence about what a layer type does, for tooltips.
 QString layer_type_description(LayerType type);
-// The layer a palette click adds: sensible defaults (Dense 128 relu, Conv2D 32 3x3 relu, ...).
+// The layer a palette click adds: sensible defaults (Dense 128 relu, Conv2D 32 3x3 relu, ...;
+// the normalisation layers keep LayerSpec's Keras defaults, momentum 0.99 and epsilon 1e-3).
 LayerSpec default_layer(LayerType type);
 
 class LayerPalette final : public QWidget {

@@ -1,7 +1,8 @@
 // LayerStackEditor: builds the layer stack: add from a palette (Dense, Conv2D, MaxPool2D,
-// Flatten, Dropout, Activation), remove, reorder (drag and keyboard), edit each layer's fields and
-// dtype; a live column shows output shape and parameter count; errors appear at the layer. Every
-// edit can be undone and redone (Ctrl+Z / Ctrl+Shift+Z, or the Undo / Redo buttons).
+// Flatten, Dropout, Activation, BatchNormalization, LayerNormalization), remove, reorder (drag and
+// keyboard), edit each layer's fields and dtype; a live column shows output shape and parameter
+// count; errors appear at the layer. Every edit can be undone and redone (Ctrl+Z / Ctrl+Shift+Z,
+// or the Undo / Redo buttons).
 #pragma once
 
 #include <QWidget>

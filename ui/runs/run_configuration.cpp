@@ -21,12 +21,15 @@ namespace {
 constexpr const char* kConfigurationFields[] = {"dataset", "model",     "batch_size", "optimizer",
                                                 "epochs",  "max_steps", "tf32",       "graph"};
 
-// "128-128-10", "c32-c64-128-10", "64×8-10": the widths of the layers with weights.
+// "128-128-10", "c32-c64-128-10", "64×8-10", "128-bn-128-10": the widths of the layers with
+// weights, and where a BatchNormalization ("bn") or LayerNormalization ("ln") sits among them.
 QString widths(const ModelSpec& model) {
     QStringList tokens;
     for (const LayerSpec& layer : model.layers) {
         if (layer.type == LayerType::Dense) tokens << QString::number(layer.units);
         if (layer.type == LayerType::Conv2D) tokens << QStringLiteral("c%1").arg(layer.filters);
+        if (layer.type == LayerType::BatchNormalization) tokens << QStringLiteral("bn");
+        if (layer.type == LayerType::LayerNormalization) tokens << QStringLiteral("ln");
     }
     QStringList out;
     for (qsizetype i = 0; i < tokens.size();) {

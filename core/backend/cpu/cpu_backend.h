@@ -49,6 +49,12 @@ public:
     void maxpool_backward(const Pool2dArgs& args, const Tensor& dy, const Tensor& argmax_i32,
                           Tensor& dx) override;
 
+    void batch_norm_forward(const NormArgs& args) override;
+    void batch_norm_backward(const NormArgs& args, const Tensor& dy, Tensor& dx, Tensor& dgamma,
+                             Tensor& dbeta) override;
+    void layer_norm_forward(const NormArgs& args) override;
+    void layer_norm_backward(const NormArgs& args, const Tensor& dy, Tensor& dx, Tensor& dgamma,
+                             Tensor& dbeta) override;
     void dropout_forward(double rate, std::uint64_t seed, const Tensor& x, Tensor& y,
                          Tensor& mask_u8) override;
     void dropout_backward(double rate, const Tensor& dy, const Tensor& mask_u8,

@@ -1,13 +1,17 @@
 // CudaBackend's small ops: validation with the CPU engine's rules, then one launch each
-// (activations, softmax cross-entropy, pooling, dropout, histogram, step control, optimizer).
+// (activations, softmax cross-entropy, pooling, normalization, dropout, histogram, step control,
+// optimizer).
+#include <cmath>
 #include <string>
 
 #include "core/backend/cuda/activation.cuh"
+#include "core/backend/cuda/bias_grad.cuh"
 #include "core/backend/cuda/cuda_check.h"
 #include "core/backend/cuda/cuda_state.h"
 #include "core/backend/cuda/dropout.cuh"
 #include "core/backend/cuda/histogram.cuh"
 #include "core/backend/cuda/maxpool.cuh"
+#include "core/backend/cuda/norm.cuh"
 #include "core/backend/cuda/op_checks.h"
 #include "core/backend/cuda/optimizer_update.cuh"
 #include "core/backend/cuda/softmax_xent.cuh"
@@ -59,6 +63,112 @@ void check_rate(double rate, const char* op) {
     if (!(rate >= 0.0 && rate < 1.0))
         throw Error(ErrorKind::InvalidArgument, std::string(op) + ": rate must be in [0, 1) (got " +
                                                     std::to_string(rate) + ")");
+}
+
+// A NormArgs tensor of the statistics dtype S (gamma's): given, of dtype S, `count` elements.
+void require_stat(const Tensor* t, const char* what, DType s, std::int64_t count, const char* op) {
+    require(t != nullptr, std::string(op) + ": " + what + " must be given");
+    require(t->dtype == s && t->numel() == count,
+            std::string(op) + ": " + what + " " + describe(*t) + " must be " +
+                std::string(dtype_name(s)) + " (gamma's dtype) with " + std::to_string(count) +
+                " elements");
+}
+
+// A (rows, cols) tensor of NormArgs (x, y, dy, dx): any float dtype, rows · cols elements.
+void require_rows_cols(const Tensor& t, const NormArgs& args, const char* op) {
+    require_float(t, op);
+    require(t.numel() == args.rows * args.cols,
+            std::string(op) + ": tensor " + describe(t) + " must hold rows x cols = " +
+                std::to_string(args.rows) + " x " + std::to_string(args.cols) + " elements");
+}
+
+// The checks and fields the four normalization ops share: x, gamma, beta, epsilon, the width the
+// kernels' scratch (bias_grad's, lent in stream order) allows.
+cuda::NormLaunch norm_launch(const NormArgs& args, const char* op, void* scratch) {
+    require(args.x && args.gamma && args.beta,
+            std::string(op) + ": x, gamma and beta must be given");
+    require(args.rows >= 0 && args.cols >= 0,
+            std::string(op) + ": rows and cols must not be negative");
+    require_rows_cols(*args.x, args, op);
+    require_float(*args.gamma, op);
+    const DType s = args.gamma->dtype;
+    require_stat(args.gamma, "gamma", s, args.cols, op);
+    require_stat(args.beta, "beta", s, args.cols, op);
+    if (!(std::isfinite(args.epsilon) && args.epsilon > 0.0))
+        throw Error(ErrorKind::InvalidArgument, std::string(op) +
+                                                    ": epsilon must be finite and > 0 (got " +
+                                                    std::to_string(args.epsilon) + ")");
+    const std::int64_t max_cols =
+        cuda::norm_max_cols(s == DType::Float64, cuda::kBiasGradScratchBytes);
+    if (args.cols > max_cols)
+        throw Error(ErrorKind::InvalidArgument,
+                    std::string(op) + ": " + describe(*args.x) + " is normalized over " +
+                        std::to_string(args.cols) + " columns; the CUDA engine takes at most " +
+                        std::to_string(max_cols) + " with " + std::string(dtype_name(s)) +
+                        " statistics");
+    cuda::NormLaunch a;
+    a.rows = args.rows;
+    a.cols = args.cols;
+    a.valid_rows = args.valid_rows;
+    a.epsilon = args.epsilon;
+    a.momentum = args.momentum;
+    a.training = args.training;
+    a.s_dtype = s;
+    a.x = args.x->data;
+    a.x_dtype = args.x->dtype;
+    a.gamma = args.gamma->data;
+    a.beta = args.beta->data;
+    a.scratch = scratch;
+    a.scratch_bytes = cuda::kBiasGradScratchBytes;
+    return a;
+}
+
+// BatchNormalization's batch: the statistics and sums run over rows < valid_rows.
+void require_valid_rows(const NormArgs& args, const char* op) {
+    require(args.valid_rows >= 1 && args.valid_rows <= args.rows,
+            std::string(op) + ": valid_rows " + std::to_string(args.valid_rows) +
+                " is outside [1, " + std::to_string(args.rows) + "]");
+}
+
+// The saved statistics a backward pass reads.
+void set_stats(cuda::NormLaunch& a, const NormArgs& args, std::int64_t count, const char* op) {
+    require_stat(args.mean, "mean", a.s_dtype, count, op);
+    require_stat(args.inv_std, "inv_std", a.s_dtype, count, op);
+    a.mean = args.mean->data;
+    a.inv_std = args.inv_std->data;
+}
+
+// A forward's statistics, written where given (the backward needs them; inference may not).
+void set_optional_stats(cuda::NormLaunch& a, const NormArgs& args, std::int64_t count,
+                        const char* op) {
+    if (args.mean) {
+        require_stat(args.mean, "mean", a.s_dtype, count, op);
+        a.mean = args.mean->data;
+    }
+    if (args.inv_std) {
+        require_stat(args.inv_std, "inv_std", a.s_dtype, count, op);
+        a.inv_std = args.inv_std->data;
+    }
+}
+
+void set_grads(cuda::NormLaunch& a, const NormArgs& args, const Tensor& dy, Tensor& dx,
+               Tensor& dgamma, Tensor& dbeta, const char* op) {
+    require_rows_cols(dy, args, op);
+    require_rows_cols(dx, args, op);
+    for (const Tensor* g : {&dgamma, &dbeta}) {
+        require_float(*g, op);
+        require(g->numel() == args.cols, std::string(op) + ": gradient " + describe(*g) +
+                                             " must have cols = " + std::to_string(args.cols) +
+                                             " elements");
+    }
+    a.dy = dy.data;
+    a.dy_dtype = dy.dtype;
+    a.dx = dx.data;
+    a.dx_dtype = dx.dtype;
+    a.dgamma = dgamma.data;
+    a.dgamma_dtype = dgamma.dtype;
+    a.dbeta = dbeta.data;
+    a.dbeta_dtype = dbeta.dtype;
 }
 
 // Host round functors for make_update_rule (the CPU engine's, bit for bit).
@@ -212,6 +322,61 @@ void CudaBackend::maxpool_backward(const Pool2dArgs& args, const Tensor& dy,
     cuda::launch_maxpool_backward(pool_geom(args), dy.data, dy.dtype,
                                   argmax_i32.as<const std::int32_t>(), dx.data, dx.dtype, f64,
                                   m_impl->stream);
+}
+
+void CudaBackend::batch_norm_forward(const NormArgs& args) {
+    const char* op = "batch_norm_forward";
+    cuda::NormLaunch a = norm_launch(args, op, m_impl->bias_scratch);
+    require(args.y != nullptr, std::string(op) + ": y must be given");
+    require_rows_cols(*args.y, args, op);
+    a.y = args.y->data;
+    a.y_dtype = args.y->dtype;
+    require_stat(args.moving_mean, "moving_mean", a.s_dtype, args.cols, op);
+    require_stat(args.moving_variance, "moving_variance", a.s_dtype, args.cols, op);
+    a.moving_mean = args.moving_mean->data;
+    a.moving_variance = args.moving_variance->data;
+    if (args.training) {
+        if (!(args.momentum >= 0.0 && args.momentum < 1.0))
+            throw Error(ErrorKind::InvalidArgument, std::string(op) +
+                                                        ": momentum must be in [0, 1) (got " +
+                                                        std::to_string(args.momentum) + ")");
+        require_valid_rows(args, op);
+        set_optional_stats(a, args, args.cols, op);
+    } // inference reads the moving statistics and writes neither mean nor inv_std
+    cuda::launch_batch_norm_forward(a, m_impl->stream);
+}
+
+void CudaBackend::batch_norm_backward(const NormArgs& args, const Tensor& dy, Tensor& dx,
+                                      Tensor& dgamma, Tensor& dbeta) {
+    const char* op = "batch_norm_backward";
+    cuda::NormLaunch a = norm_launch(args, op, m_impl->bias_scratch);
+    require(args.training, std::string(op) +
+                               ": the backward pass needs the training statistics (training is "
+                               "false)");
+    require_valid_rows(args, op);
+    set_stats(a, args, args.cols, op);
+    set_grads(a, args, dy, dx, dgamma, dbeta, op);
+    cuda::launch_batch_norm_backward(a, m_impl->stream);
+}
+
+void CudaBackend::layer_norm_forward(const NormArgs& args) {
+    const char* op = "layer_norm_forward";
+    cuda::NormLaunch a = norm_launch(args, op, m_impl->bias_scratch);
+    require(args.y != nullptr, std::string(op) + ": y must be given");
+    require_rows_cols(*args.y, args, op);
+    a.y = args.y->data;
+    a.y_dtype = args.y->dtype;
+    set_optional_stats(a, args, args.rows, op);
+    cuda::launch_layer_norm_forward(a, m_impl->stream);
+}
+
+void CudaBackend::layer_norm_backward(const NormArgs& args, const Tensor& dy, Tensor& dx,
+                                      Tensor& dgamma, Tensor& dbeta) {
+    const char* op = "layer_norm_backward";
+    cuda::NormLaunch a = norm_launch(args, op, m_impl->bias_scratch);
+    set_stats(a, args, args.rows, op);
+    set_grads(a, args, dy, dx, dgamma, dbeta, op);
+    cuda::launch_layer_norm_backward(a, m_impl->stream);
 }
 
 void CudaBackend::dropout_forward(double rate, std::uint64_t seed, const Tensor& x, Tensor& y,

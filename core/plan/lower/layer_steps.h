@@ -13,6 +13,8 @@ class MaxPool2D;
 class Dropout;
 class Flatten;
 class ActivationLayer;
+class BatchNormalization;
+class LayerNormalization;
 
 // Emits `layer`'s forward and backward steps. `input` is the previous output in any float dtype;
 // the layer casts it to its compute dtype. When `fuse_softmax` the layer leaves out its final
@@ -26,5 +28,9 @@ TensorId dropout_steps(PlanBuilder& b, const Dropout& layer, TensorId input, boo
 TensorId flatten_steps(PlanBuilder& b, const Flatten& layer, TensorId input, bool fuse_softmax);
 TensorId activation_steps(PlanBuilder& b, const ActivationLayer& layer, TensorId input,
                           bool fuse_softmax);
+TensorId batch_normalization_steps(PlanBuilder& b, const BatchNormalization& layer, TensorId input,
+                                   bool fuse_softmax);
+TensorId layer_normalization_steps(PlanBuilder& b, const LayerNormalization& layer, TensorId input,
+                                   bool fuse_softmax);
 
 } // namespace mantissa

@@ -7,6 +7,7 @@
 #include "core/nn/dropout.h"
 #include "core/nn/flatten.h"
 #include "core/nn/maxpool2d.h"
+#include "core/nn/normalization.h"
 #include "core/plan/lower/layer_steps.h"
 
 namespace mantissa {
@@ -26,6 +27,12 @@ TensorId lower_layer(PlanBuilder& b, const Layer& layer, TensorId input, bool fu
         return conv2d_steps(b, static_cast<const Conv2D&>(layer), input, fuse_softmax);
     case LayerType::MaxPool2D:
         return maxpool2d_steps(b, static_cast<const MaxPool2D&>(layer), input, fuse_softmax);
+    case LayerType::BatchNormalization:
+        return batch_normalization_steps(b, static_cast<const BatchNormalization&>(layer), input,
+                                         fuse_softmax);
+    case LayerType::LayerNormalization:
+        return layer_normalization_steps(b, static_cast<const LayerNormalization&>(layer), input,
+                                         fuse_softmax);
     }
     throw Error(ErrorKind::Internal, "layer '" + layer.name() + "' has no steps");
 }
