@@ -71,15 +71,11 @@ LayerSpec default_layer(LayerType type) {
     return spec;
 }
 
-namespace {
-// The button's caption. The normalisation layers' full names would make two of the grid's
-// columns half as wide again, and the panel with them; the tooltip spells them out.
-QString caption(LayerType type) {
+QString layer_type_caption(LayerType type) {
     if (type == LayerType::BatchNormalization) return QStringLiteral("BatchNorm");
     if (type == LayerType::LayerNormalization) return QStringLiteral("LayerNorm");
     return QString::fromLatin1(layer_type_name(type));
 }
-} // namespace
 
 LayerPalette::LayerPalette(QWidget* parent) : QWidget(parent) {
     // Rows of three: one row of six was squeezed (and its captions cut) in a panel narrow enough
@@ -101,7 +97,7 @@ LayerPalette::LayerPalette(QWidget* parent) : QWidget(parent) {
         auto* button = new QToolButton(this);
         // Named after the full type ("add_BatchNormalization") for tests and shortcuts.
         button->setObjectName(QStringLiteral("add_") + QString::fromLatin1(layer_type_name(type)));
-        button->setText(QStringLiteral("+ ") + caption(type));
+        button->setText(QStringLiteral("+ ") + layer_type_caption(type));
         button->setToolTip(layer_type_description(type) + tr(" Added after the selected layer."));
         button->setToolButtonStyle(Qt::ToolButtonTextOnly);
         connect(button, &QToolButton::clicked, this, [this, type] { emit add_requested(type); });

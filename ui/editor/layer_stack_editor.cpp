@@ -173,9 +173,12 @@ LayerStackEditor::LayerStackEditor(QWidget* parent) : QWidget(parent) {
     m_table->setDragDropOverwriteMode(false);
     m_table->setDropIndicatorShown(true);
     m_table->setAlternatingRowColors(true);
+    m_table->setTextElideMode(Qt::ElideMiddle); // a long layer name keeps its number visible
     QHeaderView* header = m_table->horizontalHeader();
     header->setSectionResizeMode(QHeaderView::ResizeToContents);
     header->setSectionResizeMode(ColSettings, QHeaderView::Interactive);
+    // Sized by rebuild_table(), which caps it (a long layer name is elided, not widening it).
+    header->setSectionResizeMode(ColType, QHeaderView::Interactive);
     // Settings last on screen: a convolution's editors are wide, and placed in the middle they
     // pushed dtype, shape and params out of a 1280-pixel window. Logical columns stay the same.
     header->moveSection(header->visualIndex(ColSettings), ColCount - 1);
@@ -471,7 +474,7 @@ void LayerStackEditor::refresh_analysis(bool notify) {
                                          : nullptr;
         const bool failed = entry && !entry->error.empty();
         const LayerType type = m_spec.layers[static_cast<std::size_t>(row)].type;
-        QString type_text = QString::fromLatin1(layer_type_name(type));
+        QString type_text = layer_type_caption(type);
         if (entry && !entry->name.empty())
             // Two lines (type, then name): one line made the column wider than half the panel.
             type_text += QLatin1Char('\n') + QString::fromStdString(entry->name);
@@ -489,8 +492,10 @@ void LayerStackEditor::refresh_analysis(bool notify) {
                                 : QStringLiteral("–"));
         m_table->item(row, ColParams)
             ->setText(has_shape ? format_params(entry->params) : QStringLiteral("–"));
-        const QString tip = failed ? QString::fromStdString(entry->error)
-                                   : m_table->item(row, ColType)->data(Qt::UserRole).toString();
+        const QString tip =
+            failed ? QString::fromStdString(entry->error)
+                   : type_text.section(QLatin1Char('\n'), -1) + QStringLiteral(": ") +
+                         m_table->item(row, ColType)->data(Qt::UserRole).toString();
         for (int col : {ColIndex, ColType, ColShape, ColParams}) {
             QTableWidgetItem* item = m_table->item(row, col);
             item->setToolTip(tip);
@@ -541,6 +546,12 @@ void LayerStackEditor::refresh_analysis(bool notify) {
     // dtype, shape and params out of view (the settings editors may scroll).
     for (int c = 0; c < ColCount; ++c)
         if (c != ColSettings) m_table->resizeColumnToContents(c);
+    // Keras's long default names ("batch_normalization_1") would widen the type column by half
+    // and push the settings out of a 1366-pixel window: past the width of "max_pool2d_10" the
+    // name is elided in the middle (its tooltip has it whole).
+    const int type_cap =
+        m_table->fontMetrics().horizontalAdvance(QStringLiteral("max_pool2d_10")) + 16;
+    if (m_table->columnWidth(ColType) > type_cap) m_table->setColumnWidth(ColType, type_cap);
     setMinimumWidth(columns_width());
     if (notify) emit model_changed();
 }
