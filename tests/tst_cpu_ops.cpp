@@ -368,19 +368,28 @@ void TestCpuOps::gather_batch() {
     const std::int64_t rows = 5, offset = 2, count = 3; // rows 3 and 4 are padding
     HostTensor batch(dt, {rows, 784}, "batch");
     HostTensor batch_labels(DType::Int32, {rows}, "batch_labels");
-    m_cpu.gather_batch(images.t, labels.t, perm.t, offset, count, batch.t, batch_labels.t);
-    for (std::int64_t r = 0; r < rows; ++r) {
-        const int image = order[offset + (r < count ? r : 0)];
-        CHECK_EQ(batch_labels.get(r), double(image % 10));
-        for (std::int64_t f = 0; f < 784; ++f) {
-            const double expected = round_to_dtype(images.get(image * 784 + f) / 255.0, dt);
-            CHECK_CLOSE("batch", r * 784 + f, batch.get(r * 784 + f), expected, 0);
+    // The offset given on the host, then read from the step scalars' batch_position (issue 26:
+    // a captured step reads it on the device; the host offset 0 is then ignored).
+    HostTensor scalars(DType::UInt8, {static_cast<std::int64_t>(sizeof(StepScalars))}, "scalars");
+    StepScalars at;
+    at.batch_position = offset;
+    std::memcpy(scalars.t.data, &at, sizeof at);
+    for (const bool on_device : {false, true}) {
+        m_cpu.gather_batch(images.t, labels.t, perm.t, on_device ? 0 : offset, count,
+                           on_device ? &scalars.t : nullptr, batch.t, batch_labels.t);
+        for (std::int64_t r = 0; r < rows; ++r) {
+            const int image = order[offset + (r < count ? r : 0)];
+            CHECK_EQ(batch_labels.get(r), double(image % 10));
+            for (std::int64_t f = 0; f < 784; ++f) {
+                const double expected = round_to_dtype(images.get(image * 784 + f) / 255.0, dt);
+                CHECK_CLOSE("batch", r * 784 + f, batch.get(r * 784 + f), expected, 0);
+            }
         }
     }
     // An out-of-range permutation entry is an error, not a read past the images.
     perm.set(3, 99);
-    CHECK_THROWS(Error, m_cpu.gather_batch(images.t, labels.t, perm.t, offset, count, batch.t,
-                                           batch_labels.t));
+    CHECK_THROWS(Error, m_cpu.gather_batch(images.t, labels.t, perm.t, offset, count, nullptr,
+                                           batch.t, batch_labels.t));
 }
 
 void TestCpuOps::gemm_data() {

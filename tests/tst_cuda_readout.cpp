@@ -56,8 +56,8 @@ public:
         return m_cpu.conv2d_workspace_bytes(a, d);
     }
     void gather_batch(const Tensor& i, const Tensor& l, const Tensor& p, std::int64_t o,
-                      std::int64_t c, Tensor& b, Tensor& bl) override {
-        m_cpu.gather_batch(i, l, p, o, c, b, bl);
+                      std::int64_t c, const Tensor* at, Tensor& b, Tensor& bl) override {
+        m_cpu.gather_batch(i, l, p, o, c, at, b, bl);
     }
     void fill(Tensor& d, double v) override { m_cpu.fill(d, v); }
     void cast(const Tensor& s, Tensor& d) override { m_cpu.cast(s, d); }

@@ -185,10 +185,13 @@ public:
 
     // --- data ---
     // batch(r, ...) = images[perm[offset + r]] / 255 in batch's dtype, labels(r) = label as int32,
-    // for r < count; rows r >= count repeat the first row (they are masked by valid_rows).
+    // for r < count; rows r >= count repeat the first row (they are masked by valid_rows). With
+    // `position` (the plan's StepScalars), offset is its batch_position, read where the scalars
+    // live, so a captured step serves every batch position (`offset` is then not used).
     virtual void gather_batch(const Tensor& images_u8, const Tensor& labels_u8,
                               const Tensor& permutation_i32, std::int64_t offset,
-                              std::int64_t count, Tensor& batch, Tensor& labels_i32) = 0;
+                              std::int64_t count, const Tensor* position, Tensor& batch,
+                              Tensor& labels_i32) = 0;
 
     // --- elementwise and GEMM ---
     virtual void fill(Tensor& dst, double value) = 0;
@@ -281,7 +284,8 @@ public:
     virtual void optimizer_update(const OptimizerConfig& config, Tensor& param, const Tensor& grad,
                                   std::span<Tensor* const> slot_tensors, const Tensor& scalars,
                                   bool skip_if_found_inf) = 0;
-    // Ends a step: scale_used, skipped, the next loss scale (next_loss_scale), iterations.
+    // Ends a step: scale_used, skipped, the next loss scale (next_loss_scale), iterations, and
+    // the next batch's position (advance_batch_position).
     virtual void finish_step(const LossScaleConfig& config, Tensor& scalars) = 0;
     // Copies the scalars to the host (the CUDA engine reads a pinned ring buffer instead).
     virtual StepScalars read_scalars(const Tensor& scalars) = 0;

@@ -4,6 +4,8 @@
 
 #include <cstdint>
 
+#include "core/host_device.h"
+
 namespace mantissa {
 
 // Plain data, identical on host and device. One copy per Plan, in the workspace category.
@@ -22,7 +24,21 @@ struct StepScalars {
     // inf or NaN (bit 63 stands for every gradient from the 64th on). Set beside found_inf by the
     // same check, cleared by begin_step, read with the other scalars: no extra host sync.
     std::uint64_t nonfinite_mask = 0;
+    // Where the next training batch starts in the epoch's permutation (issue 26: one CUDA Graph
+    // for every batch position). A training step's gather reads it on the device and finish_step
+    // advances it by batch_stride, back to 0 once it reaches epoch_examples, exactly as the
+    // Trainer's host offset moves. batch_stride 0 leaves it alone (plans outside a Trainer).
+    std::int64_t batch_position = 0;
+    std::int64_t batch_stride = 0;
+    std::int64_t epoch_examples = 0;
 };
+
+// finish_step's last act on every engine: the next batch's position.
+MANTISSA_HD inline void advance_batch_position(StepScalars& s) {
+    if (s.batch_stride <= 0) return;
+    s.batch_position += s.batch_stride;
+    if (s.batch_position >= s.epoch_examples) s.batch_position = 0;
+}
 
 // The ledger bit of gradient `index` in the unscale list.
 constexpr std::uint64_t nonfinite_bit(std::int64_t index) {

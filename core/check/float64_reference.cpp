@@ -124,10 +124,11 @@ std::size_t Float64Reference::conv2d_workspace_bytes(const Conv2dArgs& args, DTy
 
 void Float64Reference::gather_batch(const Tensor& images_u8, const Tensor& labels_u8,
                                     const Tensor& permutation_i32, std::int64_t offset,
-                                    std::int64_t count, Tensor& batch, Tensor& labels_i32) {
+                                    std::int64_t count, const Tensor* position, Tensor& batch,
+                                    Tensor& labels_i32) {
     Widened w;
-    m_cpu->gather_batch(images_u8, labels_u8, permutation_i32, offset, count, w.out(batch),
-                        labels_i32);
+    m_cpu->gather_batch(images_u8, labels_u8, permutation_i32, offset, count, position,
+                        w.out(batch), labels_i32);
     w.write_back();
 }
 

@@ -564,6 +564,32 @@ void add_normalization(Table& t, DType dt) {
     }
 }
 
+// The batch gather with its offset read from the step scalars (issue 26: one CUDA Graph for every
+// batch position): 9 images, a permutation, position 4, 3 valid rows of 5 (rows 3 and 4 repeat
+// the first). Exact: pixel / 255 is rounded once from the same table.
+void add_gather(Table& t, DType dt) {
+    t.add("gather_batch (position in the step scalars)", dt, "5 of 9 from 4, 3 valid", 0.0, 0.0,
+          [dt](CaseContext& c) {
+              std::vector<double> pixels(9 * 784);
+              for (std::size_t i = 0; i < pixels.size(); ++i) pixels[i] = double((i * 37) % 256);
+              Twin& images = c.make("images", DType::UInt8, {9, 784}, pixels);
+              Twin& labels = c.make("labels", DType::UInt8, {9}, {3, 1, 4, 1, 5, 9, 2, 6, 5});
+              Twin& perm = c.make("perm", DType::Int32, {9}, {4, 2, 7, 0, 8, 1, 3, 6, 5});
+              Twin& scalars = c.make("scalars", DType::UInt8, {sizeof(StepScalars)});
+              Twin& batch = c.make("batch", dt, {5, 784});
+              Twin& batch_labels = c.make("batch_labels", DType::Int32, {5});
+              StepScalars at;
+              at.batch_position = 4;
+              c.both([&](Backend& be, int i) {
+                  be.write_scalars(at, scalars.on(i));
+                  // The host offset 0 must be ignored: the position says 4.
+                  be.gather_batch(images.on(i), labels.on(i), perm.on(i), 0, 3, &scalars.on(i),
+                                  batch.on(i), batch_labels.on(i));
+              });
+              return std::vector<Twin*>{&batch, &batch_labels};
+          });
+}
+
 void add_dropout_and_histogram(Table& t, DType dt) {
     t.add("dropout fwd+bwd (same mask)", dt, "64x96 rate 0.3", [dt](CaseContext& c) {
         Twin& x = c.make("x", dt, {64, 96}, random_values(64 * 96, 1, 1.0));
@@ -611,6 +637,10 @@ Body step_end_body(DType dt, OptimizerType type, bool overflow, std::int64_t m =
         initial.iterations = 2; // Adam's bias correction at t = 3
         // A schedule's step: 2 under Keras (applied updates), 5 under PyTorch (every step).
         initial.skipped_total = 3;
+        // The next batch's position moves on (issue 26): 128 -> 192, or 192 -> 0 (past 200).
+        initial.batch_stride = 64;
+        initial.epoch_examples = 200;
+        initial.batch_position = overflow ? 192 : 128;
         StepScalars after[2];
         const auto slot_count = static_cast<std::size_t>(optimizer_slot_count(config));
         c.both([&](Backend& be, int i) {
@@ -630,6 +660,9 @@ Body step_end_body(DType dt, OptimizerType type, bool overflow, std::int64_t m =
             a.skipped != b.skipped || a.found_inf != b.found_inf)
             throw Error(ErrorKind::Internal, "step scalars differ after finish_step");
         if (overflow && !a.found_inf) throw Error(ErrorKind::Internal, "the inf was not found");
+        if (a.batch_position != (overflow ? 0 : 192) || b.batch_position != a.batch_position)
+            throw Error(ErrorKind::Internal, "the batch position did not move as finish_step "
+                                             "moves it (advance_batch_position)");
         std::vector<Twin*> outs{&param, slots[0], slots[1]};
         if (!overflow) outs.push_back(&grad); // an unscaled inf: NaN/inf positions still compared
         return outs;
@@ -1111,6 +1144,7 @@ std::vector<OpCase> op_cases() {
         add_maxpool(t, dt);
         add_conv2d(t, dt);
         add_normalization(t, dt);
+        add_gather(t, dt);
         add_dropout_and_histogram(t, dt);
         add_step_end(t, dt);
         add_fake_quantize(t, dt);

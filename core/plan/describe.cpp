@@ -65,13 +65,14 @@ PlanSpec describe(const Model& model, const CompileOptions& options) {
     begin.training_only = true;
     b.plan_step(std::move(begin));
     StepSpec gather =
-        make_step("gather+normalize", [input, labels](const BoundTensors& t) -> StepRun {
+        make_step("gather+normalize", [input, labels, scalars](const BoundTensors& t) -> StepRun {
             Tensor* X = t.ptr(input);
             Tensor* Y = t.ptr(labels);
-            return [X, Y](Backend& be, const RunContext& ctx) {
+            Tensor* S = t.ptr(scalars);
+            return [X, Y, S](Backend& be, const RunContext& ctx) {
                 const BatchSource& src = ctx.batch;
                 be.gather_batch(*src.images, *src.labels, *src.permutation, src.offset, src.count,
-                                *X, *Y);
+                                src.device_position ? S : nullptr, *X, *Y);
             };
         });
     gather.outputs = {spec.input, spec.labels};

@@ -21,6 +21,9 @@ struct BatchSource {
     const Tensor* permutation = nullptr; // (count) int32
     std::int64_t offset = 0;             // first index into the permutation
     std::int64_t count = 0;              // valid rows in this batch (<= batch size)
+    // The offset is StepScalars::batch_position, read on the device (a Trainer's training steps:
+    // one captured graph then serves every batch position); `offset` is what it holds.
+    bool device_position = false;
 };
 
 // Called by Plan::train_step between its phases: data-parallel training exchanges gradients and

@@ -22,8 +22,8 @@ GraphMode graph_mode(bool flag, bool engine_captures, const std::string& engine_
         return mode;
     }
     mode.capture = true;
-    mode.note = "graph: each training step is captured once per batch position (CUDA Graphs) and "
-                "replayed; the first step runs eagerly";
+    mode.note = "graph: a training step is captured once per batch size (CUDA Graphs; the batch's "
+                "position is read on the device) and replayed; the first step runs eagerly";
     return mode;
 }
 

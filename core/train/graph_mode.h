@@ -1,10 +1,10 @@
 // Whether a run honours the experiment's `graph` flag (CUDA Graph capture of a training step),
-// and the one line the run says about it. Capture records a step's ops once per batch position
-// and replays them; that is only right when nothing but the batch position changes between
-// steps, so a model with dropout (whose mask seed is the step number, a kernel argument) runs
-// eagerly, and so does a plan with stochastic rounding (its stream is seeded with the step number,
-// a kernel argument too). Engines without graphs (the CPU engine) accept the flag and say it has
-// no effect.
+// and the one line the run says about it. Capture records a step's ops once per batch size (the
+// batch's position is read on the device: StepScalars::batch_position) and replays them; that is
+// only right when nothing but the batch position changes between steps, so a model with dropout
+// (whose mask seed is the step number, a kernel argument) runs eagerly, and so does a plan with
+// stochastic rounding (its stream is seeded with the step number, a kernel argument too). Engines
+// without graphs (the CPU engine) accept the flag and say it has no effect.
 #pragma once
 
 #include <string>

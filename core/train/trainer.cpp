@@ -205,6 +205,16 @@ Trainer::Trainer(const Experiment& experiment, const Mnist& data, Backend& backe
     for (std::size_t i = 0; i < identity.size(); ++i) identity[i] = static_cast<std::int32_t>(i);
     m_backend.upload(identity.data(), d.train_perm);
     m_backend.upload(identity.data(), d.test_perm);
+
+    // A training step reads its batch position on the device (StepScalars::batch_position), so
+    // one captured graph serves every position (issue 26); finish_step moves it as
+    // m_device_position follows it here, and each readout of run() checks that the two agree.
+    Tensor& scalars = m_plan->tensor(m_plan->scalars);
+    StepScalars s = m_backend.read_scalars(scalars);
+    s.batch_position = 0;
+    s.batch_stride = m_experiment.batch_size;
+    s.epoch_examples = d.train_count;
+    m_backend.write_scalars(s, scalars);
 }
 
 Trainer::~Trainer() {
@@ -219,6 +229,15 @@ MemoryByCategory Trainer::memory() const {
     MemoryByCategory memory = m_plan->memory;
     memory[MemCategory::Data] += m_data->bytes;
     return memory;
+}
+
+void Trainer::advance_device_position() {
+    StepScalars mirror;
+    mirror.batch_position = m_device_position;
+    mirror.batch_stride = m_experiment.batch_size;
+    mirror.epoch_examples = m_data->train_count;
+    advance_batch_position(mirror); // the rule finish_step applies on the device
+    m_device_position = mirror.batch_position;
 }
 
 StepScalars Trainer::step_once(std::int64_t offset) {
@@ -241,6 +260,8 @@ RunContext Trainer::training_context(std::int64_t offset, std::int64_t step, dou
     }
     ctx.batch = {&m_data->train_images, &m_data->train_labels, &m_data->train_perm, shard.offset,
                  shard.count};
+    // One process, in order: the device's batch_position holds `offset` (see enqueue_step).
+    ctx.batch.device_position = !m_comm && offset == m_device_position;
     if (weight) *weight = shard.weight;
     return ctx;
 }
@@ -248,6 +269,7 @@ RunContext Trainer::training_context(std::int64_t offset, std::int64_t step, dou
 void Trainer::enqueue_step(std::int64_t offset) {
     double weight = 1.0;
     RunContext ctx = training_context(offset, ++m_global_step, &weight);
+    advance_device_position(); // finish_step moves the device's copy, in every mode
     if (m_sync) {
         m_sync->begin_step(m_backend, weight, m_global_step);
         ctx.hooks = m_sync.get();
@@ -261,7 +283,12 @@ void Trainer::enqueue_step(std::int64_t offset) {
         m_plan->train_step(m_backend, ctx);
         return;
     }
-    const auto key = static_cast<std::uint64_t>(offset);
+    // Steps in order read their batch position on the device, so they differ only by the batch's
+    // size: one graph for the full batches, one for a short last batch. A step out of order (a
+    // benchmark cycling over full batches) bakes its offset in: one graph per offset.
+    const auto key = ctx.batch.device_position
+                         ? static_cast<std::uint64_t>(ctx.batch.count)
+                         : (std::uint64_t{1} << 62) | static_cast<std::uint64_t>(offset);
     if (m_backend.replay_graph(this, key)) return;
     m_backend.begin_graph_capture();
     try {
@@ -280,6 +307,7 @@ std::vector<double> Trainer::profile_step(std::int64_t offset) {
                     "profile: a data-parallel run cannot be profiled step by step; profile it in "
                     "one process");
     RunContext ctx = training_context(offset, ++m_global_step, nullptr);
+    advance_device_position();
     std::vector<double> ms;
     m_plan->train_step_timed(m_backend, ctx, ms);
     return ms;
@@ -344,6 +372,7 @@ RunSummary Trainer::run(TrainControl& control, const TrainerCallbacks& callbacks
         std::int64_t step = 0;
         int slot = 0;
         Clock::time_point start;
+        std::int64_t next_offset = 0; // where the device's batch position must stand after it
     };
     std::deque<PendingStep> pending;
     const int lag = std::clamp(m_backend.readout_lag(), 0, kReadoutSlots - 2);
@@ -368,6 +397,13 @@ RunSummary Trainer::run(TrainControl& control, const TrainerCallbacks& callbacks
             pending.pop_front();
             const StepReadout readout = m_backend.read_readout(done.slot);
             StepScalars scalars = readout.scalars;
+            if (!m_sync && scalars.batch_position != done.next_offset)
+                throw Error(ErrorKind::Internal,
+                            "after step " + std::to_string(done.step) +
+                                " the engine's batch position is " +
+                                std::to_string(scalars.batch_position) + ", the trainer's " +
+                                std::to_string(done.next_offset) +
+                                ": a step read another batch than planned. Please report this");
             double step_ms = readout.device_ms >= 0 ? readout.device_ms : ms_since(done.start);
             RankStats ranks_stats;
             if (m_sync) {
@@ -484,7 +520,7 @@ RunSummary Trainer::run(TrainControl& control, const TrainerCallbacks& callbacks
             const auto start = Clock::now();
             enqueue_step(s * batch);
             m_backend.enqueue_readout(m_plan->tensor(m_plan->scalars), slot);
-            pending.push_back({m_global_step, slot, start});
+            pending.push_back({m_global_step, slot, start, m_device_position});
             while (static_cast<int>(pending.size()) > lag && !stop) stop = process_oldest();
             if (stop) break;
         }

@@ -114,6 +114,10 @@ private:
     std::unique_ptr<GradientSync> m_sync;                 // with m_comm
     std::int64_t m_local_batch = 0;
     std::int64_t m_global_step = 0;
+    // Where the device's StepScalars::batch_position stands (the next batch's offset), moved as
+    // finish_step moves it; a step whose offset equals it reads its position on the device.
+    std::int64_t m_device_position = 0;
+    void advance_device_position();
     GraphMode m_graph; // the experiment's graph flag on this engine and model
     // The skipped-step ledger: the plan's parameter indices in the order the backward pass
     // writes their gradients (StepRecord::overflowed lists them so).

@@ -24,8 +24,8 @@ public:
     }
     void gather_batch(const Tensor& images_u8, const Tensor& labels_u8,
                       const Tensor& permutation_i32, std::int64_t offset, std::int64_t count,
-                      Tensor& batch, Tensor& labels_i32) override {
-        m_inner.gather_batch(images_u8, labels_u8, permutation_i32, offset, count, batch,
+                      const Tensor* position, Tensor& batch, Tensor& labels_i32) override {
+        m_inner.gather_batch(images_u8, labels_u8, permutation_i32, offset, count, position, batch,
                              labels_i32);
     }
     void fill(Tensor& dst, double value) override { m_inner.fill(dst, value); }

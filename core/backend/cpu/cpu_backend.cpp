@@ -194,8 +194,17 @@ void CpuBackend::cast(const Tensor& src, Tensor& dst) {
 
 void CpuBackend::gather_batch(const Tensor& images_u8, const Tensor& labels_u8,
                               const Tensor& permutation_i32, std::int64_t offset,
-                              std::int64_t count, Tensor& batch, Tensor& labels_i32) {
+                              std::int64_t count, const Tensor* position, Tensor& batch,
+                              Tensor& labels_i32) {
     const char* op = "gather_batch";
+    if (position) {
+        cpu::require(position->bytes() >= sizeof(StepScalars), std::string(op) + ": position " +
+                                                                   cpu::describe(*position) +
+                                                                   " must be the step scalars");
+        StepScalars s;
+        std::memcpy(&s, position->data, sizeof s);
+        offset = s.batch_position;
+    }
     cpu::require(images_u8.dtype == DType::UInt8 && labels_u8.dtype == DType::UInt8,
                  std::string(op) + ": images " + cpu::describe(images_u8) + " and labels " +
                      cpu::describe(labels_u8) + " must be uint8");

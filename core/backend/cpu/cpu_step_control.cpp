@@ -294,6 +294,7 @@ void CpuBackend::finish_step(const LossScaleConfig& config, Tensor& scalars) {
         ++s->iterations;
     s->loss_scale = step.next.scale;
     s->good_steps = step.next.good_steps;
+    advance_batch_position(*s);
 }
 
 StepScalars CpuBackend::read_scalars(const Tensor& scalars) {

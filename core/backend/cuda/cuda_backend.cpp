@@ -273,7 +273,8 @@ void CudaBackend::cast(const Tensor& src, Tensor& dst) {
 
 void CudaBackend::gather_batch(const Tensor& images_u8, const Tensor& labels_u8,
                                const Tensor& permutation_i32, std::int64_t offset,
-                               std::int64_t count, Tensor& batch, Tensor& labels_i32) {
+                               std::int64_t count, const Tensor* position, Tensor& batch,
+                               Tensor& labels_i32) {
     const std::string op = "gather_batch";
     require(images_u8.dtype == DType::UInt8 && labels_u8.dtype == DType::UInt8,
             op + ": images " + describe(images_u8) + " and labels " + describe(labels_u8) +
@@ -288,6 +289,13 @@ void CudaBackend::gather_batch(const Tensor& images_u8, const Tensor& labels_u8,
             op + ": batch " + describe(batch) + " and labels " + describe(labels_i32) +
                 " do not fit images " + describe(images_u8));
     // count 0: a data-parallel rank past the end of a short last batch (see cpu_backend.cpp).
+    // With `position` the offset is read on the device, and checked there (a position past the
+    // permutation reads from its start, as an out-of-range entry reads image 0).
+    if (position) {
+        require(position->bytes() >= sizeof(StepScalars),
+                op + ": position " + describe(*position) + " must be the step scalars");
+        offset = 0;
+    }
     require(count >= 0 && count <= batch.rows() && offset >= 0 &&
                 offset + std::max<std::int64_t>(count, 1) <= permutation_i32.numel(),
             op + ": rows [" + std::to_string(offset) + ", " + std::to_string(offset + count) +
@@ -301,6 +309,8 @@ void CudaBackend::gather_batch(const Tensor& images_u8, const Tensor& labels_u8,
     a.images = images_u8.as<const std::uint8_t>();
     a.labels = labels_u8.as<const std::uint8_t>();
     a.rows = permutation_i32.as<const std::int32_t>() + offset;
+    a.permutation_size = permutation_i32.numel() - offset;
+    if (position) a.position = &static_cast<const StepScalars*>(position->data)->batch_position;
     a.examples = examples;
     a.features = features;
     a.count = count;

@@ -31,7 +31,7 @@ public:
 
     void gather_batch(const Tensor& images_u8, const Tensor& labels_u8,
                       const Tensor& permutation_i32, std::int64_t offset, std::int64_t count,
-                      Tensor& batch, Tensor& labels_i32) override;
+                      const Tensor* position, Tensor& batch, Tensor& labels_i32) override;
 
     void fill(Tensor& dst, double value) override;
     void cast(const Tensor& src, Tensor& dst) override;

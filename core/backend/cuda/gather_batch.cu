@@ -8,9 +8,17 @@ namespace mantissa::cuda {
 
 namespace {
 
-__device__ inline i64 image_of(const GatherArgs& a, i64 r) {
-    const std::int32_t index = a.rows[r < a.count ? r : 0];
+// `start`: the batch's first entry of `rows` (0, or the device-side position when it fits).
+__device__ inline i64 image_of(const GatherArgs& a, i64 start, i64 r) {
+    const std::int32_t index = a.rows[start + (r < a.count ? r : 0)];
     return index >= 0 && index < a.examples ? index : 0;
+}
+
+__device__ inline i64 start_of(const GatherArgs& a) {
+    if (!a.position) return 0;
+    const i64 p = *a.position;
+    const i64 last = p + (a.count > 0 ? a.count : 1);
+    return p >= 0 && last <= a.permutation_size ? p : 0;
 }
 
 // One thread block per batch row (a grid-stride loop over rows): the pixel table copied once into
@@ -25,8 +33,9 @@ __global__ void gather_kernel(const __grid_constant__ GatherArgs a,
     for (int p = threadIdx.x; p < 256; p += blockDim.x) lut[p] = static_cast<U>(table.bits[p]);
     __syncthreads();
     U* out = static_cast<U*>(a.batch);
+    const i64 start = start_of(a);
     for (i64 r = blockIdx.x; r < a.batch_rows; r += gridDim.x) {
-        const i64 image = image_of(a, r);
+        const i64 image = image_of(a, start, r);
         const std::uint8_t* pixels = a.images + image * a.features;
         U* row = out + r * a.features;
         for (i64 f = threadIdx.x; f < a.features; f += blockDim.x) row[f] = lut[pixels[f]];

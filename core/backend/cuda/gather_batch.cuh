@@ -22,6 +22,10 @@ struct GatherArgs {
     void* batch = nullptr; // (batch_rows, features), elements of elem_size bytes
     std::size_t elem_size = 4;
     std::int32_t* batch_labels = nullptr; // (batch_rows)
+    // Issue 26: when set, the batch starts at rows[*position] (StepScalars::batch_position, read
+    // on the device so one captured graph serves every position); else at rows[0].
+    const std::int64_t* position = nullptr;
+    std::int64_t permutation_size = 0; // entries from `rows` on, for the position's bounds
 };
 
 void launch_gather_batch(const GatherArgs& args, const PixelTable& table, cudaStream_t stream);

@@ -68,6 +68,7 @@ __global__ void finish_kernel(DeviceLossScale c, StepScalars* s) {
         ++s->iterations;
     s->loss_scale = scale;
     s->good_steps = good;
+    advance_batch_position(*s);
 }
 
 } // namespace
