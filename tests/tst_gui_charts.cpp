@@ -100,6 +100,7 @@ private slots:
     void skipped_steps_get_markers();
     void hiding_a_run_removes_its_series();
     void legend_names_each_visible_run_in_its_colour();
+    void legend_says_a_shared_policy_once();
     void learning_rate_chart_shows_scheduled_runs();
     void store_signals_are_coalesced();
     void incremental_smoothing_equals_full();
@@ -354,6 +355,29 @@ void TestGuiCharts::legend_names_each_visible_run_in_its_colour() {
                                                 .arg(legend->text_width())
                                                 .arg(legend->contentsRect().width())));
     QVERIFY(legend->font().pointSizeF() < normal);
+}
+
+// Lesson 11's four runs are named by what they vary and share their policy ("float32 BN, Adam ·
+// mixed_float16"): the legend says the policy once, so all four fit beside the Lessons panel
+// (with the policy in each entry it showed three, the third cut).
+void TestGuiCharts::legend_says_a_shared_policy_once() {
+    RunStore store;
+    for (const char* label :
+         {"float32 BN, Adam", "float16 BN, Adam", "float32 BN, SGD", "float16 BN, SGD"})
+        add_synthetic_run(store, label, "mixed_float16", 300, 0);
+    ChartsPanel panel(&store);
+    panel.resize(620, 700);
+    panel.show();
+    panel.redraw();
+    RunLegend* legend = panel.legend();
+    QTRY_COMPARE(legend->entries().size(), 4);
+    QCOMPARE(legend->text().count(QStringLiteral("mixed_float16")), 1);
+    QVERIFY(legend->text().contains(QStringLiteral("float16&nbsp;BN,&nbsp;SGD")));
+    QTRY_VERIFY2(legend->fits(), qPrintable(QString("%1 px of text in %2 px")
+                                                .arg(legend->text_width())
+                                                .arg(legend->contentsRect().width())));
+    // The tooltip still names every run whole.
+    QVERIFY(legend->toolTip().contains(QStringLiteral("SGD · mixed_float16")));
 }
 
 // Issue 29: the rate each step used, on a log axis, while a shown run has a schedule; a constant

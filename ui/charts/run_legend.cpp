@@ -31,8 +31,16 @@ void RunLegend::show_runs(const QVector<const RunRecord*>& runs) {
     for (const RunRecord* run : runs)
         if (!run->name.contains(separator) || run->name.section(separator, 0, 0) != shared)
             shared.clear();
+    // Else the policy part when every run shares it (a lesson's runs named by what they vary,
+    // "float32 statistics, Adam · mixed_float16"): said once too.
+    QString shared_tail =
+        runs.size() < 2 || !shared.isEmpty() ? QString() : runs.front()->name.section(separator, 1);
+    for (const RunRecord* run : runs)
+        if (!run->name.contains(separator) || run->name.section(separator, 1) != shared_tail)
+            shared_tail.clear();
     QStringList entries, html;
     if (!shared.isEmpty()) html.append(shared.toHtmlEscaped() + QStringLiteral(":"));
+    if (!shared_tail.isEmpty()) html.append(shared_tail.toHtmlEscaped() + QStringLiteral(":"));
     for (const RunRecord* run : runs) {
         entries.append(run_label(*run));
         // The name without what repeats: the shared experiment, or a policy the experiment's
@@ -41,7 +49,7 @@ void RunLegend::show_runs(const QVector<const RunRecord*>& runs) {
         const QString head = name.section(separator, 0, 0), tail = name.section(separator, 1);
         if (!shared.isEmpty())
             name = tail;
-        else if (name.contains(separator) && head.contains(tail))
+        else if (!shared_tail.isEmpty() || (name.contains(separator) && head.contains(tail)))
             name = head;
         const QString shown = QStringLiteral("#%1 %2").arg(run->id).arg(name);
         // A swatch of the run's colour (a filled box: line-drawing glyphs are missing from
