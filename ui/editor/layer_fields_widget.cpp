@@ -221,9 +221,8 @@ void LayerFieldsWidget::add_epsilon(const QString& what) {
     epsilon->setRange(least, std::max(1.0, value));
     epsilon->setValue(value);
     epsilon->setToolTip(what + tr(" Keras's default is 0.001, PyTorch's 1e-5; the arrows multiply "
-                                  "or divide by 10. With a float16 dtype on this layer the "
-                                  "statistics are 16-bit, where an epsilon under 3e-8 rounds to "
-                                  "0."));
+                                  "or divide by 10. It is added in float32, even when a 16-bit "
+                                  "dtype on this layer makes its statistics 16-bit."));
     connect(epsilon, &QDoubleSpinBox::valueChanged, this, [this](double v) {
         m_spec.epsilon = v;
         emit spec_changed(m_spec);
