@@ -149,6 +149,7 @@ int run_bench(const Args& args) {
         options.data.data = &data;
         RunSession session(std::move(options));
         Trainer& trainer = session.trainer(); // timed step by step, not run()
+        trainer.wrap_at_full_batches();       // the offsets below skip the short last batch
         // Full batches only, as bench/peer_torch.py times them (a padded short batch costs a full
         // step here but less in PyTorch; neither side times it).
         const std::int64_t full = std::max<std::int64_t>(1, data.train.count / e.batch_size);

@@ -134,6 +134,8 @@ TrainingParity training_parity(Backend& reference, Backend& candidate, const Mni
         e.batch_size = 64;
         e.epochs = 1;
         Trainer on_ref(e, data, reference), on_cand(e, data, candidate);
+        on_ref.wrap_at_full_batches(); // the offsets below cycle over the full batches
+        on_cand.wrap_at_full_batches();
         const std::int64_t batches = std::max<std::int64_t>(1, data.train.count / e.batch_size);
         for (int step = 0; step < steps; ++step) {
             const std::int64_t offset = (step % batches) * e.batch_size;

@@ -17,6 +17,7 @@ std::optional<StepProfile> profile_training_step(const Experiment& experiment, B
     session_options.data.data = &data;
     RunSession session(std::move(session_options));
     Trainer& trainer = session.trainer();
+    trainer.wrap_at_full_batches();
     // Batches in order through one epoch (the last, partial batch left out), then round again.
     const std::int64_t full = std::max<std::int64_t>(1, data.train.count / experiment.batch_size);
     const std::int64_t per_epoch =

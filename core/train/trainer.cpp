@@ -213,7 +213,19 @@ Trainer::Trainer(const Experiment& experiment, const Mnist& data, Backend& backe
     StepScalars s = m_backend.read_scalars(scalars);
     s.batch_position = 0;
     s.batch_stride = m_experiment.batch_size;
-    s.epoch_examples = d.train_count;
+    s.epoch_examples = m_epoch_wrap = d.train_count;
+    m_backend.write_scalars(s, scalars);
+}
+
+void Trainer::wrap_at_full_batches() {
+    const std::int64_t batch = m_experiment.batch_size;
+    const std::int64_t full = m_data->train_count / batch * batch;
+    if (full <= 0 || full == m_epoch_wrap) return;
+    Tensor& scalars = m_plan->tensor(m_plan->scalars);
+    StepScalars s = m_backend.read_scalars(scalars);
+    s.epoch_examples = m_epoch_wrap = full;
+    if (s.batch_position >= full) s.batch_position = 0;
+    m_device_position = s.batch_position;
     m_backend.write_scalars(s, scalars);
 }
 
@@ -235,7 +247,7 @@ void Trainer::advance_device_position() {
     StepScalars mirror;
     mirror.batch_position = m_device_position;
     mirror.batch_stride = m_experiment.batch_size;
-    mirror.epoch_examples = m_data->train_count;
+    mirror.epoch_examples = m_epoch_wrap;
     advance_batch_position(mirror); // the rule finish_step applies on the device
     m_device_position = mirror.batch_position;
 }

@@ -87,6 +87,10 @@ public:
     }
     // One training step on the batch at `offset` of the current permutation (for benchmarks).
     StepScalars step_once(std::int64_t offset);
+    // For callers that step over the full batches only, round and round (benchmarks, the
+    // profiler, parity checks): the device's batch position then wraps where their offsets do,
+    // so every such step reads its position on the device (one CUDA Graph for all of them).
+    void wrap_at_full_batches();
     // The same step, only enqueued: nothing is read back (GPU benchmarks time many at once).
     void enqueue_step(std::int64_t offset);
     // One training step on the batch at `offset` with each plan step timed on its own
@@ -117,6 +121,7 @@ private:
     // Where the device's StepScalars::batch_position stands (the next batch's offset), moved as
     // finish_step moves it; a step whose offset equals it reads its position on the device.
     std::int64_t m_device_position = 0;
+    std::int64_t m_epoch_wrap = 0; // where it goes back to 0: the epoch's examples
     void advance_device_position();
     GraphMode m_graph; // the experiment's graph flag on this engine and model
     // The skipped-step ledger: the plan's parameter indices in the order the backward pass
