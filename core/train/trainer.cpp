@@ -297,7 +297,7 @@ void Trainer::enqueue_step(std::int64_t offset) {
     }
     // Steps in order read their batch position on the device, so they differ only by the batch's
     // size: one graph for the full batches, one for a short last batch. A step out of order (a
-    // benchmark cycling over full batches) bakes its offset in: one graph per offset.
+    // caller that did not wrap_at_full_batches) bakes its offset in: one graph per offset.
     const auto key = ctx.batch.device_position
                          ? static_cast<std::uint64_t>(ctx.batch.count)
                          : (std::uint64_t{1} << 62) | static_cast<std::uint64_t>(offset);
