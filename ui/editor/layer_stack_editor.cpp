@@ -492,10 +492,10 @@ void LayerStackEditor::refresh_analysis(bool notify) {
                                 : QStringLiteral("–"));
         m_table->item(row, ColParams)
             ->setText(has_shape ? format_params(entry->params) : QStringLiteral("–"));
-        const QString tip =
-            failed ? QString::fromStdString(entry->error)
-                   : type_text.section(QLatin1Char('\n'), -1) + QStringLiteral(": ") +
-                         m_table->item(row, ColType)->data(Qt::UserRole).toString();
+        const QString tip = failed
+                                ? QString::fromStdString(entry->error)
+                                : type_text.section(QLatin1Char('\n'), -1) + QStringLiteral(": ") +
+                                      m_table->item(row, ColType)->data(Qt::UserRole).toString();
         for (int col : {ColIndex, ColType, ColShape, ColParams}) {
             QTableWidgetItem* item = m_table->item(row, col);
             item->setToolTip(tip);
