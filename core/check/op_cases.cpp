@@ -448,6 +448,31 @@ void add_conv2d(Table& t, DType dt) {
 // per-layer policy; at 16 bits every intermediate rounding the float64 reference skips).
 // Inputs are centred away from 0 (3 + U(-1, 1)) so the centring matters; 61 of 64 and 990 of 1000
 // rows valid (batch padding); 1000 x 70 and 9 x 784 cross the CUDA kernels' chunks.
+// One normalization call's tensors on both sides; args(side) is the NormArgs over them (a tensor
+// left out stays nullptr).
+struct NormTwins {
+    std::int64_t rows = 0, cols = 0, valid = 0;
+    Twin *x = nullptr, *gamma = nullptr, *beta = nullptr, *y = nullptr;
+    Twin *mean = nullptr, *inv_std = nullptr, *moving_mean = nullptr, *moving_variance = nullptr;
+
+    NormArgs args(int side) const {
+        const auto on = [side](Twin* t) { return t ? &t->on(side) : nullptr; };
+        NormArgs a;
+        a.rows = rows;
+        a.cols = cols;
+        a.valid_rows = valid;
+        a.x = on(x);
+        a.gamma = on(gamma);
+        a.beta = on(beta);
+        a.y = on(y);
+        a.mean = on(mean);
+        a.inv_std = on(inv_std);
+        a.moving_mean = on(moving_mean);
+        a.moving_variance = on(moving_variance);
+        return a;
+    }
+};
+
 void add_normalization(Table& t, DType dt) {
     struct Geometry {
         std::int64_t rows, cols, valid;
@@ -486,19 +511,10 @@ void add_normalization(Table& t, DType dt) {
                 Twin& dx = c.make("dx", dt, {g.rows, g.cols});
                 Twin& dgamma = c.make("dgamma", st, {g.cols});
                 Twin& dbeta = c.make("dbeta", st, {g.cols});
+                const NormTwins twins{g.rows, g.cols, g.valid, &x,  &gamma, &beta,
+                                      &y,     &mean,  &inv,    &mm, &mv};
                 c.both([&](Backend& be, int i) {
-                    NormArgs a;
-                    a.rows = g.rows;
-                    a.cols = g.cols;
-                    a.valid_rows = g.valid;
-                    a.x = &x.on(i);
-                    a.gamma = &gamma.on(i);
-                    a.beta = &beta.on(i);
-                    a.y = &y.on(i);
-                    a.mean = &mean.on(i);
-                    a.inv_std = &inv.on(i);
-                    a.moving_mean = &mm.on(i);
-                    a.moving_variance = &mv.on(i);
+                    const NormArgs a = twins.args(i);
                     be.batch_norm_forward(a);
                     be.batch_norm_backward(a, dy.on(i), dx.on(i), dgamma.on(i), dbeta.on(i));
                 });
@@ -514,18 +530,10 @@ void add_normalization(Table& t, DType dt) {
             for (double& v : variances) v = 1.25 + v;
             Twin& mv = c.make("moving_variance", st, {40}, variances);
             Twin& y = c.make("y", dt, {64, 40});
+            const NormTwins twins{64, 40, 64, &x, &gamma, &beta, &y, nullptr, nullptr, &mm, &mv};
             c.both([&](Backend& be, int i) {
-                NormArgs a;
-                a.rows = 64;
-                a.cols = 40;
-                a.valid_rows = 64;
+                NormArgs a = twins.args(i);
                 a.training = false;
-                a.x = &x.on(i);
-                a.gamma = &gamma.on(i);
-                a.beta = &beta.on(i);
-                a.y = &y.on(i);
-                a.moving_mean = &mm.on(i);
-                a.moving_variance = &mv.on(i);
                 be.batch_norm_forward(a);
             });
             return std::vector<Twin*>{&y, &mm, &mv};
@@ -544,17 +552,10 @@ void add_normalization(Table& t, DType dt) {
                       Twin& dx = c.make("dx", dt, {g.rows, g.cols});
                       Twin& dgamma = c.make("dgamma", st, {g.cols});
                       Twin& dbeta = c.make("dbeta", st, {g.cols});
+                      const NormTwins twins{g.rows, g.cols, g.valid, &x,  &gamma,
+                                            &beta,  &y,     &mean,   &inv};
                       c.both([&](Backend& be, int i) {
-                          NormArgs a;
-                          a.rows = g.rows;
-                          a.cols = g.cols;
-                          a.valid_rows = g.valid;
-                          a.x = &x.on(i);
-                          a.gamma = &gamma.on(i);
-                          a.beta = &beta.on(i);
-                          a.y = &y.on(i);
-                          a.mean = &mean.on(i);
-                          a.inv_std = &inv.on(i);
+                          const NormArgs a = twins.args(i);
                           be.layer_norm_forward(a);
                           be.layer_norm_backward(a, dy.on(i), dx.on(i), dgamma.on(i), dbeta.on(i));
                       });

@@ -264,44 +264,45 @@ void check_backward(const NormArgs& a, const Tensor& dy, const Tensor& dx, const
                  std::string(op) + ": dgamma and dbeta must have one element per column");
 }
 
+// The forward checks: the arguments, and an output of x's size.
+void check_forward(const NormArgs& a, bool batch_norm, const char* op) {
+    check_args(a, batch_norm, op);
+    cpu::require(a.y && a.y->numel() == a.x->numel(), std::string(op) + ": y's size");
+}
+
+// Calls f(A{}) with the contract's arithmetic type: double when the statistics are float64.
+template <class F>
+void with_arithmetic(const NormArgs& a, F&& f) {
+    if (a.gamma->dtype == DType::Float64)
+        f(double{});
+    else
+        f(float{});
+}
+
 } // namespace
 
 void CpuBackend::batch_norm_forward(const NormArgs& args) {
-    const char* op = "batch_norm_forward";
-    check_args(args, true, op);
-    cpu::require(args.y && args.y->numel() == args.x->numel(), std::string(op) + ": y's size");
-    if (args.gamma->dtype == DType::Float64)
-        batch_norm_forward_impl<double>(args);
-    else
-        batch_norm_forward_impl<float>(args);
+    check_forward(args, true, "batch_norm_forward");
+    with_arithmetic(args, [&](auto a) { batch_norm_forward_impl<decltype(a)>(args); });
 }
 
 void CpuBackend::batch_norm_backward(const NormArgs& args, const Tensor& dy, Tensor& dx,
                                      Tensor& dgamma, Tensor& dbeta) {
     check_backward(args, dy, dx, dgamma, dbeta, true, "batch_norm_backward");
-    if (args.gamma->dtype == DType::Float64)
-        batch_norm_backward_impl<double>(args, dy, dx, dgamma, dbeta);
-    else
-        batch_norm_backward_impl<float>(args, dy, dx, dgamma, dbeta);
+    with_arithmetic(
+        args, [&](auto a) { batch_norm_backward_impl<decltype(a)>(args, dy, dx, dgamma, dbeta); });
 }
 
 void CpuBackend::layer_norm_forward(const NormArgs& args) {
-    const char* op = "layer_norm_forward";
-    check_args(args, false, op);
-    cpu::require(args.y && args.y->numel() == args.x->numel(), std::string(op) + ": y's size");
-    if (args.gamma->dtype == DType::Float64)
-        layer_norm_forward_impl<double>(args);
-    else
-        layer_norm_forward_impl<float>(args);
+    check_forward(args, false, "layer_norm_forward");
+    with_arithmetic(args, [&](auto a) { layer_norm_forward_impl<decltype(a)>(args); });
 }
 
 void CpuBackend::layer_norm_backward(const NormArgs& args, const Tensor& dy, Tensor& dx,
                                      Tensor& dgamma, Tensor& dbeta) {
     check_backward(args, dy, dx, dgamma, dbeta, false, "layer_norm_backward");
-    if (args.gamma->dtype == DType::Float64)
-        layer_norm_backward_impl<double>(args, dy, dx, dgamma, dbeta);
-    else
-        layer_norm_backward_impl<float>(args, dy, dx, dgamma, dbeta);
+    with_arithmetic(
+        args, [&](auto a) { layer_norm_backward_impl<decltype(a)>(args, dy, dx, dgamma, dbeta); });
 }
 
 } // namespace mantissa
