@@ -57,6 +57,25 @@ Columns batch_statistics(const std::vector<double>& x, int rows, int cols, int v
     return c;
 }
 
+// NormArgs over host tensors (nullptr: left out); epsilon and momentum keep their defaults.
+NormArgs host_args(int rows, int cols, int valid, HostTensor& x, HostTensor& gamma,
+                   HostTensor& beta, HostTensor& y, HostTensor& mean, HostTensor& inv_std,
+                   HostTensor* moving_mean = nullptr, HostTensor* moving_variance = nullptr) {
+    NormArgs a;
+    a.rows = rows;
+    a.cols = cols;
+    a.valid_rows = valid;
+    a.x = &x.tensor;
+    a.gamma = &gamma.tensor;
+    a.beta = &beta.tensor;
+    a.y = &y.tensor;
+    a.mean = &mean.tensor;
+    a.inv_std = &inv_std.tensor;
+    a.moving_mean = moving_mean ? &moving_mean->tensor : nullptr;
+    a.moving_variance = moving_variance ? &moving_variance->tensor : nullptr;
+    return a;
+}
+
 std::vector<double> as_double(const std::vector<float>& v) {
     return {v.begin(), v.end()};
 }
@@ -127,20 +146,8 @@ public:
             beta(s, {0.25, -1.0, 0.5}, "beta"), y(DType::Float16, std::vector<double>(18), "y"),
             mean(s, {0, 0, 0}, "mean"), inv(s, {0, 0, 0}, "inv_std"),
             mm(s, {0.5, 0.5, 0.5}, "moving_mean"), mv(s, {2, 2, 2}, "moving_variance");
-        NormArgs a;
-        a.rows = rows;
-        a.cols = cols;
-        a.valid_rows = valid;
-        a.epsilon = 1e-3;
-        a.momentum = 0.99;
-        a.x = &hx.tensor;
-        a.gamma = &gamma.tensor;
-        a.beta = &beta.tensor;
-        a.y = &y.tensor;
-        a.mean = &mean.tensor;
-        a.inv_std = &inv.tensor;
-        a.moving_mean = &mm.tensor;
-        a.moving_variance = &mv.tensor;
+        const NormArgs a = host_args(rows, cols, valid, hx, gamma, beta, y, mean, inv, &mm, &mv);
+        CHECK(a.epsilon == 1e-3 && a.momentum == 0.99); // Keras's defaults, which the text uses
         be.batch_norm_forward(a);
 
         const std::vector<double> xs = hx.values(); // x as float16 stored it
@@ -191,18 +198,7 @@ public:
             inv(s, {0, 0}, "inv_std"), mm(s, {0, 0}, "mm"), mv(s, {1, 1}, "mv"),
             dx(DType::Float16, std::vector<double>(10, 7.0), "dx"), dg(s, {0, 0}, "dgamma"),
             db(s, {0, 0}, "dbeta");
-        NormArgs a;
-        a.rows = rows;
-        a.cols = cols;
-        a.valid_rows = valid;
-        a.x = &hx.tensor;
-        a.gamma = &gamma.tensor;
-        a.beta = &beta.tensor;
-        a.y = &y.tensor;
-        a.mean = &mean.tensor;
-        a.inv_std = &inv.tensor;
-        a.moving_mean = &mm.tensor;
-        a.moving_variance = &mv.tensor;
+        const NormArgs a = host_args(rows, cols, valid, hx, gamma, beta, y, mean, inv, &mm, &mv);
         be.batch_norm_forward(a);
         be.batch_norm_backward(a, hdy.tensor, dx.tensor, dg.tensor, db.tensor);
 
@@ -245,16 +241,7 @@ public:
             beta(s, {0.1, 0.2, 0.3, 0.4, 0.5}, "beta"),
             y(DType::Float16, std::vector<double>(15), "y"), mean(s, {0, 0, 0}, "mean"),
             inv(s, {0, 0, 0}, "inv_std");
-        NormArgs a;
-        a.rows = rows;
-        a.cols = cols;
-        a.x = &hx.tensor;
-        a.gamma = &gamma.tensor;
-        a.beta = &beta.tensor;
-        a.y = &y.tensor;
-        a.mean = &mean.tensor;
-        a.inv_std = &inv.tensor;
-        be.layer_norm_forward(a);
+        be.layer_norm_forward(host_args(rows, cols, rows, hx, gamma, beta, y, mean, inv));
         const std::vector<double> xs = hx.values(), g = gamma.values(), b = beta.values();
         std::vector<double> want_y, want_mean, want_inv;
         for (int r = 0; r < rows; ++r) {
