@@ -368,6 +368,15 @@ void ln_backward(const NormLaunch& a, cudaStream_t stream) {
     MANTISSA_CUDA_LAUNCH_CHECK();
 }
 
+// Calls f(A{}) with the contract's arithmetic type: double when the statistics are float64.
+template <class F>
+void with_arithmetic(const NormLaunch& a, F&& f) {
+    if (a.s_dtype == DType::Float64)
+        f(double{});
+    else
+        f(float{});
+}
+
 } // namespace
 
 std::int64_t norm_max_cols(bool f64, std::size_t scratch_bytes) {
@@ -376,35 +385,20 @@ std::int64_t norm_max_cols(bool f64, std::size_t scratch_bytes) {
 }
 
 void launch_batch_norm_forward(const NormLaunch& a, cudaStream_t stream) {
-    if (a.cols <= 0) return;
-    if (a.s_dtype == DType::Float64)
-        bn_forward<double>(a, stream);
-    else
-        bn_forward<float>(a, stream);
+    if (a.cols > 0) with_arithmetic(a, [&](auto x) { bn_forward<decltype(x)>(a, stream); });
 }
 
 void launch_batch_norm_backward(const NormLaunch& a, cudaStream_t stream) {
-    if (a.cols <= 0) return;
-    if (a.s_dtype == DType::Float64)
-        bn_backward<double>(a, stream);
-    else
-        bn_backward<float>(a, stream);
+    if (a.cols > 0) with_arithmetic(a, [&](auto x) { bn_backward<decltype(x)>(a, stream); });
 }
 
 void launch_layer_norm_forward(const NormLaunch& a, cudaStream_t stream) {
-    if (a.rows <= 0 || a.cols <= 0) return;
-    if (a.s_dtype == DType::Float64)
-        ln_forward<double>(a, stream);
-    else
-        ln_forward<float>(a, stream);
+    if (a.rows > 0 && a.cols > 0)
+        with_arithmetic(a, [&](auto x) { ln_forward<decltype(x)>(a, stream); });
 }
 
 void launch_layer_norm_backward(const NormLaunch& a, cudaStream_t stream) {
-    if (a.cols <= 0) return;
-    if (a.s_dtype == DType::Float64)
-        ln_backward<double>(a, stream);
-    else
-        ln_backward<float>(a, stream);
+    if (a.cols > 0) with_arithmetic(a, [&](auto x) { ln_backward<decltype(x)>(a, stream); });
 }
 
 } // namespace mantissa::cuda
