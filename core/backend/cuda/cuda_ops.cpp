@@ -139,6 +139,14 @@ void set_stats(cuda::NormLaunch& a, const NormArgs& args, std::int64_t count, co
 }
 
 // A forward's statistics, written where given (the backward needs them; inference may not).
+// A forward pass's output y: given, and of x's view.
+void set_output(cuda::NormLaunch& a, const NormArgs& args, const char* op) {
+    require(args.y != nullptr, std::string(op) + ": y must be given");
+    require_rows_cols(*args.y, args, op);
+    a.y = args.y->data;
+    a.y_dtype = args.y->dtype;
+}
+
 void set_optional_stats(cuda::NormLaunch& a, const NormArgs& args, std::int64_t count,
                         const char* op) {
     if (args.mean) {
@@ -327,10 +335,7 @@ void CudaBackend::maxpool_backward(const Pool2dArgs& args, const Tensor& dy,
 void CudaBackend::batch_norm_forward(const NormArgs& args) {
     const char* op = "batch_norm_forward";
     cuda::NormLaunch a = norm_launch(args, op, m_impl->bias_scratch);
-    require(args.y != nullptr, std::string(op) + ": y must be given");
-    require_rows_cols(*args.y, args, op);
-    a.y = args.y->data;
-    a.y_dtype = args.y->dtype;
+    set_output(a, args, op);
     require_stat(args.moving_mean, "moving_mean", a.s_dtype, args.cols, op);
     require_stat(args.moving_variance, "moving_variance", a.s_dtype, args.cols, op);
     a.moving_mean = args.moving_mean->data;
@@ -362,10 +367,7 @@ void CudaBackend::batch_norm_backward(const NormArgs& args, const Tensor& dy, Te
 void CudaBackend::layer_norm_forward(const NormArgs& args) {
     const char* op = "layer_norm_forward";
     cuda::NormLaunch a = norm_launch(args, op, m_impl->bias_scratch);
-    require(args.y != nullptr, std::string(op) + ": y must be given");
-    require_rows_cols(*args.y, args, op);
-    a.y = args.y->data;
-    a.y_dtype = args.y->dtype;
+    set_output(a, args, op);
     set_optional_stats(a, args, args.rows, op);
     cuda::launch_layer_norm_forward(a, m_impl->stream);
 }
