@@ -300,6 +300,13 @@ private slots:
         LayerSpec layer_norm;
         layer_norm.type = LayerType::LayerNormalization;
         QVERIFY(editor.model().layers[2] == layer_norm);
+        // The type column says "BatchNorm" and elides Keras's long default name rather than
+        // widening the table (its tooltip has the name whole).
+        QTableWidgetItem* type = table_of(editor)->item(1, 1);
+        QVERIFY(type->text().startsWith(QStringLiteral("BatchNorm\nbatch_normalization_1")));
+        QVERIFY(type->toolTip().startsWith(QStringLiteral("batch_normalization_1: ")));
+        const int cap = table_of(editor)->fontMetrics().horizontalAdvance("max_pool2d_10") + 16;
+        QVERIFY(table_of(editor)->columnWidth(1) <= cap);
 
         QWidget* batch_fields = table_of(editor)->cellWidget(1, 2);
         auto* momentum = batch_fields->findChild<QDoubleSpinBox*>("momentum");

@@ -29,6 +29,11 @@ NormView view_of(const Tensor& x, std::int64_t batch) {
     return v;
 }
 
+// The view's rows that hold this batch's examples (all of them outside a Trainer's batches).
+std::int64_t valid_rows(const NormView& v, const RunContext& ctx) {
+    return ctx.batch.count > 0 ? std::min(v.rows, ctx.batch.count * v.rows_per_example) : v.rows;
+}
+
 // " (float32 statistics)" when the statistics dtype differs from the compute dtype.
 std::string statistics_note(const Policy& policy) {
     if (policy.variable == policy.compute) return {};
@@ -103,8 +108,7 @@ TensorId norm_steps(PlanBuilder& b, const Layer& layer, TensorId input, bool bat
         return [bound, v, batch_norm](Backend& be, const RunContext& ctx) {
             NormArgs a = bound;
             a.training = ctx.training;
-            if (ctx.batch.count > 0)
-                a.valid_rows = std::min(a.rows, ctx.batch.count * v.rows_per_example);
+            a.valid_rows = valid_rows(v, ctx);
             if (batch_norm)
                 be.batch_norm_forward(a);
             else
@@ -132,8 +136,7 @@ TensorId norm_steps(PlanBuilder& b, const Layer& layer, TensorId input, bool bat
         Tensor* dB = t.ptr(n.beta.grad);
         return [bound, v, batch_norm, dY, dX, dG, dB](Backend& be, const RunContext& ctx) {
             NormArgs a = bound;
-            if (ctx.batch.count > 0)
-                a.valid_rows = std::min(a.rows, ctx.batch.count * v.rows_per_example);
+            a.valid_rows = valid_rows(v, ctx);
             if (batch_norm)
                 be.batch_norm_backward(a, *dY, *dX, *dG, *dB);
             else
