@@ -737,18 +737,22 @@ void TestCpuOps::gemm_fp8_rules() {
     g = ok;
     g.a_scale = &wide_scale.t;
     refused(g, "a_scale must be a one-element float32 tensor", false);
-    // cuBLASLt's layout rule, checked where no GPU is: TN only, dimensions multiples of 16.
+    // cuBLASLt's layout rule, checked where no GPU is: TN only; any sizes (the CUDA engine pads
+    // them to its multiples of 16), but sizes that fit each other.
     g = ok;
     g.transpose_b = false;
     HostTensor b_kn(DType::Float8E4M3, {32, 16});
     g.b = &b_kn.t;
     m_cpu.gemm_workspace_bytes(g); // the CPU engine takes every layout
     refused(g, "TN", true);
-    HostTensor a_odd(DType::Float8E4M3, {16, 24}), b_odd(DType::Float8E4M3, {16, 24});
+    HostTensor a_odd(DType::Float8E4M3, {16, 10}), b_odd(DType::Float8E4M3, {16, 10});
     g = ok;
     g.a = &a_odd.t;
     g.b = &b_odd.t;
-    refused(g, "multiples of 16", true);
+    check_fp8_gemm_tn(g); // k = 10: padded on the CUDA engine
+    HostTensor b_short(DType::Float8E4M3, {16, 8});
+    g.b = &b_short.t;
+    refused(g, "the sizes do not fit", true);
 }
 
 void TestCpuOps::bias_grad_data() {

@@ -22,9 +22,11 @@ bool uses_fp8_gemm(const GemmArgs& args);
 void check_fp8_gemm(const GemmArgs& args);
 
 // cuBLASLt's FP8 layout rule on top (cublasLtMatmul: "A must be transposed and B non-transposed
-// (the TN format)", dimensions multiples of 16). The CUDA engine hands cuBLASLt row-major C = A·B
-// as column-major Cᵀ = Bᵀ·Aᵀ, so TN is GemmArgs' transpose_a = false, transpose_b = true:
-// C (m, n) = A (m, k) · B (n, k)ᵀ, both operands contiguous along k.
+// (the TN format)"). The CUDA engine hands cuBLASLt row-major C = A·B as column-major
+// Cᵀ = Bᵀ·Aᵀ, so TN is GemmArgs' transpose_a = false, transpose_b = true:
+// C (m, n) = A (m, k) · B (n, k)ᵀ, both operands contiguous along k. Any m, n, k: cuBLASLt's
+// other rule (sizes in multiples of 16) is the CUDA engine's to meet, by copying an operand
+// whose sizes miss it into a zero-padded one (zeros add nothing to a sum: the same C).
 void check_fp8_gemm_tn(const GemmArgs& args);
 
 // quantize_fp8's arguments (Fp8QuantArgs), checked alike by every engine: throws

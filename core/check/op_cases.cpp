@@ -956,7 +956,8 @@ GemmArgs fp8_tn_args(Twin& a, Twin& b, Twin& a_scale, Twin& b_scale, Twin& c, in
 }
 
 // FP8 operands with per-tensor decode scales (GemmArgs::a_scale / b_scale), in the one layout
-// every engine takes (cuBLASLt's "TN": C = A · Bᵀ, dimensions multiples of 16). The case's dtype is
+// every engine takes (cuBLASLt's "TN": C = A · Bᵀ), at sizes in multiples of 16 and at sizes the
+// CUDA engine pads (the 10-unit output layer's three products, a batch of 100). The case's dtype is
 // C's; the codes come from the same random values rounded once to float8.
 void add_fp8_gemm(Table& t) {
     struct Fp8Case {
@@ -965,59 +966,71 @@ void add_fp8_gemm(Table& t) {
     };
     const Fp8Case kinds[] = {{DType::Float8E4M3, DType::Float8E4M3, 0.3f, 1.7f},
                              {DType::Float8E5M2, DType::Float8E4M3, 2.5f, 0.0625f}};
-    constexpr std::int64_t m = 64, k = 96, n = 48;
-    for (DType out : {DType::Float32, DType::BFloat16})
-        for (const Fp8Case& q : kinds) {
-            char scales[64];
-            std::snprintf(scales, sizeof scales, "scales %g x %g", double(q.a_scale),
-                          double(q.b_scale));
-            const std::string geometry = dims({m, k, n}) + " " + std::string(dtype_name(q.a)) +
-                                         " x " + std::string(dtype_name(q.b)) + " " + scales;
-            const double tol = fp8_gemm_tolerance(out);
-            t.add("gemm fp8 C = A B^T", out, geometry, tol, tol, [q, out](CaseContext& c) {
-                Twin& a = c.make("a", q.a, {m, k}, random_values(m * k, 31, 2.0));
-                Twin& b = c.make("b", q.b, {n, k}, random_values(n * k, 32, 0.5));
-                Twin& sa = c.make("a_scale", DType::Float32, {1}, {double(q.a_scale)});
-                Twin& sb = c.make("b_scale", DType::Float32, {1}, {double(q.b_scale)});
-                Twin& y = c.make("y", out, {m, n});
-                c.both([&](Backend& be, int i) {
-                    GemmArgs g = fp8_tn_args(a, b, sa, sb, y, i);
-                    g.workspace = c.workspace(i, be.gemm_workspace_bytes(g));
-                    be.gemm(g);
-                });
-                return std::vector<Twin*>{&y};
-            });
-            t.cases.back().needs_fp8_gemm = true;
-        }
-    // The epilogue after the scales (a Dense layer's forward under recipe.gemm "fp8"): bias in
-    // bfloat16, the activation, and the pre-activation GELU's backward reads.
-    for (DType out : {DType::Float32, DType::BFloat16})
-        for (Activation act : {Activation::Relu, Activation::Gelu}) {
-            const std::string geometry = dims({m, k, n}) + " float8_e4m3 x float8_e4m3 + bias + " +
-                                         std::string(activation_name(act)) + ", pre";
-            const double tol = fp8_gemm_tolerance(out);
-            t.add(
-                "gemm fp8 C = act(A B^T + bias)", out, geometry, tol, tol,
-                [act, out](CaseContext& c) {
-                    Twin& a = c.make("a", DType::Float8E4M3, {m, k}, random_values(m * k, 33, 2.0));
-                    Twin& b = c.make("b", DType::Float8E4M3, {n, k}, random_values(n * k, 34, 0.5));
-                    Twin& sa = c.make("a_scale", DType::Float32, {1}, {0.75});
-                    Twin& sb = c.make("b_scale", DType::Float32, {1}, {0.125});
-                    Twin& bias = c.make("bias", DType::BFloat16, {n}, random_values(n, 35, 1.0));
-                    Twin& pre = c.make("pre", out, {m, n});
-                    Twin& y = c.make("y", out, {m, n});
+    struct Size {
+        std::int64_t m, k, n;
+    };
+    // 64x96x48 needs no padding; then a 10-unit layer's forward (n 10), its dX (k 10), its dW
+    // (n 10 after a reduction over the batch) and a batch of 100 (m 100).
+    const Size sizes[] = {{64, 96, 48}, {64, 96, 10}, {64, 10, 48}, {48, 64, 10}, {100, 32, 48}};
+    for (const Size& s : sizes)
+        for (DType out : {DType::Float32, DType::BFloat16})
+            for (const Fp8Case& q : kinds) {
+                char scales[64];
+                std::snprintf(scales, sizeof scales, "scales %g x %g", double(q.a_scale),
+                              double(q.b_scale));
+                const std::string geometry = dims({s.m, s.k, s.n}) + " " +
+                                             std::string(dtype_name(q.a)) + " x " +
+                                             std::string(dtype_name(q.b)) + " " + scales;
+                const double tol = fp8_gemm_tolerance(out);
+                t.add("gemm fp8 C = A B^T", out, geometry, tol, tol, [q, out, s](CaseContext& c) {
+                    Twin& a = c.make("a", q.a, {s.m, s.k}, random_values(s.m * s.k, 31, 2.0));
+                    Twin& b = c.make("b", q.b, {s.n, s.k}, random_values(s.n * s.k, 32, 0.5));
+                    Twin& sa = c.make("a_scale", DType::Float32, {1}, {double(q.a_scale)});
+                    Twin& sb = c.make("b_scale", DType::Float32, {1}, {double(q.b_scale)});
+                    Twin& y = c.make("y", out, {s.m, s.n});
                     c.both([&](Backend& be, int i) {
                         GemmArgs g = fp8_tn_args(a, b, sa, sb, y, i);
-                        g.bias = &bias.on(i);
-                        g.epilogue = act;
-                        g.pre_activation = &pre.on(i);
                         g.workspace = c.workspace(i, be.gemm_workspace_bytes(g));
                         be.gemm(g);
                     });
-                    return std::vector<Twin*>{&y, &pre};
+                    return std::vector<Twin*>{&y};
                 });
-            t.cases.back().needs_fp8_gemm = true;
-        }
+                t.cases.back().needs_fp8_gemm = true;
+            }
+    // The epilogue after the scales (a Dense layer's forward under recipe.gemm "fp8"): bias in
+    // bfloat16, the activation, and the pre-activation GELU's backward reads; also at 10 units
+    // (the padded accumulator's row stride).
+    for (const Size& s : {Size{64, 96, 48}, Size{100, 96, 10}})
+        for (DType out : {DType::Float32, DType::BFloat16})
+            for (Activation act : {Activation::Relu, Activation::Gelu}) {
+                const std::string geometry = dims({s.m, s.k, s.n}) +
+                                             " float8_e4m3 x float8_e4m3 + bias + " +
+                                             std::string(activation_name(act)) + ", pre";
+                const double tol = fp8_gemm_tolerance(out);
+                t.add("gemm fp8 C = act(A B^T + bias)", out, geometry, tol, tol,
+                      [act, out, s](CaseContext& c) {
+                          Twin& a = c.make("a", DType::Float8E4M3, {s.m, s.k},
+                                           random_values(s.m * s.k, 33, 2.0));
+                          Twin& b = c.make("b", DType::Float8E4M3, {s.n, s.k},
+                                           random_values(s.n * s.k, 34, 0.5));
+                          Twin& sa = c.make("a_scale", DType::Float32, {1}, {0.75});
+                          Twin& sb = c.make("b_scale", DType::Float32, {1}, {0.125});
+                          Twin& bias =
+                              c.make("bias", DType::BFloat16, {s.n}, random_values(s.n, 35, 1.0));
+                          Twin& pre = c.make("pre", out, {s.m, s.n});
+                          Twin& y = c.make("y", out, {s.m, s.n});
+                          c.both([&](Backend& be, int i) {
+                              GemmArgs g = fp8_tn_args(a, b, sa, sb, y, i);
+                              g.bias = &bias.on(i);
+                              g.epilogue = act;
+                              g.pre_activation = &pre.on(i);
+                              g.workspace = c.workspace(i, be.gemm_workspace_bytes(g));
+                              be.gemm(g);
+                          });
+                          return std::vector<Twin*>{&y, &pre};
+                      });
+                t.cases.back().needs_fp8_gemm = true;
+            }
 }
 
 // n values for quantize_fp8's ties case: the format's largest value first (the amax, so a current

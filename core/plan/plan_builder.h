@@ -91,8 +91,8 @@ public:
     bool bfloat16_quant_copies() const;
 
     // Per-tensor FP8 recipes on FP8 GEMMs (CompileOptions::fp8_gemm): whether a GEMM of these
-    // sizes runs on float8 codes in this layer (its policy per-tensor FP8, every size a
-    // multiple of 16, cuBLASLt's rule).
+    // sizes runs on float8 codes in this layer (its policy per-tensor FP8, every size positive;
+    // the CUDA engine pads sizes that miss cuBLASLt's multiples of 16).
     bool fp8_gemm(std::initializer_list<std::int64_t> sizes) const;
     // The FP8 GEMM operands of `source` (role as in quantize_input; a weight from its float32
     // master): one quantise step writing its float8 codes row-major (`rowwise`) and/or transposed

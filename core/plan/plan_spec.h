@@ -127,7 +127,7 @@ struct CompileOptions {
     // Evaluation only (core/run's EvalSession): no optimizer slots, no backward or update steps
     // and no memory for gradients (their tensors have no data); train_step() refuses such a plan.
     bool inference_only = false;
-    // Per-tensor FP8 recipes: lower Dense GEMMs whose sizes are multiples of 16 onto FP8 GEMMs
+    // Per-tensor FP8 recipes: lower every Dense layer's GEMMs onto FP8 GEMMs
     // over float8 codes (recipe.gemm resolved against the engine: resolve_fp8_gemm in
     // core/plan/fp8_lowering.h); else their inputs are quantised and decoded to float32.
     bool fp8_gemm = false;

@@ -242,8 +242,9 @@ GemmPlan& CudaBackend::Impl::gemm_plan(const GemmArgs& args) {
 std::size_t CudaBackend::gemm_workspace_bytes(const GemmArgs& args) const {
     if (uses_fp8_gemm(args)) {
         check_fp8_gemm_tn(args);
-        // cuBLASLt writes C itself, or a float32 accumulator the epilogue kernel finishes.
-        return cuda::fp8_accumulator_bytes(args) + kLtWorkspace;
+        // cuBLASLt writes C itself, or a float32 accumulator the epilogue kernel finishes; padded
+        // operands where the sizes miss cuBLASLt's multiples of 16.
+        return cuda::fp8_gemm_layout(args).fixed_bytes + kLtWorkspace;
     }
     check_args(args);
     return cuda::gemm_workspace_need(cuda::gemm_key(args, m_impl->tf32, m_impl->propagate_nan),

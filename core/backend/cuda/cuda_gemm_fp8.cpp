@@ -5,12 +5,15 @@
 // or activation is not handed to cuBLASLt (its FP8 epilogues restrict the bias and aux dtypes):
 // D is then a float32 accumulator at the start of the workspace, and gemm_epilogue.cu adds the
 // bias, writes the pre-activation and rounds act(·) once into C, as the CPU engine does.
-// Ran once, on an H100 (2026-11-27): it matches the CPU engine's decode-and-multiply
+// Ran on H100s and an H200 (2026-11-27/28): it matches the CPU engine's decode-and-multiply
 // (cpu_gemm.cpp) to a few units of 2^-13, Hopper's FP8 accumulator (op_cases.cpp's tolerance).
+// Sizes that miss cuBLASLt's multiples of 16 are padded with zero codes here (fp8_gemm_layout):
+// written 2026-11-29, not yet run on a GPU.
 #include <string>
 
 #include "core/backend/cuda/cuda_check.h"
 #include "core/backend/cuda/cuda_state.h"
+#include "core/backend/cuda/pad_matrix.cuh"
 #include "core/backend/fp8_gemm.h"
 #include "core/error.h"
 
@@ -71,15 +74,17 @@ cuda::GemmPlan& CudaBackend::Impl::fp8_gemm_plan(const GemmArgs& args) {
     MANTISSA_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(p.desc, CUBLASLT_MATMUL_DESC_FAST_ACCUM,
                                                          &fast_accum, sizeof fast_accum));
     set_scales(p.desc, args);
-    const std::uint64_t m = static_cast<std::uint64_t>(key.m);
-    const std::uint64_t n = static_cast<std::uint64_t>(key.n);
-    const std::uint64_t k = static_cast<std::uint64_t>(key.k);
+    // The sizes cuBLASLt multiplies: the call's, or padded to its multiples of 16.
+    const cuda::Fp8GemmLayout l = cuda::fp8_gemm_layout(args);
+    const auto m = static_cast<std::uint64_t>(l.lt_m);
+    const auto n = static_cast<std::uint64_t>(l.lt_n);
+    const auto k = static_cast<std::uint64_t>(l.lt_k);
     MANTISSA_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&p.a, fp8_type(key.b_dtype), k, n, k));
     MANTISSA_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&p.b, fp8_type(key.ab_dtype), k, m, k));
     // C and D share a layout: cuBLASLt's FP8 table pairs a float32 D with a float32 C and a
-    // bfloat16 D with a bfloat16 C (beta is 0, so C is never read). With an epilogue, D is the
-    // float32 accumulator.
-    const std::size_t acc_bytes = cuda::fp8_accumulator_bytes(args);
+    // bfloat16 D with a bfloat16 C (beta is 0, so C is never read). With an epilogue or padded
+    // sizes, D is the float32 accumulator.
+    const std::size_t acc_bytes = l.acc_bytes;
     const DType d_dtype = acc_bytes ? DType::Float32 : key.c_dtype;
     MANTISSA_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&p.d, out_type(d_dtype), n, m, n));
     p.fusion.kernel_epilogue = acc_bytes > 0;
@@ -89,7 +94,7 @@ cuda::GemmPlan& CudaBackend::Impl::fp8_gemm_plan(const GemmArgs& args) {
     cublasLtMatmulHeuristicResult_t result{};
     int found = 0;
     const std::size_t lt_limit =
-        args.workspace.bytes > acc_bytes ? args.workspace.bytes - acc_bytes : 0;
+        args.workspace.bytes > l.fixed_bytes ? args.workspace.bytes - l.fixed_bytes : 0;
     const cublasStatus_t status =
         cuda::best_lt_algo(lt, p.desc, p.a, p.b, p.d, lt_limit, result, found);
     if (status == CUBLAS_STATUS_NOT_SUPPORTED || found == 0)
@@ -105,6 +110,7 @@ cuda::GemmPlan& CudaBackend::Impl::fp8_gemm_plan(const GemmArgs& args) {
         p.algo_id = id;
     p.choice = "cublasLt fp8 " + std::string(dtype_name(key.ab_dtype)) + " x " +
                std::string(dtype_name(key.b_dtype)) + " algo " + std::to_string(p.algo_id) +
+               (l.pad_a || l.pad_b || l.pad_c ? " (padded to multiples of 16)" : "") +
                (acc_bytes ? " + kernel epilogue" : "");
     cuda::GemmPlan& out = *plan;
     gemms.emplace(key, std::move(plan));
@@ -113,8 +119,8 @@ cuda::GemmPlan& CudaBackend::Impl::fp8_gemm_plan(const GemmArgs& args) {
 
 void CudaBackend::Impl::fp8_gemm_run(const GemmArgs& args) {
     cuda::GemmPlan& plan = fp8_gemm_plan(args);
-    const std::size_t acc_bytes = plan.fusion.acc_bytes;
-    const std::size_t need = acc_bytes + plan.lt_workspace;
+    const cuda::Fp8GemmLayout l = cuda::fp8_gemm_layout(args);
+    const std::size_t need = l.fixed_bytes + plan.lt_workspace;
     if (args.workspace.bytes < need || (need > 0 && !args.workspace.data))
         throw Error(ErrorKind::Internal, "gemm (FP8): needs " + std::to_string(need) +
                                              " workspace bytes, got " +
@@ -124,14 +130,28 @@ void CudaBackend::Impl::fp8_gemm_run(const GemmArgs& args) {
     set_scales(plan.desc, args); // this call's scale tensors (the plan may come from the cache)
     const float alpha = 1.0f, beta = 0.0f;
     auto* ws = static_cast<unsigned char*>(args.workspace.data);
-    void* d = acc_bytes ? static_cast<void*>(ws) : args.c->data;
-    void* lt_ws = ws ? ws + acc_bytes : nullptr;
-    MANTISSA_CUBLAS_CHECK(cublasLtMatmul(lt, plan.desc, &alpha, args.b->data, plan.a, args.a->data,
-                                         plan.b, &beta, d, plan.d, d, plan.d, &plan.algo, lt_ws,
-                                         args.workspace.bytes - acc_bytes, stream));
-    if (!acc_bytes) return;
-    // act(acc + bias) rounded once into C, the pre-activation alongside (gemm_epilogue.cu).
-    cuda::launch_gemm_epilogue(cuda::epilogue_args(args, d, DType::Float32), stream);
+    // Operands whose sizes miss cuBLASLt's multiples of 16, copied with zeros around them.
+    const void* a = args.a->data;
+    const void* b = args.b->data;
+    if (l.pad_a) {
+        cuda::launch_pad_matrix_bytes(a, l.m, l.k, ws + l.a_offset, l.lt_m, l.lt_k, stream);
+        a = ws + l.a_offset;
+    }
+    if (l.pad_b) {
+        cuda::launch_pad_matrix_bytes(b, l.n, l.k, ws + l.b_offset, l.lt_n, l.lt_k, stream);
+        b = ws + l.b_offset;
+    }
+    void* d = l.acc_bytes ? static_cast<void*>(ws) : args.c->data;
+    void* lt_ws = ws ? ws + l.fixed_bytes : nullptr;
+    MANTISSA_CUBLAS_CHECK(cublasLtMatmul(lt, plan.desc, &alpha, b, plan.a, a, plan.b, &beta, d,
+                                         plan.d, d, plan.d, &plan.algo, lt_ws,
+                                         args.workspace.bytes - l.fixed_bytes, stream));
+    if (!l.acc_bytes) return;
+    // act(acc + bias) rounded once into C, the pre-activation alongside (gemm_epilogue.cu); a
+    // padded accumulator's rows are lt_n wide, of which C takes the first n.
+    cuda::EpilogueArgs e = cuda::epilogue_args(args, d, DType::Float32);
+    if (l.pad_c) e.acc_row_stride = l.lt_n;
+    cuda::launch_gemm_epilogue(e, stream);
 }
 
 } // namespace mantissa

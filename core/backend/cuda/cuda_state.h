@@ -68,16 +68,44 @@ struct ConvPlan {
     ~ConvPlan();
 };
 
-// The float32 accumulator an FP8 GEMM with an epilogue keeps at the start of its workspace
-// (256-byte aligned; 0 without an epilogue: cuBLASLt writes C itself).
-inline std::size_t fp8_accumulator_bytes(const GemmArgs& args) {
-    if (!fp8_gemm_has_epilogue(args) || !args.c) return 0;
-    const auto bytes = static_cast<std::size_t>(args.c->numel()) * sizeof(float);
-    return (bytes + 255) / 256 * 256;
+// An FP8 GEMM's workspace, from its (checked) arguments: cuBLASLt's FP8 kernels take sizes in
+// multiples of 16, so an operand whose sizes miss them is copied into a zero-padded one, and a
+// product whose m or n misses them goes to a padded float32 accumulator whose first n columns
+// the epilogue kernel reads. Laid out as [accumulator][padded A][padded B][cuBLASLt's scratch],
+// each part 256-byte aligned.
+struct Fp8GemmLayout {
+    std::int64_t m = 0, n = 0, k = 0; // the call's sizes: C (m, n) = A (m, k) · B (n, k)ᵀ
+    std::int64_t lt_m = 0, lt_n = 0, lt_k = 0; // the sizes cuBLASLt multiplies (padded)
+    bool pad_a = false, pad_b = false, pad_c = false;
+    std::size_t acc_bytes = 0; // float32 (lt_m, lt_n) for an epilogue or a padded C; else 0
+    std::size_t a_offset = 0, b_offset = 0;
+    std::size_t fixed_bytes = 0; // the parts before cuBLASLt's scratch
+};
+
+inline Fp8GemmLayout fp8_gemm_layout(const GemmArgs& args) {
+    auto up16 = [](std::int64_t v) { return (v + 15) / 16 * 16; };
+    auto aligned = [](std::size_t bytes) { return (bytes + 255) / 256 * 256; };
+    Fp8GemmLayout l;
+    l.m = args.a->rows();
+    l.k = args.a->cols();
+    l.n = args.b->rows();
+    l.lt_m = up16(l.m);
+    l.lt_n = up16(l.n);
+    l.lt_k = up16(l.k);
+    l.pad_a = l.lt_m != l.m || l.lt_k != l.k;
+    l.pad_b = l.lt_n != l.n || l.lt_k != l.k;
+    l.pad_c = l.lt_m != l.m || l.lt_n != l.n;
+    if (l.pad_c || fp8_gemm_has_epilogue(args))
+        l.acc_bytes = aligned(static_cast<std::size_t>(l.lt_m * l.lt_n) * sizeof(float));
+    l.a_offset = l.acc_bytes;
+    l.b_offset = l.a_offset + (l.pad_a ? aligned(static_cast<std::size_t>(l.lt_m * l.lt_k)) : 0);
+    l.fixed_bytes = l.b_offset + (l.pad_b ? aligned(static_cast<std::size_t>(l.lt_n * l.lt_k)) : 0);
+    return l;
 }
 
 // gemm_epilogue.cu's arguments for a GEMM's bias, pre-activation and activation over the
-// accumulator `acc` (acc_dtype) cuBLASLt wrote: out = C, act = the GEMM's epilogue.
+// accumulator `acc` (acc_dtype, rows of C's width) cuBLASLt wrote: out = C, act = the GEMM's
+// epilogue.
 inline EpilogueArgs epilogue_args(const GemmArgs& args, const void* acc, DType acc_dtype) {
     EpilogueArgs e;
     e.acc = acc;

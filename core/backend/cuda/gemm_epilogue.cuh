@@ -15,6 +15,9 @@ struct EpilogueArgs {
     const void* acc = nullptr; // (rows, cols): the product, in acc_dtype (may be `out` itself)
     DType acc_dtype = DType::Float32;
     std::int64_t rows = 0, cols = 0;
+    // acc's elements per row when it is wider than out (0: cols): the FP8 GEMM's accumulator
+    // padded to cuBLASLt's multiples of 16, of which the first `cols` columns are the product.
+    std::int64_t acc_row_stride = 0;
     const void* bias = nullptr; // optional (cols)
     DType bias_dtype = DType::Float32;
     Activation act = Activation::Linear; // elementwise only (softmax runs as a separate op)

@@ -2,7 +2,7 @@
 // for ReLU, tanh and sigmoid), dW = Xᵀ·dZ, db, dX = dZ·Wᵀ. Each GEMM's workspace is the engine's to
 // size at bind (cuBLASLt's heuristics, the CPU's widening). Under a frontier policy the GEMMs read
 // quantised inputs: quantised-and-decoded float32 copies (fake quantisation), or, for per-tensor
-// FP8 with CompileOptions::fp8_gemm and sizes in multiples of 16, float8 codes with their decode
+// FP8 with CompileOptions::fp8_gemm, float8 codes with their decode
 // scales in cuBLASLt's one FP8 layout
 // ("TN": C = A·Bᵀ, both operands contiguous along the reduction), which is why X, W and dZ each
 // get a row-wise and a transposed copy of the same codes.
