@@ -6,6 +6,7 @@
 // screens besides the platform's default. Run with QT_QPA_PLATFORM=xcb on a 1366x768 display to
 // check the projector case itself.
 #include <QApplication>
+#include <QComboBox>
 #include <QDialog>
 #include <QDockWidget>
 #include <QGuiApplication>
@@ -14,8 +15,10 @@
 #include <QMenu>
 #include <QMenuBar>
 #include <QScreen>
+#include <QScrollBar>
 #include <QSet>
 #include <QSettings>
+#include <QTableWidget>
 #include <QTemporaryDir>
 #include <QTest>
 #include <QTimer>
@@ -113,6 +116,43 @@ private slots:
         qputenv("MANTISSA_RUNS_DIR", m_dir.path().toUtf8());
         qputenv("XDG_CONFIG_HOME", (m_dir.path() + "/config").toUtf8());
         QSettings().remove("window/geometry");
+    }
+
+    // Issue 28: on a first launch the layer table's settings column was cut to "Se" and the
+    // activations lay behind horizontal scrolling. On a 1366-px projector (gui_fit_1366x768) the
+    // editor opens wide enough for the default experiment's settings editors, whole and in view.
+    void firstLaunchShowsTheLayerSettings() {
+        QSettings().remove("window/geometry"); // a first launch
+        MainWindow window;
+        window.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&window));
+        QTest::qWait(50);
+        if (screen_room(&window).width() < 1366)
+            QSKIP("a first launch on a 1366-px screen: run as gui_fit_1366x768");
+        auto* table = window.findChild<QTableWidget*>("layer_table");
+        QVERIFY(table && table->isVisible());
+        QVERIFY(!table->horizontalScrollBar()->isVisible());
+        int activations = 0;
+        for (int row = 0; row < table->rowCount(); ++row) {
+            QWidget* fields = table->cellWidget(row, 2); // the settings column
+            QVERIFY(fields);
+            QVERIFY2(fields->width() >= fields->sizeHint().width(),
+                     qPrintable(QString("row %1: %2 px of %3")
+                                    .arg(row)
+                                    .arg(fields->width())
+                                    .arg(fields->sizeHint().width())));
+            for (QComboBox* combo : fields->findChildren<QComboBox*>("activation")) {
+                const QRect shown(combo->mapTo(table->viewport(), QPoint(0, 0)), combo->size());
+                QVERIFY2(table->viewport()->rect().contains(shown),
+                         qPrintable(QString("row %1: the activation at x %2..%3, the view %4 wide")
+                                        .arg(row)
+                                        .arg(shown.left())
+                                        .arg(shown.right())
+                                        .arg(table->viewport()->width())));
+                ++activations;
+            }
+        }
+        QVERIFY(activations > 0);
     }
 
     // Opening the Lessons panel widened the window from 1366 to 1388 px on a 1366x768 screen,

@@ -1,6 +1,7 @@
 // The memory chart teaches the policy's memory effect: by default it stacks only the model's own
 // categories (the ~55 MiB of resident MNIST would dwarf them), the dataset is a bar of its own
 // behind a checkbox, hovering shows the bytes, and lesson 2's "no master weights" shows.
+#include <QBarCategoryAxis>
 #include <QBarSet>
 #include <QChart>
 #include <QCheckBox>
@@ -122,6 +123,42 @@ private slots:
         QCOMPARE(chart.bar_labels(),
                  QStringList({"#6", "#5", "#4", "#3", "#2", "#1"})); // the latest run on top
         QVERIFY(chart.tooltip(0, MemCategory::Weights).contains("mixed_float16"));
+    }
+
+    // Issue 28: opening a lesson with none of its runs yet left the previous runs' labels on the
+    // axis over empty rows (the "no runs" placeholder was a null QString, which the axis drops
+    // without redrawing). How many rows the plot holds: its centre is at row (rows - 1) / 2.
+    void changedRunsRebuildTheRows() {
+        const RunRecord pure = lesson2_run(1, "float16 (pure)");
+        const RunRecord mixed = lesson2_run(2, "mixed_float16");
+        const RunRecord next_lesson = lesson2_run(3, "mixed_float16");
+        MemoryChart chart;
+        chart.resize(700, 260);
+        chart.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&chart));
+        QAbstractSeries* series = chart.chart()->series().value(0);
+        auto* axis = qobject_cast<QBarCategoryAxis*>(chart.chart()->axes(Qt::Vertical).value(0));
+        QVERIFY(series && axis);
+        const auto centre_row = [&] {
+            QTest::qWait(50); // the chart lays itself out again
+            return chart.chart()->mapToValue(chart.chart()->plotArea().center(), series).y();
+        };
+
+        chart.show_runs({&pure, &mixed});
+        QCOMPARE(axis->categories(), QStringList({"#2 mixed_float16", "#1 float16"}));
+        double row = centre_row();
+        QVERIFY2(qAbs(row - 0.5) < 0.1, qPrintable(QString::number(row))); // two rows
+
+        chart.show_runs({}); // the lesson opened: none of its runs yet
+        QVERIFY(chart.bar_labels().isEmpty());
+        QCOMPARE(axis->categories(), QStringList({""})); // one blank row
+        row = centre_row();
+        QVERIFY2(qAbs(row) < 0.1, qPrintable(QString::number(row)));
+
+        chart.show_runs({&next_lesson}); // its first run
+        QCOMPARE(axis->categories(), QStringList({"#3 mixed_float16"}));
+        row = centre_row();
+        QVERIFY2(qAbs(row) < 0.1, qPrintable(QString::number(row)));
     }
 
     void tooltipListsEveryModelCategory() {

@@ -153,9 +153,9 @@ private slots:
         QCOMPARE(backward, 3 * 2); // each Dense's dZ, row-wise and column-wise
     }
 
-    // Delayed FP8's quantise step reads "float32→bfloat16, quantize activation: float8_e4m3 per
-    // tensor, delayed scale (amax max over 1024 steps)": its pill is elided rather than widen the
-    // window past a 1366-pixel screen; the tooltip keeps the whole text.
+    // Delayed FP8's quantise step reads "float32→bfloat16, quantize: float8_e4m3 per tensor,
+    // delayed scale (amax max over 1024 steps)": its pill is elided rather than widen the window
+    // past a 1366-pixel screen; the tooltip keeps the whole text.
     void longQuantisePillsAreElidedNotWidened() {
         PlanView view;
         view.set_experiment(mlp_small("mixed_float8"));
@@ -170,6 +170,34 @@ private slots:
         QCOMPARE(elided, 3); // each Dense's input quantise step
         QVERIFY2(needed <= 60 * diagram->fontMetrics().averageCharWidth(),
                  qPrintable(QString::number(needed)));
+    }
+
+    // Issue 28: elided at the diagram's narrowest, nvfp4's pill read "⇄ float32→bfloat16,
+    // quantize activation: n…". On the activation's arrow the word "activation" is left out, so
+    // the format shows; a wider diagram shows more of the text (the tooltip has it whole).
+    void quantisePillsShowTheirFormat() {
+        PlanView view;
+        view.set_experiment(mlp_small("nvfp4"));
+        QVERIFY(view.has_plan());
+        const PlanDiagram* diagram = view.diagram();
+        // The quantise pills as the painter draws them at `width`.
+        const auto pills_at = [&](int width) {
+            QStringList shown;
+            for (const PlanLabel& label : diagram->labels(width))
+                if (label.kind == PlanLabel::Kind::Cast && label.text.contains("quantize"))
+                    shown << QFontMetricsF(label.font)
+                                 .elidedText(label.text, Qt::ElideRight, label.rect.width() + 0.5);
+            return shown;
+        };
+        const int narrowest = diagram->minimumSizeHint().width();
+        const QStringList narrow = pills_at(narrowest);
+        QCOMPARE(narrow.size(), 3); // each Dense's input
+        for (const QString& pill : narrow)
+            QVERIFY2(pill.contains("quantize: nvfp4"), qPrintable(pill));
+        const QStringList wide = pills_at(narrowest + 300);
+        QCOMPARE(wide.size(), narrow.size());
+        for (int i = 0; i < wide.size(); ++i)
+            QVERIFY2(wide[i].size() > narrow[i].size(), qPrintable(wide[i]));
     }
 
     void aStackThatDoesNotFitShowsTheError() {

@@ -11,6 +11,7 @@
 
 #include "ui/charts/chart_export.h"
 #include "ui/charts/charts_panel.h"
+#include "ui/window/dialog_folder.h"
 
 namespace mantissa::ui {
 
@@ -54,10 +55,12 @@ QString ChartExportDialog::export_to_chosen_file() {
     const QString png = tr("PNG image (*.png)");
     const QString svg = tr("SVG vector image (*.svg)");
     QString filter = png;
+    // The remembered dialog folder: a bare file name would open in the working directory.
     QString path = QFileDialog::getSaveFileName(parentWidget(), tr("Export chart"),
-                                                chart_name() + QStringLiteral(".png"),
+                                                dialog_path(chart_name() + QStringLiteral(".png")),
                                                 png + QStringLiteral(";;") + svg, &filter);
     if (path.isEmpty()) return {};
+    remember_dialog_folder(path);
     const QString suffix = filter == svg ? QStringLiteral(".svg") : QStringLiteral(".png");
     if (!path.endsWith(QLatin1String(".png"), Qt::CaseInsensitive) &&
         !path.endsWith(QLatin1String(".svg"), Qt::CaseInsensitive))

@@ -265,7 +265,9 @@ void MemoryChart::rebuild() {
     for (int c = 0; c < markers.size(); ++c)
         if (static_cast<MemCategory>(c) == MemCategory::Data)
             markers[c]->setVisible(m_dataset_shown);
-    m_runs_axis->setCategories(names.isEmpty() ? QStringList{QString()} : names);
+    // No runs: one blank row. Not a null QString: the axis drops it without a signal, and its
+    // labels and rows stayed the previous runs' (a lesson opened with none of its runs yet).
+    m_runs_axis->setCategories(names.isEmpty() ? QStringList{QStringLiteral("")} : names);
     fit_bar_labels();
     // The unit in the tick labels, no axis title: the height goes to the bars.
     m_bytes_axis->setLabelFormat(QStringLiteral("%.3g ") + QString::fromLatin1(unit.name));

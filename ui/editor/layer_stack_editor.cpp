@@ -263,10 +263,18 @@ int LayerStackEditor::columns_width() const {
     for (int c = 0; c < ColCount; ++c)
         if (c != ColSettings) width += header->sectionSize(c);
     // The settings column's header, the frame, a vertical scroll bar and the layout's margins.
-    width += header->fontMetrics().horizontalAdvance(tr("Settings")) + 24 +
-             2 * m_table->frameWidth() + style()->pixelMetric(QStyle::PM_ScrollBarExtent) +
+    width += settings_header_width() + 2 * m_table->frameWidth() +
+             style()->pixelMetric(QStyle::PM_ScrollBarExtent) +
              2 * layout()->contentsMargins().left();
     return width;
+}
+
+int LayerStackEditor::settings_header_width() const {
+    return m_table->horizontalHeader()->fontMetrics().horizontalAdvance(tr("Settings")) + 24;
+}
+
+int LayerStackEditor::settings_extra_width() const {
+    return std::max(0, m_settings_width - settings_header_width());
 }
 
 void LayerStackEditor::set_model(const ModelSpec& model) {
@@ -433,7 +441,8 @@ void LayerStackEditor::rebuild_table(int select_row) {
     for (int row = 0; row < m_table->rowCount(); ++row)
         settings_width =
             std::max(settings_width, m_table->cellWidget(row, ColSettings)->sizeHint().width());
-    m_table->horizontalHeader()->resizeSection(ColSettings, settings_width + 8);
+    m_settings_width = settings_width + 8;
+    m_table->horizontalHeader()->resizeSection(ColSettings, m_settings_width);
     if (select_row >= 0 && select_row < m_table->rowCount()) {
         m_table->selectRow(select_row);
         m_table->setCurrentCell(select_row, ColType);

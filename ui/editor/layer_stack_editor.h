@@ -45,6 +45,8 @@ public:
     void set_memory_limit(qint64 bytes);
     // The width at which the table shows every column but the (last, wide) settings editors.
     int columns_width() const;
+    // What the settings editors need beyond columns_width() to show whole (0 if nothing).
+    int settings_extra_width() const;
 
 signals:
     void model_changed();
@@ -67,6 +69,7 @@ private:
     // layer at `merge_row` (>= 0) undo as one.
     void record(const ModelSpec& before, const QString& text, int merge_row = -1);
     void restore(const ModelSpec& spec); // for undo / redo
+    int settings_header_width() const;   // the settings column's header with its margins
 
     ModelSpec m_spec;
     QString m_global_policy = QStringLiteral("float32");
@@ -74,6 +77,7 @@ private:
     QString m_error;
     QUndoStack* m_undo = nullptr;
     qint64 m_memory_limit = 0;
+    int m_settings_width = 0; // the widest settings editor's, as rebuild_table() sized its column
 
     LayerPalette* m_palette = nullptr;
     QTableWidget* m_table = nullptr;

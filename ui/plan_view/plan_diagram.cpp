@@ -186,10 +186,12 @@ DiagramLayout lay_out(const PlanDigest& digest, const DiagramMetrics& m, int wid
         if (!casts.empty()) {
             const QString text = cast_text(casts);
             link.text = text;
-            // A quantise step's text is long ("quantize activation: float8_e4m3 per tensor,
-            // delayed scale (amax max over 1024 steps)"): the pill is elided rather than widen
-            // the diagram past a laptop screen; its tooltip and the step table have it whole.
-            const double text_w = std::min(bold.horizontalAdvance(text), max_pill_text_width(bold));
+            // A quantise step's text is long ("quantize: float8_e4m3 per tensor, delayed scale
+            // (amax max over 1024 steps)"): the pill is elided rather than widen the diagram past
+            // a laptop screen; its tooltip and the step table have it whole. The cap only keeps
+            // the diagram's minimum narrow: a wider diagram shows as much of the text as fits.
+            const double text_w = std::min(bold.horizontalAdvance(text),
+                                           std::max(max_pill_text_width(bold), w - 20.0));
             const double lw = std::min(w, text_w + 20.0);
             const double x = kMargin + w / 2;
             link.pill = QRectF(x - lw / 2, y + (link.height - bold.height() - 6) / 2.0, lw,

@@ -37,6 +37,17 @@ std::string tensor_list(const PlanSpec& plan, const std::vector<TensorId>& ids) 
     return out;
 }
 
+// An activation cast as the pill on its arrow in the diagram names it: "float32→float16" for a
+// cast, "quantize: nvfp4 1×16 blocks, …" for a quantise step. The arrow is the activation's, so
+// the word is left out: elided, nvfp4's pill read "quantize activation: n…" (issue 28).
+std::string activation_cast_label(const std::string& op) {
+    if (op.rfind("cast ", 0) == 0) return op.substr(5);
+    const std::string quantize_activation = "quantize activation";
+    if (op.rfind(quantize_activation, 0) == 0)
+        return "quantize" + op.substr(quantize_activation.size());
+    return op;
+}
+
 } // namespace
 
 PlanDigest digest_plan(const PlanSpec& plan) {
@@ -98,8 +109,7 @@ PlanDigest digest_plan(const PlanSpec& plan) {
                     if (row.weight_cast)
                         ++box->weight_casts;
                     else
-                        box->input_casts.push_back(
-                            step.op.rfind("cast ", 0) == 0 ? step.op.substr(5) : step.op);
+                        box->input_casts.push_back(activation_cast_label(step.op));
                 }
             }
         }

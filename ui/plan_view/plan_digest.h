@@ -31,7 +31,7 @@ struct PlanLayerBox {
     DType compute = DType::Float32;
     DType variable = DType::Float32;
     DType output = DType::Float32;        // its output's dtype (a Flatten keeps its input's)
-    std::vector<std::string> input_casts; // "float32→float16": the layer's activation casts
+    std::vector<std::string> input_casts; // "float32→float16", "quantize: nvfp4 …": its casts
     int weight_casts = 0;                 // forward casts of its variables (master → compute)
     std::int64_t params = 0;
 };

@@ -233,9 +233,13 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
     place_window(this, QSize(1500, 950));
     const QSize size = this->size();
     // The charts get what the bottom tabs (a header and three runs) leave, and the editor what
-    // its columns need: on a 1366×768 screen every pixel counts.
+    // its columns need: on a 1366×768 screen every pixel counts. The settings editors too, up
+    // to half the window (issue 28: at its minimum the settings column was cut to "Se" and the
+    // activations lay behind horizontal scrolling); the charts keep the rest.
     right->setSizes({size.height(), std::min(size.height() / 6, 140)});
-    main->setSizes({left->minimumSizeHint().width(), size.width()});
+    const int left_minimum = left->minimumSizeHint().width();
+    const int left_whole = left_minimum + m_editor->settings_extra_width();
+    main->setSizes({std::max(left_minimum, std::min(left_whole, size.width() / 2)), size.width()});
 }
 
 void MainWindow::build_lessons(bool gpu) {
