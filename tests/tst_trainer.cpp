@@ -101,6 +101,40 @@ public:
             CHECK_EQ(b[i].allreduce_bytes, std::int64_t(0));
         }
     }
+    // A run that records gradient histograms (the GUI, `train --metrics`) trains exactly as the
+    // same run without them: the histogram's extra forward and backward pass puts back the state
+    // a training forward moves (delayed scaling's amax history, BatchNormalization's moving
+    // statistics). Before, mixed_float8 on mlp-small tested 93.23% with histograms and 93.43%
+    // without after 150 steps.
+    void histogramsLeaveTheRunUnchanged() {
+        Experiment fp8 = mlp_experiment("mixed_float8", 12);
+        Experiment bn = mlp_experiment("mixed_float16", 12);
+        LayerSpec norm;
+        norm.type = LayerType::BatchNormalization;
+        bn.model.layers.insert(bn.model.layers.begin() + 2, norm); // after dense_1
+        for (Experiment e : {fp8, bn}) {
+            e.histogram_every = 3;
+            std::vector<double> losses[2];
+            for (int with = 0; with < 2; ++with) {
+                CpuBackend backend;
+                Trainer trainer(e, mnist(), backend);
+                TrainControl control;
+                TrainerCallbacks callbacks;
+                int histograms = 0;
+                callbacks.on_step = [&](const StepRecord& r) { losses[with].push_back(r.loss); };
+                if (with) callbacks.on_histogram = [&](const GradientHistogram&) { ++histograms; };
+                CHECK_EQ(trainer.run(control, callbacks).status, RunStatus::Completed);
+                CHECK_EQ(histograms, with ? 4 : 0);
+                // Evaluation reads the moving statistics: the test accuracy must agree too.
+                losses[with].push_back(trainer.evaluate().accuracy);
+            }
+            CHECK_EQ(losses[0].size(), std::size_t(13));
+            for (std::size_t i = 0; i < losses[0].size(); ++i)
+                CHECK_MSG(losses[1][i] == losses[0][i],
+                          e.policy + " step " + std::to_string(i + 1) + ": " +
+                              std::to_string(losses[1][i]) + " vs " + std::to_string(losses[0][i]));
+        }
+    }
     void learnsUnderEachPolicy_data() {
         add_column<std::string>("policy");
         for (const char* p : {"float32", "mixed_float16", "mixed_bfloat16", "float64"})
@@ -399,9 +433,9 @@ public:
 };
 
 MANTISSA_TEST_MAIN(TestTrainer, sameSeedSameNumbers, singleProcessCommunicatorChangesNothing,
-                   learnsUnderEachPolicy, dynamicLossScaleIsReported,
-                   skippedStepLedgerNamesTheOverflowedGradients, pauseResumeStop,
-                   divergenceStopsTheRun, partialLastBatchCoversTheEpoch, metricsJsonl,
-                   badBatchSizeIsAConfigError, hugeBatchIsAMemoryError,
+                   histogramsLeaveTheRunUnchanged, learnsUnderEachPolicy,
+                   dynamicLossScaleIsReported, skippedStepLedgerNamesTheOverflowedGradients,
+                   pauseResumeStop, divergenceStopsTheRun, partialLastBatchCoversTheEpoch,
+                   metricsJsonl, badBatchSizeIsAConfigError, hugeBatchIsAMemoryError,
                    allocationBeyondAvailableMemoryIsRefused, nonFiniteLearningRateIsAConfigError,
                    metricsJsonlSurvivesInvalidUtf8)
