@@ -6,16 +6,33 @@
 # call spends no lease time compiling: CUDA for sm_90, -march=x86-64-v3 (not this CPU's native
 # set), no MPI, and the Debian libraries it needs that the GPU image may lack in .deps/lib.
 # bench/gpu_call.sh uses it when every library resolves there, else it builds.
-#   usage: bench/prepare_deps.sh [--cli]
+# With --gui it also packs the app's GPU test for run_gpu.sh's gui stage (.deps/gui.tar.xz): the
+# tst_gui_device_training binary from the same build with the UI on, Qt's and every other
+# library it and the offscreen platform plugin load (but the C/C++ runtime and CUDA's), the
+# plugin and one font, xz-compressed to fit the 64 MiB the run tool carries.
+#   usage: bench/prepare_deps.sh [--cli] [--gui]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 deps=.deps
-with_cli=0
-case ${1:-} in
-"") ;;
---cli) with_cli=1 ;;
-*) echo "usage: bench/prepare_deps.sh [--cli]" >&2; exit 2 ;;
-esac
+with_cli=0 with_gui=0
+for arg in "$@"; do
+    case $arg in
+    --cli) with_cli=1 ;;
+    --gui) with_gui=1 ;;
+    *) echo "usage: bench/prepare_deps.sh [--cli] [--gui]" >&2; exit 2 ;;
+    esac
+done
+# copy_libs BINARY DEST: every library BINARY loads but the C/C++ runtime, CUDA's libraries (the
+# GPU image has its own) and what every Linux has, into DEST.
+copy_libs() {
+    ldd "$1" | awk '$3 ~ /^\// {print $3}' | while read -r lib; do
+        case $(basename "$lib") in
+        libc.so* | libm.so* | libstdc++* | libgcc_s* | libgomp* | libpthread* | libdl.so* | librt.so* \
+            | libz.so* | libcublas* | libcudnn* | libcudart* | libnccl*) ;;
+        *) [ -f "$2/$(basename "$lib")" ] || cp -L "$lib" "$2/" ;;
+        esac
+    done
+}
 rm -rf "$deps"
 mkdir -p "$deps/include" "$deps/share/eigen3" "$deps/share/cmake"
 # Eigen: the library headers only (unsupported/ is not used), and its CMake package.
@@ -33,29 +50,44 @@ for f in train-images-idx3-ubyte train-labels-idx1-ubyte t10k-images-idx3-ubyte 
 done
 tar -C "$src" -czf "$deps/mnist.tar.gz" train-images-idx3-ubyte train-labels-idx1-ubyte \
     t10k-images-idx3-ubyte t10k-labels-idx1-ubyte
-if [ $with_cli -eq 1 ]; then
+dir=build/gpu-carry
+if [ $((with_cli + with_gui)) -gt 0 ]; then
     command -v nvcc > /dev/null || [ -x /usr/local/cuda/bin/nvcc ] \
-        || { echo "prepare_deps: --cli needs nvcc (the CUDA toolkit)" >&2; exit 1; }
+        || { echo "prepare_deps: --cli and --gui need nvcc (the CUDA toolkit)" >&2; exit 1; }
     [ -x /usr/local/cuda/bin/nvcc ] && export PATH=/usr/local/cuda/bin:$PATH
-    dir=build/gpu-carry
-    cmake -S . -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=Release -DMANTISSA_BUILD_UI=OFF \
+    ui=OFF
+    [ $with_gui -eq 1 ] && ui=ON
+    cmake -S . -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=Release -DMANTISSA_BUILD_UI=$ui \
         -DMANTISSA_WITH_CUDA=ON -DMANTISSA_NATIVE=OFF -DCMAKE_CXX_FLAGS=-march=x86-64-v3 \
         -DCMAKE_DISABLE_FIND_PACKAGE_MPI=ON > /dev/null
+fi
+if [ $with_cli -eq 1 ]; then
     cmake --build "$dir" --target mantissa-cli
     mkdir -p "$deps/bin" "$deps/lib"
     cp "$dir/app/mantissa-cli" "$deps/bin/"
     git rev-parse HEAD > "$deps/bin/commit.txt"
     git status --porcelain --untracked-files=no | grep -q . && echo "(with uncommitted changes)" >> "$deps/bin/commit.txt"
-    # Everything it links but the C/C++ runtime, CUDA's libraries (the GPU image has its own) and
-    # what every Linux has.
-    ldd "$dir/app/mantissa-cli" | awk '$3 ~ /^\// {print $3}' | while read -r lib; do
-        case $(basename "$lib") in
-        libc.so* | libm.so* | libstdc++* | libgcc_s* | libgomp* | libpthread* | libdl.so* | librt.so* \
-            | libz.so* | libcublas* | libcudnn* | libcudart* | libnccl*) ;;
-        *) cp -L "$lib" "$deps/lib/" ;;
-        esac
-    done
+    copy_libs "$dir/app/mantissa-cli" "$deps/lib"
     echo "prepare_deps: .deps/bin/mantissa-cli ($(cat "$deps/bin/commit.txt" | tr '\n' ' ')), libraries: $(ls "$deps/lib" | tr '\n' ' ')"
 fi
+if [ $with_gui -eq 1 ]; then
+    plugins=$(qtpaths6 --query QT_INSTALL_PLUGINS 2> /dev/null || echo /usr/lib/x86_64-linux-gnu/qt6/plugins)
+    [ -f "$plugins/platforms/libqoffscreen.so" ] \
+        || { echo "prepare_deps: --gui needs Qt 6's offscreen plugin ($plugins/platforms)" >&2; exit 1; }
+    cmake --build "$dir" --target tst_gui_device_training
+    gui=$deps/gui
+    mkdir -p "$gui/bin" "$gui/lib" "$gui/plugins/platforms" "$gui/fonts"
+    cp "$dir/tests/tst_gui_device_training" "$gui/bin/"
+    cp "$plugins/platforms/libqoffscreen.so" "$gui/plugins/platforms/"
+    copy_libs "$gui/bin/tst_gui_device_training" "$gui/lib"
+    copy_libs "$gui/plugins/platforms/libqoffscreen.so" "$gui/lib"
+    font=$(fc-match -f '%{file}' sans 2> /dev/null || true)
+    [ -f "$font" ] && cp "$font" "$gui/fonts/"
+    git rev-parse HEAD > "$gui/commit.txt"
+    tar -C "$gui" -cJf "$deps/gui.tar.xz" .
+    rm -rf "$gui"
+    echo "prepare_deps: .deps/gui.tar.xz ($(du -h "$deps/gui.tar.xz" | cut -f1)): tst_gui_device_training, Qt's offscreen plugin, $(tar -tJf "$deps/gui.tar.xz" | grep -c '^./lib/.') libraries"
+fi
 du -sh "$deps"
+[ "$(du -sm "$deps" | cut -f1)" -le 64 ] || echo "prepare_deps: WARNING: .deps is over the 64 MiB the run tool carries" >&2
 echo "prepare_deps: .deps ready; carry it: run(carry=[\".deps\"], ...)"

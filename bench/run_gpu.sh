@@ -17,6 +17,10 @@
 #                   mlp-small eager and --graph over 1000 steps; PyTorch bfloat16 on
 #                   seed-mlp, eager and torch.compile(mode="reduce-overhead"); then a per-kernel profile (ncu) of a seed-mlp step under
 #                   mixed_bfloat16, mixed_float8 and mxfp8_e4m3 where ncu is installed
+#   --stage gui     the app on the CUDA engine: tst_gui_device_training (MainWindow trains
+#                   mlp-small in its worker thread, offscreen Qt) with MANTISSA_GUI_DEVICE=cuda,
+#                   from .deps/gui.tar.xz (bench/prepare_deps.sh --gui): Qt's libraries, the
+#                   offscreen plugin and a font travel with it; the GPU box has no Qt
 # e.g. run(carry=[".deps"], command="bench/run_gpu.sh --stage build --stage check"), then
 # run(command="bench/run_gpu.sh --stage bench") on the still-warm machine.
 # Every result is one JSON line appended to bench/results.jsonl and $OUT/results.jsonl as soon
@@ -33,8 +37,8 @@ cd "$(dirname "$0")/.."
 root=$PWD
 out=${OUT:-$root/bench/out/gpu}
 mkdir -p "$out"
-usage="usage: bench/run_gpu.sh --stage build|check|bench|speed|all [--stage ...] [--reps N]"
-do_build=0 do_check=0 do_bench=0 do_speed=0 reps=1
+usage="usage: bench/run_gpu.sh --stage build|check|bench|speed|gui|all [--stage ...] [--reps N]"
+do_build=0 do_check=0 do_bench=0 do_speed=0 do_gui=0 reps=1
 while [ $# -gt 0 ]; do
     case $1 in
     --stage)
@@ -44,6 +48,7 @@ while [ $# -gt 0 ]; do
         check) do_check=1 ;;
         bench) do_bench=1 ;;
         speed) do_speed=1 ;;
+        gui) do_gui=1 ;;
         all) do_build=1 do_check=1 do_bench=1 ;;
         *) echo "run_gpu.sh: unknown stage '$2'; $usage" >&2; exit 2 ;;
         esac
@@ -55,7 +60,7 @@ while [ $# -gt 0 ]; do
     *) echo "run_gpu.sh: unknown argument '$1'; $usage" >&2; exit 2 ;;
     esac
 done
-[ $((do_build + do_check + do_bench + do_speed)) -gt 0 ] || { echo "$usage" >&2; exit 2; }
+[ $((do_build + do_check + do_bench + do_speed + do_gui)) -gt 0 ] || { echo "$usage" >&2; exit 2; }
 
 failures=0
 results=bench/results.jsonl
@@ -401,6 +406,30 @@ EOF2
         log "ncu not installed: no per-kernel profile"
     fi
     log "speed stage: $(elapsed "$t0") s"
+fi
+if [ $do_gui -eq 1 ]; then
+    log "stage gui: the app trains mlp-small on the CUDA engine (tst_gui_device_training)"
+    t0=$(date +%s)
+    gui=/tmp/mantissa-gui
+    rc=0
+    if [ ! -f .deps/gui.tar.xz ]; then
+        fail "stage gui: .deps/gui.tar.xz is missing: run bench/prepare_deps.sh --gui here first"
+    else
+        rm -rf "$gui" && mkdir -p "$gui" && tar -C "$gui" -xJf .deps/gui.tar.xz
+        # fontconfig reads its own file, naming the carried font folder (the box may have none).
+        printf '<?xml version="1.0"?>\n<fontconfig><dir>%s/fonts</dir><cachedir>%s/fontcache</cachedir></fontconfig>\n' \
+            "$gui" "$gui" > "$gui/fonts.conf"
+        ldd "$gui/bin/tst_gui_device_training" > "$out/gui-ldd.txt" 2>&1 || true
+        LD_LIBRARY_PATH="$gui/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" \
+            ldd "$gui/bin/tst_gui_device_training" | grep "not found" && fail "stage gui: libraries missing (gui-ldd.txt)"
+        LD_LIBRARY_PATH="$gui/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" QT_PLUGIN_PATH="$gui/plugins" \
+            QT_QPA_PLATFORM=offscreen FONTCONFIG_FILE="$gui/fonts.conf" MANTISSA_GUI_DEVICE=cuda \
+            limit 300 "$gui/bin/tst_gui_device_training" > "$out/gui.txt" 2>&1 || rc=$?
+        tail -20 "$out/gui.txt"
+        [ $rc -eq 0 ] || fail "stage gui: tst_gui_device_training exited $rc (see gui.txt)"
+    fi
+    echo "{\"stage\": \"gui\", \"rc\": $rc, \"seconds\": $(elapsed "$t0")}" > "$out/gui.json"
+    record gui "$out/gui.json"
 fi
 cp "$results" "$out/results.all.jsonl" 2> /dev/null || true
 log "done ($failures failure(s)); files in $out"
