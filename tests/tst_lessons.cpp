@@ -18,6 +18,7 @@
 #include "core/plan/plan_weights.h"
 #include "core/train/lesson.h"
 #include "core/train/quant_record.h"
+#include "core/numeric/quant_math.h"
 #include "core/train/trainer.h"
 #include "tests/unit/error_of.h"
 #include "tests/unit/files.h"
@@ -549,7 +550,11 @@ public:
         const QuantTensorRecord& after = delayed.quant_at(2, "dense_1", "weight");
         CHECK_EQ(before.clipped, 0.0);
         CHECK(after.amax > before.amax);
-        CHECK_EQ(after.scale, before.scale); // still step 1's scale
+        // Step 1 casts with TE's initial scale (1: nothing seen yet); step 2's scale is made from
+        // step 1's amax alone (the records hold the decode scale, 1 / scale).
+        CHECK_EQ(before.scale, 1.0);
+        CHECK_EQ(after.scale, static_cast<double>(
+                                  1.0f / quant_math::fp8_scale_for(before.amax, 448.0, 0, 1.0f)));
         CHECK_EQ(two_figures(before.amax),
                  two_figures(quoted(l, R"(grown from an amax of (\d+\.\d+))")));
         CHECK_EQ(two_figures(after.amax), two_figures(quoted(l, R"(to (\d+\.\d+)\. The)")));
