@@ -23,9 +23,15 @@ export LD_LIBRARY_PATH="${LD_LIBRARY_PATH:+$LD_LIBRARY_PATH:}$PWD/.deps/lib:/usr
 stages=("$@")
 [ ${#stages[@]} -gt 0 ] || stages=(--stage check --stage bench)
 cli=build/headless/app/mantissa-cli
-if [ -x .deps/bin/mantissa-cli ]; then
+if [ -f .deps/bin/mantissa-cli.xz ] || [ -x .deps/bin/mantissa-cli ]; then
     mkdir -p build/headless/app
-    cp .deps/bin/mantissa-cli $cli
+    if [ -f .deps/bin/mantissa-cli.xz ]; then
+        # Python's lzma: the box has Python (PyTorch), perhaps not xz.
+        python3 -c 'import lzma, shutil, sys; shutil.copyfileobj(lzma.open(sys.argv[1]), open(sys.argv[2], "wb"))' \
+            .deps/bin/mantissa-cli.xz $cli && chmod +x $cli
+    else
+        cp .deps/bin/mantissa-cli $cli
+    fi
     echo "carried mantissa-cli, built at $(cat .deps/bin/commit.txt 2> /dev/null | tr '\n' ' ')"
 fi
 if [ -x $cli ]; then

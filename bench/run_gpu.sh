@@ -415,7 +415,8 @@ if [ $do_gui -eq 1 ]; then
     if [ ! -f .deps/gui.tar.xz ]; then
         fail "stage gui: .deps/gui.tar.xz is missing: run bench/prepare_deps.sh --gui here first"
     else
-        rm -rf "$gui" && mkdir -p "$gui" && tar -C "$gui" -xJf .deps/gui.tar.xz
+        rm -rf "$gui" && mkdir -p "$gui"
+        python3 -c 'import sys, tarfile; tarfile.open(sys.argv[1]).extractall(sys.argv[2])' .deps/gui.tar.xz "$gui"
         # fontconfig reads its own file, naming the carried font folder (the box may have none).
         printf '<?xml version="1.0"?>\n<fontconfig><dir>%s/fonts</dir><cachedir>%s/fontcache</cachedir></fontconfig>\n' \
             "$gui" "$gui" > "$gui/fonts.conf"

@@ -166,7 +166,11 @@ QuantRecipe make_recipe(std::string_view policy_name, const RecipeOptions& o) {
                                       "'" +
                                       (nv ? " (nvfp4's scales follow amax: use 'amax')"
                                           : " (use 'floor' or 'ceil')"));
-            for (QuantSpec* s : {&r.activation, &r.weight, &r.gradient}) s->block.rule = rule;
+            // Three assignments, not a loop over their addresses: GCC 12's -O3 flagged that loop
+            // (a false -Wstringop-overflow).
+            r.activation.block.rule = rule;
+            r.weight.block.rule = rule;
+            r.gradient.block.rule = rule;
         }
         // NVFP4 training rounds gradients stochastically by default (NVIDIA's recipe).
         r.gradient.block.stochastic = o.stochastic_gradients.value_or(nv);
