@@ -130,10 +130,11 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
     comparison_view->verticalHeader()->hide();
     fit_rows(comparison_view, 8); // compact rows, as in the runs list
     // The configuration repeats on each row of its group: a capped width (elided, the whole text
-    // in its tooltip) so speedup, ms/step and test accuracy fit a 1366-px window unscrolled.
+    // in its tooltip) so speedup, ms/step and test accuracy fit a 1366-px window unscrolled,
+    // beside an editor wide enough for its layers' settings (140 px: "MLP 128-128-10 · b…").
     comparison_view->horizontalHeader()->setSectionResizeMode(ComparisonModel::ColConfiguration,
                                                               QHeaderView::Interactive);
-    comparison_view->horizontalHeader()->resizeSection(ComparisonModel::ColConfiguration, 190);
+    comparison_view->horizontalHeader()->resizeSection(ComparisonModel::ColConfiguration, 140);
     m_log = new QPlainTextEdit;
     m_log->setReadOnly(true);
     m_log->setMaximumBlockCount(5000);
