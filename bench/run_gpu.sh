@@ -15,7 +15,8 @@
 #                   seed-mlp under mixed_float16, mixed_bfloat16, mixed_float8 (FP8 GEMMs),
 #                   mxfp8_e4m3 and nvfp4; cnn under mixed_float16, mixed_float8 and nvfp4;
 #                   mlp-small eager and --graph over 1000 steps; PyTorch bfloat16 on
-#                   seed-mlp, eager and torch.compile(mode="reduce-overhead"); then a per-kernel profile (ncu) of a seed-mlp step under
+#                   seed-mlp, eager and torch.compile(mode="reduce-overhead"); `mantissa-cli profile
+#                   --json` of a seed-mlp step (mixed_bfloat16, mixed_float8); then a per-kernel profile (ncu) of a seed-mlp step under
 #                   mixed_bfloat16, mixed_float8 and mxfp8_e4m3 where ncu is installed
 #   --stage gui     the app on the CUDA engine: tst_gui_device_training (MainWindow trains
 #                   mlp-small in its worker thread, offscreen Qt) with MANTISSA_GUI_DEVICE=cuda,
@@ -392,6 +393,13 @@ EOF2
         2> "$out/speed-peer-seed-bf16-compiled.err" \
         || fail "peer seed-mlp bfloat16 compiled (see speed-peer-seed-bf16-compiled.err)"
     tail -1 "$out/speed-peer-seed-bf16-compiled.json" 2> /dev/null || true
+    # Mantissa's own per-step profile of a seed-mlp step (issue 26, item 5): each plan step's
+    # measured time beside its FLOPs, bytes and the device's roof, as the Plan view shows it.
+    for policy in mixed_bfloat16 mixed_float8; do
+        limit 90 "$cli" profile --config "$out/seed-fp8.config.json" --device cuda --policy $policy \
+            --json > "$out/profile-seed-$policy.json" 2> "$out/profile-seed-$policy.err" \
+            || fail "profile seed-mlp $policy (see profile-seed-$policy.err)"
+    done
     if command -v ncu > /dev/null; then
         for policy in mixed_bfloat16 mixed_float8 mxfp8_e4m3; do
             limit 120 ncu --metrics gpu__time_duration.sum --csv "$cli" bench \
