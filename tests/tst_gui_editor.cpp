@@ -355,6 +355,38 @@ private slots:
         QVERIFY(file_fields.spec() == inception);
     }
 
+    // With the Lessons panel open on a 1366-px screen the editor is about 400 px wide, and the
+    // row of Remove … Redo was squeezed until "Move down" was cut: below the words' width the
+    // buttons show their icons (their tooltips say what each does), inside the editor.
+    void button_row_fits_a_narrow_editor() {
+        LayerStackEditor editor;
+        ModelSpec spec;
+        spec.layers = {layer(LayerType::Flatten), layer(LayerType::Dense, 10)};
+        editor.set_model(spec);
+        const QStringList names{"remove_layer", "move_up", "move_down", "undo", "redo"};
+        for (int width : {900, 400}) {
+            editor.resize(width, 600);
+            editor.show();
+            QVERIFY(QTest::qWaitForWindowExposed(&editor));
+            QApplication::processEvents();
+            QCOMPARE(editor.width(), width);
+            for (const QString& name : names) {
+                auto* button = editor.findChild<QPushButton*>(name);
+                QVERIFY2(button, qPrintable(name));
+                QCOMPARE(button->text().isEmpty(), width < 600);
+                QVERIFY(!button->toolTip().isEmpty());
+                QVERIFY2(button->width() >= button->sizeHint().width(), qPrintable(name));
+                const QRect shown(button->mapTo(&editor, QPoint(0, 0)), button->size());
+                QVERIFY2(editor.rect().contains(shown),
+                         qPrintable(QString("%1 at x %2..%3 in an editor %4 wide")
+                                        .arg(name)
+                                        .arg(shown.left())
+                                        .arg(shown.right())
+                                        .arg(editor.width())));
+            }
+        }
+    }
+
     void buttons_move_and_remove() {
         LayerStackEditor editor;
         ModelSpec spec;

@@ -12,6 +12,7 @@
 #include <QLabel>
 #include <QListWidget>
 #include <QPushButton>
+#include <QResizeEvent>
 #include <QScrollBar>
 #include <QStyle>
 #include <QTableWidget>
@@ -189,6 +190,7 @@ LayerStackEditor::LayerStackEditor(QWidget* parent) : QWidget(parent) {
     middle->addWidget(m_table, 1);
 
     auto* buttons = new QHBoxLayout;
+    m_button_row = buttons;
     m_remove = new QPushButton(style()->standardIcon(QStyle::SP_TrashIcon), tr("Remove"), this);
     m_remove->setObjectName("remove_layer");
     m_remove->setToolTip(tr("Remove the selected layer (Delete)."));
@@ -230,7 +232,11 @@ LayerStackEditor::LayerStackEditor(QWidget* parent) : QWidget(parent) {
         connect(source, &QAction::changed, button,
                 [button, source] { button->setEnabled(source->isEnabled()); });
         buttons->addWidget(button);
+        m_row_buttons.append({button, button->text()});
     }
+    m_row_buttons.prepend({m_down, m_down->text()});
+    m_row_buttons.prepend({m_up, m_up->text()});
+    m_row_buttons.prepend({m_remove, m_remove->text()});
     outer->addLayout(middle, 3);
     outer->addLayout(buttons);
 
@@ -262,19 +268,16 @@ int LayerStackEditor::columns_width() const {
     int width = 0;
     for (int c = 0; c < ColCount; ++c)
         if (c != ColSettings) width += header->sectionSize(c);
-    // The settings column's header, the frame, a vertical scroll bar and the layout's margins.
-    width += settings_header_width() + 2 * m_table->frameWidth() +
-             style()->pixelMetric(QStyle::PM_ScrollBarExtent) +
+    // The frame, a vertical scroll bar and the layout's margins; not the settings column, which
+    // the table scrolls to where the editor is narrow (a 1366-px screen with the Lessons panel
+    // open: a minimum that counted it made the editor wider than its pane, which clipped it).
+    width += 2 * m_table->frameWidth() + style()->pixelMetric(QStyle::PM_ScrollBarExtent) +
              2 * layout()->contentsMargins().left();
     return width;
 }
 
-int LayerStackEditor::settings_header_width() const {
-    return m_table->horizontalHeader()->fontMetrics().horizontalAdvance(tr("Settings")) + 24;
-}
-
 int LayerStackEditor::settings_extra_width() const {
-    return std::max(0, m_settings_width - settings_header_width());
+    return m_settings_width;
 }
 
 void LayerStackEditor::set_model(const ModelSpec& model) {
@@ -571,6 +574,24 @@ void LayerStackEditor::update_buttons() {
     m_remove->setEnabled(row >= 0);
     m_up->setEnabled(row > 0);
     m_down->setEnabled(row >= 0 && row + 1 < count);
+}
+
+void LayerStackEditor::resizeEvent(QResizeEvent* event) {
+    QWidget::resizeEvent(event);
+    fit_button_row();
+}
+
+void LayerStackEditor::fit_button_row() {
+    const QMargins margins = layout()->contentsMargins();
+    int worded = 0; // the row's width with every word shown
+    for (const auto& [button, word] : m_row_buttons) {
+        const QString shown = button->text();
+        button->setText(word);
+        worded += button->sizeHint().width() + m_button_row->spacing();
+        button->setText(shown);
+    }
+    const bool words = worded <= width() - margins.left() - margins.right();
+    for (const auto& [button, word] : m_row_buttons) button->setText(words ? word : QString());
 }
 
 bool LayerStackEditor::eventFilter(QObject* watched, QEvent* event) {

@@ -5,11 +5,15 @@
 // or the Undo / Redo buttons).
 #pragma once
 
+#include <QPair>
+#include <QString>
+#include <QVector>
 #include <QWidget>
 
 #include "core/nn/layer_spec.h"
 #include "core/optim/loss_scale.h"
 
+class QHBoxLayout;
 class QLabel;
 class QListWidget;
 class QPushButton;
@@ -45,7 +49,7 @@ public:
     void set_memory_limit(qint64 bytes);
     // The width at which the table shows every column but the (last, wide) settings editors.
     int columns_width() const;
-    // What the settings editors need beyond columns_width() to show whole (0 if nothing).
+    // What the settings column needs beyond columns_width() to show its editors whole.
     int settings_extra_width() const;
 
 signals:
@@ -53,6 +57,7 @@ signals:
 
 protected:
     bool eventFilter(QObject* watched, QEvent* event) override;
+    void resizeEvent(QResizeEvent* event) override;
 
 private:
     void add_layer(LayerType type);
@@ -69,7 +74,10 @@ private:
     // layer at `merge_row` (>= 0) undo as one.
     void record(const ModelSpec& before, const QString& text, int merge_row = -1);
     void restore(const ModelSpec& spec); // for undo / redo
-    int settings_header_width() const;   // the settings column's header with its margins
+    // The row of Remove, Move up, Move down, Undo and Redo with their words where they fit, as
+    // icons (their tooltips say what each does) where the editor is narrower (the Lessons panel
+    // open on a 1366-px screen squeezed them until "Move down" was cut).
+    void fit_button_row();
 
     ModelSpec m_spec;
     QString m_global_policy = QStringLiteral("float32");
@@ -84,6 +92,8 @@ private:
     QPushButton* m_remove = nullptr;
     QPushButton* m_up = nullptr;
     QPushButton* m_down = nullptr;
+    QHBoxLayout* m_button_row = nullptr;
+    QVector<QPair<QPushButton*, QString>> m_row_buttons; // each with its word
     QLabel* m_message = nullptr;
     QLabel* m_totals = nullptr;
     QListWidget* m_lint = nullptr;
