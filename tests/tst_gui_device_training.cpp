@@ -4,12 +4,12 @@
 // device memory in use. ctest runs it on the CPU engine; bench/run_gpu.sh's gui stage runs the
 // same binary with "cuda" on the GPU machine (issue 26: the app had never trained on a GPU).
 #include <QApplication>
-#include <QTemporaryDir>
 #include <QtTest>
 #include <algorithm>
 #include <vector>
 
 #include "core/train/experiment.h"
+#include "tests/isolated_app_dirs.h"
 #include "ui/charts/charts_panel.h"
 #include "ui/charts/memory_chart.h"
 #include "ui/editor/experiment_document.h"
@@ -23,14 +23,12 @@ using namespace mantissa::ui;
 class TestGuiDeviceTraining : public QObject {
     Q_OBJECT
 
-    QTemporaryDir m_dir;
+    IsolatedAppDirs m_dirs; // the runs and settings of this test only
 
 private slots:
     void initTestCase() {
         Q_INIT_RESOURCE(resources);
-        QVERIFY(m_dir.isValid());
-        qputenv("MANTISSA_RUNS_DIR", m_dir.path().toUtf8());
-        qputenv("XDG_CONFIG_HOME", (m_dir.path() + "/config").toUtf8());
+        QVERIFY(m_dirs.root.isValid());
     }
 
     void trainsAndFeedsTheCharts() {

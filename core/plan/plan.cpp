@@ -104,6 +104,14 @@ void Plan::forward_backward(Backend& backend, const RunContext& context) {
         if (step.phase != StepPhase::Update) step.run(backend, context);
 }
 
+std::vector<TensorId> Plan::forward_state() const {
+    std::vector<TensorId> ids;
+    for (const PlanQuant& q : quant)
+        if (q.state != kNoTensor) ids.push_back(q.state);
+    for (const PlanState& s : state) ids.push_back(s.tensor);
+    return ids;
+}
+
 void Plan::eval_batch(Backend& backend, const RunContext& context) {
     RunContext eval = context;
     eval.training = false;

@@ -108,8 +108,13 @@ public:
     void train_step_timed(Backend& backend, const RunContext& context,
                           std::vector<double>& step_ms);
     // Forward and backward with training semantics, no update: gradients are left in the
-    // gradient tensors (for gradient checks and histograms).
+    // gradient tensors (for gradient checks and histograms). Like any training forward it moves
+    // forward_state().
     void forward_backward(Backend& backend, const RunContext& context);
+    // The tensors a training forward updates in place for later steps to read: delayed scaling's
+    // amax histories and the layers' moving statistics (PlanState). A pass that must leave the
+    // run unchanged (the Trainer's gradient histogram) keeps them aside and puts them back.
+    std::vector<TensorId> forward_state() const;
     // Forward only (dropout off); adds loss and correct counts into the scalars.
     void eval_batch(Backend& backend, const RunContext& context);
 };

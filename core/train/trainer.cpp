@@ -331,13 +331,9 @@ GradientHistogram Trainer::gradient_histogram(std::int64_t offset) {
     // (this rank's shard of it in a data-parallel run: the histogram is taken before the sum).
     const RunContext ctx = training_context(offset, m_global_step + 1, nullptr);
     // The extra pass must leave the run as it found it: a training forward moves the state the
-    // step will read (delayed scaling's amax histories, BatchNormalization's moving statistics),
-    // and a second move made a run that records histograms (the GUI, `train --metrics`) differ
-    // from the same run without them. So that state is kept aside and put back.
-    std::vector<TensorId> persistent;
-    for (const PlanQuant& q : m_plan->quant)
-        if (q.state != kNoTensor) persistent.push_back(q.state);
-    for (const PlanState& s : m_plan->state) persistent.push_back(s.tensor);
+    // step will read (Plan::forward_state), and a second move made a run that records histograms
+    // (the GUI, `train --metrics`) differ from the same run without them.
+    const std::vector<TensorId> persistent = m_plan->forward_state();
     std::vector<std::vector<unsigned char>> kept(persistent.size());
     for (std::size_t i = 0; i < persistent.size(); ++i) {
         const Tensor& t = m_plan->tensor(persistent[i]);

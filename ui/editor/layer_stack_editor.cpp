@@ -204,9 +204,10 @@ LayerStackEditor::LayerStackEditor(QWidget* parent) : QWidget(parent) {
     connect(m_remove, &QPushButton::clicked, this, &LayerStackEditor::remove_selected);
     connect(m_up, &QPushButton::clicked, this, [this] { move_selected(-1); });
     connect(m_down, &QPushButton::clicked, this, [this] { move_selected(+1); });
-    buttons->addWidget(m_remove);
-    buttons->addWidget(m_up);
-    buttons->addWidget(m_down);
+    for (QPushButton* button : {m_remove, m_up, m_down}) {
+        buttons->addWidget(button);
+        m_row_buttons.append({button, button->text()}); // fit_button_row's words
+    }
     buttons->addStretch(1);
     // Undo / redo of stack edits; the shortcuts work while the focus is in the Model tab.
     QAction* undo = m_undo->createUndoAction(this, tr("Undo"));
@@ -234,9 +235,6 @@ LayerStackEditor::LayerStackEditor(QWidget* parent) : QWidget(parent) {
         buttons->addWidget(button);
         m_row_buttons.append({button, button->text()});
     }
-    m_row_buttons.prepend({m_down, m_down->text()});
-    m_row_buttons.prepend({m_up, m_up->text()});
-    m_row_buttons.prepend({m_remove, m_remove->text()});
     outer->addLayout(middle, 3);
     outer->addLayout(buttons);
 
@@ -274,10 +272,6 @@ int LayerStackEditor::columns_width() const {
     width += 2 * m_table->frameWidth() + style()->pixelMetric(QStyle::PM_ScrollBarExtent) +
              2 * layout()->contentsMargins().left();
     return width;
-}
-
-int LayerStackEditor::settings_extra_width() const {
-    return m_settings_width;
 }
 
 void LayerStackEditor::set_model(const ModelSpec& model) {

@@ -50,7 +50,7 @@ public:
     // The width at which the table shows every column but the (last, wide) settings editors.
     int columns_width() const;
     // What the settings column needs beyond columns_width() to show its editors whole.
-    int settings_extra_width() const;
+    int settings_column_width() const { return m_settings_width; }
 
 signals:
     void model_changed();

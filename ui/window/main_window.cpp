@@ -239,7 +239,7 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
     // activations lay behind horizontal scrolling); the charts keep the rest.
     right->setSizes({size.height(), std::min(size.height() / 6, 140)});
     const int left_minimum = left->minimumSizeHint().width();
-    const int left_whole = left_minimum + m_editor->settings_extra_width();
+    const int left_whole = left_minimum + m_editor->settings_column_width();
     main->setSizes({std::max(left_minimum, std::min(left_whole, size.width() / 2)), size.width()});
 }
 
