@@ -1,6 +1,7 @@
 // GUI tests of the live charts: min/max decimation keeps the extremes and bounds the points, a
 // 100,000-step run redraws fast with few points, skipped steps get markers, hidden runs vanish.
 #include <QChart>
+#include <QDir>
 #include <QElapsedTimer>
 #include <QPixmap>
 #include <QValueAxis>
@@ -8,13 +9,16 @@
 #include <cmath>
 #include <limits>
 
+#include "tests/isolated_app_dirs.h"
 #include "ui/charts/axis_window.h"
+#include "ui/charts/chart_export_dialog.h"
 #include "ui/charts/charts_panel.h"
 #include "ui/charts/decimate.h"
 #include "ui/charts/loss_scale_chart.h"
 #include "ui/charts/metric_chart.h"
 #include "ui/charts/run_legend.h"
 #include "ui/runs/run_store.h"
+#include "ui/window/dialog_folder.h"
 #include "ui/window/theme.h"
 
 using namespace mantissa;
@@ -107,6 +111,7 @@ private slots:
     void charts_follow_a_dark_palette();
     void axis_windows_stay_labelable();
     void near_constant_series_gets_readable_ticks();
+    void chart_export_proposes_the_dialog_folder();
 };
 
 void TestGuiCharts::decimation_keeps_extremes_and_endpoints() {
@@ -529,6 +534,19 @@ void TestGuiCharts::near_constant_series_gets_readable_ticks() {
     QVERIFY(y);
     QVERIFY(y->min() <= 249.665 && y->max() >= 249.665);
     QVERIFY((y->max() - y->min()) / y->tickInterval() <= 12.01);
+}
+
+// Issue 28: Export Chart proposed a bare "loss.png", so the save dialog opened in whatever the
+// working directory was; it proposes the folder the app's dialogs last used, as the others do.
+void TestGuiCharts::chart_export_proposes_the_dialog_folder() {
+    IsolatedAppDirs dirs;
+    QTemporaryDir folder;
+    QVERIFY(folder.isValid());
+    mantissa::ui::remember_dialog_folder(folder.filePath("run.json"));
+    RunStore store;
+    ChartsPanel panel(&store);
+    mantissa::ui::ChartExportDialog dialog(&panel);
+    QCOMPARE(dialog.suggested_file(), QDir(folder.path()).filePath(dialog.chart_name() + ".png"));
 }
 
 QTEST_MAIN(TestGuiCharts)

@@ -51,14 +51,17 @@ QSize ChartExportDialog::image_size() const {
     return {m_width->value(), m_height->value()};
 }
 
+QString ChartExportDialog::suggested_file() const {
+    return dialog_path(chart_name() + QStringLiteral(".png"));
+}
+
 QString ChartExportDialog::export_to_chosen_file() {
     const QString png = tr("PNG image (*.png)");
     const QString svg = tr("SVG vector image (*.svg)");
     QString filter = png;
-    // The remembered dialog folder: a bare file name would open in the working directory.
-    QString path = QFileDialog::getSaveFileName(parentWidget(), tr("Export chart"),
-                                                dialog_path(chart_name() + QStringLiteral(".png")),
-                                                png + QStringLiteral(";;") + svg, &filter);
+    QString path =
+        QFileDialog::getSaveFileName(parentWidget(), tr("Export chart"), suggested_file(),
+                                     png + QStringLiteral(";;") + svg, &filter);
     if (path.isEmpty()) return {};
     remember_dialog_folder(path);
     const QString suffix = filter == svg ? QStringLiteral(".svg") : QStringLiteral(".png");

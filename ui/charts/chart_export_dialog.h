@@ -19,6 +19,9 @@ public:
 
     QString chart_name() const; // "loss", "accuracy", "step_time", "loss_scale", "memory"
     QSize image_size() const;
+    // The file name the save dialog proposes: the chart's name in the folder the app's dialogs
+    // last used (Documents at first), never the working directory.
+    QString suggested_file() const;
     // Asks for a file name and writes the chart; returns an error message or empty (also when
     // the user cancelled the file dialog).
     QString export_to_chosen_file();
