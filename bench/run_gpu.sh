@@ -16,8 +16,10 @@
 #                   mxfp8_e4m3 and nvfp4; cnn under mixed_float16, mixed_float8 and nvfp4;
 #                   mlp-small eager and --graph over 1000 steps; PyTorch bfloat16 on
 #                   seed-mlp, eager and torch.compile(mode="reduce-overhead"); `mantissa-cli profile
-#                   --json` of a seed-mlp step (mixed_bfloat16, mixed_float8); then a per-kernel profile (ncu) of a seed-mlp step under
-#                   mixed_bfloat16, mixed_float8 and mxfp8_e4m3 where ncu is installed
+#                   --json` of a seed-mlp step (mixed_bfloat16, mixed_float8) and of a cnn step
+#                   (mixed_float16, mixed_float8, nvfp4); then a per-kernel profile (ncu) of a seed-mlp step under
+#                   mixed_bfloat16, mixed_float8 and mxfp8_e4m3, and of a cnn step under
+#                   mixed_float8, where ncu is installed
 #   --stage gui     the app on the CUDA engine: tst_gui_device_training (MainWindow trains
 #                   mlp-small in its worker thread, offscreen Qt) with MANTISSA_GUI_DEVICE=cuda,
 #                   from .deps/gui.tar.xz (bench/prepare_deps.sh --gui): Qt's libraries, the
@@ -400,6 +402,13 @@ EOF2
             --json > "$out/profile-seed-$policy.json" 2> "$out/profile-seed-$policy.err" \
             || fail "profile seed-mlp $policy (see profile-seed-$policy.err)"
     done
+    # The quantised cnn (issue 26: 5-8x mixed_float16's step, never profiled): which plan steps
+    # hold the time, per policy.
+    for policy in mixed_float16 mixed_float8 nvfp4; do
+        limit 90 "$cli" profile --config $exp/cnn.json --device cuda --policy $policy \
+            --json > "$out/profile-cnn-$policy.json" 2> "$out/profile-cnn-$policy.err" \
+            || fail "profile cnn $policy (see profile-cnn-$policy.err)"
+    done
     if command -v ncu > /dev/null; then
         for policy in mixed_bfloat16 mixed_float8 mxfp8_e4m3; do
             limit 120 ncu --metrics gpu__time_duration.sum --csv "$cli" bench \
@@ -410,6 +419,12 @@ EOF2
                 || fail "reading ncu-seed-$policy.csv"
             head -25 "$out/kernels-seed-$policy.txt"
         done
+        limit 120 ncu --metrics gpu__time_duration.sum --csv "$cli" bench --config $exp/cnn.json \
+            --device cuda --policies mixed_float8 --steps 2 --warmup 1 > "$out/ncu-cnn-mixed_float8.csv" \
+            2> "$out/ncu-cnn-mixed_float8.err" || fail "ncu cnn mixed_float8 (see ncu-cnn-mixed_float8.err)"
+        python3 bench/gpu_results.py kernels "$out/ncu-cnn-mixed_float8.csv" 3 \
+            > "$out/kernels-cnn-mixed_float8.txt" || fail "reading ncu-cnn-mixed_float8.csv"
+        head -25 "$out/kernels-cnn-mixed_float8.txt"
     else
         log "ncu not installed: no per-kernel profile"
     fi

@@ -3,12 +3,15 @@
 #pragma once
 
 #include <cstdint>
+#include <cstring>
+#include <string>
 #include <vector>
 
 #include "core/backend/backend.h"
 #include "core/data/mnist.h"
 #include "core/data/synthetic_mnist.h"
 #include "core/nn/layer_spec.h"
+#include "core/numeric/convert.h"
 #include "core/plan/plan.h"
 
 namespace mantissa::test {
@@ -103,5 +106,21 @@ struct DeviceSplit {
         return {&images, &labels, &perm, offset, count};
     }
 };
+
+// The first parameter whose compute copy (PlanParam::compute_copy) is not its master variable
+// rounded once to the copy's dtype, as a cast writes it; empty when every copy is.
+inline std::string stale_compute_copy(const Plan& plan) {
+    for (const PlanParam& p : plan.params) {
+        if (p.compute_copy == kNoTensor) continue;
+        const Tensor& master = plan.tensor(p.variable);
+        const Tensor& copy = plan.tensor(p.compute_copy);
+        std::vector<double> values(static_cast<std::size_t>(master.numel()));
+        convert_to_double(master.data, master.dtype, values.data(), values.size());
+        std::vector<unsigned char> expected(copy.bytes());
+        convert_from_double(values.data(), expected.data(), copy.dtype, values.size());
+        if (std::memcmp(expected.data(), copy.data, expected.size()) != 0) return p.name;
+    }
+    return {};
+}
 
 } // namespace mantissa::test

@@ -115,9 +115,9 @@ public:
         m_cpu.unscale_and_check_finite(g, s);
     }
     void optimizer_update(const OptimizerConfig& c, Tensor& p, const Tensor& g,
-                          std::span<Tensor* const> slot_tensors, const Tensor& s,
-                          bool skip) override {
-        m_cpu.optimizer_update(c, p, g, slot_tensors, s, skip);
+                          std::span<Tensor* const> slot_tensors, const Tensor& s, bool skip,
+                          Tensor* copy = nullptr) override {
+        m_cpu.optimizer_update(c, p, g, slot_tensors, s, skip, copy);
     }
     void finish_step(const LossScaleConfig& c, Tensor& s) override { m_cpu.finish_step(c, s); }
     StepScalars read_scalars(const Tensor& s) override { return m_cpu.read_scalars(s); }

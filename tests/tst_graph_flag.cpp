@@ -9,6 +9,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -163,13 +164,16 @@ public:
         });
     }
     void optimizer_update(const OptimizerConfig& c, Tensor& p, const Tensor& g,
-                          std::span<Tensor* const> slot_tensors, const Tensor& s,
-                          bool skip) override {
+                          std::span<Tensor* const> slot_tensors, const Tensor& s, bool skip,
+                          Tensor* copy = nullptr) override {
         auto slot_copies = copies(slot_tensors);
-        run([this, c, p, g, slot_copies, s, skip]() mutable {
+        // The compute copy by value, as the other tensors (nullptr: none).
+        auto copy_of = std::make_shared<std::optional<Tensor>>();
+        if (copy) *copy_of = *copy;
+        run([this, c, p, g, slot_copies, s, skip, copy_of]() mutable {
             std::vector<Tensor*> ptrs;
             for (Tensor& t : *slot_copies) ptrs.push_back(&t);
-            m_cpu.optimizer_update(c, p, g, ptrs, s, skip);
+            m_cpu.optimizer_update(c, p, g, ptrs, s, skip, *copy_of ? &**copy_of : nullptr);
         });
     }
     void finish_step(const LossScaleConfig& c, Tensor& s) override {

@@ -281,9 +281,14 @@ public:
     virtual void unscale_and_check_finite(std::span<Tensor* const> grads, Tensor& scalars) = 0;
     // One optimizer update of `param` from `grad` and its slots (update_rules.h). When
     // `skip_if_found_inf` and scalars.found_inf, nothing is written. t = scalars.iterations + 1.
+    // With `compute_copy` (a mixed policy's compute-dtype copy of its master variable, the same
+    // shape), the updated parameter is written there too, rounded once as cast() rounds it, so
+    // that the next forward reads it with no cast step of its own (issue 26: PyTorch's and
+    // Apex's fused optimizers write the low-precision copy the same way); a skipped step leaves
+    // it, like the parameter, as it was.
     virtual void optimizer_update(const OptimizerConfig& config, Tensor& param, const Tensor& grad,
                                   std::span<Tensor* const> slot_tensors, const Tensor& scalars,
-                                  bool skip_if_found_inf) = 0;
+                                  bool skip_if_found_inf, Tensor* compute_copy = nullptr) = 0;
     // Ends a step: scale_used, skipped, the next loss scale (next_loss_scale), iterations, and
     // the next batch's position (advance_batch_position).
     virtual void finish_step(const LossScaleConfig& config, Tensor& scalars) = 0;

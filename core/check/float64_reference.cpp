@@ -331,7 +331,8 @@ void Float64Reference::unscale_and_check_finite(std::span<Tensor* const> grads, 
 
 void Float64Reference::optimizer_update(const OptimizerConfig& config, Tensor& param,
                                         const Tensor& grad, std::span<Tensor* const> slot_tensors,
-                                        const Tensor& scalars, bool skip_if_found_inf) {
+                                        const Tensor& scalars, bool skip_if_found_inf,
+                                        Tensor* compute_copy) {
     if (!is_emulated_float(param.dtype)) {
         Widened w;
         std::vector<Tensor*> slots;
@@ -339,8 +340,13 @@ void Float64Reference::optimizer_update(const OptimizerConfig& config, Tensor& p
         m_cpu->optimizer_update(config, w.out(param), w.in(grad), slots, scalars,
                                 skip_if_found_inf);
         w.write_back();
+        // The copy as this reference's own cast writes it (a cast step did, before issue 26).
+        if (compute_copy && !(skip_if_found_inf && m_cpu->read_scalars(scalars).found_inf))
+            cast(param, *compute_copy);
         return;
     }
+    if (compute_copy)
+        throw Error(ErrorKind::Internal, "optimizer_update: a compute copy of a 16/8-bit variable");
     // A 16/8-bit variable: every operation rounded, one element at a time (update_rules.h).
     const StepScalars s = m_cpu->read_scalars(scalars);
     if (skip_if_found_inf && s.found_inf) return;

@@ -71,7 +71,7 @@ public:
     void unscale_and_check_finite(std::span<Tensor* const> grads, Tensor& scalars) override;
     void optimizer_update(const OptimizerConfig& config, Tensor& param, const Tensor& grad,
                           std::span<Tensor* const> slot_tensors, const Tensor& scalars,
-                          bool skip_if_found_inf) override;
+                          bool skip_if_found_inf, Tensor* compute_copy = nullptr) override;
     void finish_step(const LossScaleConfig& config, Tensor& scalars) override;
     StepScalars read_scalars(const Tensor& scalars) override;
     void write_scalars(const StepScalars& values, Tensor& scalars) override;

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdio>
 #include <limits>
+#include <optional>
 #include <utility>
 
 #include "core/backend/histogram.h"
@@ -612,11 +613,15 @@ void add_dropout_and_histogram(Table& t, DType dt) {
 }
 
 // unscale + one optimizer update + finish_step, as a training step ends. `overflow` puts an inf
-// in the gradient: the update is skipped and the loss scale halves.
+// in the gradient: the update is skipped and the loss scale halves. With `copy`, the update also
+// writes the parameter's compute copy in that dtype (a mixed policy's; issue 26), which a skipped
+// step leaves as it was; `dt` is then the float32 master's dtype.
 Body step_end_body(DType dt, OptimizerType type, bool overflow, std::int64_t m = 64,
                    std::int64_t k = 96, OptimizerConvention convention = OptimizerConvention::Keras,
-                   bool centered_momentum = false, LearningRateSchedule schedule = {}) {
-    return [dt, type, overflow, m, k, convention, centered_momentum, schedule](CaseContext& c) {
+                   bool centered_momentum = false, LearningRateSchedule schedule = {},
+                   std::optional<DType> copy = {}) {
+    return [dt, type, overflow, m, k, convention, centered_momentum, schedule,
+            copy](CaseContext& c) {
         OptimizerConfig config = optimizer_defaults(type, convention);
         config.schedule = schedule;
         if (type == OptimizerType::SGD) config.momentum = 0.9;
@@ -632,6 +637,8 @@ Body step_end_body(DType dt, OptimizerType type, bool overflow, std::int64_t m =
         Twin* slots[3] = {&c.make("slot0", dt, {m, k}, positive(random_values(m * k, 12, 0.01))),
                           &c.make("slot1", dt, {m, k}, positive(random_values(m * k, 13, 0.01))),
                           &c.make("slot2", dt, {m, k})};
+        Twin* copy_twin =
+            copy ? &c.make("copy", *copy, {m, k}, random_values(m * k, 14, 1.0)) : nullptr;
         Twin& scalars = c.make("scalars", DType::UInt8, {sizeof(StepScalars)});
         StepScalars initial;
         initial.loss_scale = 1024.0;
@@ -652,7 +659,8 @@ Body step_end_body(DType dt, OptimizerType type, bool overflow, std::int64_t m =
             be.begin_step(sc);
             be.unscale_and_check_finite(grads, sc);
             be.optimizer_update(config, param.on(i), grad.on(i),
-                                std::span<Tensor* const>(slot_tensors, slot_count), sc, true);
+                                std::span<Tensor* const>(slot_tensors, slot_count), sc, true,
+                                copy_twin ? &copy_twin->on(i) : nullptr);
             be.finish_step(keras_loss_scale(), sc);
             after[i] = be.read_scalars(sc);
         });
@@ -666,6 +674,7 @@ Body step_end_body(DType dt, OptimizerType type, bool overflow, std::int64_t m =
                                              "moves it (advance_batch_position)");
         std::vector<Twin*> outs{&param, slots[0], slots[1]};
         if (!overflow) outs.push_back(&grad); // an unscaled inf: NaN/inf positions still compared
+        if (copy_twin) outs.push_back(copy_twin);
         return outs;
     };
 }
@@ -749,6 +758,22 @@ void add_step_end(Table& t, DType dt) {
               same, dtype_tolerance(dt),
               step_end_body(dt, OptimizerType::RMSprop, false, 7, 13, convention, true));
     }
+    // A mixed policy's compute copy written by the update (issue 26), in this case's dtype, of a
+    // float32 master: bfloat16 and float16 on the CUDA engine's 16-byte path at 64 x 96, the
+    // generic kernel at 7 x 13 (and for float32 and float64 copies), and a skipped step, which
+    // leaves the copy as it was. Engines compute the same master bits, so the same copy; against
+    // float64 the copy may land a unit of its own dtype (or of the float32 master) away.
+    const double copy_tol = std::max(dtype_tolerance(dt), dtype_tolerance(DType::Float32));
+    t.add("unscale+rmsprop+copy+finish_step", dt, "64x96, float32 master", same, copy_tol,
+          step_end_body(DType::Float32, OptimizerType::RMSprop, false, 64, 96,
+                        OptimizerConvention::Keras, false, {}, dt));
+    t.add("unscale+adam+copy+finish_step", dt, "7x13, float32 master", same, copy_tol,
+          step_end_body(DType::Float32, OptimizerType::Adam, false, 7, 13,
+                        OptimizerConvention::Keras, false, {}, dt));
+    t.add("unscale+adam+copy+finish_step", dt, "64x96, float32 master (inf: skipped)", same,
+          copy_tol,
+          step_end_body(DType::Float32, OptimizerType::Adam, true, 64, 96,
+                        OptimizerConvention::Keras, false, {}, dt));
     // Learning-rate schedules (issue 29): the CUDA kernel computes the step's rate from its own
     // counters (lr_schedule.h), the CPU engine from the same scalars. OneCycle moves PyTorch
     // AdamW's rate and its decay factor; CosineDecay's warmup, Keras RMSprop's (a float32 rate).
@@ -1031,6 +1056,43 @@ void add_fp8_gemm(Table& t) {
                       });
                 t.cases.back().needs_fp8_gemm = true;
             }
+    // A bias in C's dtype and no pre-activation, alone or before a ReLU whose NaN need not
+    // propagate (set_propagate_nan(false), as the Trainer runs mixed policies): what the CUDA
+    // engine hands to cuBLASLt's own FP8 epilogue (BIAS, RELU_BIAS) instead of its kernel.
+    for (DType out : {DType::Float32, DType::BFloat16})
+        for (Activation act : {Activation::Linear, Activation::Relu}) {
+            const std::string geometry =
+                std::string("64x96x48 float8_e4m3 x float8_e4m3 + bias in C's dtype") +
+                (act == Activation::Relu ? " + relu, NaN may drop" : "");
+            const double tol = fp8_gemm_tolerance(out);
+            t.add("gemm fp8 C = act(A B^T + bias)", out, geometry, tol, tol,
+                  [act, out](CaseContext& c) {
+                      Twin& a =
+                          c.make("a", DType::Float8E4M3, {64, 96}, random_values(64 * 96, 36, 2.0));
+                      Twin& b =
+                          c.make("b", DType::Float8E4M3, {48, 96}, random_values(48 * 96, 37, 0.5));
+                      Twin& sa = c.make("a_scale", DType::Float32, {1}, {0.75});
+                      Twin& sb = c.make("b_scale", DType::Float32, {1}, {0.125});
+                      Twin& bias = c.make("bias", out, {48}, random_values(48, 38, 1.0));
+                      Twin& y = c.make("y", out, {64, 48});
+                      c.both([&](Backend& be, int i) {
+                          GemmArgs g = fp8_tn_args(a, b, sa, sb, y, i);
+                          g.bias = &bias.on(i);
+                          g.epilogue = act;
+                          g.workspace = c.workspace(i, be.gemm_workspace_bytes(g));
+                          be.set_propagate_nan(false);
+                          try {
+                              be.gemm(g);
+                          } catch (...) {
+                              be.set_propagate_nan(true);
+                              throw;
+                          }
+                          be.set_propagate_nan(true);
+                      });
+                      return std::vector<Twin*>{&y};
+                  });
+            t.cases.back().needs_fp8_gemm = true;
+        }
 }
 
 // n values for quantize_fp8's ties case: the format's largest value first (the amax, so a current

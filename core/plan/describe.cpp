@@ -124,6 +124,7 @@ PlanSpec describe(const Model& model, const CompileOptions& options) {
         b.finish(std::move(updates));
         return spec;
     }
+    b.drop_unread_compute_copies();
     const LossScaleConfig scale = spec.loss_scale;
     if (scale.mode != LossScaleMode::None) {
         std::vector<TensorId> grad_ids;
@@ -145,18 +146,24 @@ PlanSpec describe(const Model& model, const CompileOptions& options) {
     const bool gate = scale.mode == LossScaleMode::Dynamic;
     const OptimizerConfig opt = options.optimizer;
     for (const PlanParam& p : spec.params) {
-        StepSpec update =
-            make_step(optimizer_type_name(opt.type),
-                      [opt, p, scalars, gate](const BoundTensors& t) -> StepRun {
-                          Tensor* var = t.ptr(p.variable);
-                          Tensor* grad = t.ptr(p.grad);
-                          std::vector<Tensor*> slots;
-                          for (TensorId s : p.optimizer_slots) slots.push_back(t.ptr(s));
-                          Tensor* S = t.ptr(scalars);
-                          return [opt, var, grad, slots, S, gate](Backend& be, const RunContext&) {
-                              be.optimizer_update(opt, *var, *grad, slots, *S, gate);
-                          };
-                      });
+        // With a compute copy the update also writes the next forward's weights ("+cast→").
+        const std::string copy_op =
+            p.compute_copy == kNoTensor
+                ? std::string()
+                : "+cast→" + std::string(dtype_name(spec.tensor(p.compute_copy).dtype));
+        StepSpec update = make_step(
+            optimizer_type_name(opt.type) + copy_op,
+            [opt, p, scalars, gate](const BoundTensors& t) -> StepRun {
+                Tensor* var = t.ptr(p.variable);
+                Tensor* grad = t.ptr(p.grad);
+                std::vector<Tensor*> slots;
+                for (TensorId s : p.optimizer_slots) slots.push_back(t.ptr(s));
+                Tensor* S = t.ptr(scalars);
+                Tensor* copy = t.ptr(p.compute_copy); // nullptr: none
+                return [opt, var, grad, slots, S, gate, copy](Backend& be, const RunContext&) {
+                    be.optimizer_update(opt, *var, *grad, slots, *S, gate, copy);
+                };
+            });
         update.layer = p.name.substr(0, p.name.find('/'));
         update.inputs = {p.variable, p.grad};
         update.inputs.insert(update.inputs.end(), p.optimizer_slots.begin(),
@@ -164,6 +171,7 @@ PlanSpec describe(const Model& model, const CompileOptions& options) {
         update.outputs = {p.variable};
         update.outputs.insert(update.outputs.end(), p.optimizer_slots.begin(),
                               p.optimizer_slots.end());
+        if (p.compute_copy != kNoTensor) update.outputs.push_back(p.compute_copy);
         update.flops = 8.0 * shape_numel(p.shape);
         updates.push_back(std::move(update));
     }

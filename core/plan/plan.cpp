@@ -65,6 +65,12 @@ void Plan::initialize(Backend& backend, std::uint64_t seed) {
     initial.loss_scale = loss_scale.mode == LossScaleMode::None ? 1.0 : loss_scale.initial;
     initial.scale_used = initial.loss_scale;
     backend.write_scalars(initial, tensor(scalars));
+    refresh_weight_copies(backend);
+}
+
+void Plan::refresh_weight_copies(Backend& backend) {
+    for (const PlanParam& p : params)
+        if (p.compute_copy != kNoTensor) backend.cast(tensor(p.variable), tensor(p.compute_copy));
 }
 
 void Plan::train_step(Backend& backend, const RunContext& context) {

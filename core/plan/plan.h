@@ -98,6 +98,11 @@ public:
     // non-trainable ones, zeroes the optimizer slots and the quantisation state (delayed scaling
     // starts again), and sets the loss scale.
     void initialize(Backend& backend, std::uint64_t seed);
+    // Writes every compute copy (PlanParam::compute_copy) from its variable, as a cast step
+    // would: what initialize() and load_model_weights() do last, and what any other writer of
+    // the variables must do before the next step, since the optimizer keeps the copies only
+    // through its own updates.
+    void refresh_weight_copies(Backend& backend);
     // One training step: forward, backward, unscale + finite check, gated updates, scale update.
     // Never reads anything back from the device.
     void train_step(Backend& backend, const RunContext& context);

@@ -153,14 +153,21 @@ PlanBuilder::ParamRef PlanBuilder::add_param(const std::string& name, const Shap
         m_master_of[static_cast<std::size_t>(ref.value)] = param.variable;
         ref.grad = add_tensor("grad(" + full + "):" + std::string(dtype_name(m_policy.compute)),
                               m_policy.compute, shape, MemCategory::Gradients);
-        StepSpec step;
-        step.op = "cast " + std::string(dtype_name(m_policy.variable)) + "→" +
-                  std::string(dtype_name(m_policy.compute));
-        step.inputs = {param.variable};
-        step.outputs = {ref.value};
-        step.is_cast = true;
-        step.bind = bind_cast(param.variable, ref.value);
-        forward(std::move(step));
+        if (m_spec.inference_only) {
+            StepSpec step;
+            step.op = "cast " + std::string(dtype_name(m_policy.variable)) + "→" +
+                      std::string(dtype_name(m_policy.compute));
+            step.inputs = {param.variable};
+            step.outputs = {ref.value};
+            step.is_cast = true;
+            step.bind = bind_cast(param.variable, ref.value);
+            forward(std::move(step));
+        } else {
+            // Training: the optimizer's step writes the copy from the value it has just
+            // computed, with the cast's one rounding, instead of a cast step re-reading the
+            // variable in the next forward (issue 26; describe.cpp's update steps).
+            param.compute_copy = ref.value;
+        }
         StepSpec back;
         back.phase = StepPhase::Backward;
         back.op = "cast " + std::string(dtype_name(m_policy.compute)) + "→" +
@@ -407,6 +414,21 @@ std::function<StepRun(const BoundTensors&)> bind_cast(TensorId source, TensorId 
         Tensor* out = t.ptr(dest);
         return [in, out](Backend& be, const RunContext&) { be.cast(*in, *out); };
     };
+}
+
+void PlanBuilder::drop_unread_compute_copies() {
+    auto read = [&](TensorId id) {
+        auto reads = [id](const StepSpec& s) {
+            return std::find(s.inputs.begin(), s.inputs.end(), id) != s.inputs.end();
+        };
+        if (std::any_of(m_forward.begin(), m_forward.end(), reads)) return true;
+        return std::any_of(m_blocks.begin(), m_blocks.end(), [&](const BackwardBlock& b) {
+            return std::any_of(b.own.begin(), b.own.end(), reads) ||
+                   std::any_of(b.tail.begin(), b.tail.end(), reads);
+        });
+    };
+    for (PlanParam& p : m_spec.params)
+        if (p.compute_copy != kNoTensor && !read(p.compute_copy)) p.compute_copy = kNoTensor;
 }
 
 void PlanBuilder::finish(std::vector<StepSpec> update_steps) {

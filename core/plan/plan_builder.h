@@ -46,8 +46,9 @@ public:
     TensorId cast(TensorId source, DType dtype);
 
     // A trainable variable in the layer policy's variable dtype, plus, under a mixed policy, its
-    // compute-dtype copy (cast every step) and the gradient cast back. The layer reads `value`
-    // and writes `grad`, both in the compute dtype.
+    // compute-dtype copy and the gradient cast back. The layer reads `value` and writes `grad`,
+    // both in the compute dtype. A training plan's optimizer writes the copy as it updates the
+    // variable (PlanParam::compute_copy); an inference plan casts it in the forward pass.
     struct ParamRef {
         TensorId value = kNoTensor;
         TensorId grad = kNoTensor;
@@ -109,6 +110,10 @@ public:
     void forward(StepSpec step);
     void backward(StepSpec step);  // the layer's own backward steps, in execution order
     void plan_step(StepSpec step); // plan-level steps (data, loss, optimizer), in order
+
+    // Forgets the compute copies (PlanParam::compute_copy) that no step emitted so far reads, so
+    // that the optimizer does not write them: call it after the layers, before the updates.
+    void drop_unread_compute_copies();
 
     // Orders the steps (forward, reversed backward blocks, updates) and counts the bytes per
     // category (the workspace's scratch is decided at bind).

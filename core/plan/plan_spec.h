@@ -76,6 +76,12 @@ struct PlanParam {
     TensorId variable = kNoTensor; // variable dtype (master under mixed policies)
     TensorId grad = kNoTensor;     // gradient in the variable dtype (what the optimizer reads)
     std::vector<TensorId> optimizer_slots; // optimizer state, variable dtype
+    // A training plan's compute-dtype copy of the variable under a mixed policy, which the
+    // optimizer step writes as it updates the variable (Backend::optimizer_update) and the next
+    // forward reads, with no cast step of its own; Plan::refresh_weight_copies writes it after
+    // anything else writes the variable. None where no step reads it (a quantised layer's kernel
+    // is quantised from the master) and in inference plans (their forward casts the variable).
+    TensorId compute_copy = kNoTensor;
     Shape shape;
     std::int64_t fan_in = 0, fan_out = 0; // for Glorot initialisation; 0,0 = `initial`
     double initial = 0.0; // every element's starting value without Glorot (1 for gamma)

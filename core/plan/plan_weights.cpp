@@ -98,6 +98,7 @@ void load_model_weights(Plan& plan, Backend& backend, const ModelWeights& weight
         }
     for (std::size_t i = 0; i < variables.size(); ++i)
         backend.upload(ready[i].data.data(), plan.tensor(variables[i].second));
+    plan.refresh_weight_copies(backend); // the forward reads the copies, not the variables
     backend.synchronize();
 }
 

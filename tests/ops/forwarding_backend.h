@@ -90,8 +90,9 @@ public:
     }
     void optimizer_update(const OptimizerConfig& config, Tensor& param, const Tensor& grad,
                           std::span<Tensor* const> slot_tensors, const Tensor& scalars,
-                          bool skip_if_found_inf) override {
-        m_inner.optimizer_update(config, param, grad, slot_tensors, scalars, skip_if_found_inf);
+                          bool skip_if_found_inf, Tensor* compute_copy = nullptr) override {
+        m_inner.optimizer_update(config, param, grad, slot_tensors, scalars, skip_if_found_inf,
+                                 compute_copy);
     }
     void finish_step(const LossScaleConfig& config, Tensor& scalars) override {
         m_inner.finish_step(config, scalars);

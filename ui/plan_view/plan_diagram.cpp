@@ -216,8 +216,9 @@ DiagramLayout lay_out(const PlanDigest& digest, const DiagramMetrics& m, int wid
                           .arg(qs(box.name), subtitle, qs(box.output_shape), qs(box.policy),
                                dtype_text(box.compute), dtype_text(box.variable));
         if (box.weight_casts > 0)
-            tip += QStringLiteral("\nIts %1 weights are cast to %2 every step (%3 casts "
-                                  "forward, as many gradients cast back).")
+            tip += QStringLiteral("\nIts %1 weights are cast to %2 every step (%3 copies, "
+                                  "written by the optimizer as it updates the weights; as many "
+                                  "gradients cast back).")
                        .arg(dtype_text(box.variable), dtype_text(box.compute))
                        .arg(box.weight_casts);
         add_box(qs(box.name), subtitle, QStringLiteral("→ ") + qs(box.output_shape), box.output,

@@ -89,6 +89,25 @@ PlanDigest digest_plan(const PlanSpec& plan) {
         touched.insert(step.outputs.begin(), step.outputs.end());
         for (TensorId id : touched)
             if (id != kNoTensor) row.bytes += plan.tensor(id).bytes();
+        // A layer's box, by the step's layer name (nullptr for plan-level steps).
+        auto box_of = [&](const std::string& layer) -> PlanLayerBox* {
+            auto box = std::find_if(d.layers.begin(), d.layers.end(),
+                                    [&](const PlanLayerBox& b) { return b.name == layer; });
+            return box == d.layers.end() ? nullptr : &*box;
+        };
+        const bool writes_copy =
+            step.phase == StepPhase::Update &&
+            std::any_of(plan.params.begin(), plan.params.end(), [&](const PlanParam& p) {
+                return p.compute_copy != kNoTensor &&
+                       std::find(step.outputs.begin(), step.outputs.end(), p.compute_copy) !=
+                           step.outputs.end();
+            });
+        if (writes_copy) {
+            // The optimizer writes the compute copy the next forward reads: the mixed policy's
+            // weight cast, done as the master is updated (PlanParam::compute_copy).
+            row.weight_cast = true;
+            if (PlanLayerBox* box = box_of(step.layer)) ++box->weight_casts;
+        }
         if (step.is_cast) {
             ++d.casts;
             auto is_master = [&](const std::vector<TensorId>& ids) {
@@ -102,12 +121,9 @@ PlanDigest digest_plan(const PlanSpec& plan) {
                     return !step.outputs.empty() && p.grad == step.outputs.front();
                 });
             if (step.phase == StepPhase::Forward) {
-                auto box =
-                    std::find_if(d.layers.begin(), d.layers.end(),
-                                 [&](const PlanLayerBox& b) { return b.name == step.layer; });
-                if (box != d.layers.end()) {
+                if (PlanLayerBox* box = box_of(step.layer)) {
                     if (row.weight_cast)
-                        ++box->weight_casts;
+                        ++box->weight_casts; // an inference plan's forward weight cast
                     else
                         box->input_casts.push_back(activation_cast_label(step.op));
                 }

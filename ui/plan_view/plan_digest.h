@@ -19,8 +19,10 @@ struct PlanStepRow {
     std::string outputs; // the output tensors' dtypes
     std::string detail;  // tensor names and shapes, for a tooltip
     bool is_cast = false;
-    bool weight_cast = false; // a cast of a master variable (or of its gradient back to it)
-    std::size_t bytes = 0;    // bytes read + written (distinct tensors)
+    // A cast of a master variable (or of its gradient back to it), or an optimizer step that
+    // writes a master's compute copy as it updates it (PlanParam::compute_copy).
+    bool weight_cast = false;
+    std::size_t bytes = 0; // bytes read + written (distinct tensors)
     double flops = 0;
 };
 
@@ -32,7 +34,7 @@ struct PlanLayerBox {
     DType variable = DType::Float32;
     DType output = DType::Float32;        // its output's dtype (a Flatten keeps its input's)
     std::vector<std::string> input_casts; // "float32→float16", "quantize: nvfp4 …": its casts
-    int weight_casts = 0;                 // forward casts of its variables (master → compute)
+    int weight_casts = 0; // its variables' compute copies written each step (master → compute)
     std::int64_t params = 0;
 };
 

@@ -123,6 +123,11 @@ QVariant PlanStepsModel::data(const QModelIndex& index, int role) const {
                                              "policy every step.\n")
                             : QStringLiteral("A cast of an activation (or its gradient) to the "
                                              "layer's compute dtype, inserted by the policy.\n"));
+        else if (s.weight_cast)
+            tip.prepend(QStringLiteral("The optimizer's update of a float32 master variable, "
+                                       "which also writes the compute-dtype copy the next forward "
+                                       "reads: the mixed policy's weight cast, in the same pass "
+                                       "(as fused optimizers do).\n"));
         return tip;
     }
     case Qt::BackgroundRole:

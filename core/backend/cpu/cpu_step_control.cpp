@@ -128,7 +128,7 @@ void update_chunked_16bit(const OptimizerConfig& config, Tensor& param, const Te
 }
 
 void check_update_operands(const OptimizerConfig& config, const Tensor& param, const Tensor& grad,
-                           std::span<Tensor* const> slot_tensors) {
+                           std::span<Tensor* const> slot_tensors, const Tensor* compute_copy) {
     const auto fail = [&](const std::string& what) {
         throw Error(ErrorKind::InvalidArgument, std::string("optimizer_update(") +
                                                     optimizer_type_name(config.type) + ", '" +
@@ -150,6 +150,7 @@ void check_update_operands(const OptimizerConfig& config, const Tensor& param, c
     check(param, "parameter");
     check(grad, "gradient");
     for (const Tensor* slot : slot_tensors) check(*slot, "slot");
+    if (compute_copy) check(*compute_copy, "compute copy");
 }
 
 // 1 if x is inf or NaN: an integer test of the exponent field, whose OR over an array vectorises
@@ -186,6 +187,51 @@ bool unscale_emulated(Tensor& grad, std::size_t n, float inv) {
         store(work, offset, count, grad);
     }
     return nonfinite != 0;
+}
+
+// The update itself, after the checks and the skip decision (CpuBackend::optimizer_update).
+void update_in_place(const OptimizerConfig& config, Tensor& param, const Tensor& grad,
+                     std::span<Tensor* const> slot_tensors, std::int64_t t) {
+    const std::size_t n = static_cast<std::size_t>(param.numel());
+    if (n == 0) return;
+
+    bool uniform = grad.dtype == param.dtype;
+    for (const Tensor* slot : slot_tensors) uniform = uniform && slot->dtype == param.dtype;
+    if (uniform && param.dtype == DType::Float32) {
+        float* slot_ptrs[kMaxSlots] = {};
+        for (std::size_t k = 0; k < slot_tensors.size(); ++k)
+            slot_ptrs[k] = slot_tensors[k]->as<float>();
+        apply_update(config, param.as<float>(), grad.as<const float>(), slot_ptrs, n, t,
+                     NoRounding{});
+        return;
+    }
+    if (uniform && param.dtype == DType::Float64) {
+        double* slot_ptrs[kMaxSlots] = {};
+        for (std::size_t k = 0; k < slot_tensors.size(); ++k)
+            slot_ptrs[k] = slot_tensors[k]->as<double>();
+        apply_update(config, param.as<double>(), grad.as<const double>(), slot_ptrs, n, t,
+                     NoRounding{});
+        return;
+    }
+    // Mixed storage dtypes or an emulated parameter: widen in chunks. The rounding follows the
+    // parameter's dtype: under a pure 16-bit policy weights, gradients and slots share it.
+    switch (param.dtype) {
+    case DType::Float64:
+        update_chunked<double>(config, param, grad, slot_tensors, n, t, NoRounding{});
+        break;
+    case DType::Float32:
+        update_chunked<float>(config, param, grad, slot_tensors, n, t, NoRounding{});
+        break;
+    case DType::Float16:
+        update_chunked_16bit(config, param, grad, slot_tensors, n, t, RoundFloat16{});
+        break;
+    case DType::BFloat16:
+        update_chunked_16bit(config, param, grad, slot_tensors, n, t, RoundBFloat16{});
+        break;
+    default:
+        update_chunked<float>(config, param, grad, slot_tensors, n, t, RoundFormat{param.dtype});
+        break;
+    }
 }
 
 } // namespace
@@ -233,53 +279,16 @@ void CpuBackend::unscale_and_check_finite(std::span<Tensor* const> grads, Tensor
 
 void CpuBackend::optimizer_update(const OptimizerConfig& scheduled, Tensor& param,
                                   const Tensor& grad, std::span<Tensor* const> slot_tensors,
-                                  const Tensor& scalars, bool skip_if_found_inf) {
+                                  const Tensor& scalars, bool skip_if_found_inf,
+                                  Tensor* compute_copy) {
     const StepScalars* s = scalars_of(scalars);
     // This step's learning rate from the schedule, at the step the scalars say.
     const OptimizerConfig config = optimizer_at_step(scheduled, s->iterations, s->skipped_total);
-    check_update_operands(config, param, grad, slot_tensors);
+    check_update_operands(config, param, grad, slot_tensors, compute_copy);
     if (skip_if_found_inf && s->found_inf != 0) return; // a skipped step writes nothing
-    const std::size_t n = static_cast<std::size_t>(param.numel());
-    if (n == 0) return;
-    const std::int64_t t = s->iterations + 1;
-
-    bool uniform = grad.dtype == param.dtype;
-    for (const Tensor* slot : slot_tensors) uniform = uniform && slot->dtype == param.dtype;
-    if (uniform && param.dtype == DType::Float32) {
-        float* slot_ptrs[kMaxSlots] = {};
-        for (std::size_t k = 0; k < slot_tensors.size(); ++k)
-            slot_ptrs[k] = slot_tensors[k]->as<float>();
-        apply_update(config, param.as<float>(), grad.as<const float>(), slot_ptrs, n, t,
-                     NoRounding{});
-        return;
-    }
-    if (uniform && param.dtype == DType::Float64) {
-        double* slot_ptrs[kMaxSlots] = {};
-        for (std::size_t k = 0; k < slot_tensors.size(); ++k)
-            slot_ptrs[k] = slot_tensors[k]->as<double>();
-        apply_update(config, param.as<double>(), grad.as<const double>(), slot_ptrs, n, t,
-                     NoRounding{});
-        return;
-    }
-    // Mixed storage dtypes or an emulated parameter: widen in chunks. The rounding follows the
-    // parameter's dtype: under a pure 16-bit policy weights, gradients and slots share it.
-    switch (param.dtype) {
-    case DType::Float64:
-        update_chunked<double>(config, param, grad, slot_tensors, n, t, NoRounding{});
-        break;
-    case DType::Float32:
-        update_chunked<float>(config, param, grad, slot_tensors, n, t, NoRounding{});
-        break;
-    case DType::Float16:
-        update_chunked_16bit(config, param, grad, slot_tensors, n, t, RoundFloat16{});
-        break;
-    case DType::BFloat16:
-        update_chunked_16bit(config, param, grad, slot_tensors, n, t, RoundBFloat16{});
-        break;
-    default:
-        update_chunked<float>(config, param, grad, slot_tensors, n, t, RoundFormat{param.dtype});
-        break;
-    }
+    update_in_place(config, param, grad, slot_tensors, s->iterations + 1);
+    // The forward's copy, rounded by the very cast a cast step would run.
+    if (compute_copy) cast(param, *compute_copy);
 }
 
 void CpuBackend::finish_step(const LossScaleConfig& config, Tensor& scalars) {

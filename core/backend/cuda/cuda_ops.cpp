@@ -452,7 +452,7 @@ void CudaBackend::unscale_and_check_finite(std::span<Tensor* const> grads, Tenso
 
 void CudaBackend::optimizer_update(const OptimizerConfig& config, Tensor& param, const Tensor& grad,
                                    std::span<Tensor* const> slot_tensors, const Tensor& scalars,
-                                   bool skip_if_found_inf) {
+                                   bool skip_if_found_inf, Tensor* compute_copy) {
     const auto fail = [&](const std::string& what) {
         throw Error(ErrorKind::InvalidArgument, std::string("optimizer_update(") +
                                                     optimizer_type_name(config.type) + ", '" +
@@ -477,6 +477,16 @@ void CudaBackend::optimizer_update(const OptimizerConfig& config, Tensor& param,
         if (slot.numel() != param.numel()) fail("slot '" + slot.name + "' has another size");
         a.slots[k] = slot.data;
         a.slot_dtype[k] = slot.dtype;
+    }
+    if (compute_copy) {
+        require_float(*compute_copy, "optimizer_update");
+        if (compute_copy->numel() != param.numel())
+            fail("compute copy '" + compute_copy->name + "' has another size");
+        if (param.dtype != DType::Float32 && param.dtype != DType::Float64)
+            fail("a compute copy needs a float32 or float64 parameter, not " +
+                 std::string(dtype_name(param.dtype)));
+        a.copy = compute_copy->data;
+        a.copy_dtype = compute_copy->dtype;
     }
     a.count = param.numel();
     a.skip_if_found_inf = skip_if_found_inf;

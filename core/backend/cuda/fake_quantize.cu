@@ -10,7 +10,8 @@
 // The launch sequence, all in stream order with no host synchronisation:
 //   1. zero the scratch counters;
 //   2. amax_kernel: the tensor's amax, as the max of |x|'s float32 bits (a NaN's bits exceed
-//      infinity's, so "bits > 0x7F800000" means the tensor held a NaN);
+//      infinity's, so "bits > 0x7F800000" means the tensor held a NaN), where the cast needs it
+//      first (current scaling, NVFP4); delayed scaling and MX fold it into step 3's pass;
 //   3. block_kernel (one warp per block of block_rows x block_cols over the row-major view, edge
 //      blocks partial: the block's amax by warp reduction, its scale, then each element) or
 //      cast_kernel (per tensor: every thread derives the same scale, then casts its elements);
@@ -18,8 +19,9 @@
 // One-dimensional blocks without stochastic rounding take launch_fake_quantize_lines instead:
 // (NVFP4: a typed amax over the source,) line_block_kernel from the source straight into the
 // copy (float32, or bfloat16 for MX), then finish_kernel.
-// quantize_fp8 (codes for the FP8 GEMMs): a typed amax over the source, then code_tile_kernel,
-// which writes each code row-major and transposed in one pass, then finish_kernel.
+// quantize_fp8 (codes for the FP8 GEMMs): a typed amax over the source (current scaling only),
+// then code_tile_kernel, which writes each code row-major and transposed in one pass (and, under
+// delayed scaling, finds the amax), then finish_kernel.
 // Clipped and flushed counts are integer atomics, so they are exact in any order.
 #include <string>
 #include <type_traits>
@@ -109,15 +111,6 @@ __device__ inline void add_block_totals(BlockTotals t, Scratch* s) {
     if (sum.top_scale) atomicMax(&s->top_scale_bits, sum.top_scale);
 }
 
-// A thread's clipped and flushed counts into the scratch totals (add_block_totals).
-__device__ inline void add_counts(unsigned long long clipped, unsigned long long zeros,
-                                  Scratch* s) {
-    BlockTotals t;
-    t.clipped = clipped;
-    t.zeros = zeros;
-    add_block_totals(t, s);
-}
-
 // A thread's amax bits into the scratch's (add_block_totals).
 __device__ inline void add_amax(unsigned m, Scratch* s) {
     BlockTotals t;
@@ -128,6 +121,24 @@ __device__ inline void add_amax(unsigned m, Scratch* s) {
 // The amax the CPU engine computes (a float32 max, NaN if any element is NaN), as a double.
 __device__ inline double amax_of_bits(unsigned bits) {
     return bits > 0x7F800000u ? qm::nan_value() : static_cast<double>(__uint_as_float(bits));
+}
+
+// Whether a cast needs the tensor's amax before it starts: current scaling makes its scale from
+// it, NVFP4 its tensor scale. Delayed scaling casts with the scale its history made and MX with
+// each block's own, so their kernels fold the tensor's amax (for the stats and the history) into
+// the cast's own pass: one read of the tensor instead of two (issue 26).
+__host__ __device__ inline bool amax_before_cast(const DeviceQuant& q) {
+    return q.block ? q.tensor_scale : !q.delayed;
+}
+
+// A thread's clipped and flushed counts and amax bits into the scratch totals (add_block_totals).
+__device__ inline void add_counts_amax(unsigned long long clipped, unsigned long long zeros,
+                                       unsigned amax_bits, Scratch* s) {
+    BlockTotals t;
+    t.clipped = clipped;
+    t.zeros = zeros;
+    t.amax_bits = amax_bits;
+    add_block_totals(t, s);
 }
 
 // The per-tensor scale this step casts with (TE): current scaling from the tensor's amax,
@@ -243,6 +254,7 @@ __global__ void block_kernel(float* data, i64 rows, i64 cols, DeviceQuant q, Scr
     const float global = q.tensor_scale ? qm::nvfp4_global_scale(amax_of_bits(s->amax_bits)) : 1.0f;
     unsigned long long clipped = 0, zeros = 0;
     unsigned long long top_bits = 0; // the largest scale's bits over this warp's blocks
+    unsigned tensor_amax = 0;        // the largest block amax's bits: the tensor's amax
     for (i64 b = warp; b < blocks; b += warps) {
         const i64 row0 = (b / col_blocks) * q.block_rows, col0 = (b % col_blocks) * q.block_cols;
         const i64 tr = rows - row0 < q.block_rows ? rows - row0 : q.block_rows;
@@ -259,7 +271,9 @@ __global__ void block_kernel(float* data, i64 rows, i64 cols, DeviceQuant q, Scr
             const unsigned bits = abs_bits(data[at_of(e)]);
             m = bits > m ? bits : m;
         }
-        const double amax = amax_of_bits(warp_max(m));
+        m = warp_max(m);
+        tensor_amax = m > tensor_amax ? m : tensor_amax;
+        const double amax = amax_of_bits(m);
         double scale, eff; // the block's scale, and the whole factor a code is multiplied by
         if (q.tensor_scale) {
             scale = decode_element(qm::nvfp4_scale_code(amax, global), ElementFormat::Float8E4M3);
@@ -329,6 +343,7 @@ __global__ void block_kernel(float* data, i64 rows, i64 cols, DeviceQuant q, Scr
     totals.clipped = clipped;
     totals.zeros = zeros;
     totals.top_scale = lane == 0 ? top_bits : 0;
+    totals.amax_bits = tensor_amax; // NVFP4's amax pass found the same maximum
     add_block_totals(totals, s);
 }
 
@@ -450,21 +465,29 @@ __global__ void line_block_kernel(const TS* src, TD* dst, i64 rows, i64 cols, in
 }
 
 // kFixed: the format is F (FP8, the fast rounding); otherwise q.element through cast_element.
+// Under delayed scaling the amax is this pass's (amax_before_cast). A thread's counts stay below
+// 2^32 (n / threads elements each), so they add in 32 bits.
 template <ElementFormat F, bool kFixed>
 __global__ void cast_kernel(float* data, i64 n, DeviceQuant q, const float* state, Scratch* s) {
     const float scale = tensor_scale_of(q, state, amax_of_bits(s->amax_bits));
     const float scale_inv = 1.0f / scale;
-    unsigned long long clipped = 0, zeros = 0;
+    const bool fold_amax = !amax_before_cast(q);
+    unsigned clipped = 0, zeros = 0, amax = 0;
     for (i64 i = blockIdx.x * i64(blockDim.x) + threadIdx.x; i < n;
          i += i64(gridDim.x) * blockDim.x) {
-        const qm::CastResult r =
-            kFixed ? per_tensor_value<F>(data[i], scale, scale_inv, q.max_elem)
-                   : qm::cast_element(data[i], scale, scale_inv, q.element, q.max_elem);
+        const float v = data[i];
+        if (fold_amax) {
+            const unsigned b = abs_bits(v);
+            amax = b > amax ? b : amax;
+        }
+        const qm::CastResult r = kFixed
+                                     ? per_tensor_value<F>(v, scale, scale_inv, q.max_elem)
+                                     : qm::cast_element(v, scale, scale_inv, q.element, q.max_elem);
         data[i] = r.value;
         clipped += r.clipped ? 1 : 0;
         zeros += r.zero ? 1 : 0;
     }
-    add_counts(clipped, zeros, s);
+    add_counts_amax(clipped, zeros, amax, s);
 }
 
 // quantize_fp8's passes, at memory speed (issue 26): the amax read straight from the source dtype
@@ -524,7 +547,10 @@ __global__ void code_tile_kernel(const T* src, i64 rows, i64 cols, DeviceQuant q
     const int pos = 2 * lane; // this lane's first column (row-major pass) or row (transposed)
     const i64 row0 = i64(blockIdx.x) * kTile;
     const i64 col_tiles = (cols + kTile - 1) / kTile;
-    unsigned long long clipped = 0, zeros = 0;
+    // A thread codes 16 elements of each of its column tiles (gridDim.y = min(tiles, 65535)):
+    // 32-bit counts suffice for any tensor that fits in memory.
+    unsigned clipped = 0, zeros = 0, amax = 0;
+    const bool fold_amax = !amax_before_cast(q); // delayed scaling: this pass finds the amax
     // Every thread of the block runs the same trips of this loop, so the barriers are uniform.
     for (i64 ct = blockIdx.y; ct < col_tiles; ct += gridDim.y) {
         const i64 col0 = ct * kTile;
@@ -541,6 +567,15 @@ __global__ void code_tile_kernel(const T* src, i64 rows, i64 cols, DeviceQuant q
                 const i64 col = col0 + pos + j;
                 in[k][j] = row < rows && col < cols ? to_float(src[row * cols + col]) : 0.0f;
             }
+        }
+        if (fold_amax) { // uniform; elements outside the tensor loaded as 0
+#pragma unroll
+            for (int k = 0; k < kRowsPerWarp; ++k)
+#pragma unroll
+                for (int j = 0; j < 2; ++j) {
+                    const unsigned b = abs_bits(in[k][j]);
+                    amax = b > amax ? b : amax;
+                }
         }
 #pragma unroll
         for (int k = 0; k < kRowsPerWarp; ++k) {
@@ -583,7 +618,7 @@ __global__ void code_tile_kernel(const T* src, i64 rows, i64 cols, DeviceQuant q
         }
         __syncthreads(); // the next column tile overwrites `tile`
     }
-    add_counts(clipped, zeros, s);
+    add_counts_amax(clipped, zeros, amax, s);
 }
 
 // Launches both passes for source type T.
@@ -593,7 +628,7 @@ void launch_codes(const void* src, i64 rows, i64 cols, const DeviceQuant& q, con
                   cudaStream_t stream) {
     const auto* typed = static_cast<const T*>(src);
     const i64 n = rows * cols;
-    if (n > 0) {
+    if (n > 0 && amax_before_cast(q)) {
         const i64 vectors = (n + 16 / sizeof(T) - 1) / (16 / sizeof(T));
         const unsigned grid = blocks_for(vectors) > 2048 ? 2048 : blocks_for(vectors);
         amax_src_kernel<T><<<grid, 256, 0, stream>>>(typed, n, s);
@@ -786,8 +821,10 @@ void launch_fake_quantize(float* data, std::int64_t rows, std::int64_t cols, con
         // threads that their loads keep the memory busy (one 4-byte load each in flight).
         const unsigned grid = blocks_for(n) > 1024 ? 1024 : blocks_for(n);
         const unsigned cast_grid = blocks_for(n) > 8192 ? 8192 : blocks_for(n);
-        amax_kernel<<<grid, 256, 0, stream>>>(data, n, s);
-        MANTISSA_CUDA_LAUNCH_CHECK();
+        if (amax_before_cast(q)) {
+            amax_kernel<<<grid, 256, 0, stream>>>(data, n, s);
+            MANTISSA_CUDA_LAUNCH_CHECK();
+        }
         if (q.block) {
             const i64 blocks = ((rows + q.block_rows - 1) / q.block_rows) *
                                ((cols + q.block_cols - 1) / q.block_cols);

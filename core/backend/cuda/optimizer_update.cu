@@ -5,6 +5,10 @@
 // A float32 computation whose parameter and slots share one storage type takes the fast path:
 // eight elements a thread in 16-byte accesses, the same update_element per element (issue 26: the
 // generic kernel ran a 4096 x 4096 RMSprop update at about 2.5x its bytes' time on an H100).
+// Both kernels also write a mixed policy's compute copy of the parameter when asked, so that the
+// forward needs no cast step (written 2026-11-29, not yet run on a GPU).
+#include <type_traits>
+
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
@@ -116,13 +120,16 @@ __global__ void update_kernel(UpdateArgs a, Round round) {
         T* slot_ptrs[3] = {&slot_values[0], &slot_values[1], &slot_values[2]};
         update_element(rule, w, g, slot_ptrs, 0, round);
         store<T>(a.param, a.param_dtype, i, w);
+        // w is the stored parameter (float32 or float64), rounded as the cast kernel rounds it.
+        if (a.copy) store<T>(a.copy, a.copy_dtype, i, w);
 #pragma unroll
         for (int k = 0; k < 3; ++k)
             if (k < a.slot_count) store<T>(a.slots[k], a.slot_dtype[k], i, slot_values[k]);
     }
 }
 
-// P: the parameter's and every slot's storage type; G: the gradient's.
+// P: the parameter's and every slot's storage type; G: the gradient's. A compute copy (of a
+// float32 parameter) is written from the same eight values, as cast_vec_kernel writes it.
 template <int AverageSlot, class P, class G, class Round>
 __global__ void update_vec_kernel(UpdateArgs a, Round round, i64 vectors) {
     const StepScalars* s = a.scalars;
@@ -151,6 +158,12 @@ __global__ void update_vec_kernel(UpdateArgs a, Round round, i64 vectors) {
 #pragma unroll
         for (int k = 0; k < 3; ++k)
             if (k < a.slot_count) store8(static_cast<P*>(a.slots[k]), v, slot[k]);
+        if constexpr (std::is_same_v<P, float>) {
+            if (a.copy_dtype == DType::BFloat16 && a.copy)
+                store8(static_cast<__nv_bfloat16*>(a.copy), v, w);
+            else if (a.copy_dtype == DType::Float16 && a.copy)
+                store8(static_cast<__half*>(a.copy), v, w);
+        }
     }
 }
 
@@ -161,6 +174,9 @@ bool launch_vec(const UpdateArgs& a, Round round, cudaStream_t stream) {
         return false;
     for (int k = 0; k < a.slot_count; ++k)
         if (a.slot_dtype[k] != a.param_dtype || !vec8_aligned(a.slots[k])) return false;
+    if (a.copy && (a.param_dtype != DType::Float32 || !vec8_aligned(a.copy) ||
+                   (a.copy_dtype != DType::BFloat16 && a.copy_dtype != DType::Float16)))
+        return false; // the generic kernel writes any other copy
     const i64 vectors = a.count / kVec;
     const unsigned blocks = vec8_blocks(vectors) > 2048 ? 2048 : vec8_blocks(vectors);
     with_storage(a.param_dtype, [&](auto p_tag) {

@@ -45,6 +45,10 @@ struct UpdateArgs {
     void* slots[3] = {};
     DType slot_dtype[3] = {};
     int slot_count = 0;
+    // The compute-dtype copy the next forward reads (Backend::optimizer_update's compute_copy),
+    // of a float32 or float64 parameter; nullptr: none.
+    void* copy = nullptr;
+    DType copy_dtype = DType::BFloat16;
     std::int64_t count = 0;
     bool skip_if_found_inf = true;
     const StepScalars* scalars = nullptr;
