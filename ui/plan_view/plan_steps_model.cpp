@@ -1,5 +1,6 @@
-// PlanStepsModel: cast rows are tinted amber (activation casts) or violet (weight casts) so the
-// cost of a policy is visible as a count of coloured lines, the way a profiler shows it.
+// PlanStepsModel: cast rows are tinted amber (activation casts) or violet (weight casts, and more
+// lightly the optimizer steps that write the weights' compute copies) so the cost of a policy is
+// visible as a count of coloured lines, the way a profiler shows it.
 #include "ui/plan_view/plan_steps_model.h"
 
 #include <QApplication>
@@ -131,12 +132,15 @@ QVariant PlanStepsModel::data(const QModelIndex& index, int role) const {
         return tip;
     }
     case Qt::BackgroundRole:
-        if (s.is_cast)
+        // Weight casts are violet wherever they run: their own rows, and an optimizer step that
+        // writes a master's compute copy (a lighter tint: the update is most of its work).
+        if (s.is_cast || s.weight_cast)
             return blend(QApplication::palette().color(QPalette::Base),
-                         cast_colour(s.weight_cast, QApplication::palette()), 0.22);
+                         cast_colour(s.weight_cast, QApplication::palette()),
+                         s.is_cast ? 0.22 : 0.12);
         return {};
     case Qt::ForegroundRole:
-        if (s.is_cast && index.column() == Op)
+        if ((s.is_cast || s.weight_cast) && index.column() == Op)
             return cast_colour(s.weight_cast, QApplication::palette());
         return {};
     case Qt::FontRole:
