@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <span>
 #include <string>
+#include <vector>
 
 #include "core/backend/activation.h"
 #include "core/backend/step_scalars.h"
@@ -289,6 +290,23 @@ public:
     virtual void optimizer_update(const OptimizerConfig& config, Tensor& param, const Tensor& grad,
                                   std::span<Tensor* const> slot_tensors, const Tensor& scalars,
                                   bool skip_if_found_inf, Tensor* compute_copy = nullptr) = 0;
+    // One parameter of optimizer_update_all: what optimizer_update takes for it.
+    struct ParamUpdate {
+        Tensor* param = nullptr;
+        const Tensor* grad = nullptr;
+        std::vector<Tensor*> slot_tensors; // not "slots": Qt defines that word away
+        Tensor* compute_copy = nullptr;    // none: nullptr
+    };
+    // optimizer_update for every parameter of `params`, each with the same arithmetic; an engine
+    // may update several in one pass (the CUDA engine: one launch for up to 24 float32 tensors,
+    // as PyTorch's fused optimizers and Apex's multi_tensor_apply do; issue 26).
+    virtual void optimizer_update_all(const OptimizerConfig& config,
+                                      std::span<const ParamUpdate> params, const Tensor& scalars,
+                                      bool skip_if_found_inf) {
+        for (const ParamUpdate& p : params)
+            optimizer_update(config, *p.param, *p.grad, p.slot_tensors, scalars, skip_if_found_inf,
+                             p.compute_copy);
+    }
     // Ends a step: scale_used, skipped, the next loss scale (next_loss_scale), iterations, and
     // the next batch's position (advance_batch_position).
     virtual void finish_step(const LossScaleConfig& config, Tensor& scalars) = 0;

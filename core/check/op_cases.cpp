@@ -679,6 +679,76 @@ Body step_end_body(DType dt, OptimizerType type, bool overflow, std::int64_t m =
     };
 }
 
+// optimizer_update_all over three parameters in `dt` (issue 26: the CUDA engine updates float32
+// tensors of whole 8-element vectors in one launch): 64 x 96 and 8 x 16, with a bfloat16 and a
+// float16 compute copy when `dt` is float32 (the launch's copies), and 7 x 13, which takes its own
+// launch; unscale first and finish_step after, as a step ends. `overflow`: an inf in the second
+// gradient skips the step, which leaves every parameter, slot and copy as it was.
+Body multi_update_body(DType dt, bool overflow) {
+    return [dt, overflow](CaseContext& c) {
+        OptimizerConfig config = optimizer_defaults(OptimizerType::RMSprop);
+        config.momentum = 0.5;
+        config.centered = true; // three slots
+        const std::pair<std::int64_t, std::int64_t> shapes[] = {{64, 96}, {8, 16}, {7, 13}};
+        const DType copy_dtypes[] = {DType::BFloat16, DType::Float16};
+        const auto slot_count = static_cast<std::size_t>(optimizer_slot_count(config));
+        std::vector<Twin*> outs;
+        struct Param {
+            Twin *param, *grad, *copy;
+            std::vector<Twin*> slots;
+        };
+        std::vector<Param> params;
+        for (std::size_t i = 0; i < 3; ++i) {
+            const auto [m, k] = shapes[i];
+            const std::string n = std::to_string(i);
+            std::vector<double> g = random_values(m * k, 40 + i, 50.0);
+            if (overflow && i == 1) g[5] = std::numeric_limits<double>::infinity();
+            Param p;
+            p.param = &c.make("param" + n, dt, {m, k}, random_values(m * k, 50 + i, 1.0));
+            p.grad = &c.make("grad" + n, dt, {m, k}, g);
+            for (std::size_t s = 0; s < slot_count; ++s)
+                p.slots.push_back(&c.make("slot" + n + std::to_string(s), dt, {m, k},
+                                          positive(random_values(m * k, 60 + 3 * i + s, 0.01))));
+            // A copy where a mixed policy has one: of the first two float32 parameters.
+            p.copy = dt == DType::Float32 && i < 2 ? &c.make("copy" + n, copy_dtypes[i], {m, k},
+                                                             random_values(m * k, 70 + i, 1.0))
+                                                   : nullptr;
+            outs.push_back(p.param);
+            outs.insert(outs.end(), p.slots.begin(), p.slots.end());
+            if (p.copy) outs.push_back(p.copy);
+            params.push_back(p);
+        }
+        Twin& scalars = c.make("scalars", DType::UInt8, {sizeof(StepScalars)});
+        StepScalars initial;
+        initial.loss_scale = 512.0;
+        initial.iterations = 4;
+        StepScalars after[2];
+        c.both([&](Backend& be, int i) {
+            Tensor& sc = scalars.on(i);
+            std::vector<Tensor*> grads;
+            std::vector<Backend::ParamUpdate> all;
+            for (const Param& p : params) {
+                grads.push_back(&p.grad->on(i));
+                Backend::ParamUpdate u;
+                u.param = &p.param->on(i);
+                u.grad = &p.grad->on(i);
+                for (Twin* s : p.slots) u.slot_tensors.push_back(&s->on(i));
+                u.compute_copy = p.copy ? &p.copy->on(i) : nullptr;
+                all.push_back(std::move(u));
+            }
+            be.write_scalars(initial, sc);
+            be.begin_step(sc);
+            be.unscale_and_check_finite(grads, sc);
+            be.optimizer_update_all(config, all, sc, true);
+            be.finish_step(keras_loss_scale(), sc);
+            after[i] = be.read_scalars(sc);
+        });
+        if (after[0].skipped != after[1].skipped || (after[0].skipped != 0) != overflow)
+            throw Error(ErrorKind::Internal, "the step was not skipped exactly when it overflowed");
+        return outs;
+    };
+}
+
 // The skipped-step ledger (issue 27): 40 gradients (the CUDA engine unscales 32 a launch), an inf
 // or NaN in four of them; both engines must set exactly those four bits of nonfinite_mask, and
 // leave the finite gradients unscaled alike.
@@ -764,6 +834,15 @@ void add_step_end(Table& t, DType dt) {
     // leaves the copy as it was. Engines compute the same master bits, so the same copy; against
     // float64 the copy may land a unit of its own dtype (or of the float32 master) away.
     const double copy_tol = std::max(dtype_tolerance(dt), dtype_tolerance(DType::Float32));
+    // Three parameters in one optimizer_update_all (the CUDA engine's multi-tensor launch),
+    // applied and skipped; the copies are bfloat16 and float16, so against float64 their
+    // tolerance.
+    const double multi_tol =
+        dt == DType::Float32 ? dtype_tolerance(DType::BFloat16) : dtype_tolerance(dt);
+    t.add("unscale+rmsprop ×3+finish_step", dt, "64x96, 8x16, 7x13, centered, momentum", same,
+          multi_tol, multi_update_body(dt, false));
+    t.add("unscale+rmsprop ×3+finish_step", dt, "64x96, 8x16, 7x13 (inf: skipped)", same, multi_tol,
+          multi_update_body(dt, true));
     t.add("unscale+rmsprop+copy+finish_step", dt, "64x96, float32 master", same, copy_tol,
           step_end_body(DType::Float32, OptimizerType::RMSprop, false, 64, 96,
                         OptimizerConvention::Keras, false, {}, dt));

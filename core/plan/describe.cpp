@@ -145,36 +145,45 @@ PlanSpec describe(const Model& model, const CompileOptions& options) {
     }
     const bool gate = scale.mode == LossScaleMode::Dynamic;
     const OptimizerConfig opt = options.optimizer;
+    // One step updates every variable (Backend::optimizer_update_all: one pass on engines that
+    // fuse it), writing the compute copies the next forward reads ("+cast→"; issue 26).
+    std::string copy_dtypes;
     for (const PlanParam& p : spec.params) {
-        // With a compute copy the update also writes the next forward's weights ("+cast→").
-        const std::string copy_op =
-            p.compute_copy == kNoTensor
-                ? std::string()
-                : "+cast→" + std::string(dtype_name(spec.tensor(p.compute_copy).dtype));
-        StepSpec update = make_step(
-            optimizer_type_name(opt.type) + copy_op,
-            [opt, p, scalars, gate](const BoundTensors& t) -> StepRun {
-                Tensor* var = t.ptr(p.variable);
-                Tensor* grad = t.ptr(p.grad);
-                std::vector<Tensor*> slots;
-                for (TensorId s : p.optimizer_slots) slots.push_back(t.ptr(s));
-                Tensor* S = t.ptr(scalars);
-                Tensor* copy = t.ptr(p.compute_copy); // nullptr: none
-                return [opt, var, grad, slots, S, gate, copy](Backend& be, const RunContext&) {
-                    be.optimizer_update(opt, *var, *grad, slots, *S, gate, copy);
-                };
-            });
-        update.layer = p.name.substr(0, p.name.find('/'));
-        update.inputs = {p.variable, p.grad};
+        if (p.compute_copy == kNoTensor) continue;
+        const std::string d(dtype_name(spec.tensor(p.compute_copy).dtype));
+        if (("/" + copy_dtypes + "/").find("/" + d + "/") == std::string::npos)
+            copy_dtypes += (copy_dtypes.empty() ? "" : "/") + d;
+    }
+    StepSpec update = make_step(
+        std::string(optimizer_type_name(opt.type)) + " ×" + std::to_string(spec.params.size()) +
+            (copy_dtypes.empty() ? std::string() : "+cast→" + copy_dtypes),
+        [opt, params = spec.params, scalars, gate](const BoundTensors& t) -> StepRun {
+            std::vector<Backend::ParamUpdate> all;
+            for (const PlanParam& p : params) {
+                Backend::ParamUpdate u;
+                u.param = t.ptr(p.variable);
+                u.grad = t.ptr(p.grad);
+                for (TensorId s : p.optimizer_slots) u.slot_tensors.push_back(t.ptr(s));
+                u.compute_copy = t.ptr(p.compute_copy); // nullptr: none
+                all.push_back(std::move(u));
+            }
+            Tensor* S = t.ptr(scalars);
+            return [opt, all, S, gate](Backend& be, const RunContext&) {
+                be.optimizer_update_all(opt, all, *S, gate);
+            };
+        });
+    for (const PlanParam& p : spec.params) {
+        update.inputs.push_back(p.variable);
+        update.inputs.push_back(p.grad);
         update.inputs.insert(update.inputs.end(), p.optimizer_slots.begin(),
                              p.optimizer_slots.end());
-        update.outputs = {p.variable};
+        update.outputs.push_back(p.variable);
         update.outputs.insert(update.outputs.end(), p.optimizer_slots.begin(),
                               p.optimizer_slots.end());
         if (p.compute_copy != kNoTensor) update.outputs.push_back(p.compute_copy);
-        update.flops = 8.0 * shape_numel(p.shape);
-        updates.push_back(std::move(update));
+        update.flops += 8.0 * shape_numel(p.shape);
     }
+    if (!spec.params.empty()) updates.push_back(std::move(update));
     updates.push_back(
         make_step("update_loss_scale", [scale, scalars](const BoundTensors& t) -> StepRun {
             Tensor* S = t.ptr(scalars);

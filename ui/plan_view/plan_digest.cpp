@@ -26,14 +26,24 @@ std::string dtype_list(const PlanSpec& plan, const std::vector<TensorId>& ids) {
     return out;
 }
 
+// At most kListed lines, then "… and N more": the optimizer step of a deep model reads and
+// writes every variable, and a tooltip taller than the screen would be cut off.
 std::string tensor_list(const PlanSpec& plan, const std::vector<TensorId>& ids) {
+    constexpr int kListed = 12;
     std::string out;
+    int listed = 0, more = 0;
     for (TensorId id : ids) {
         if (id == kNoTensor) continue;
+        if (listed == kListed) {
+            ++more;
+            continue;
+        }
         const Tensor& t = plan.tensor(id);
         out += (out.empty() ? "" : "\n") + t.name + "  " + std::string(dtype_name(t.dtype)) + " " +
                shape_str(t.shape);
+        ++listed;
     }
+    if (more > 0) out += "\n… and " + std::to_string(more) + " more";
     return out;
 }
 
@@ -95,19 +105,19 @@ PlanDigest digest_plan(const PlanSpec& plan) {
                                     [&](const PlanLayerBox& b) { return b.name == layer; });
             return box == d.layers.end() ? nullptr : &*box;
         };
-        const bool writes_copy =
-            step.phase == StepPhase::Update &&
-            std::any_of(plan.params.begin(), plan.params.end(), [&](const PlanParam& p) {
-                return p.compute_copy != kNoTensor &&
-                       std::find(step.outputs.begin(), step.outputs.end(), p.compute_copy) !=
-                           step.outputs.end();
-            });
-        if (writes_copy) {
-            // The optimizer writes the compute copy the next forward reads: the mixed policy's
-            // weight cast, done as the master is updated (PlanParam::compute_copy).
-            row.weight_cast = true;
-            if (PlanLayerBox* box = box_of(step.layer)) ++box->weight_casts;
-        }
+        // The optimizer step writes the compute copies the next forward reads: the mixed
+        // policy's weight casts, done as the masters are updated (PlanParam::compute_copy), each
+        // counted on its layer's box.
+        if (step.phase == StepPhase::Update)
+            for (const PlanParam& p : plan.params) {
+                if (p.compute_copy == kNoTensor ||
+                    std::find(step.outputs.begin(), step.outputs.end(), p.compute_copy) ==
+                        step.outputs.end())
+                    continue;
+                row.weight_cast = true;
+                if (PlanLayerBox* box = box_of(p.name.substr(0, p.name.find('/'))))
+                    ++box->weight_casts;
+            }
         if (step.is_cast) {
             ++d.casts;
             auto is_master = [&](const std::vector<TensorId>& ids) {

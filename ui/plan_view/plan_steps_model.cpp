@@ -125,10 +125,11 @@ QVariant PlanStepsModel::data(const QModelIndex& index, int role) const {
                             : QStringLiteral("A cast of an activation (or its gradient) to the "
                                              "layer's compute dtype, inserted by the policy.\n"));
         else if (s.weight_cast)
-            tip.prepend(QStringLiteral("The optimizer's update of a float32 master variable, "
-                                       "which also writes the compute-dtype copy the next forward "
-                                       "reads: the mixed policy's weight cast, in the same pass "
-                                       "(as fused optimizers do).\n"));
+            tip.prepend(QStringLiteral("The optimizer's update of every variable (one pass on "
+                                       "the GPU), which also writes the compute-dtype copies of "
+                                       "the float32 masters that the next forward reads: the "
+                                       "mixed policy's weight casts, in the same pass (as fused "
+                                       "optimizers do).\n"));
         return tip;
     }
     case Qt::BackgroundRole:

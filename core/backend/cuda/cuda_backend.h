@@ -82,6 +82,8 @@ public:
     void optimizer_update(const OptimizerConfig& config, Tensor& param, const Tensor& grad,
                           std::span<Tensor* const> slot_tensors, const Tensor& scalars,
                           bool skip_if_found_inf, Tensor* compute_copy = nullptr) override;
+    void optimizer_update_all(const OptimizerConfig& config, std::span<const ParamUpdate> params,
+                              const Tensor& scalars, bool skip_if_found_inf) override;
     void finish_step(const LossScaleConfig& config, Tensor& scalars) override;
     StepScalars read_scalars(const Tensor& scalars) override;
     void write_scalars(const StepScalars& values, Tensor& scalars) override;

@@ -450,9 +450,12 @@ void CudaBackend::unscale_and_check_finite(std::span<Tensor* const> grads, Tenso
     cuda::launch_unscale(list, s, m_impl->stream);
 }
 
-void CudaBackend::optimizer_update(const OptimizerConfig& config, Tensor& param, const Tensor& grad,
-                                   std::span<Tensor* const> slot_tensors, const Tensor& scalars,
-                                   bool skip_if_found_inf, Tensor* compute_copy) {
+namespace {
+
+// optimizer_update's kernel arguments, checked as the CPU engine checks its operands.
+cuda::UpdateArgs update_args(const OptimizerConfig& config, Tensor& param, const Tensor& grad,
+                             std::span<Tensor* const> slot_tensors, const Tensor& scalars,
+                             bool skip_if_found_inf, Tensor* compute_copy) {
     const auto fail = [&](const std::string& what) {
         throw Error(ErrorKind::InvalidArgument, std::string("optimizer_update(") +
                                                     optimizer_type_name(config.type) + ", '" +
@@ -509,7 +512,39 @@ void CudaBackend::optimizer_update(const OptimizerConfig& config, Tensor& param,
         a.rule = device_rule<float>(config, NoRounding{});
         break;
     }
-    cuda::launch_optimizer_update(a, m_impl->stream);
+    return a;
+}
+
+} // namespace
+
+void CudaBackend::optimizer_update(const OptimizerConfig& config, Tensor& param, const Tensor& grad,
+                                   std::span<Tensor* const> slot_tensors, const Tensor& scalars,
+                                   bool skip_if_found_inf, Tensor* compute_copy) {
+    cuda::launch_optimizer_update(
+        update_args(config, param, grad, slot_tensors, scalars, skip_if_found_inf, compute_copy),
+        m_impl->stream);
+}
+
+void CudaBackend::optimizer_update_all(const OptimizerConfig& config,
+                                       std::span<const ParamUpdate> params, const Tensor& scalars,
+                                       bool skip_if_found_inf) {
+    // The float32 tensors of whole vectors go into multi-tensor launches of up to
+    // kMultiUpdateTensors; any other takes its own launch, with the same arithmetic.
+    cuda::MultiUpdateArgs multi;
+    for (const ParamUpdate& p : params) {
+        const cuda::UpdateArgs a = update_args(config, *p.param, *p.grad, p.slot_tensors, scalars,
+                                               skip_if_found_inf, p.compute_copy);
+        if (!cuda::multi_update_fits(a)) {
+            cuda::launch_optimizer_update(a, m_impl->stream);
+            continue;
+        }
+        cuda::add_multi_update(multi, a);
+        if (multi.tensors == cuda::kMultiUpdateTensors) {
+            cuda::launch_optimizer_update_multi(multi, m_impl->stream);
+            multi = cuda::MultiUpdateArgs{};
+        }
+    }
+    cuda::launch_optimizer_update_multi(multi, m_impl->stream);
 }
 
 void CudaBackend::finish_step(const LossScaleConfig& config, Tensor& scalars) {

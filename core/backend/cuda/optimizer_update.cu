@@ -6,7 +6,8 @@
 // eight elements a thread in 16-byte accesses, the same update_element per element (issue 26: the
 // generic kernel ran a 4096 x 4096 RMSprop update at about 2.5x its bytes' time on an H100).
 // Both kernels also write a mixed policy's compute copy of the parameter when asked, so that the
-// forward needs no cast step (written 2026-11-29, not yet run on a GPU).
+// forward needs no cast step, and a third updates up to 24 float32 tensors in one launch
+// (Backend::optimizer_update_all): both written 2026-11-29, not yet run on a GPU.
 #include <type_traits>
 
 #include <cuda_bf16.h>
@@ -128,42 +129,77 @@ __global__ void update_kernel(UpdateArgs a, Round round) {
     }
 }
 
-// P: the parameter's and every slot's storage type; G: the gradient's. A compute copy (of a
-// float32 parameter) is written from the same eight values, as cast_vec_kernel writes it.
+// One 8-element vector of an update: P is the parameter's and every slot's storage type, G the
+// gradient's; a compute copy (of a float32 parameter, `copy_bf16` or float16) is written from the
+// same eight values, as cast_vec_kernel writes it. Shared by the per-tensor and the multi-tensor
+// kernels, so both compute each element alike.
+template <class P, class G, class Round>
+__device__ inline void update_vector(const UpdateRule<float>& rule, Round round, P* param,
+                                     const G* grad, void* const* slots, int slot_count, void* copy,
+                                     bool copy_bf16, i64 v) {
+    float w[kVec], g[kVec], slot[3][kVec] = {};
+    load8(param, v, w);
+    load8(grad, v, g);
+#pragma unroll // constant slot indices keep the slots in registers
+    for (int k = 0; k < 3; ++k)
+        if (k < slot_count) load8(static_cast<const P*>(slots[k]), v, slot[k]);
+#pragma unroll
+    for (int j = 0; j < kVec; ++j) {
+        float values[3] = {slot[0][j], slot[1][j], slot[2][j]};
+        float* ptrs[3] = {&values[0], &values[1], &values[2]};
+        update_element(rule, w[j], g[j], ptrs, 0, round);
+        slot[0][j] = values[0];
+        slot[1][j] = values[1];
+        slot[2][j] = values[2];
+    }
+    store8(param, v, w);
+#pragma unroll
+    for (int k = 0; k < 3; ++k)
+        if (k < slot_count) store8(static_cast<P*>(slots[k]), v, slot[k]);
+    if constexpr (std::is_same_v<P, float>) {
+        if (copy && copy_bf16)
+            store8(static_cast<__nv_bfloat16*>(copy), v, w);
+        else if (copy)
+            store8(static_cast<__half*>(copy), v, w);
+    }
+}
+
 template <int AverageSlot, class P, class G, class Round>
 __global__ void update_vec_kernel(UpdateArgs a, Round round, i64 vectors) {
     const StepScalars* s = a.scalars;
     if (a.skip_if_found_inf && s->found_inf != 0) return;
     const UpdateRule<float> rule = rule_with_fixed_slots<AverageSlot, float>(a.rule, *s, round);
-    auto* param = static_cast<P*>(a.param);
-    const auto* grad = static_cast<const G*>(a.grad);
+    const bool copy_bf16 = a.copy_dtype == DType::BFloat16;
     for (i64 v = blockIdx.x * i64(blockDim.x) + threadIdx.x; v < vectors;
-         v += i64(gridDim.x) * blockDim.x) {
-        float w[kVec], g[kVec], slot[3][kVec] = {};
-        load8(param, v, w);
-        load8(grad, v, g);
-#pragma unroll // constant slot indices keep the slots in registers
-        for (int k = 0; k < 3; ++k)
-            if (k < a.slot_count) load8(static_cast<const P*>(a.slots[k]), v, slot[k]);
-#pragma unroll
-        for (int j = 0; j < kVec; ++j) {
-            float values[3] = {slot[0][j], slot[1][j], slot[2][j]};
-            float* ptrs[3] = {&values[0], &values[1], &values[2]};
-            update_element(rule, w[j], g[j], ptrs, 0, round);
-            slot[0][j] = values[0];
-            slot[1][j] = values[1];
-            slot[2][j] = values[2];
-        }
-        store8(param, v, w);
-#pragma unroll
-        for (int k = 0; k < 3; ++k)
-            if (k < a.slot_count) store8(static_cast<P*>(a.slots[k]), v, slot[k]);
-        if constexpr (std::is_same_v<P, float>) {
-            if (a.copy_dtype == DType::BFloat16 && a.copy)
-                store8(static_cast<__nv_bfloat16*>(a.copy), v, w);
-            else if (a.copy_dtype == DType::Float16 && a.copy)
-                store8(static_cast<__half*>(a.copy), v, w);
-        }
+         v += i64(gridDim.x) * blockDim.x)
+        update_vector(rule, round, static_cast<P*>(a.param), static_cast<const G*>(a.grad), a.slots,
+                      a.slot_count, a.copy, copy_bf16, v);
+}
+
+// The multi-tensor launch: a block finds its tensor by the blocks' starts (at most
+// kMultiUpdateTensors, the same for the whole block), then its threads take
+// kMultiVectorsPerThread vectors each. __grid_constant__ lets the entries be indexed at run time
+// without a per-thread copy of the 2 KB argument.
+constexpr unsigned kMultiThreads = 256;
+constexpr int kMultiVectorsPerThread = 4;
+constexpr i64 kMultiBlockVectors = i64(kMultiThreads) * kMultiVectorsPerThread;
+
+template <int AverageSlot>
+__global__ void multi_update_kernel(const __grid_constant__ MultiUpdateArgs a) {
+    const StepScalars* s = a.scalars;
+    if (a.skip_if_found_inf && s->found_inf != 0) return;
+    int t = 0;
+    while (t + 1 < a.tensors && i64(blockIdx.x) >= a.entries[t + 1].first_block) ++t;
+    const MultiUpdateEntry& e = a.entries[t];
+    const UpdateRule<float> rule =
+        rule_with_fixed_slots<AverageSlot, float>(a.rule, *s, NoRounding{});
+    void* slots[3] = {e.slots[0], e.slots[1], e.slots[2]};
+    const i64 first = (i64(blockIdx.x) - e.first_block) * kMultiBlockVectors + threadIdx.x;
+    for (int j = 0; j < kMultiVectorsPerThread; ++j) {
+        const i64 v = first + i64(j) * kMultiThreads;
+        if (v >= e.vectors) break;
+        update_vector(rule, NoRounding{}, e.param, e.grad, slots, a.slot_count, e.copy, e.copy_bf16,
+                      v);
     }
 }
 
@@ -206,6 +242,43 @@ void launch(const UpdateArgs& a, Round round, cudaStream_t stream) {
 }
 
 } // namespace
+
+bool multi_update_fits(const UpdateArgs& a) {
+    if (a.f64 || a.round != RoundKind::None || a.param_dtype != DType::Float32 ||
+        a.grad_dtype != DType::Float32 || a.count <= 0 || a.count % kVec != 0 ||
+        !vec8_aligned(a.param) || !vec8_aligned(a.grad) || a.slot_count > 3)
+        return false;
+    for (int k = 0; k < a.slot_count; ++k)
+        if (a.slot_dtype[k] != DType::Float32 || !vec8_aligned(a.slots[k])) return false;
+    return !a.copy || ((a.copy_dtype == DType::BFloat16 || a.copy_dtype == DType::Float16) &&
+                       vec8_aligned(a.copy));
+}
+
+void add_multi_update(MultiUpdateArgs& multi, const UpdateArgs& a) {
+    MultiUpdateEntry& e = multi.entries[multi.tensors++];
+    e.param = static_cast<float*>(a.param);
+    e.grad = static_cast<const float*>(a.grad);
+    for (int k = 0; k < a.slot_count; ++k) e.slots[k] = static_cast<float*>(a.slots[k]);
+    e.copy = a.copy;
+    e.copy_bf16 = a.copy_dtype == DType::BFloat16;
+    e.vectors = a.count / kVec;
+    e.first_block = multi.blocks;
+    multi.blocks += (e.vectors + kMultiBlockVectors - 1) / kMultiBlockVectors;
+    multi.rule = a.rule;
+    multi.slot_count = a.slot_count;
+    multi.skip_if_found_inf = a.skip_if_found_inf;
+    multi.scalars = a.scalars;
+}
+
+void launch_optimizer_update_multi(const MultiUpdateArgs& a, cudaStream_t stream) {
+    if (a.tensors == 0 || a.blocks == 0) return;
+    const auto blocks = static_cast<unsigned>(a.blocks);
+    if (a.rule.average_slot == 2)
+        multi_update_kernel<2><<<blocks, kMultiThreads, 0, stream>>>(a);
+    else
+        multi_update_kernel<1><<<blocks, kMultiThreads, 0, stream>>>(a);
+    MANTISSA_CUDA_LAUNCH_CHECK();
+}
 
 void launch_optimizer_update(const UpdateArgs& args, cudaStream_t stream) {
     if (args.count <= 0) return;

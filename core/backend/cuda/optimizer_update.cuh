@@ -56,4 +56,33 @@ struct UpdateArgs {
 
 void launch_optimizer_update(const UpdateArgs& args, cudaStream_t stream);
 
+// Several parameters' updates in one launch (Backend::optimizer_update_all): float32 parameters,
+// gradients and slots, no rounding (mixed policies' masters and float32), whole 8-element vectors
+// at 16-byte aligned addresses, a bfloat16 or float16 compute copy or none (multi_update_fits).
+// Each thread block takes kMultiBlockVectors vectors of one tensor; `first_block` is where a
+// tensor's blocks start. The arithmetic per element is launch_optimizer_update's.
+inline constexpr int kMultiUpdateTensors = 24;
+struct MultiUpdateEntry {
+    float* param = nullptr;
+    const float* grad = nullptr;
+    float* slots[3] = {};
+    void* copy = nullptr; // the compute copy, or nullptr
+    bool copy_bf16 = false;
+    std::int64_t vectors = 0;     // count / 8
+    std::int64_t first_block = 0; // set by add_multi_update
+};
+struct MultiUpdateArgs {
+    DeviceRule rule; // shared: one optimizer config, no rounding
+    int slot_count = 0;
+    int tensors = 0;
+    std::int64_t blocks = 0; // thread blocks over all tensors
+    bool skip_if_found_inf = true;
+    const StepScalars* scalars = nullptr;
+    MultiUpdateEntry entries[kMultiUpdateTensors];
+};
+bool multi_update_fits(const UpdateArgs& args);
+// Appends `args` (multi_update_fits) to `multi` (not full: tensors < kMultiUpdateTensors).
+void add_multi_update(MultiUpdateArgs& multi, const UpdateArgs& args);
+void launch_optimizer_update_multi(const MultiUpdateArgs& args, cudaStream_t stream);
+
 } // namespace mantissa::cuda
