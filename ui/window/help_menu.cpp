@@ -57,8 +57,9 @@ QString gpu_history_text() {
         "learning-rate schedules, BatchNormalization and LayerNormalization, the record of "
         "which gradients overflowed on a skipped step, one CUDA Graph per batch size, FP8 "
         "GEMMs for layers whose sizes are not multiples of 16, the optimizer writing the "
-        "16-bit weight copies, and FP8 delayed scaling's amax found in the cast's own pass "
-        "(the check a GPU must pass before the app uses it now includes each of them).\n"
+        "16-bit weight copies in one launch for all variables, FP8 delayed scaling's amax "
+        "found in the cast's own pass, and cuBLASLt's own epilogue for FP8 GEMMs (the check "
+        "a GPU must pass before the app uses it now includes each of them).\n"
         "Before the app trusts a GPU, the CUDA engine checks itself on it against the CPU engine "
         "(Check now, beside the Device box, or `mantissa-cli selftest --qualify`); the Device box "
         "shows each engine's verdict.");
