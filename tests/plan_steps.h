@@ -32,6 +32,19 @@ inline std::vector<float> download(Backend& be, const Tensor& t) {
     return out;
 }
 
+// A quantised copy's decoded values: its contents, times its tensor scale where the copy leaves
+// that to the GEMM (a Dense layer's NVFP4 copy, "<copy> tensor scale"), each product exact in
+// float64 and rounded once to float32, as a copy that kept the scale holds it.
+inline std::vector<float> download_decoded(Backend& be, const Plan& plan, const std::string& name) {
+    std::vector<float> v = download(be, find_tensor(plan, name));
+    for (const Tensor& t : plan.tensors)
+        if (t.name == name + " tensor scale") {
+            const double scale = download(be, t).at(0);
+            for (float& x : v) x = static_cast<float>(static_cast<double>(x) * scale);
+        }
+    return v;
+}
+
 // Runs the forward steps of `plan` (after the data steps, before the loss) on the input `x`.
 inline void run_forward(Plan& plan, Backend& be, const std::vector<float>& x) {
     be.upload(x.data(), plan.tensor(plan.input));

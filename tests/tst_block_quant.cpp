@@ -24,6 +24,7 @@
 #include "core/numeric/element_format.h"
 #include "core/numeric/element_inspect.h"
 #include "core/numeric/float_format.h"
+#include "core/numeric/half.h"
 #include "core/numeric/quant_math.h"
 #include "core/numeric/quant_recipe.h"
 #include "core/numeric/tensor_quant.h"
@@ -1393,6 +1394,82 @@ public:
             }
     }
 
+    // NVFP4 with its tensor scale left to the GEMM (BlockQuantConfig::tensor_scale_in_gemm, a
+    // Dense layer's copies): every value is a bfloat16 value, and times nvfp4_gemm_scale(global)
+    // in float64 it is exactly the reference's decoded value (code · block scale · global), so
+    // the usual float32 copy is that product rounded once. Along rows, in 16x16 tiles, down
+    // columns, stochastic, with a NaN (factor 1, every value NaN) and all zeros (factor 1).
+    void nvfp4TensorScaleInGemm() {
+        const std::size_t rows = 48, cols = 48;
+        const std::vector<float> base = fast_path_values(rows * cols, 41);
+        std::vector<float> with_nan = base;
+        with_nan[100] = std::numeric_limits<float>::quiet_NaN();
+        const std::vector<float> zeros(rows * cols, 0.0f);
+        struct Shape2 {
+            int br, bc;
+            bool stochastic;
+        };
+        const std::vector<float>* inputs[] = {&base, &with_nan, &zeros};
+        for (const std::vector<float>* data : inputs)
+            for (const Shape2 sh : {Shape2{1, 16, false}, Shape2{16, 16, false},
+                                    Shape2{16, 1, false}, Shape2{1, 16, true},
+                                    Shape2{16, 1, true}}) {
+                BlockQuantConfig off;
+                off.format = BlockFormat::NvFp4;
+                off.stochastic = sh.stochastic;
+                off.seed = 21;
+                BlockQuantConfig on = off;
+                on.tensor_scale_in_gemm = true;
+                std::vector<float> usual = *data, apart = *data;
+                const BlockQuantStats su =
+                    fake_quantize_blocks(usual, rows, cols, off, sh.br, sh.bc);
+                const BlockQuantStats sa = fake_quantize_blocks(apart, rows, cols, on, sh.br, sh.bc);
+                CHECK(same_value(su.global_scale, sa.global_scale));
+                CHECK_EQ(su.clipped, sa.clipped);
+                CHECK_EQ(su.zeros, sa.zeros);
+                const float factor = nvfp4_gemm_scale(sa.global_scale);
+                CHECK(factor > 0);
+                if (!(sa.global_scale > 0)) CHECK_EQ(factor, 1.0f);
+                // The reference's decoded values for the deterministic row blocks and tiles.
+                std::vector<double> want;
+                if (!sh.stochastic && sh.bc == 16) {
+                    const std::vector<double> wide(data->begin(), data->end());
+                    want = sh.br == 1 ? quantize_blocks(wide, off).decoded
+                                      : quantize_blocks_2d(wide, rows, cols, off, 16).decoded;
+                }
+                const auto same_or_nan = [](double x, double y) {
+                    return (std::isnan(x) && std::isnan(y)) || same_value(x, y);
+                };
+                bool bf16_values = true, usual_is_rounded = true, matches_reference = true;
+                for (std::size_t i = 0; i < apart.size(); ++i) {
+                    const float v = apart[i];
+                    const float narrowed = bfloat16_bits_to_float(float_to_bfloat16_bits(v));
+                    bf16_values = bf16_values && (std::isnan(v) || same_value(narrowed, v));
+                    const double product = static_cast<double>(v) * factor;
+                    usual_is_rounded = usual_is_rounded &&
+                                       same_or_nan(static_cast<float>(product), usual[i]);
+                    if (!want.empty())
+                        matches_reference = matches_reference && same_or_nan(product, want[i]);
+                }
+                CHECK_MSG(bf16_values, "block " + std::to_string(sh.br) + "x" +
+                                           std::to_string(sh.bc));
+                CHECK_MSG(usual_is_rounded, "block " + std::to_string(sh.br) + "x" +
+                                                std::to_string(sh.bc));
+                CHECK_MSG(matches_reference, "block " + std::to_string(sh.br) + "x" +
+                                                 std::to_string(sh.bc));
+                // fake_quantize_tensor reports the factor for the GEMM.
+                QuantSpec spec;
+                spec.scaling = QuantScaling::Block;
+                spec.block = on;
+                spec.block_rows = sh.br;
+                spec.block_cols = sh.bc;
+                CHECK(tensor_scale_in_gemm(spec) && decodes_exactly_in_bfloat16(spec));
+                std::vector<float> t = *data;
+                const QuantTensorStats st = fake_quantize_tensor(t, rows, cols, spec, {}, 0, true);
+                CHECK(same_value(st.gemm_scale, factor));
+            }
+    }
+
     // The cast view of the new formats: classes and bit strings.
     void inspection() {
         const ElementInspection s = inspect_element(100.0, ElementFormat::Float4E2M1);
@@ -1418,4 +1495,4 @@ MANTISSA_TEST_MAIN(TestBlockQuant, everyCodeRoundTrips, limits, fp4Values, round
                    fastPathMatchesReference, spanLoopsMatchScalar, badInputNamesTheField,
                    inspection, branchFreeCodecsMatchScalar, productCodesMatchFloat64Route,
                    threadCountIndependent, columnBlocksAlongRows, nvfp4ScaleTies,
-                   nvfp4TensorPassesItsAmax)
+                   nvfp4TensorPassesItsAmax, nvfp4TensorScaleInGemm)

@@ -718,8 +718,26 @@ void TestCpuOps::gemm_fp8_rules() {
     refused(g, "must both be float8", false);
     g = ok;
     g.a = &f32.t;
-    g.b = &f32.t; // a decode scale on float32 operands
-    refused(g, "must both be float8", false);
+    g.b = &f32.t; // decode scales on float32 operands: NVFP4's tensor scales, accepted
+    check_scaled_gemm(g);
+    CHECK(uses_scaled_gemm(g) && !uses_fp8_gemm(g));
+    for (bool accumulate : {true, false}) {
+        GemmArgs scaled = g;
+        scaled.accumulate = accumulate; // C += would be scaled too: refused
+        HostTensor b16(DType::BFloat16, {16, 32});
+        if (!accumulate) scaled.b = &b16.t; // A and B must share a dtype
+        try {
+            check_scaled_gemm(scaled);
+            FAIL_TEST("accepted a scaled GEMM it should refuse");
+        } catch (const Error& e) {
+            CHECK_EQ(e.kind(), ErrorKind::InvalidArgument);
+            CHECK_MSG(std::string(e.what()).find("gemm (scaled)") != std::string::npos, e.what());
+            CHECK_MSG(std::string(e.what()).find(accumulate ? "no accumulate"
+                                                            : "one of float32") !=
+                          std::string::npos,
+                      e.what());
+        }
+    }
     g = ok;
     g.c = &c16.t;
     refused(g, "C must be float32 or bfloat16", false);

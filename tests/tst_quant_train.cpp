@@ -114,9 +114,10 @@ public:
                 exact = exact && bfloat16_bits_to_float(float_to_bfloat16_bits(x)) == x;
         }
         operands_exact.push_back(exact);
+        scaled.push_back(args.a_scale && args.b_scale);
         m_inner.gemm(args);
     }
-    std::vector<bool> flags, operands_exact, bfloat16_operands;
+    std::vector<bool> flags, operands_exact, bfloat16_operands, scaled;
 };
 
 PlanStep& layer_step(Plan& plan, const std::string& layer, const std::string& prefix) {
@@ -161,7 +162,7 @@ std::vector<float> run_step_on(Backend& be, Plan& plan, PlanStep& step,
     RunContext ctx;
     ctx.step = 1;
     step.run(be, ctx);
-    return download(be, plan.tensor(step.outputs[0]));
+    return download_decoded(be, plan, plan.tensor(step.outputs[0]).name);
 }
 
 // The reference for blocks running down the columns of a rows x cols matrix: each column's
@@ -452,10 +453,10 @@ public:
         auto plan = dense_plan(be, p, in, units, batch, &model);
         const std::vector<float> x = grid_input(batch, in);
         run_forward(*plan, be, x);
-        const std::vector<float> xq = download(be, find_tensor(*plan, "input:bfloat16:q"));
+        const std::vector<float> xq = download_decoded(be, *plan, "input:bfloat16:q");
         const std::vector<float> w = download(be, plan->tensor(plan->params[0].variable));
         const std::string wname = plan->tensor(plan->params[0].variable).name + ":q";
-        const std::vector<float> wq = download(be, find_tensor(*plan, wname));
+        const std::vector<float> wq = download_decoded(be, *plan, wname);
         const QuantSpec& as = p.quant->activation;
         const QuantSpec& ws = p.quant->weight;
         // Reference: the slice-1 encoders on doubles (tst_block_quant checks them against exact
@@ -556,11 +557,11 @@ public:
             for (std::int64_t c = 0; c < in; ++c)
                 x[static_cast<std::size_t>(r * in + c)] *= std::ldexp(1.0f, -3 * (r % 6));
         run_forward(*plan, be, x);
-        const std::vector<float> xc = download(be, find_tensor(*plan, "input:bfloat16:q colwise"));
+        const std::vector<float> xc = download_decoded(be, *plan, "input:bfloat16:q colwise");
         const std::vector<double> ref_x =
             column_blocks_reference(std::vector<double>(x.begin(), x.end()), batch, in, as->block);
         int differs = 0;
-        const std::vector<float> xr = download(be, find_tensor(*plan, "input:bfloat16:q"));
+        const std::vector<float> xr = download_decoded(be, *plan, "input:bfloat16:q");
         for (std::size_t i = 0; i < x.size(); ++i) {
             CHECK_EQ(bits(xc[i]), bits(static_cast<float>(ref_x[i])));
             differs += xc[i] != xr[i];
@@ -620,8 +621,9 @@ public:
     // GEMMs read bfloat16 operands, as mixed_bfloat16's do (issue 26: tensor cores at half the
     // bytes). The same copies in float32 (the Dense layers of a float32-compute policy) hold the
     // same values: the plan marks their GEMMs exact_in_bfloat16, and the CUDA engine multiplies
-    // them in bfloat16. NVFP4's float32 tensor scale and per-tensor FP8's scale make values of up
-    // to 24 bits, which stay float32.
+    // them in bfloat16. NVFP4's copies leave their float32 tensor scale to the GEMM, so they hold
+    // bfloat16 values too; per-tensor FP8's scale makes values of up to 24 bits, which stay
+    // float32.
     void mxGemmOperandsAreBfloat16Exact_data() {
         add_column<std::string>("policy");
         add_column<bool>("exact");
@@ -629,7 +631,7 @@ public:
         new_row("mxfp8_e5m2") << "mxfp8_e5m2" << true;
         new_row("mxfp6_e3m2") << "mxfp6_e3m2" << true;
         new_row("mxfp4") << "mxfp4" << true;
-        new_row("nvfp4") << "nvfp4" << false;
+        new_row("nvfp4") << "nvfp4" << true;
         new_row("mixed_float8 (fake quantisation)") << "mixed_float8" << false;
     }
     void mxGemmOperandsAreBfloat16Exact() {
@@ -674,7 +676,11 @@ public:
         }
         // (NVFP4's and FP8's copies may happen to be exact for some data, e.g. a power-of-two
         // amax; only a format's guarantee lets the engine rely on it.)
-        CHECK(!decodes_exactly_in_bfloat16(p.quant->activation) == !exact);
+        QuantSpec dense = p.quant->activation; // as a Dense layer's copy (PlanBuilder)
+        if (dense.scaling == QuantScaling::Block) dense.block.tensor_scale_in_gemm = true;
+        CHECK(!decodes_exactly_in_bfloat16(dense) == !exact);
+        for (bool scaled : be.scaled) // NVFP4's tensor scales reach every GEMM
+            CHECK_EQ(scaled, policy == "nvfp4");
     }
 
     void hadamardMatchesSylvesterReference() {
@@ -709,13 +715,14 @@ public:
         auto plan = mlp2_plan(be, p, in, hidden, units, batch, &model);
         const std::string l2 = model->layer(1).name();
         PlanStep& xs = layer_step(*plan, model->layer(0).name(), "quantize activation column");
-        CHECK_MSG(xs.op.find("random Hadamard 16, rows padded 40→48") != std::string::npos,
+        CHECK_MSG(xs.op.find("random Hadamard 16, tensor scale in the GEMM, rows padded 40→48") !=
+                      std::string::npos,
                   xs.op.c_str());
         const std::vector<float> x = grid_input(batch, in);
         run_forward(*plan, be, x);
         const Tensor& xct = find_tensor(*plan, "input:bfloat16:q colwise");
         CHECK_EQ(xct.rows(), std::int64_t(48));
-        const std::vector<float> xc = download(be, xct);
+        const std::vector<float> xc = download_decoded(be, *plan, xct.name);
         // Grid values k/16: the float64 sums are exact, so both sides hold the exact transform.
         const std::vector<double> hx =
             reference_hadamard(std::vector<double>(x.begin(), x.end()), batch, in, signs);

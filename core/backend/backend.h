@@ -51,6 +51,9 @@ struct GemmArgs {
     // tensor on the engine holding the decode scale (scale_inv) its operand's codes are
     // multiplied by (nullptr: 1). C = (a_scale · b_scale) · (A · B), float32 accumulation, one
     // rounding to C (float32 or bfloat16). Rules: core/backend/fp8_gemm.h.
+    // The same scales may multiply float32 / float16 / bfloat16 operands' product: NVFP4 copies
+    // that leave their float32 tensor scale to the GEMM (BlockQuantConfig::tensor_scale_in_gemm);
+    // then no accumulate (rules: fp8_gemm.h, check_scaled_gemm).
     const Tensor* a_scale = nullptr;
     const Tensor* b_scale = nullptr;
     // A and B (float32) hold only bfloat16 values (MX formats' decoded copies; the plan knows):
@@ -121,7 +124,7 @@ struct SoftmaxXentArgs {
 };
 
 // Fake quantisation of a GEMM / convolution input (issue 18, the frontier policies): dst (float32,
-// or bfloat16 where quant_copy_dtype_ok allows it (MX formats), src's shape, or more rows under
+// or bfloat16 where quant_copy_dtype_ok allows it (MX, NVFP4), src's shape, or more rows under
 // spec->hadamard: src's rows, then zeros to a multiple of 16) = src quantised under `spec` over its
 // 2-D view and decoded back, exactly as core/numeric/tensor_quant does. `state` (float32,
 // quant_state_floats(spec); delayed scaling's amax history) persists across steps; with `record`
@@ -137,6 +140,10 @@ struct FakeQuantArgs {
     std::uint64_t step = 0; // varies stochastic rounding from step to step
     bool record = true;
     std::int64_t rows = 0; // rows of the 2-D view (a convolution's N·H·W); 0: dst->rows()
+    // spec->block.tensor_scale_in_gemm (NVFP4): one float32 that receives the factor dst's values
+    // leave out (nvfp4_gemm_scale of the tensor scale), for GemmArgs::a_scale / b_scale. Written
+    // on every call, training or not. Required then, and nullptr otherwise.
+    Tensor* gemm_scale = nullptr;
 };
 
 // Per-tensor FP8 quantisation into codes for the FP8 GEMM (issue 18, TE's Float8Tensor): src

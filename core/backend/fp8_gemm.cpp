@@ -10,8 +10,9 @@ namespace mantissa {
 
 namespace {
 
-[[noreturn]] void refuse(const std::string& rule, const GemmArgs& args) {
-    std::string what = "gemm (FP8): " + rule;
+[[noreturn]] void refuse(const std::string& rule, const GemmArgs& args,
+                         const char* kind = "gemm (FP8): ") {
+    std::string what = kind + rule;
     if (args.a && args.b && args.c)
         what += "; got A " + std::string(dtype_name(args.a->dtype)) + shape_str(args.a->shape) +
                 (args.transpose_a ? "^T" : "") + " · B " + std::string(dtype_name(args.b->dtype)) +
@@ -20,13 +21,14 @@ namespace {
     throw Error(ErrorKind::InvalidArgument, what);
 }
 
-void check_scale(const Tensor* scale, const char* name, const GemmArgs& args) {
+void check_scale(const Tensor* scale, const char* name, const GemmArgs& args,
+                 const char* kind = "gemm (FP8): ") {
     if (!scale) return;
     if (scale->dtype != DType::Float32 || scale->numel() != 1)
         refuse(std::string(name) +
                    " must be a one-element float32 tensor (the decode scale), not " +
                    std::string(dtype_name(scale->dtype)) + shape_str(scale->shape),
-               args);
+               args, kind);
 }
 
 } // namespace
@@ -40,16 +42,33 @@ bool fp8_gemm_has_epilogue(const GemmArgs& args) {
 }
 
 bool uses_fp8_gemm(const GemmArgs& args) {
-    return (args.a && is_fp8(args.a->dtype)) || (args.b && is_fp8(args.b->dtype)) || args.a_scale ||
-           args.b_scale;
+    return (args.a && is_fp8(args.a->dtype)) || (args.b && is_fp8(args.b->dtype));
+}
+
+bool uses_scaled_gemm(const GemmArgs& args) {
+    return (args.a_scale || args.b_scale) && !uses_fp8_gemm(args);
+}
+
+void check_scaled_gemm(const GemmArgs& args) {
+    constexpr const char* kind = "gemm (scaled): ";
+    if (!args.a || !args.b || !args.c) refuse("A, B and C must all be given", args, kind);
+    const DType t = args.a->dtype;
+    if (t != args.b->dtype ||
+        (t != DType::Float32 && t != DType::Float16 && t != DType::BFloat16))
+        refuse("decode scales on 16- or 32-bit operands need A and B in one of float32, float16 "
+               "or bfloat16",
+               args, kind);
+    check_scale(args.a_scale, "a_scale", args, kind);
+    check_scale(args.b_scale, "b_scale", args, kind);
+    if (args.accumulate)
+        refuse("no accumulate (C += ...) with decode scales: the scales would multiply C too", args,
+               kind);
 }
 
 void check_fp8_gemm(const GemmArgs& args) {
     if (!args.a || !args.b || !args.c) refuse("A, B and C must all be given", args);
     if (!is_fp8(args.a->dtype) || !is_fp8(args.b->dtype))
-        refuse("A and B must both be float8_e4m3 / float8_e5m2 codes when either is, or when a "
-               "decode scale is given",
-               args);
+        refuse("A and B must both be float8_e4m3 / float8_e5m2 codes when either is", args);
     if (args.a->dtype == DType::Float8E5M2 && args.b->dtype == DType::Float8E5M2)
         refuse("float8_e5m2 · float8_e5m2 is not offered (cuBLASLt has no such kernel); quantise "
                "one side to float8_e4m3",

@@ -1,6 +1,8 @@
 // The FP8 GEMM contract every engine shares (GemmArgs with float8 operands and per-tensor decode
 // scales, issue 18): which dtypes, scales and epilogues are accepted, and the layout rule
-// cuBLASLt's FP8 kernels add on the CUDA engine. CUDA-free, so the rules are tested on the CPU.
+// cuBLASLt's FP8 kernels add on the CUDA engine; and the same decode scales on 16- or 32-bit
+// operands (NVFP4's tensor scale, applied after the sum). CUDA-free, so the rules are tested on
+// the CPU.
 #pragma once
 
 #include "core/backend/backend.h"
@@ -11,8 +13,16 @@ bool is_fp8(DType dtype);
 // Whether an FP8 call has an epilogue (bias, pre-activation or activation) after the product:
 // the CUDA engine then has cuBLASLt write a float32 accumulator and gemm_epilogue.cu finish it.
 bool fp8_gemm_has_epilogue(const GemmArgs& args);
-// Whether a call takes the FP8 path: a float8 operand or a decode scale.
+// Whether a call takes the FP8 path: a float8 operand.
 bool uses_fp8_gemm(const GemmArgs& args);
+// Whether a call scales 16- or 32-bit operands' product: a decode scale and no float8 operand.
+// NVFP4 copies whose tensor scale is left to the GEMM (BlockQuantConfig::tensor_scale_in_gemm)
+// take it: C = act((a_scale · b_scale) · (A · B) + bias), the scales multiplied in float32 first,
+// then the float32 product, as the FP8 path and cuBLASLt's alpha do.
+bool uses_scaled_gemm(const GemmArgs& args);
+// Throws Error(InvalidArgument) naming the rule: A and B share a float32, float16 or bfloat16
+// dtype, each scale a one-element float32 tensor, no accumulation (C += would be scaled too).
+void check_scaled_gemm(const GemmArgs& args);
 
 // Throws Error(InvalidArgument) naming the op and the rule: A and B both float8 (e4m3 · e4m3,
 // e4m3 · e5m2 or e5m2 · e4m3: cuBLASLt has no e5m2 · e5m2 kernel), C float32 or bfloat16, each

@@ -146,6 +146,7 @@ void Float64Reference::cast(const Tensor& src, Tensor& dst) {
 
 void Float64Reference::gemm(const GemmArgs& args) {
     if (uses_fp8_gemm(args)) check_fp8_gemm(args);
+    if (uses_scaled_gemm(args)) check_scaled_gemm(args);
     Widened w;
     GemmArgs wide = args;
     wide.a = w.in(args.a);
@@ -153,8 +154,8 @@ void Float64Reference::gemm(const GemmArgs& args) {
     wide.c = w.out(args.c);
     wide.bias = w.in(args.bias);
     wide.pre_activation = w.out(args.pre_activation);
-    // FP8 decode scales applied to the float64 copies: exact (a float8 significand of at most 4
-    // bits times a float32 one of 24 fits in float64's 53), so only the product rounds.
+    // Decode scales applied to the float64 copies: exact (an operand's significand of at most 24
+    // bits times the float32 scale's 24 fits in float64's 53), so only the product rounds.
     std::vector<double> scaled[2];
     Tensor scaled_tensor[2];
     auto apply_scale = [&](const Tensor*& operand, const Tensor* scale, int i) {

@@ -221,6 +221,54 @@ void add_gemm(Table& t, DType dt) {
         run_gemm(c, g, x, w, y, &b, nullptr);
         return std::vector<Twin*>{&y};
     });
+    // NVFP4's GEMMs (issue 26): copies without their tensor scales, which multiply the float32
+    // sum (GemmArgs::a_scale / b_scale on 16/32-bit operands; the CUDA engine passes their
+    // product to cuBLASLt as a device alpha) before the bias and the epilogue. Each of the three
+    // products of a Dense layer, and the GELU epilogue with its pre-activation.
+    if (dt == DType::Float32 || dt == DType::BFloat16 || dt == DType::Float16) {
+        struct Scaled {
+            const char* op;
+            Activation act;
+            bool bias, transpose_a, transpose_b;
+        };
+        for (const Scaled v : {Scaled{"gemm+bias+relu", Activation::Relu, true, false, false},
+                               Scaled{"gemm+bias+gelu", Activation::Gelu, true, false, false},
+                               Scaled{"gemm dW = x^T dy", Activation::Linear, false, true, false},
+                               Scaled{"gemm dX = dy W^T", Activation::Linear, false, false, true}}) {
+            t.add(std::string(v.op) + " (tensor scales 0.3 x 1.7)", dt, "64x96x40",
+                  [dt, v](CaseContext& c) {
+                      const std::int64_t m = 64, k = 96, n = 40;
+                      const Shape a_shape = v.transpose_a ? Shape{k, m} : Shape{m, k};
+                      const Shape b_shape = v.transpose_b ? Shape{n, k} : Shape{k, n};
+                      Twin& a = c.make("a", dt, a_shape, random_values(m * k, 41, 1.0));
+                      Twin& b = c.make("b", dt, b_shape, random_values(k * n, 42, 0.2));
+                      Twin& sa = c.make("a_scale", DType::Float32, {1}, {0.3});
+                      Twin& sb = c.make("b_scale", DType::Float32, {1}, {1.7});
+                      Twin* bias = v.bias ? &c.make("bias", dt, {n}, random_values(n, 43, 0.5))
+                                          : nullptr;
+                      Twin* pre = v.act == Activation::Gelu ? &c.make("pre", dt, {m, n}) : nullptr;
+                      Twin& y = c.make("y", dt, {m, n});
+                      c.both([&](Backend& be, int i) {
+                          GemmArgs g;
+                          g.a = &a.on(i);
+                          g.b = &b.on(i);
+                          g.transpose_a = v.transpose_a;
+                          g.transpose_b = v.transpose_b;
+                          g.c = &y.on(i);
+                          g.bias = bias ? &bias->on(i) : nullptr;
+                          g.pre_activation = pre ? &pre->on(i) : nullptr;
+                          g.epilogue = v.act;
+                          g.a_scale = &sa.on(i);
+                          g.b_scale = &sb.on(i);
+                          g.workspace = c.workspace(i, be.gemm_workspace_bytes(g));
+                          be.gemm(g);
+                      });
+                      std::vector<Twin*> outs{&y};
+                      if (pre) outs.push_back(pre);
+                      return outs;
+                  });
+        }
+    }
     // A NaN in x makes its row of x·W NaN before the ReLU: it must stay NaN (x < 0 ? 0 : x), as
     // it does unfused (cuBLASLt's RELU epilogue may map it to 0).
     t.add("gemm+bias+relu", dt, "16x24x8 (NaN, -0 in x)", [dt](CaseContext& c) {
@@ -900,6 +948,16 @@ struct QuantCase {
     DType copy = DType::Float32; // the copy's dtype: bfloat16 for a Dense layer's MX copies
 };
 
+// A Dense layer's NVFP4 copy: without its tensor scale, which the quantise step writes for the
+// GEMM (FakeQuantArgs::gemm_scale), stored in `copy`.
+QuantCase gemm_scaled(QuantCase q, DType copy) {
+    q.spec.block.tensor_scale_in_gemm = true;
+    q.geometry += std::string(", tensor scale in the GEMM, ") + std::string(dtype_name(copy)) +
+                  " copy";
+    q.copy = copy;
+    return q;
+}
+
 // NVFP4's random Hadamard transform (recipe.hadamard) on a dW input's column-wise copy: 16x1
 // blocks down the rows, the rows padded with zeros to a multiple of 16 in the output.
 QuantCase hadamard_case(std::string geometry, std::int64_t rows, std::int64_t cols,
@@ -987,6 +1045,26 @@ void add_fake_quantize(Table& t, DType dt) {
                      block_spec(BlockFormat::NvFp4, std::nullopt, 16, 16), 36, 20, false, 1, 3});
     cases.push_back(hadamard_case("nvfp4 16x1 hadamard seed 77, rows padded 7->16", 7, 80, false));
     cases.push_back(hadamard_case("nvfp4 16x1 stochastic, hadamard seed 77, 40->48", 40, 12, true));
+    // NVFP4 copies that leave the tensor scale to the GEMM (a Dense layer's): along rows (the
+    // one-thread-per-block kernel), in 16x16 tiles, stochastic, down columns with a NaN (a NaN
+    // tensor scale: every value NaN, the GEMM's factor 1), each into bfloat16 and float32; and
+    // the Hadamard copy (float32).
+    const BlockFormat nv = BlockFormat::NvFp4;
+    for (DType copy : {DType::BFloat16, DType::Float32}) {
+        cases.push_back(gemm_scaled({"nvfp4 1x16", block_spec(nv, std::nullopt, 1, 16)}, copy));
+        cases.push_back(gemm_scaled({"nvfp4 16x16", block_spec(nv, std::nullopt, 16, 16)}, copy));
+        cases.push_back(gemm_scaled(
+            {"nvfp4 1x16 stochastic seed 1234", block_spec(nv, std::nullopt, 1, 16, true)}, copy));
+        cases.push_back(gemm_scaled({"nvfp4 16x1 stochastic seed 1234",
+                                     block_spec(nv, std::nullopt, 16, 1, true), 40, 12},
+                                    copy));
+        cases.push_back(gemm_scaled({"nvfp4 16x1 (a NaN: every value NaN)",
+                                     block_spec(nv, std::nullopt, 16, 1), 40, 12, true},
+                                    copy));
+    }
+    cases.push_back(gemm_scaled(
+        hadamard_case("nvfp4 16x1 stochastic, hadamard seed 77, 40->48", 40, 12, true),
+        DType::Float32));
     for (ElementFormat e : {ElementFormat::Float8E4M3, ElementFormat::Float8E5M2}) {
         QuantSpec current;
         current.scaling = QuantScaling::Current;
@@ -1016,6 +1094,9 @@ void add_fake_quantize(Table& t, DType dt) {
             Twin& stats = c.make("stats", DType::Float64, {kQuantStatsValues});
             const auto state_floats = static_cast<std::int64_t>(quant_state_floats(q.spec));
             Twin* state = state_floats ? &c.make("state", DType::Float32, {state_floats}) : nullptr;
+            Twin* gemm_scale = tensor_scale_in_gemm(q.spec)
+                                   ? &c.make("gemm_scale", DType::Float32, {1})
+                                   : nullptr;
             for (int step = 0; step < q.steps; ++step) {
                 c.both([&](Backend& be, int i) {
                     FakeQuantArgs a;
@@ -1026,11 +1107,13 @@ void add_fake_quantize(Table& t, DType dt) {
                     a.stats = &stats.on(i);
                     a.step = static_cast<std::uint64_t>(step + 3);
                     a.rows = q.view_split ? q.rows : 0;
+                    a.gemm_scale = gemm_scale ? &gemm_scale->on(i) : nullptr;
                     be.fake_quantize(a);
                 });
             }
             std::vector<Twin*> outs{&y, &stats};
             if (state) outs.push_back(state);
+            if (gemm_scale) outs.push_back(gemm_scale);
             return outs;
         });
     }

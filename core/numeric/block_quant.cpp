@@ -232,6 +232,9 @@ TileCounts fake_quantize_tile(float* data, std::size_t ld, std::size_t rows, std
         t.scale = mx_block_scale(amax, F, q.rule);
         eff = t.scale.value;
     }
+    // What a code is multiplied by on the way out: eff, or with the tensor scale left to the
+    // GEMM the block scale alone (eff / global is exact: eff is s_block · global in float64).
+    const double out = q.tensor_scale_in_gemm ? eff / nvfp4_gemm_scale(global_scale) : eff;
     if (std::isnan(eff)) {
         for (std::size_t r = 0; r < rows; ++r)
             for (std::size_t c = 0; c < cols; ++c) data[r * ld + c] = static_cast<float>(kNaN);
@@ -259,7 +262,7 @@ TileCounts fake_quantize_tile(float* data, std::size_t ld, std::size_t rows, std
                 const double v = static_cast<double>(row[c]);
                 const std::uint32_t mag = element_codec::stochastic_magnitude<F>(
                     v / eff, rounding_random(seed, at0 + c * index_step));
-                const double decoded = values[mag] * eff;
+                const double decoded = values[mag] * out;
                 clipped += std::fabs(v) > limit ? 1 : 0;
                 zeros += (v != 0 && decoded == 0) ? 1 : 0; // no NaN gets here (eff would be NaN)
                 row[c] = with_sign_of(static_cast<float>(decoded), row[c]);
@@ -288,7 +291,7 @@ TileCounts fake_quantize_tile(float* data, std::size_t ld, std::size_t rows, std
         float T[7], D[8];
         for (int j = 0; j < 7; ++j)
             T[j] = float_threshold((values[j] + values[j + 1]) / 2 * eff, (j & 1) != 0);
-        for (int j = 0; j < 8; ++j) D[j] = static_cast<float>(values[j] * eff);
+        for (int j = 0; j < 8; ++j) D[j] = static_cast<float>(values[j] * out);
         const float clip = float_threshold(limit, false);
         for (std::size_t r = 0; r < rows; ++r) {
             float* row = data + r * ld;
@@ -314,7 +317,7 @@ TileCounts fake_quantize_tile(float* data, std::size_t ld, std::size_t rows, std
             float* row = data + r * ld;
             for (std::size_t c = 0; c < cols; ++c) {
                 const double v = static_cast<double>(row[c]);
-                const double decoded = values[nearest_code_fast<F>(v, eff)] * eff;
+                const double decoded = values[nearest_code_fast<F>(v, eff)] * out;
                 clipped += std::fabs(v) > limit ? 1 : 0;
                 zeros += (v != 0 && decoded == 0) ? 1 : 0;
                 row[c] = static_cast<float>(decoded);
@@ -410,7 +413,8 @@ BandTotals scaled_column_band(float* band, std::size_t cols, std::size_t rows,
     const double max_elem = element_spec(F).max_finite;
     BandTotals b;
     std::uint32_t m[kRun];
-    double eff[kRun], limit[kRun];
+    double eff[kRun], out[kRun], limit[kRun]; // out: fake_quantize_tile's
+    const double gemm_scale = q.tensor_scale_in_gemm ? nvfp4_gemm_scale(global_scale) : 1.0;
     float T[7][kRun], D[8][kRun], clip[kRun];
     for (std::size_t c0 = 0; c0 < cols; c0 += kRun) {
         const std::size_t n = std::min(kRun, cols - c0);
@@ -432,13 +436,14 @@ BandTotals scaled_column_band(float* band, std::size_t cols, std::size_t rows,
                                  : mx_block_scale(amax, F, q.rule).value;
             special = special || std::isnan(e) || (e == 0 && amax != 0);
             eff[c] = e;
+            out[c] = e / gemm_scale; // exact (fake_quantize_tile)
             limit[c] = max_elem * e;
             const std::uint64_t bits = std::bit_cast<std::uint64_t>(e);
             b.top = bits > b.top ? bits : b.top;
             if (kThresholds && !q.stochastic) {
                 for (int j = 0; j < 7; ++j)
                     T[j][c] = float_threshold((values[j] + values[j + 1]) / 2 * e, (j & 1) != 0);
-                for (int j = 0; j < 8; ++j) D[j][c] = static_cast<float>(values[j] * e);
+                for (int j = 0; j < 8; ++j) D[j][c] = static_cast<float>(values[j] * out[c]);
                 clip[c] = float_threshold(limit[c], false);
             }
         }
@@ -465,7 +470,7 @@ BandTotals scaled_column_band(float* band, std::size_t cols, std::size_t rows,
                     const double v = static_cast<double>(row[c]);
                     const std::uint32_t mag = element_codec::stochastic_magnitude<F>(
                         v / eff[c], rounding_random(seed, at0 + c));
-                    const double decoded = values[mag] * eff[c];
+                    const double decoded = values[mag] * out[c];
                     clipped += std::fabs(v) > limit[c] ? 1 : 0;
                     zeros += (v != 0 && decoded == 0) ? 1 : 0;
                     row[c] = with_sign_of(static_cast<float>(decoded), row[c]);
@@ -683,7 +688,7 @@ ResolvedBlockQuant resolve_block_quant(const BlockQuantConfig& config) {
     const BlockFormatSpec& spec = block_format_spec(config.format);
     ResolvedBlockQuant r{spec, config.rule.value_or(spec.default_rule),
                          config.block_size ? config.block_size : spec.block_size, config.stochastic,
-                         config.seed};
+                         config.seed, config.tensor_scale_in_gemm && spec.tensor_scale};
     if (!supports_scale_rule(spec.format, r.rule)) {
         const std::string why =
             spec.tensor_scale
@@ -706,6 +711,10 @@ BlockScale mx_block_scale(double amax, ElementFormat element, ScaleRule rule) {
 
 float nvfp4_global_scale(double amax_tensor) {
     return quant_math::nvfp4_global_scale(amax_tensor);
+}
+
+float nvfp4_gemm_scale(float global_scale) {
+    return quant_math::nvfp4_gemm_scale(global_scale);
 }
 
 BlockScale nvfp4_block_scale(double amax_block, float global_scale) {

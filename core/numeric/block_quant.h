@@ -55,6 +55,11 @@ struct BlockQuantConfig {
     int block_size = 0;            // 0: the format's; else a power of two, 1..4096
     bool stochastic = false;       // stochastic rounding of the elements (never of the scales)
     std::uint64_t seed = 0;        // element i uses rounding_random(seed, i): reproducible
+    // NVFP4 only: the decoded values leave out the float32 tensor scale (code x block scale, a
+    // bfloat16 value), which the GEMM then applies to its sum (GemmArgs::a_scale / b_scale), as
+    // Blackwell's NVFP4 GEMM applies it in alpha. The value written is the usual decoded value
+    // divided by nvfp4_gemm_scale(global_scale), exactly. No effect on MX formats.
+    bool tensor_scale_in_gemm = false;
     bool operator==(const BlockQuantConfig&) const = default;
 };
 
@@ -66,6 +71,7 @@ struct ResolvedBlockQuant {
     int block_size;
     bool stochastic;
     std::uint64_t seed;
+    bool tensor_scale_in_gemm; // NVFP4 only (BlockQuantConfig's)
 };
 ResolvedBlockQuant resolve_block_quant(const BlockQuantConfig& config);
 
@@ -80,6 +86,9 @@ BlockScale mx_block_scale(double amax, ElementFormat element, ScaleRule rule);
 // NVFP4: the float32 nearest to amax_tensor / 2688 (the smallest positive float32 if that is 0
 // for a non-zero amax; 0 for an all-zero tensor; NaN for a non-finite amax).
 float nvfp4_global_scale(double amax_tensor);
+// NVFP4 with the tensor scale in the GEMM: the factor the GEMM multiplies its sum by, the global
+// scale where it is positive, else 1 (an all-zero tensor, whose copy is all zeros, or a NaN one).
+float nvfp4_gemm_scale(float global_scale);
 // NVFP4: the E4M3 nearest to (amax_block / 6) / global_scale (saturating at 448).
 BlockScale nvfp4_block_scale(double amax_block, float global_scale);
 

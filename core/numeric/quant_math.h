@@ -113,6 +113,13 @@ MANTISSA_HD constexpr std::uint32_t mx_scale_code(double amax, ElementFormat ele
     return static_cast<std::uint32_t>(k + 127);
 }
 
+// NVFP4 with the tensor scale applied in the GEMM (BlockQuantConfig::tensor_scale_in_gemm): the
+// factor its copy leaves out, the tensor scale where positive, else 1. A decoded value
+// code · s_block · global (exact in float64) divided by it gives code · s_block exactly.
+MANTISSA_HD constexpr float nvfp4_gemm_scale(float global) {
+    return global > 0 ? global : 1.0f;
+}
+
 // NVFP4's float32 tensor scale: the float32 nearest to amax_tensor / 2688 (the smallest positive
 // float32 if that is 0 for a non-zero amax; 0 for an all-zero tensor; NaN for a non-finite amax).
 MANTISSA_HD constexpr float nvfp4_global_scale(double amax_tensor) {

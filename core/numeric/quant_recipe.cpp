@@ -211,7 +211,8 @@ std::string describe_quant_spec(const QuantSpec& s) {
            std::to_string(s.block_cols) + " blocks, " +
            std::string(element_format_name(spec.scale)) + " scale (" +
            std::string(scale_rule_name(rule)) + ")" + (s.block.stochastic ? ", stochastic" : "") +
-           (s.hadamard ? ", random Hadamard 16" : "");
+           (s.hadamard ? ", random Hadamard 16" : "") +
+           (tensor_scale_in_gemm(s) ? ", tensor scale in the GEMM" : "");
 }
 
 double quant_bits_per_element(const QuantSpec& s) {
@@ -226,7 +227,15 @@ bool decodes_exactly_in_bfloat16(const QuantSpec& spec) {
     if (spec.scaling != QuantScaling::Block) return false;
     const BlockFormatSpec& format = block_format_spec(spec.block.format);
     // E8M0 scales are powers of two; every MX element format has at most 4 significant bits.
-    return format.scale == ElementFormat::E8M0 && !format.tensor_scale;
+    // NVFP4's code · E4M3 block scale is (at most 2 bits) x (4 bits), at least 2^-1 · 2^-9; its
+    // float32 tensor scale is what breaks exactness, unless the GEMM applies it.
+    if (format.tensor_scale) return tensor_scale_in_gemm(spec);
+    return format.scale == ElementFormat::E8M0;
+}
+
+bool tensor_scale_in_gemm(const QuantSpec& spec) {
+    return spec.scaling == QuantScaling::Block && spec.block.tensor_scale_in_gemm &&
+           block_format_spec(spec.block.format).tensor_scale;
 }
 
 bool quant_copy_dtype_ok(const QuantSpec& spec, DType dtype) {

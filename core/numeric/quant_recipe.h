@@ -50,14 +50,20 @@ struct QuantSpec {
 // Whether every value a quantise-and-decode of `spec` produces is a bfloat16 value: MX block
 // formats (an element of at most 4 significant bits times an E8M0 power of two), for every block
 // whose scale is at least 2^-119 (below it, decoded values under 2^-126 can fall between
-// bfloat16's subnormals). NVFP4's float32 tensor scale and per-tensor FP8's float32 scale give
-// values of up to 24 bits.
+// bfloat16's subnormals), and NVFP4 with block.tensor_scale_in_gemm (an E2M1 element times an
+// E4M3 block scale: at most 5 significant bits, never below 2^-10). NVFP4's float32 tensor scale
+// and per-tensor FP8's float32 scale give values of up to 24 bits.
 bool decodes_exactly_in_bfloat16(const QuantSpec& spec);
+
+// Whether a copy under `spec` leaves NVFP4's tensor scale to the GEMM that reads it (block
+// scaling, an NVFP4 format and block.tensor_scale_in_gemm): its quantise step then writes that
+// scale for the GEMM (FakeQuantArgs::gemm_scale).
+bool tensor_scale_in_gemm(const QuantSpec& spec);
 
 // The dtypes a quantised-and-decoded copy under `spec` may be stored in (FakeQuantArgs::dst):
 // float32 always; bfloat16 where the decoded values are bfloat16 values
 // (decodes_exactly_in_bfloat16) and no Hadamard transform mixes them, as the plan stores a Dense
-// layer's MX copies for bfloat16 GEMMs. The narrowing is exact but for blocks whose scale is below
+// layer's MX and NVFP4 copies for bfloat16 GEMMs. The narrowing is exact but for blocks whose scale is below
 // 2^-119, whose values under 2^-126 round to bfloat16's subnormals on every engine alike.
 bool quant_copy_dtype_ok(const QuantSpec& spec, DType dtype);
 

@@ -133,6 +133,8 @@ QuantTensorStats fake_quantize_tensor(std::span<float> data, std::size_t rows, s
         st.clipped = b.clipped;
         st.zeros = b.zeros;
         st.blocks = b.blocks;
+        if (config.tensor_scale_in_gemm && block_format_spec(config.format).tensor_scale)
+            st.gemm_scale = nvfp4_gemm_scale(b.global_scale);
         return st;
     }
     if (state.size() < quant_state_floats(spec))

@@ -21,6 +21,9 @@ struct QuantTensorStats {
     std::size_t zeros = 0;   // non-zero values decoded as zero (flushed)
     std::size_t count = 0;
     std::size_t blocks = 0;
+    // NVFP4 with spec.block.tensor_scale_in_gemm: the factor the values were left without, which
+    // the GEMM reading them multiplies its sum by (nvfp4_gemm_scale); 1 otherwise.
+    float gemm_scale = 1;
 };
 
 // Floats of persistent state a spec needs (delayed scaling: 2 + history_len; else 0). Layout:

@@ -42,6 +42,7 @@ TensorId PlanBuilder::add_tensor(const std::string& name, DType dtype, const Sha
     m_grad.push_back(kNoTensor);
     m_master_of.push_back(kNoTensor);
     m_exact_bf16.push_back(false);
+    m_gemm_scale_of.push_back(kNoTensor);
     return static_cast<TensorId>(m_spec.tensors.size() - 1);
 }
 
@@ -187,12 +188,29 @@ bool PlanBuilder::exact_in_bfloat16(TensorId id) const {
     return id != kNoTensor && m_exact_bf16[static_cast<std::size_t>(id)];
 }
 
+TensorId PlanBuilder::gemm_scale_of(TensorId id) const {
+    return id == kNoTensor ? kNoTensor : m_gemm_scale_of[static_cast<std::size_t>(id)];
+}
+
+namespace {
+
+// A Dense layer's copy under `spec`: NVFP4 leaves its float32 tensor scale to the GEMM, so the
+// copy holds code · block scale, a bfloat16 value, and the GEMM runs on bfloat16 operands (issue
+// 26: NVFP4 ran on float32 SIMT GEMMs, 18x mixed_bfloat16's step on an H200).
+QuantSpec dense_copy_spec(QuantSpec spec) {
+    if (spec.scaling == QuantScaling::Block) spec.block.tensor_scale_in_gemm = true;
+    return spec;
+}
+
+} // namespace
+
 bool PlanBuilder::bfloat16_quant_copies() const {
     if (!m_policy.quant || m_policy.compute != DType::BFloat16) return false;
     for (QuantRole role : {QuantRole::Activation, QuantRole::Weight, QuantRole::Gradient}) {
-        if (!quant_copy_dtype_ok(m_policy.quant->spec(role), DType::BFloat16)) return false;
+        if (!quant_copy_dtype_ok(dense_copy_spec(m_policy.quant->spec(role)), DType::BFloat16))
+            return false;
         const std::optional<QuantSpec> col = m_policy.quant->columnwise(role);
-        if (col && !quant_copy_dtype_ok(*col, DType::BFloat16)) return false;
+        if (col && !quant_copy_dtype_ok(dense_copy_spec(*col), DType::BFloat16)) return false;
     }
     return true;
 }
@@ -211,6 +229,8 @@ TensorId PlanBuilder::quantize_input(TensorId source, QuantRole role, TensorId r
     // NVFP4's Hadamard option transforms runs of 16 rows of a Dense layer's dW inputs (TE applies
     // it to Linear layers' wgrad); a convolution's view keeps its copies untransformed.
     if (view.rows > 0) spec.hadamard = false;
+    // A Dense layer's GEMM applies NVFP4's tensor scale; a convolution's copies keep it.
+    if (view.rows == 0) spec = dense_copy_spec(spec);
     // TE casts weights from the float32 master, not from a bfloat16 copy (no double rounding).
     if (TensorId master = m_master_of[static_cast<std::size_t>(source)]; master != kNoTensor)
         source = master;
@@ -239,6 +259,11 @@ TensorId PlanBuilder::quantize_input(TensorId source, QuantRole role, TensorId r
         view.rows == 0 && bfloat16_quant_copies() ? DType::BFloat16 : DType::Float32;
     const TensorId out = add_tensor(name, copy_dtype, shape, category);
     m_exact_bf16[static_cast<std::size_t>(out)] = decodes_exactly_in_bfloat16(spec);
+    TensorId gemm_scale = kNoTensor;
+    if (tensor_scale_in_gemm(spec)) {
+        gemm_scale = add_tensor(name + " tensor scale", DType::Float32, {1}, category);
+        m_gemm_scale_of[static_cast<std::size_t>(out)] = gemm_scale;
+    }
     q.tensor = m_spec.tensor(out).name;
     // Scales, counted in the memory the way a real kernel stores them: one per block, edge
     // blocks padded (784 columns in blocks of 32 are 25 blocks, 800 elements' worth).
@@ -270,16 +295,19 @@ TensorId PlanBuilder::quantize_input(TensorId source, QuantRole role, TensorId r
     step.op = "quantize " + role_name + usage + ": " + describe_quant_spec(spec) + padding;
     step.inputs = {source};
     step.outputs = {out};
+    if (gemm_scale != kNoTensor) step.outputs.push_back(gemm_scale);
     step.is_cast = true;
     step.training_only = columnwise;
     step.flops = (spec.hadamard ? 12.0 : 4.0) * static_cast<double>(shape_numel(shape));
     const TensorId state = q.state, stats = q.stats;
-    step.bind = [spec, source, out, state, stats, rows](const BoundTensors& t) -> StepRun {
+    step.bind = [spec, source, out, state, stats, rows,
+                 gemm_scale](const BoundTensors& t) -> StepRun {
         Tensor* in = t.ptr(source);
         Tensor* dst = t.ptr(out);
         Tensor* st = t.ptr(state);
         Tensor* sx = t.ptr(stats);
-        return [spec, in, dst, st, sx, rows](Backend& be, const RunContext& ctx) {
+        Tensor* gs = t.ptr(gemm_scale);
+        return [spec, in, dst, st, sx, rows, gs](Backend& be, const RunContext& ctx) {
             FakeQuantArgs args;
             args.spec = &spec;
             args.src = in;
@@ -289,6 +317,7 @@ TensorId PlanBuilder::quantize_input(TensorId source, QuantRole role, TensorId r
             args.stats = sx;
             args.step = ctx.step;
             args.record = ctx.training;
+            args.gemm_scale = gs;
             be.fake_quantize(args);
         };
     };

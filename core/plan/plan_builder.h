@@ -81,12 +81,17 @@ public:
     // `view` lays the blocks on another 2-D view than (first dimension, the rest).
     TensorId quantize_input(TensorId source, QuantRole role, TensorId rowwise = kNoTensor,
                             const QuantView& view = {});
-    // Whether `id` is a quantised copy whose every value is a bfloat16 value (MX formats:
-    // decodes_exactly_in_bfloat16): a GEMM reading two such copies may multiply in bfloat16.
+    // Whether `id` is a quantised copy whose every value is a bfloat16 value (MX formats, NVFP4
+    // without its tensor scale: decodes_exactly_in_bfloat16): a GEMM reading two such copies may
+    // multiply in bfloat16.
     bool exact_in_bfloat16(TensorId id) const;
+    // The one-float32 tensor holding the factor the GEMM reading copy `id` multiplies its sum by
+    // (GemmArgs::a_scale / b_scale): NVFP4's tensor scale, which a Dense layer's copies leave to
+    // the GEMM as Blackwell's NVFP4 GEMM applies it in alpha; kNoTensor for every other copy.
+    TensorId gemm_scale_of(TensorId id) const;
     // Whether this layer's quantised copies on its own 2-D view are stored in bfloat16 rather
     // than float32: the layer computes in bfloat16 and every copy its recipe makes (each role,
-    // row- and column-wise) is one quant_copy_dtype_ok allows in bfloat16 (MX formats). Its
+    // row- and column-wise) is one quant_copy_dtype_ok allows in bfloat16 (MX, NVFP4). Its
     // GEMMs then read bfloat16 operands as mixed_bfloat16's do, with the same products and
     // float32 sums, at half the bytes (issue 26: Hopper has no MX tensor cores).
     bool bfloat16_quant_copies() const;
@@ -139,6 +144,7 @@ private:
     std::vector<TensorId> m_grad;      // tensor id -> gradient id
     std::vector<TensorId> m_master_of; // compute-dtype weight copy -> its float32 master
     std::vector<bool> m_exact_bf16;    // tensor id -> a quantised copy exact in bfloat16
+    std::vector<TensorId> m_gemm_scale_of; // tensor id -> its tensor scale for the GEMM
     std::vector<StepSpec> m_forward;
     std::vector<BackwardBlock> m_blocks;
 };

@@ -2,7 +2,8 @@
 // 16/8-bit operands are widened to float32 in the workspace, multiplied with float32 accumulation
 // and rounded once on the way out: what tensor cores do. FP8 operands (issue 18) decode exactly
 // the same way, and their per-tensor decode scales multiply the float32 product before that
-// rounding, where cuBLASLt's A/B scale pointers apply them (fp8_gemm.h has the rules).
+// rounding, where cuBLASLt's A/B scale pointers apply them (fp8_gemm.h has the rules); NVFP4's
+// tensor scales on 16/32-bit operands the same way.
 #include "core/backend/cpu/eigen.h"
 
 #include <cstring>
@@ -49,6 +50,7 @@ GemmLayout plan_gemm(const GemmArgs& args) {
     cpu::require_floating(c, "gemm");
     const bool fp8 = uses_fp8_gemm(args);
     if (fp8) check_fp8_gemm(args); // e4m3 · e5m2 may mix, so the shared-dtype rule is not asked
+    if (uses_scaled_gemm(args)) check_scaled_gemm(args);
     cpu::require(fp8 || a.dtype == b.dtype, "gemm: A " + cpu::describe(a) + " and B " +
                                                 cpu::describe(b) + " must share a dtype");
     GemmLayout g;
@@ -177,7 +179,8 @@ void run_gemm(const GemmArgs& args, const GemmLayout& g) {
         acc = region(g.acc_off);
         if (args.accumulate) cpu::load(c, 0, acc, g.m * g.n); // C += ... adds in float32
     }
-    // FP8 decode scales: one float32 factor (a_scale · b_scale) on the float32 product.
+    // Decode scales (FP8's, NVFP4's tensor scales): one float32 factor (a_scale · b_scale) on
+    // the float32 product.
     T scale = T(1);
     if (args.a_scale) scale *= *args.a_scale->as<const float>();
     if (args.b_scale) scale *= *args.b_scale->as<const float>();

@@ -39,7 +39,8 @@ void CpuBackend::fake_quantize(const FakeQuantArgs& a) {
     cpu::require(quant_copy_dtype_ok(*a.spec, dst.dtype) && dst.cols() == src.cols() &&
                      (dst.rows() == src.rows() || padded),
                  "fake_quantize: output " + cpu::describe(dst) +
-                     " must be float32 (bfloat16 for MX) like " + cpu::describe(src));
+                     " must be float32 (bfloat16 for MX and NVFP4 copies) like " +
+                     cpu::describe(src));
     cpu::require(a.stats->dtype == DType::Float64 && a.stats->numel() == kQuantStatsValues,
                  "fake_quantize: stats " + cpu::describe(*a.stats) + " must be float64 (6)");
     const std::size_t state_floats = quant_state_floats(*a.spec);
@@ -47,11 +48,18 @@ void CpuBackend::fake_quantize(const FakeQuantArgs& a) {
                                        static_cast<std::size_t>(a.state->numel()) == state_floats),
                  "fake_quantize: delayed scaling needs a float32 state of " +
                      std::to_string(state_floats));
+    const bool gemm_scale = tensor_scale_in_gemm(*a.spec);
+    cpu::require(gemm_scale == (a.gemm_scale != nullptr) &&
+                     (!gemm_scale ||
+                      (a.gemm_scale->dtype == DType::Float32 && a.gemm_scale->numel() == 1)),
+                 "fake_quantize: gemm_scale must be one float32 exactly when the spec leaves "
+                 "NVFP4's tensor scale to the GEMM");
     const std::int64_t rows = a.rows > 0 ? a.rows : dst.rows();
     cpu::require(rows > 0 && dst.numel() % rows == 0, "fake_quantize: " + std::to_string(rows) +
                                                           " rows do not divide " +
                                                           cpu::describe(dst));
-    // A bfloat16 copy (MX) is quantised in float32, then narrowed: exactly (quant_copy_dtype_ok).
+    // A bfloat16 copy (MX, NVFP4 without its tensor scale) is quantised in float32, then
+    // narrowed: exactly (quant_copy_dtype_ok).
     const bool narrow = dst.dtype != DType::Float32;
     std::vector<float> wide_values(narrow ? static_cast<std::size_t>(dst.numel()) : 0);
     Tensor wide = dst;
@@ -71,6 +79,7 @@ void CpuBackend::fake_quantize(const FakeQuantArgs& a) {
                                                     static_cast<std::size_t>(dst.numel() / rows),
                                                     *a.spec, state, a.step, a.record);
     if (narrow) cast(wide, dst);
+    if (gemm_scale) *static_cast<float*>(a.gemm_scale->data) = s.gemm_scale;
     if (!a.record) return;
     write_stats(s, *a.stats);
 }

@@ -1,6 +1,7 @@
 // GEMM on cuBLASLt: row-major C = A·B computed as column-major Cᵀ = Bᵀ·Aᵀ, one cached plan
 // (descriptors + heuristic algorithm) per shape/dtype/epilogue, fused bias/ReLU/GELU epilogues
-// where they give the CPU engine's single rounding, and gemm_epilogue.cu everywhere else.
+// where they give the CPU engine's single rounding, and gemm_epilogue.cu everywhere else. Decode
+// scales on 16/32-bit operands (NVFP4's tensor scales) reach cuBLASLt as a device alpha.
 #include <string>
 
 #include "core/backend/cuda/activation.cuh"
@@ -137,6 +138,12 @@ bool build_plan(cublasLtHandle_t lt, const GemmKey& key, const GemmArgs& args, G
         cublasLtMatmulDescSetAttribute(p.desc, CUBLASLT_MATMUL_DESC_TRANSA, &op_a, sizeof op_a));
     MANTISSA_CUBLAS_CHECK(
         cublasLtMatmulDescSetAttribute(p.desc, CUBLASLT_MATMUL_DESC_TRANSB, &op_b, sizeof op_b));
+    if (key.scaled) {
+        // NVFP4's tensor scales: alpha = a_scale · b_scale is known only on the device.
+        const cublasLtPointerMode_t mode = CUBLASLT_POINTER_MODE_DEVICE;
+        MANTISSA_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(
+            p.desc, CUBLASLT_MATMUL_DESC_POINTER_MODE, &mode, sizeof mode));
+    }
     const cublasLtEpilogue_t epilogue = lt_epilogue(p.fusion.lt_epilogue);
     MANTISSA_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(p.desc, CUBLASLT_MATMUL_DESC_EPILOGUE,
                                                          &epilogue, sizeof epilogue));
@@ -247,6 +254,7 @@ std::size_t CudaBackend::gemm_workspace_bytes(const GemmArgs& args) const {
         return cuda::fp8_gemm_layout(args).fixed_bytes + kLtWorkspace;
     }
     check_args(args);
+    if (uses_scaled_gemm(args)) check_scaled_gemm(args);
     return cuda::gemm_workspace_need(cuda::gemm_key(args, m_impl->tf32, m_impl->propagate_nan),
                                      kLtWorkspace);
 }
@@ -257,20 +265,25 @@ void CudaBackend::gemm(const GemmArgs& args) {
         s.fp8_gemm_run(args);
         return;
     }
+    const bool scaled = uses_scaled_gemm(args);
+    if (scaled) check_scaled_gemm(args);
     GemmPlan& plan = s.gemm_plan(args);
     const GemmFusion& f = plan.fusion;
     const Tensor& c = *args.c;
     const std::int64_t m = c.rows(), n = c.cols();
-    if (args.workspace.bytes < f.acc_bytes + plan.lt_workspace ||
-        (f.acc_bytes + plan.lt_workspace > 0 && !args.workspace.data))
-        fail("gemm: needs " + std::to_string(f.acc_bytes + plan.lt_workspace) +
-             " workspace bytes, got " + std::to_string(args.workspace.bytes) +
-             " (size it with gemm_workspace_bytes)");
+    // The workspace: [device alpha and beta, when scaled][accumulator][cuBLASLt's scratch].
+    const std::size_t scalar_bytes = scaled ? cuda::kGemmScalarBytes : 0;
+    const std::size_t need = scalar_bytes + f.acc_bytes + plan.lt_workspace;
+    if (args.workspace.bytes < need || (need > 0 && !args.workspace.data))
+        fail("gemm: needs " + std::to_string(need) + " workspace bytes, got " +
+             std::to_string(args.workspace.bytes) + " (size it with gemm_workspace_bytes)");
     s.last_choice = plan.choice;
     auto* ws = static_cast<unsigned char*>(args.workspace.data);
+    auto* scalars = scaled ? reinterpret_cast<float*>(ws) : nullptr;
+    if (ws) ws += scalar_bytes;
     void* acc = f.acc_in_workspace ? ws : c.data; // what cuBLASLt writes
     void* lt_ws = ws ? ws + f.acc_bytes : nullptr;
-    const std::size_t lt_ws_bytes = args.workspace.bytes - f.acc_bytes;
+    const std::size_t lt_ws_bytes = args.workspace.bytes - scalar_bytes - f.acc_bytes;
 
     if (args.accumulate && f.acc_in_workspace) // C += ...: start the accumulator from C
         cuda::launch_cast(c.data, c.dtype, acc, f.compute, m * n, s.stream);
@@ -289,6 +302,15 @@ void CudaBackend::gemm(const GemmArgs& args) {
     const bool f64 = f.compute == DType::Float64;
     const void* alpha = f64 ? static_cast<const void*>(&alpha_d) : &alpha_f;
     const void* beta = f64 ? static_cast<const void*>(&beta_d) : &beta_f;
+    if (scaled) { // float32 compute (check_scaled_gemm); accumulate is refused, so beta is 0
+        cuda::launch_gemm_scalars(static_cast<const float*>(args.a_scale ? args.a_scale->data
+                                                                         : nullptr),
+                                  static_cast<const float*>(args.b_scale ? args.b_scale->data
+                                                                         : nullptr),
+                                  scalars, s.stream);
+        alpha = scalars;
+        beta = scalars + 1;
+    }
     MANTISSA_CUBLAS_CHECK(cublasLtMatmul(s.lt, plan.desc, alpha, args.b->data, plan.a, args.a->data,
                                          plan.b, beta, acc, plan.d, acc, plan.d, &plan.algo, lt_ws,
                                          lt_ws_bytes, s.stream));

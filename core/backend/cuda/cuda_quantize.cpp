@@ -40,6 +40,7 @@ cuda::DeviceQuant device_quant(const QuantSpec& spec, std::uint64_t step) {
         q.block = true;
         q.element = r.spec.element;
         q.tensor_scale = r.spec.tensor_scale;
+        q.scale_in_gemm = r.tensor_scale_in_gemm;
         q.ceil = r.rule == ScaleRule::Ceil;
         q.stochastic = r.stochastic;
         q.seed = quant_math::step_seed(r.seed, step);
@@ -68,8 +69,14 @@ void CudaBackend::fake_quantize(const FakeQuantArgs& a) {
     const bool padded = a.spec->hadamard && dst.rows() > src.rows();
     require(quant_copy_dtype_ok(*a.spec, dst.dtype) && dst.cols() == src.cols() &&
                 (dst.rows() == src.rows() || padded),
-            "fake_quantize: output " + describe(dst) + " must be float32 (bfloat16 for MX) like " +
-                describe(src));
+            "fake_quantize: output " + describe(dst) +
+                " must be float32 (bfloat16 for MX and NVFP4 copies) like " + describe(src));
+    const bool gemm_scale = tensor_scale_in_gemm(*a.spec);
+    require(gemm_scale == (a.gemm_scale != nullptr) &&
+                (!gemm_scale ||
+                 (a.gemm_scale->dtype == DType::Float32 && a.gemm_scale->numel() == 1)),
+            "fake_quantize: gemm_scale must be one float32 exactly when the spec leaves NVFP4's "
+            "tensor scale to the GEMM");
     require(a.stats->dtype == DType::Float64 && a.stats->numel() == kQuantStatsValues,
             "fake_quantize: stats " + describe(*a.stats) + " must be float64 (6)");
     const std::size_t state_floats = quant_state_floats(*a.spec);
@@ -85,7 +92,8 @@ void CudaBackend::fake_quantize(const FakeQuantArgs& a) {
     require(!a.spec->hadamard || rows % static_cast<std::int64_t>(kHadamardSize) == 0,
             "fake_quantize: the Hadamard transform needs rows in multiples of 16, got " +
                 std::to_string(rows) + " (the plan pads the batch)");
-    const cuda::DeviceQuant q = device_quant(*a.spec, a.step);
+    cuda::DeviceQuant q = device_quant(*a.spec, a.step);
+    if (gemm_scale) q.gemm_scale = static_cast<float*>(a.gemm_scale->data);
     auto* stats = static_cast<double*>(a.stats->data);
     // One-dimensional blocks without a transform: one kernel from the source into the copy.
     if (!a.spec->hadamard && cuda::fake_quantize_lines_apply(q, src.dtype, dst.dtype)) {

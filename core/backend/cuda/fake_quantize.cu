@@ -252,6 +252,8 @@ __global__ void block_kernel(float* data, i64 rows, i64 cols, DeviceQuant q, Scr
     const i64 col_blocks = (cols + q.block_cols - 1) / q.block_cols;
     const i64 blocks = row_blocks * col_blocks;
     const float global = q.tensor_scale ? qm::nvfp4_global_scale(amax_of_bits(s->amax_bits)) : 1.0f;
+    // What the decoded values are divided by, exactly: the tensor scale the GEMM applies instead.
+    const double gemm_div = q.scale_in_gemm ? qm::nvfp4_gemm_scale(global) : 1.0;
     unsigned long long clipped = 0, zeros = 0;
     unsigned long long top_bits = 0; // the largest scale's bits over this warp's blocks
     unsigned tensor_amax = 0;        // the largest block amax's bits: the tensor's amax
@@ -304,8 +306,9 @@ __global__ void block_kernel(float* data, i64 rows, i64 cols, DeviceQuant q, Scr
             for (int j = 0; j < 7; ++j)
                 T[j] = qm::float_threshold((e2m1_magnitude(j) + e2m1_magnitude(j + 1)) / 2 * eff,
                                            (j & 1) != 0);
+            const double out = eff / gemm_div; // the block scale alone when the GEMM scales
 #pragma unroll
-            for (int j = 0; j < 8; ++j) D[j] = static_cast<float>(e2m1_magnitude(j) * eff);
+            for (int j = 0; j < 8; ++j) D[j] = static_cast<float>(e2m1_magnitude(j) * out);
             const float clip = qm::float_threshold(q.max_elem * eff, false);
             for (i64 e = lane; e < count; e += 32) {
                 const i64 at = at_of(e);
@@ -326,7 +329,7 @@ __global__ void block_kernel(float* data, i64 rows, i64 cols, DeviceQuant q, Scr
                     q.stochastic ? rounding_random(q.seed, static_cast<std::uint64_t>(at)) : 0u;
                 const qm::ElementResult r = qm::quantize_element(
                     v, eff, q.element, q.max_elem, q.stochastic, q.tensor_scale, random);
-                data[at] = static_cast<float>(r.decoded);
+                data[at] = static_cast<float>(r.decoded / gemm_div); // code · eff / global: exact
                 clipped += r.clipped ? 1 : 0;
                 zeros += r.zero ? 1 : 0;
             }
@@ -349,7 +352,8 @@ __global__ void block_kernel(float* data, i64 rows, i64 cols, DeviceQuant q, Scr
 
 // One block of a one-dimensional block shape (1 x len along a row, or len x 1 down a column,
 // len <= 32) per thread, read straight from the source tensor and written into the copy, which
-// may be bfloat16 when every decoded value is a bfloat16 value (MX: decodes_exactly_in_bfloat16).
+// may be bfloat16 when every decoded value is a bfloat16 value (MX, and NVFP4 without its tensor
+// scale: decodes_exactly_in_bfloat16).
 // Issue 26: block_kernel's one warp per block spent its time on per-block work (a 64-bit division,
 // five shuffles, the scale in float64) shared by 32 elements, and its column blocks read one
 // element per row of the tile; here the per-block work is one thread's, a column block's threads
@@ -357,14 +361,18 @@ __global__ void block_kernel(float* data, i64 rows, i64 cols, DeviceQuant q, Scr
 // values, scales and counts are block_kernel's, element for element (the same paths below), and
 // the tensor's amax is this kernel's maximum (MX needs no amax pass before it; NVFP4's tensor
 // scale does, so its amax pass runs first and this maximum only repeats it).
+// Stochastic rounding (NVFP4's and MX's gradients) takes kExact: quant_math per element, each
+// drawing its random bits from its flat index, as block_kernel's general path.
 constexpr int kLineBlockMax = 32;
 constexpr unsigned kLineThreads = 128;
 
 template <class TS, class TD, ElementFormat F, BlockPath kPath, bool kColumn>
 __global__ void line_block_kernel(const TS* src, TD* dst, i64 rows, i64 cols, int len, bool vec,
                                   DeviceQuant q, Scratch* s) {
-    const float global =
-        kPath == BlockPath::kNvfp4 ? qm::nvfp4_global_scale(amax_of_bits(s->amax_bits)) : 1.0f;
+    // kExact (stochastic rounding) takes NVFP4 and MX alike: the format is the run-time one.
+    const bool nvfp4 = kPath == BlockPath::kNvfp4 || (kPath == BlockPath::kExact && q.tensor_scale);
+    const float global = nvfp4 ? qm::nvfp4_global_scale(amax_of_bits(s->amax_bits)) : 1.0f;
+    const double gemm_div = q.scale_in_gemm ? qm::nvfp4_gemm_scale(global) : 1.0; // block_kernel's
     // A block's coordinates: (row block y, column x) down columns, (row y, column block x) along
     // rows; y from the grid's second dimension, so nothing divides.
     const i64 units_x = kColumn ? cols : (cols + len - 1) / len;
@@ -395,12 +403,14 @@ __global__ void line_block_kernel(const TS* src, TD* dst, i64 rows, i64 cols, in
             totals.amax_bits = m > totals.amax_bits ? m : totals.amax_bits;
             const double amax = amax_of_bits(m);
             double scale, eff; // the block's scale, and the whole factor a code is multiplied by
-            if (kPath == BlockPath::kNvfp4) {
+            if (nvfp4) {
                 scale =
                     decode_element(qm::nvfp4_scale_code(amax, global), ElementFormat::Float8E4M3);
                 eff = scale * static_cast<double>(global); // 4 x 24 bits: exact
             } else {
-                scale = decode_element(qm::mx_scale_code(amax, F, q.ceil), ElementFormat::E8M0);
+                const ElementFormat element = kPath == BlockPath::kMx ? F : q.element;
+                scale =
+                    decode_element(qm::mx_scale_code(amax, element, q.ceil), ElementFormat::E8M0);
                 eff = scale;
             }
             if (kPath == BlockPath::kMx && !qm::is_nan(eff)) { // block_kernel's kMx path
@@ -421,8 +431,9 @@ __global__ void line_block_kernel(const TS* src, TD* dst, i64 rows, i64 cols, in
                 for (int j = 0; j < 7; ++j)
                     T[j] = qm::float_threshold(
                         (e2m1_magnitude(j) + e2m1_magnitude(j + 1)) / 2 * eff, (j & 1) != 0);
+                const double out = eff / gemm_div;
 #pragma unroll
-                for (int j = 0; j < 8; ++j) D[j] = static_cast<float>(e2m1_magnitude(j) * eff);
+                for (int j = 0; j < 8; ++j) D[j] = static_cast<float>(e2m1_magnitude(j) * out);
                 const float clip = qm::float_threshold(q.max_elem * eff, false);
 #pragma unroll
                 for (int j = 0; j < kLineBlockMax; ++j) {
@@ -435,20 +446,25 @@ __global__ void line_block_kernel(const TS* src, TD* dst, i64 rows, i64 cols, in
                     totals.zeros += (a != 0 && !(a > T[0])) ? 1 : 0;
                     v[j] = with_sign_of(o, v[j]);
                 }
-            } else { // a NaN scale, or NVFP4's all-zero block: quant_math per element
+            } else { // stochastic rounding, a NaN scale, NVFP4's all-zero block: per element
 #pragma unroll
                 for (int j = 0; j < kLineBlockMax; ++j) {
                     if (j >= n) continue;
+                    // Element j's flat index draws its random bits, as block_kernel's `at`.
+                    const std::uint32_t random =
+                        kPath == BlockPath::kExact && q.stochastic
+                            ? rounding_random(q.seed, static_cast<std::uint64_t>(first + j * stride))
+                            : 0u;
                     const qm::ElementResult r =
                         qm::quantize_element(static_cast<double>(v[j]), eff, q.element, q.max_elem,
-                                             false, q.tensor_scale, 0u);
-                    v[j] = static_cast<float>(r.decoded);
+                                             q.stochastic, q.tensor_scale, random);
+                    v[j] = static_cast<float>(r.decoded / gemm_div);
                     totals.clipped += r.clipped ? 1 : 0;
                     totals.zeros += r.zero ? 1 : 0;
                 }
             }
-            const auto bits = static_cast<unsigned long long>(
-                __double_as_longlong(kPath == BlockPath::kNvfp4 ? eff : scale));
+            const auto bits =
+                static_cast<unsigned long long>(__double_as_longlong(nvfp4 ? eff : scale));
             totals.top_scale = bits > totals.top_scale ? bits : totals.top_scale;
             if (wide) {
 #pragma unroll
@@ -670,6 +686,8 @@ __global__ void finish_kernel(i64 rows, i64 cols, DeviceQuant q, float* state, d
             qm::delayed_record(state, static_cast<std::size_t>(q.history_len), amax, q.max_elem,
                                q.margin, q.most_recent, used);
     }
+    // NVFP4's tensor scale for the GEMM, from the amax the blocks' kernels scaled with.
+    if (q.gemm_scale) *q.gemm_scale = qm::nvfp4_gemm_scale(qm::nvfp4_global_scale(amax));
     if (!record) return;
     stats[0] = amax;
     stats[1] = scale;
@@ -736,10 +754,18 @@ void launch_lines(const void* src, void* dst, i64 rows, i64 cols, const DeviceQu
 template <class TS, class TD>
 bool launch_lines_for(const void* src, void* dst, i64 rows, i64 cols, const DeviceQuant& q,
                       Scratch* s, cudaStream_t stream) {
+    // NVFP4: E2M1 elements only, and a bfloat16 copy only without the tensor scale.
+    if (q.tensor_scale &&
+        (q.element != ElementFormat::Float4E2M1 || (!std::is_same_v<TD, float> && !q.scale_in_gemm)))
+        return false;
+    if (q.stochastic) { // per element through quant_math, the format read at run time
+        launch_lines<TS, TD, ElementFormat::Float8E4M3, BlockPath::kExact>(src, dst, rows, cols, q,
+                                                                           s, stream);
+        return true;
+    }
     if (q.tensor_scale) {
-        if (q.element != ElementFormat::Float4E2M1 || !std::is_same_v<TD, float>) return false;
-        launch_lines<TS, float, ElementFormat::Float4E2M1, BlockPath::kNvfp4>(src, dst, rows, cols,
-                                                                              q, s, stream);
+        launch_lines<TS, TD, ElementFormat::Float4E2M1, BlockPath::kNvfp4>(src, dst, rows, cols, q,
+                                                                           s, stream);
         return true;
     }
     switch (q.element) {
@@ -766,14 +792,15 @@ bool fake_quantize_lines_apply(const DeviceQuant& q, DType src_dtype, DType dst_
                       (q.block_cols == 1 && q.block_rows >= 2 && q.block_rows <= kLineBlockMax);
     const bool types =
         (src_dtype == DType::Float32 || src_dtype == DType::BFloat16) &&
-        (dst_dtype == DType::Float32 || (dst_dtype == DType::BFloat16 && !q.tensor_scale));
+        (dst_dtype == DType::Float32 ||
+         (dst_dtype == DType::BFloat16 && (!q.tensor_scale || q.scale_in_gemm)));
     const bool format = q.tensor_scale ? q.element == ElementFormat::Float4E2M1
                                        : q.element == ElementFormat::Float8E4M3 ||
                                              q.element == ElementFormat::Float8E5M2 ||
                                              q.element == ElementFormat::Float6E3M2 ||
                                              q.element == ElementFormat::Float6E2M3 ||
                                              q.element == ElementFormat::Float4E2M1;
-    return q.block && !q.stochastic && line && types && format;
+    return q.block && line && types && format;
 }
 
 void launch_fake_quantize_lines(const void* src, DType src_dtype, void* dst, DType dst_dtype,

@@ -24,6 +24,11 @@ struct DeviceQuant {
     double max_elem = 448;
     bool block = false;        // block scaling; else one scale per tensor
     bool tensor_scale = false; // NVFP4: E4M3 block scales under a float32 tensor scale
+    // NVFP4 with its tensor scale left to the GEMM (BlockQuantConfig::tensor_scale_in_gemm): the
+    // copy holds code · block scale, and the last kernel writes nvfp4_gemm_scale(tensor scale)
+    // into *gemm_scale (device, one float32) for the GEMM.
+    bool scale_in_gemm = false;
+    float* gemm_scale = nullptr;
     bool ceil = false;         // MX scale rule: ceil (TE) rather than floor (the spec)
     bool stochastic = false;
     std::uint64_t seed = 0; // this step's stream (quant_math::step_seed)
@@ -41,10 +46,11 @@ void launch_fake_quantize(float* data, std::int64_t rows, std::int64_t cols, con
                           float* state, double* stats, bool record, void* scratch,
                           cudaStream_t stream);
 
-// The fused path for one-dimensional blocks (1 x n or n x 1, n <= 32) without stochastic
-// rounding: src (rows x cols, float32 or bfloat16) quantised straight into dst (float32, or
-// bfloat16 for MX formats, whose decoded values are all bfloat16 values): no widening copy, and
-// for MX no amax pass before the blocks. The same values and stats as launch_fake_quantize.
+// The fused path for one-dimensional blocks (1 x n or n x 1, n <= 32), stochastic rounding
+// included: src (rows x cols, float32 or bfloat16) quantised straight into dst (float32, or
+// bfloat16 for MX formats and NVFP4 without its tensor scale, whose values are all bfloat16
+// values): no widening copy, and for MX no amax pass before the blocks. The same values and stats
+// as launch_fake_quantize.
 // fake_quantize_lines_apply says whether a case takes it.
 bool fake_quantize_lines_apply(const DeviceQuant& q, DType src_dtype, DType dst_dtype);
 void launch_fake_quantize_lines(const void* src, DType src_dtype, void* dst, DType dst_dtype,

@@ -82,6 +82,12 @@ bool epilogue_vec(const EpilogueArgs& a, cudaStream_t stream) {
     return true;
 }
 
+// alpha = a_scale · b_scale, beta = 0 (launch_gemm_scalars).
+__global__ void gemm_scalars_kernel(const float* a_scale, const float* b_scale, float* out) {
+    out[0] = (a_scale ? *a_scale : 1.0f) * (b_scale ? *b_scale : 1.0f);
+    out[1] = 0.0f;
+}
+
 } // namespace
 
 void launch_gemm_epilogue(const EpilogueArgs& args, cudaStream_t stream) {
@@ -91,6 +97,12 @@ void launch_gemm_epilogue(const EpilogueArgs& args, cudaStream_t stream) {
         epilogue_kernel<double><<<blocks_for(count), 256, 0, stream>>>(args);
     else
         epilogue_kernel<float><<<blocks_for(count), 256, 0, stream>>>(args);
+    MANTISSA_CUDA_LAUNCH_CHECK();
+}
+
+void launch_gemm_scalars(const float* a_scale, const float* b_scale, float* out,
+                         cudaStream_t stream) {
+    gemm_scalars_kernel<<<1, 1, 0, stream>>>(a_scale, b_scale, out);
     MANTISSA_CUDA_LAUNCH_CHECK();
 }
 

@@ -30,4 +30,10 @@ struct EpilogueArgs {
 
 void launch_gemm_epilogue(const EpilogueArgs& args, cudaStream_t stream);
 
+// A scaled GEMM's device alpha and beta (cuBLASLt's CUBLASLT_POINTER_MODE_DEVICE): out[0] =
+// a_scale · b_scale rounded once to float32 (a missing scale is 1), out[1] = 0. One thread, so a
+// captured step holds it like any launch.
+void launch_gemm_scalars(const float* a_scale, const float* b_scale, float* out,
+                         cudaStream_t stream);
+
 } // namespace mantissa::cuda

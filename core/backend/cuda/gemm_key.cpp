@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <functional>
 
+#include "core/backend/fp8_gemm.h"
+
 namespace mantissa::cuda {
 
 namespace {
@@ -29,7 +31,8 @@ std::size_t GemmKeyHash::operator()(const GemmKey& key) const {
                   (std::size_t(key.has_bias) << 2) | (std::size_t(key.has_pre) << 3) |
                   (std::size_t(key.accumulate) << 4) | (std::size_t(key.tf32) << 5) |
                   (std::size_t(key.allow_lt_epilogue) << 6) |
-                  (std::size_t(key.propagate_nan) << 7) | (std::size_t(key.fast_bf16) << 8));
+                  (std::size_t(key.propagate_nan) << 7) | (std::size_t(key.fast_bf16) << 8) |
+                  (std::size_t(key.scaled) << 9));
     mix(seed, static_cast<std::size_t>(key.ab_dtype) | (std::size_t(key.c_dtype) << 8) |
                   (std::size_t(key.bias_dtype) << 16) | (std::size_t(key.pre_dtype) << 24) |
                   (std::size_t(key.epilogue) << 32) | (std::size_t(key.b_dtype) << 40));
@@ -58,6 +61,7 @@ GemmKey gemm_key(const GemmArgs& args, bool tf32, bool propagate_nan) {
     key.fast_bf16 =
         args.exact_in_bfloat16 && a.dtype == DType::Float32 && b.dtype == DType::Float32;
     key.propagate_nan = propagate_nan;
+    key.scaled = uses_scaled_gemm(args);
     return key;
 }
 
@@ -147,7 +151,8 @@ const char* lt_epilogue_enum_name(LtEpilogue epilogue) {
 std::size_t gemm_workspace_need(const GemmKey& key, std::size_t lt_scratch) {
     GemmKey plain = key;
     plain.allow_lt_epilogue = false;
-    return std::max(gemm_fusion(key).acc_bytes, gemm_fusion(plain).acc_bytes) + lt_scratch;
+    return (key.scaled ? kGemmScalarBytes : 0) +
+           std::max(gemm_fusion(key).acc_bytes, gemm_fusion(plain).acc_bytes) + lt_scratch;
 }
 
 std::string gemm_size_text(const GemmKey& key) {
@@ -178,6 +183,7 @@ std::string gemm_choice_text(const GemmKey& key, const GemmFusion& fusion, int a
                        std::string(lt_epilogue_enum_name(fusion.lt_epilogue)) + " algo " +
                        std::to_string(algo_id);
     if (key.fast_bf16) text += " (bfloat16 tensor cores: MX operands)";
+    if (key.scaled) text += " (decode scales in alpha)";
     if (fusion.kernel_epilogue) {
         text += std::string(" + kernel epilogue ") + activation_name(key.epilogue);
         if (key.has_bias) text += "+bias";

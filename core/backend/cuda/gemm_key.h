@@ -27,6 +27,9 @@ struct GemmKey {
     // float32 A and B holding bfloat16 values only (GemmArgs::exact_in_bfloat16): cuBLASLt's
     // CUBLAS_COMPUTE_32F_FAST_16BF multiplies them on bfloat16 tensor cores, exactly.
     bool fast_bf16 = false;
+    // Decode scales on 16/32-bit operands (uses_scaled_gemm: NVFP4's tensor scales): cuBLASLt
+    // reads alpha = a_scale · b_scale (and beta = 0) from device memory in the workspace.
+    bool scaled = false;
     bool allow_lt_epilogue = true; // false: the retry after cuBLASLt found no fused algorithm
     // NaN must reach C as the CPU engine's ReLU (x < 0 ? 0 : x) leaves it: no cuBLASLt RELU.
     bool propagate_nan = true;
@@ -68,6 +71,9 @@ const char* lt_epilogue_enum_name(LtEpilogue epilogue);
 // from gemm_fusion() alone, so compiling a model asks cuBLASLt nothing and a later fallback
 // still fits.
 std::size_t gemm_workspace_need(const GemmKey& key, std::size_t lt_scratch);
+// Where a scaled GEMM keeps its device alpha and beta: the workspace's first bytes (kept
+// 256-byte aligned for what follows).
+inline constexpr std::size_t kGemmScalarBytes = 256;
 
 // When cuBLASLt's heuristic found no algorithm: the OutOfMemory message when the operands (A, B,
 // C and the accumulator) cannot all fit in `device_bytes` of device memory, naming the GEMM's size

@@ -1,7 +1,8 @@
 // Dense's steps: forward GEMM with fused bias + activation; backward dZ (with db in the same step
 // for ReLU, tanh and sigmoid), dW = Xᵀ·dZ, db, dX = dZ·Wᵀ. Each GEMM's workspace is the engine's to
 // size at bind (cuBLASLt's heuristics, the CPU's widening). Under a frontier policy the GEMMs read
-// quantised inputs: quantised-and-decoded float32 copies (fake quantisation), or, for per-tensor
+// quantised inputs: quantised-and-decoded copies (fake quantisation; NVFP4's without the tensor
+// scales, which the GEMM multiplies its sum by), or, for per-tensor
 // FP8 with CompileOptions::fp8_gemm, float8 codes with their decode
 // scales in cuBLASLt's one FP8 layout
 // ("TN": C = A·Bᵀ, both operands contiguous along the reduction), which is why X, W and dZ each
@@ -63,6 +64,8 @@ TensorId dense_steps(PlanBuilder& b, const Dense& layer, TensorId input, bool fu
             needs_dx ? b.quantize_input(kernel.value, QuantRole::Weight, wq) : wq;
         fwd = {xq, wq};
         fwd.exact_in_bfloat16 = b.exact_in_bfloat16(xq) && b.exact_in_bfloat16(wq);
+        fwd.a_scale = b.gemm_scale_of(xq); // NVFP4's tensor scales, applied after the sum
+        fwd.b_scale = b.gemm_scale_of(wq);
         dw = {xq_col, kNoTensor, true, false};
         dx_ops = {kNoTensor, wq_col, false, true};
     }
@@ -177,6 +180,10 @@ TensorId dense_steps(PlanBuilder& b, const Dense& layer, TensorId input, bool fu
         dx_ops.a = dzq;
         dw.exact_in_bfloat16 = b.exact_in_bfloat16(dw.a) && b.exact_in_bfloat16(dw.b);
         dx_ops.exact_in_bfloat16 = b.exact_in_bfloat16(dx_ops.a) && b.exact_in_bfloat16(dx_ops.b);
+        for (Operands* o : {&dw, &dx_ops}) {
+            o->a_scale = b.gemm_scale_of(o->a);
+            o->b_scale = b.gemm_scale_of(o->b);
+        }
     }
     const std::string prefix = fp8 ? "fp8 " : "";
     StepSpec sw;
