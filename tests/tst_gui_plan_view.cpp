@@ -157,7 +157,9 @@ private slots:
         for (const PlanStepRow& row : view.digest().steps) {
             if (row.op.rfind("quantize", 0) != 0) continue;
             QVERIFY(row.is_cast);
-            QCOMPARE(row.outputs, std::string("float32")); // decoded for the float32 GEMM
+            // code · block scale in bfloat16 for the bfloat16 GEMM, and the float32 tensor scale
+            // that GEMM multiplies its sum by
+            QCOMPARE(row.outputs, std::string("bfloat16, float32"));
             forward += row.phase == StepPhase::Forward;
             backward += row.phase == StepPhase::Backward;
         }

@@ -48,14 +48,16 @@ void table_is_complete() {
                   d.c_str());
     }
     // Every case at every dtype; the FP8 GEMM's at its two output dtypes (float32, bfloat16);
-    // NVFP4's scaled GEMMs at the three its copies may hold (no scaled float64 GEMM).
+    // NVFP4's scaled GEMMs and the quantised convolutions' float32 operands at the three dtypes
+    // a copy or output may hold (no scaled float64 GEMM; float64 outputs keep float64 sums).
     int fp8_geometries = 0;
     for (const auto& [name, dtypes] : dtypes_of) {
         const bool fp8 = name.starts_with("gemm fp8");
         fp8_geometries += name.starts_with("gemm fp8 C = A B^T") ? 1 : 0;
         const std::set<DType> fp8_outputs{DType::Float32, DType::BFloat16};
         const std::set<DType> scaled_dtypes{DType::Float32, DType::Float16, DType::BFloat16};
-        const bool scaled = name.find("(tensor scales") != std::string::npos;
+        const bool scaled = name.find("(tensor scales") != std::string::npos ||
+                            name.find("(float32 operands)") != std::string::npos;
         CHECK_MSG(fp8        ? dtypes == fp8_outputs
                   : scaled ? dtypes == scaled_dtypes
                              : dtypes.size() == 4,

@@ -2,11 +2,17 @@
 // heuristics), with Keras's HWIO filters transposed to cuDNN's KRSC in the workspace; float64,
 // paddings cuDNN cannot express, and a pass whose every algorithm cuDNN refused run the direct
 // kernels (conv2d_direct.cu) instead. The rules (math types, fallback order) are conv_algo.cpp's.
+// A quantised layer's operands are float32 copies while its output is bfloat16 (or float16): cuDNN
+// multiplies the copies in float32 into a float32 buffer, which one kernel rounds into the output
+// (issue 26: those passes ran on the direct kernels, and the quantised cnn took 5-8x mixed_float16's
+// step on an H100).
 #include <algorithm>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "core/backend/cuda/bias_grad.cuh"
+#include "core/backend/cuda/cast.cuh"
 #include "core/backend/cuda/conv2d_direct.cuh"
 #include "core/backend/cuda/cuda_check.h"
 #include "core/backend/cuda/cuda_state.h"
@@ -214,6 +220,29 @@ void check_dtype(DType dtype, const Conv2dArgs& g) {
                         std::string(dtype_name(dtype)) + "; use the CPU engine (--device cpu)");
 }
 
+// A pass's result in the operands' dtype when the output's differs, from the stream-ordered
+// pool (a captured step holds the allocation as a graph node); freed in stream order.
+class PoolBuffer {
+public:
+    PoolBuffer(std::size_t bytes, cudaStream_t stream) : m_stream(stream) {
+        MANTISSA_CUDA_CHECK(cudaMallocAsync(&m_data, bytes, stream));
+    }
+    ~PoolBuffer() { cudaFreeAsync(m_data, m_stream); }
+    PoolBuffer(const PoolBuffer&) = delete;
+    PoolBuffer& operator=(const PoolBuffer&) = delete;
+    void* data() const { return m_data; }
+
+private:
+    void* m_data = nullptr;
+    cudaStream_t m_stream;
+};
+
+// Whether a pass on `operands` writes an output of another dtype through a buffer: never into
+// float64 (that keeps the direct kernel's float64 sums), never from float64 operands.
+bool widens_into(DType operands, DType out) {
+    return out != operands && out != DType::Float64 && operands != DType::Float64;
+}
+
 struct Scratch { // the workspace, carved: [KRSC filter | cuDNN scratch]
     void* filter = nullptr;
     void* cudnn = nullptr;
@@ -273,24 +302,29 @@ void CudaBackend::conv2d_forward(const Conv2dArgs& args, const Tensor& x, const 
                         "or sigmoid");
     ConvPlan& p = s.conv_plan(args, x.dtype);
     const bool f64 = x.dtype == DType::Float64 || y.dtype == DType::Float64;
-    if (p.fwd.current() && w.dtype == x.dtype && y.dtype == x.dtype) {
+    const bool widen = widens_into(x.dtype, y.dtype);
+    if (p.fwd.current() && w.dtype == x.dtype && (y.dtype == x.dtype || widen)) {
         const Scratch scratch = carve(p, workspace, args);
         cuda::launch_transpose(w.data, args.kernel_h * args.kernel_w * args.in_c, args.out_c,
                                scratch.filter, dtype_size(w.dtype), s.stream); // HWIO -> KRSC
+        std::optional<PoolBuffer> wide;
+        if (widen) wide.emplace(static_cast<std::size_t>(y.numel()) * dtype_size(x.dtype), s.stream);
+        void* out = widen ? wide->data() : y.data;
         const float one = 1.0f, zero = 0.0f;
         const bool ran = run_cudnn(p.fwd, ConvPass::Forward, s.last_choice,
                                    "cudnnConvolutionForward", [&](int algo) {
                                        return cudnnConvolutionForward(
                                            s.dnn, &one, p.x, x.data, p.w, scratch.filter,
                                            p.fwd.desc, static_cast<cudnnConvolutionFwdAlgo_t>(algo),
-                                           scratch.cudnn, scratch.cudnn_bytes, &zero, p.y, y.data);
+                                           scratch.cudnn, scratch.cudnn_bytes, &zero, p.y, out);
                                    });
         if (ran) {
-            if (!bias && !pre_activation && epilogue == Activation::Linear) return;
-            // Bias and activation over (batch*h*w, out_c) in place (cuDNN rounded y once).
+            if (!widen && !bias && !pre_activation && epilogue == Activation::Linear) return;
+            // Bias and activation over (batch*h*w, out_c): in place where cuDNN rounded y once,
+            // else from the wide buffer into y, rounded once there.
             cuda::EpilogueArgs e;
-            e.acc = y.data;
-            e.acc_dtype = y.dtype;
+            e.acc = out;
+            e.acc_dtype = widen ? x.dtype : y.dtype;
             e.rows = args.batch * args.out_h * args.out_w;
             e.cols = args.out_c;
             if (bias) {
@@ -330,19 +364,27 @@ void CudaBackend::conv2d_backward_data(const Conv2dArgs& args, const Tensor& dy,
                                        Tensor& dx, Workspace workspace) {
     Impl& s = *m_impl;
     ConvPlan& p = s.conv_plan(args, dy.dtype);
-    if (p.bwd_data.current() && w.dtype == dy.dtype && dx.dtype == dy.dtype) {
+    const bool widen = widens_into(dy.dtype, dx.dtype);
+    if (p.bwd_data.current() && w.dtype == dy.dtype && (dx.dtype == dy.dtype || widen)) {
         const Scratch scratch = carve(p, workspace, args);
         cuda::launch_transpose(w.data, args.kernel_h * args.kernel_w * args.in_c, args.out_c,
                                scratch.filter, dtype_size(w.dtype), s.stream);
+        std::optional<PoolBuffer> wide;
+        if (widen)
+            wide.emplace(static_cast<std::size_t>(dx.numel()) * dtype_size(dy.dtype), s.stream);
+        void* out = widen ? wide->data() : dx.data;
         const float one = 1.0f, zero = 0.0f;
         if (run_cudnn(p.bwd_data, ConvPass::BackwardData, s.last_choice,
                       "cudnnConvolutionBackwardData", [&](int algo) {
                           return cudnnConvolutionBackwardData(
                               s.dnn, &one, p.w, scratch.filter, p.y, dy.data, p.bwd_data.desc,
                               static_cast<cudnnConvolutionBwdDataAlgo_t>(algo), scratch.cudnn,
-                              scratch.cudnn_bytes, &zero, p.x, dx.data);
-                      }))
+                              scratch.cudnn_bytes, &zero, p.x, out);
+                      })) {
+            if (widen) // rounded once into dx
+                cuda::launch_cast(out, dy.dtype, dx.data, dx.dtype, dx.numel(), s.stream);
             return;
+        }
     }
     cuda::ConvIo io{dy.data, dy.dtype, w.data, w.dtype};
     io.out = dx.data;
@@ -361,7 +403,8 @@ void CudaBackend::conv2d_backward_filter(const Conv2dArgs& args, const Tensor& x
         cuda::launch_bias_grad(dy.data, dy.dtype, args.batch * args.out_h * args.out_w, args.out_c,
                                dbias->data, dbias->dtype, f64, s.bias_scratch, s.stream);
     }
-    if (p.bwd_filter.current() && dy.dtype == x.dtype && dw.dtype == x.dtype) {
+    const bool widen = widens_into(x.dtype, dw.dtype);
+    if (p.bwd_filter.current() && dy.dtype == x.dtype && (dw.dtype == x.dtype || widen)) {
         const Scratch scratch = carve(p, workspace, args);
         const float one = 1.0f, zero = 0.0f;
         if (run_cudnn(p.bwd_filter, ConvPass::BackwardFilter, s.last_choice,
@@ -371,9 +414,17 @@ void CudaBackend::conv2d_backward_filter(const Conv2dArgs& args, const Tensor& x
                               static_cast<cudnnConvolutionBwdFilterAlgo_t>(algo), scratch.cudnn,
                               scratch.cudnn_bytes, &zero, p.w, scratch.filter);
                       })) {
-            cuda::launch_transpose(scratch.filter, args.out_c,
-                                   args.kernel_h * args.kernel_w * args.in_c, dw.data,
-                                   dtype_size(dw.dtype), s.stream); // KRSC -> HWIO
+            const std::int64_t taps = args.kernel_h * args.kernel_w * args.in_c;
+            if (!widen) {
+                cuda::launch_transpose(scratch.filter, args.out_c, taps, dw.data,
+                                       dtype_size(dw.dtype), s.stream); // KRSC -> HWIO
+                return;
+            }
+            // KRSC in the operands' dtype -> HWIO in a buffer, rounded once into dw.
+            PoolBuffer hwio(static_cast<std::size_t>(dw.numel()) * dtype_size(x.dtype), s.stream);
+            cuda::launch_transpose(scratch.filter, args.out_c, taps, hwio.data(),
+                                   dtype_size(x.dtype), s.stream);
+            cuda::launch_cast(hwio.data(), x.dtype, dw.data, dw.dtype, dw.numel(), s.stream);
             return;
         }
     }

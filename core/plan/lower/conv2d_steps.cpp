@@ -16,6 +16,8 @@
 // Per-tensor FP8 (delayed / current scaling) has one scale per tensor: the view changes nothing.
 #include "core/plan/lower/layer_steps.h"
 
+#include <algorithm>
+
 #include "core/nn/conv2d.h"
 
 namespace mantissa {
@@ -61,8 +63,12 @@ TensorId conv2d_steps(PlanBuilder& b, const Conv2D& layer, TensorId input, bool 
     fwd.outputs = {y};
     fwd.flops = conv_flops;
     // Decided at bind: the engine's scratch for this geometry (im2col on the CPU, cuDNN's choice).
-    fwd.workspace = [g, dt](const Backend& be, const BoundTensors&) {
-        return be.conv2d_workspace_bytes(g, dt);
+    // Under a frontier policy the passes multiply float32 copies into compute-dtype outputs: the
+    // CPU engine sizes that by the compute dtype (its widening buffers), the CUDA engine by the
+    // copies' (its float32 cuDNN plan), so the step asks for both and takes the larger.
+    fwd.workspace = [g, xq, dt](const Backend& be, const BoundTensors& t) {
+        return std::max(be.conv2d_workspace_bytes(g, dt),
+                        be.conv2d_workspace_bytes(g, t.ptr(xq)->dtype));
     };
     fwd.bind = [g, xq, wq, bias, act, y, z](const BoundTensors& t) -> StepRun {
         Tensor* X = t.ptr(xq);
