@@ -1411,9 +1411,9 @@ public:
         };
         const std::vector<float>* inputs[] = {&base, &with_nan, &zeros};
         for (const std::vector<float>* data : inputs)
-            for (const Shape2 sh : {Shape2{1, 16, false}, Shape2{16, 16, false},
-                                    Shape2{16, 1, false}, Shape2{1, 16, true},
-                                    Shape2{16, 1, true}}) {
+            for (const Shape2 sh :
+                 {Shape2{1, 16, false}, Shape2{16, 16, false}, Shape2{16, 1, false},
+                  Shape2{1, 16, true}, Shape2{16, 1, true}}) {
                 BlockQuantConfig off;
                 off.format = BlockFormat::NvFp4;
                 off.stochastic = sh.stochastic;
@@ -1423,7 +1423,8 @@ public:
                 std::vector<float> usual = *data, apart = *data;
                 const BlockQuantStats su =
                     fake_quantize_blocks(usual, rows, cols, off, sh.br, sh.bc);
-                const BlockQuantStats sa = fake_quantize_blocks(apart, rows, cols, on, sh.br, sh.bc);
+                const BlockQuantStats sa =
+                    fake_quantize_blocks(apart, rows, cols, on, sh.br, sh.bc);
                 CHECK(same_value(su.global_scale, sa.global_scale));
                 CHECK_EQ(su.clipped, sa.clipped);
                 CHECK_EQ(su.zeros, sa.zeros);
@@ -1446,17 +1447,17 @@ public:
                     const float narrowed = bfloat16_bits_to_float(float_to_bfloat16_bits(v));
                     bf16_values = bf16_values && (std::isnan(v) || same_value(narrowed, v));
                     const double product = static_cast<double>(v) * factor;
-                    usual_is_rounded = usual_is_rounded &&
-                                       same_or_nan(static_cast<float>(product), usual[i]);
+                    usual_is_rounded =
+                        usual_is_rounded && same_or_nan(static_cast<float>(product), usual[i]);
                     if (!want.empty())
                         matches_reference = matches_reference && same_or_nan(product, want[i]);
                 }
-                CHECK_MSG(bf16_values, "block " + std::to_string(sh.br) + "x" +
-                                           std::to_string(sh.bc));
-                CHECK_MSG(usual_is_rounded, "block " + std::to_string(sh.br) + "x" +
-                                                std::to_string(sh.bc));
-                CHECK_MSG(matches_reference, "block " + std::to_string(sh.br) + "x" +
-                                                 std::to_string(sh.bc));
+                CHECK_MSG(bf16_values,
+                          "block " + std::to_string(sh.br) + "x" + std::to_string(sh.bc));
+                CHECK_MSG(usual_is_rounded,
+                          "block " + std::to_string(sh.br) + "x" + std::to_string(sh.bc));
+                CHECK_MSG(matches_reference,
+                          "block " + std::to_string(sh.br) + "x" + std::to_string(sh.bc));
                 // fake_quantize_tensor reports the factor for the GEMM.
                 QuantSpec spec;
                 spec.scaling = QuantScaling::Block;

@@ -732,8 +732,7 @@ void TestCpuOps::gemm_fp8_rules() {
         } catch (const Error& e) {
             CHECK_EQ(e.kind(), ErrorKind::InvalidArgument);
             CHECK_MSG(std::string(e.what()).find("gemm (scaled)") != std::string::npos, e.what());
-            CHECK_MSG(std::string(e.what()).find(accumulate ? "no accumulate"
-                                                            : "one of float32") !=
+            CHECK_MSG(std::string(e.what()).find(accumulate ? "no accumulate" : "one of float32") !=
                           std::string::npos,
                       e.what());
         }

@@ -402,6 +402,16 @@ public:
                      "bfloat16 tensor cores"));
         x.dtype = w.dtype = DType::BFloat16;
         CHECK(!gemm_key(args, false).fast_bf16); // already 16-bit: nothing to convert
+        // NVFP4's tensor scales: a device alpha in the workspace's first bytes, its own plan.
+        Tensor scale{"scale", DType::Float32, {1}};
+        const GemmKey plain = gemm_key(args, false);
+        args.a_scale = &scale;
+        const GemmKey scaled = gemm_key(args, false);
+        CHECK(scaled.scaled && !plain.scaled);
+        CHECK(!(scaled == plain));
+        CHECK_EQ(gemm_workspace_need(scaled, 4096),
+                 gemm_workspace_need(plain, 4096) + kGemmScalarBytes);
+        CHECK(contains(gemm_choice_text(scaled, gemm_fusion(scaled), 7), "decode scales in alpha"));
     }
 
     void cudnn_padding_data() {

@@ -53,8 +53,7 @@ void check_scaled_gemm(const GemmArgs& args) {
     constexpr const char* kind = "gemm (scaled): ";
     if (!args.a || !args.b || !args.c) refuse("A, B and C must all be given", args, kind);
     const DType t = args.a->dtype;
-    if (t != args.b->dtype ||
-        (t != DType::Float32 && t != DType::Float16 && t != DType::BFloat16))
+    if (t != args.b->dtype || (t != DType::Float32 && t != DType::Float16 && t != DType::BFloat16))
         refuse("decode scales on 16- or 32-bit operands need A and B in one of float32, float16 "
                "or bfloat16",
                args, kind);

@@ -231,10 +231,11 @@ void add_gemm(Table& t, DType dt) {
             Activation act;
             bool bias, transpose_a, transpose_b;
         };
-        for (const Scaled v : {Scaled{"gemm+bias+relu", Activation::Relu, true, false, false},
-                               Scaled{"gemm+bias+gelu", Activation::Gelu, true, false, false},
-                               Scaled{"gemm dW = x^T dy", Activation::Linear, false, true, false},
-                               Scaled{"gemm dX = dy W^T", Activation::Linear, false, false, true}}) {
+        for (const Scaled v :
+             {Scaled{"gemm+bias+relu", Activation::Relu, true, false, false},
+              Scaled{"gemm+bias+gelu", Activation::Gelu, true, false, false},
+              Scaled{"gemm dW = x^T dy", Activation::Linear, false, true, false},
+              Scaled{"gemm dX = dy W^T", Activation::Linear, false, false, true}}) {
             t.add(std::string(v.op) + " (tensor scales 0.3 x 1.7)", dt, "64x96x40",
                   [dt, v](CaseContext& c) {
                       const std::int64_t m = 64, k = 96, n = 40;
@@ -244,8 +245,8 @@ void add_gemm(Table& t, DType dt) {
                       Twin& b = c.make("b", dt, b_shape, random_values(k * n, 42, 0.2));
                       Twin& sa = c.make("a_scale", DType::Float32, {1}, {0.3});
                       Twin& sb = c.make("b_scale", DType::Float32, {1}, {1.7});
-                      Twin* bias = v.bias ? &c.make("bias", dt, {n}, random_values(n, 43, 0.5))
-                                          : nullptr;
+                      Twin* bias =
+                          v.bias ? &c.make("bias", dt, {n}, random_values(n, 43, 0.5)) : nullptr;
                       Twin* pre = v.act == Activation::Gelu ? &c.make("pre", dt, {m, n}) : nullptr;
                       Twin& y = c.make("y", dt, {m, n});
                       c.both([&](Backend& be, int i) {
@@ -993,8 +994,8 @@ struct QuantCase {
 // GEMM (FakeQuantArgs::gemm_scale), stored in `copy`.
 QuantCase gemm_scaled(QuantCase q, DType copy) {
     q.spec.block.tensor_scale_in_gemm = true;
-    q.geometry += std::string(", tensor scale in the GEMM, ") + std::string(dtype_name(copy)) +
-                  " copy";
+    q.geometry +=
+        std::string(", tensor scale in the GEMM, ") + std::string(dtype_name(copy)) + " copy";
     q.copy = copy;
     return q;
 }
@@ -1087,25 +1088,28 @@ void add_fake_quantize(Table& t, DType dt) {
     cases.push_back(hadamard_case("nvfp4 16x1 hadamard seed 77, rows padded 7->16", 7, 80, false));
     cases.push_back(hadamard_case("nvfp4 16x1 stochastic, hadamard seed 77, 40->48", 40, 12, true));
     // NVFP4 copies that leave the tensor scale to the GEMM (a Dense layer's): along rows (the
-    // one-thread-per-block kernel), in 16x16 tiles, stochastic, down columns with a NaN (a NaN
-    // tensor scale: every value NaN, the GEMM's factor 1), each into bfloat16 and float32; and
-    // the Hadamard copy (float32).
+    // one-thread-per-block kernel), in 16x16 tiles (the one-warp-per-tile kernel), stochastic,
+    // with a NaN (a NaN tensor scale: every value NaN, the GEMM's factor 1), each into bfloat16
+    // and float32; and the Hadamard copy (float32).
     const BlockFormat nv = BlockFormat::NvFp4;
     for (DType copy : {DType::BFloat16, DType::Float32}) {
         cases.push_back(gemm_scaled({"nvfp4 1x16", block_spec(nv, std::nullopt, 1, 16)}, copy));
         cases.push_back(gemm_scaled({"nvfp4 16x16", block_spec(nv, std::nullopt, 16, 16)}, copy));
         cases.push_back(gemm_scaled(
             {"nvfp4 1x16 stochastic seed 1234", block_spec(nv, std::nullopt, 1, 16, true)}, copy));
-        cases.push_back(gemm_scaled({"nvfp4 16x1 stochastic seed 1234",
-                                     block_spec(nv, std::nullopt, 16, 1, true), 40, 12},
+        cases.push_back(gemm_scaled(
+            {"nvfp4 16x1 stochastic seed 1234", block_spec(nv, std::nullopt, 16, 1, true), 40, 12},
+            copy));
+        cases.push_back(gemm_scaled({"nvfp4 16x16 (a NaN: every value NaN)",
+                                     block_spec(nv, std::nullopt, 16, 16), 7, 80, true},
                                     copy));
         cases.push_back(gemm_scaled({"nvfp4 16x1 (a NaN: every value NaN)",
                                      block_spec(nv, std::nullopt, 16, 1), 40, 12, true},
                                     copy));
     }
-    cases.push_back(gemm_scaled(
-        hadamard_case("nvfp4 16x1 stochastic, hadamard seed 77, 40->48", 40, 12, true),
-        DType::Float32));
+    cases.push_back(
+        gemm_scaled(hadamard_case("nvfp4 16x1 stochastic, hadamard seed 77, 40->48", 40, 12, true),
+                    DType::Float32));
     for (ElementFormat e : {ElementFormat::Float8E4M3, ElementFormat::Float8E5M2}) {
         QuantSpec current;
         current.scaling = QuantScaling::Current;
@@ -1135,9 +1139,8 @@ void add_fake_quantize(Table& t, DType dt) {
             Twin& stats = c.make("stats", DType::Float64, {kQuantStatsValues});
             const auto state_floats = static_cast<std::int64_t>(quant_state_floats(q.spec));
             Twin* state = state_floats ? &c.make("state", DType::Float32, {state_floats}) : nullptr;
-            Twin* gemm_scale = tensor_scale_in_gemm(q.spec)
-                                   ? &c.make("gemm_scale", DType::Float32, {1})
-                                   : nullptr;
+            Twin* gemm_scale =
+                tensor_scale_in_gemm(q.spec) ? &c.make("gemm_scale", DType::Float32, {1}) : nullptr;
             for (int step = 0; step < q.steps; ++step) {
                 c.both([&](Backend& be, int i) {
                     FakeQuantArgs a;

@@ -686,9 +686,12 @@ bool supports_scale_rule(BlockFormat format, ScaleRule rule) {
 
 ResolvedBlockQuant resolve_block_quant(const BlockQuantConfig& config) {
     const BlockFormatSpec& spec = block_format_spec(config.format);
-    ResolvedBlockQuant r{spec, config.rule.value_or(spec.default_rule),
-                         config.block_size ? config.block_size : spec.block_size, config.stochastic,
-                         config.seed, config.tensor_scale_in_gemm && spec.tensor_scale};
+    ResolvedBlockQuant r{spec,
+                         config.rule.value_or(spec.default_rule),
+                         config.block_size ? config.block_size : spec.block_size,
+                         config.stochastic,
+                         config.seed,
+                         config.tensor_scale_in_gemm && spec.tensor_scale};
     if (!supports_scale_rule(spec.format, r.rule)) {
         const std::string why =
             spec.tensor_scale

@@ -63,8 +63,8 @@ bool tensor_scale_in_gemm(const QuantSpec& spec);
 // The dtypes a quantised-and-decoded copy under `spec` may be stored in (FakeQuantArgs::dst):
 // float32 always; bfloat16 where the decoded values are bfloat16 values
 // (decodes_exactly_in_bfloat16) and no Hadamard transform mixes them, as the plan stores a Dense
-// layer's MX and NVFP4 copies for bfloat16 GEMMs. The narrowing is exact but for blocks whose scale is below
-// 2^-119, whose values under 2^-126 round to bfloat16's subnormals on every engine alike.
+// layer's MX and NVFP4 copies for bfloat16 GEMMs. The narrowing is exact but for blocks whose scale
+// is below 2^-119, whose values under 2^-126 round to bfloat16's subnormals on every engine alike.
 bool quant_copy_dtype_ok(const QuantSpec& spec, DType dtype);
 
 struct QuantRecipe {

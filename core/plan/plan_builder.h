@@ -141,9 +141,9 @@ private:
     PlanSpec& m_spec;
     Policy m_policy;
     std::string m_layer;
-    std::vector<TensorId> m_grad;      // tensor id -> gradient id
-    std::vector<TensorId> m_master_of; // compute-dtype weight copy -> its float32 master
-    std::vector<bool> m_exact_bf16;    // tensor id -> a quantised copy exact in bfloat16
+    std::vector<TensorId> m_grad;          // tensor id -> gradient id
+    std::vector<TensorId> m_master_of;     // compute-dtype weight copy -> its float32 master
+    std::vector<bool> m_exact_bf16;        // tensor id -> a quantised copy exact in bfloat16
     std::vector<TensorId> m_gemm_scale_of; // tensor id -> its tensor scale for the GEMM
     std::vector<StepSpec> m_forward;
     std::vector<BackwardBlock> m_blocks;

@@ -49,11 +49,11 @@ void CpuBackend::fake_quantize(const FakeQuantArgs& a) {
                  "fake_quantize: delayed scaling needs a float32 state of " +
                      std::to_string(state_floats));
     const bool gemm_scale = tensor_scale_in_gemm(*a.spec);
-    cpu::require(gemm_scale == (a.gemm_scale != nullptr) &&
-                     (!gemm_scale ||
-                      (a.gemm_scale->dtype == DType::Float32 && a.gemm_scale->numel() == 1)),
-                 "fake_quantize: gemm_scale must be one float32 exactly when the spec leaves "
-                 "NVFP4's tensor scale to the GEMM");
+    cpu::require(
+        gemm_scale == (a.gemm_scale != nullptr) &&
+            (!gemm_scale || (a.gemm_scale->dtype == DType::Float32 && a.gemm_scale->numel() == 1)),
+        "fake_quantize: gemm_scale must be one float32 exactly when the spec leaves "
+        "NVFP4's tensor scale to the GEMM");
     const std::int64_t rows = a.rows > 0 ? a.rows : dst.rows();
     cpu::require(rows > 0 && dst.numel() % rows == 0, "fake_quantize: " + std::to_string(rows) +
                                                           " rows do not divide " +

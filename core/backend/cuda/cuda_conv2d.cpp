@@ -4,8 +4,8 @@
 // kernels (conv2d_direct.cu) instead. The rules (math types, fallback order) are conv_algo.cpp's.
 // A quantised layer's operands are float32 copies while its output is bfloat16 (or float16): cuDNN
 // multiplies the copies in float32 into a float32 buffer, which one kernel rounds into the output
-// (issue 26: those passes ran on the direct kernels, and the quantised cnn took 5-8x mixed_float16's
-// step on an H100).
+// (issue 26: those passes ran on the direct kernels, and the quantised cnn took 5-8x
+// mixed_float16's step on an H100).
 #include <algorithm>
 #include <optional>
 #include <string>
@@ -308,16 +308,17 @@ void CudaBackend::conv2d_forward(const Conv2dArgs& args, const Tensor& x, const 
         cuda::launch_transpose(w.data, args.kernel_h * args.kernel_w * args.in_c, args.out_c,
                                scratch.filter, dtype_size(w.dtype), s.stream); // HWIO -> KRSC
         std::optional<PoolBuffer> wide;
-        if (widen) wide.emplace(static_cast<std::size_t>(y.numel()) * dtype_size(x.dtype), s.stream);
+        if (widen)
+            wide.emplace(static_cast<std::size_t>(y.numel()) * dtype_size(x.dtype), s.stream);
         void* out = widen ? wide->data() : y.data;
         const float one = 1.0f, zero = 0.0f;
-        const bool ran = run_cudnn(p.fwd, ConvPass::Forward, s.last_choice,
-                                   "cudnnConvolutionForward", [&](int algo) {
-                                       return cudnnConvolutionForward(
-                                           s.dnn, &one, p.x, x.data, p.w, scratch.filter,
-                                           p.fwd.desc, static_cast<cudnnConvolutionFwdAlgo_t>(algo),
-                                           scratch.cudnn, scratch.cudnn_bytes, &zero, p.y, out);
-                                   });
+        const bool ran = run_cudnn(
+            p.fwd, ConvPass::Forward, s.last_choice, "cudnnConvolutionForward", [&](int algo) {
+                return cudnnConvolutionForward(s.dnn, &one, p.x, x.data, p.w, scratch.filter,
+                                               p.fwd.desc,
+                                               static_cast<cudnnConvolutionFwdAlgo_t>(algo),
+                                               scratch.cudnn, scratch.cudnn_bytes, &zero, p.y, out);
+            });
         if (ran) {
             if (!widen && !bias && !pre_activation && epilogue == Activation::Linear) return;
             // Bias and activation over (batch*h*w, out_c): in place where cuDNN rounded y once,

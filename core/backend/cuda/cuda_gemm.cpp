@@ -303,11 +303,10 @@ void CudaBackend::gemm(const GemmArgs& args) {
     const void* alpha = f64 ? static_cast<const void*>(&alpha_d) : &alpha_f;
     const void* beta = f64 ? static_cast<const void*>(&beta_d) : &beta_f;
     if (scaled) { // float32 compute (check_scaled_gemm); accumulate is refused, so beta is 0
-        cuda::launch_gemm_scalars(static_cast<const float*>(args.a_scale ? args.a_scale->data
-                                                                         : nullptr),
-                                  static_cast<const float*>(args.b_scale ? args.b_scale->data
-                                                                         : nullptr),
-                                  scalars, s.stream);
+        cuda::launch_gemm_scalars(
+            static_cast<const float*>(args.a_scale ? args.a_scale->data : nullptr),
+            static_cast<const float*>(args.b_scale ? args.b_scale->data : nullptr), scalars,
+            s.stream);
         alpha = scalars;
         beta = scalars + 1;
     }

@@ -1,9 +1,9 @@
 // CudaBackend::fake_quantize: the CPU engine's checks (cpu_quantize.cpp); one-dimensional blocks
-// in one kernel from the source into the copy (launch_fake_quantize_lines); otherwise the input
-// widened to float32 in the output by the engine's cast (zero rows after it when NVFP4's Hadamard
-// transform pads the batch), the transform (hadamard.cu) where the spec asks for it, then the
-// quantise kernels (fake_quantize.cu) in place, with the spec resolved once here into the plain
-// values the kernels take.
+// and NVFP4's 16x16 tiles in one kernel from the source into the copy (launch_fake_quantize_lines);
+// otherwise the input widened to float32 in the output by the engine's cast (zero rows after it
+// when NVFP4's Hadamard transform pads the batch), the transform (hadamard.cu) where the spec asks
+// for it, then the quantise kernels (fake_quantize.cu) in place, with the spec resolved once here
+// into the plain values the kernels take.
 #include <algorithm>
 #include <array>
 #include <string>
@@ -72,11 +72,11 @@ void CudaBackend::fake_quantize(const FakeQuantArgs& a) {
             "fake_quantize: output " + describe(dst) +
                 " must be float32 (bfloat16 for MX and NVFP4 copies) like " + describe(src));
     const bool gemm_scale = tensor_scale_in_gemm(*a.spec);
-    require(gemm_scale == (a.gemm_scale != nullptr) &&
-                (!gemm_scale ||
-                 (a.gemm_scale->dtype == DType::Float32 && a.gemm_scale->numel() == 1)),
-            "fake_quantize: gemm_scale must be one float32 exactly when the spec leaves NVFP4's "
-            "tensor scale to the GEMM");
+    require(
+        gemm_scale == (a.gemm_scale != nullptr) &&
+            (!gemm_scale || (a.gemm_scale->dtype == DType::Float32 && a.gemm_scale->numel() == 1)),
+        "fake_quantize: gemm_scale must be one float32 exactly when the spec leaves NVFP4's "
+        "tensor scale to the GEMM");
     require(a.stats->dtype == DType::Float64 && a.stats->numel() == kQuantStatsValues,
             "fake_quantize: stats " + describe(*a.stats) + " must be float64 (6)");
     const std::size_t state_floats = quant_state_floats(*a.spec);
@@ -95,7 +95,8 @@ void CudaBackend::fake_quantize(const FakeQuantArgs& a) {
     cuda::DeviceQuant q = device_quant(*a.spec, a.step);
     if (gemm_scale) q.gemm_scale = static_cast<float*>(a.gemm_scale->data);
     auto* stats = static_cast<double*>(a.stats->data);
-    // One-dimensional blocks without a transform: one kernel from the source into the copy.
+    // One-dimensional blocks and NVFP4's weight tiles without a transform: one kernel from the
+    // source into the copy.
     if (!a.spec->hadamard && cuda::fake_quantize_lines_apply(q, src.dtype, dst.dtype)) {
         cuda::launch_fake_quantize_lines(src.data, src.dtype, dst.data, dst.dtype, rows,
                                          dst.numel() / rows, q, stats, a.record,

@@ -453,7 +453,8 @@ __global__ void line_block_kernel(const TS* src, TD* dst, i64 rows, i64 cols, in
                     // Element j's flat index draws its random bits, as block_kernel's `at`.
                     const std::uint32_t random =
                         kPath == BlockPath::kExact && q.stochastic
-                            ? rounding_random(q.seed, static_cast<std::uint64_t>(first + j * stride))
+                            ? rounding_random(q.seed,
+                                              static_cast<std::uint64_t>(first + j * stride))
                             : 0u;
                     const qm::ElementResult r =
                         qm::quantize_element(static_cast<double>(v[j]), eff, q.element, q.max_elem,
@@ -476,6 +477,84 @@ __global__ void line_block_kernel(const TS* src, TD* dst, i64 rows, i64 cols, in
                     if (j < n) dst[first + j * stride] = from_float<TD>(v[j]);
             }
         }
+    }
+    add_block_totals(totals, s);
+}
+
+// NVFP4's 16x16 weight tiles without stochastic rounding, one warp per tile straight from the
+// source into the copy (float32, or bfloat16 when the GEMM applies the tensor scale): lane l takes
+// row l / 2 of the tile, columns (l % 2) * 8 onwards. The values, scales and counts are
+// block_kernel's kNvfp4 path's, element for element. Issue 26: these tiles went through a float32
+// buffer, block_kernel in place (a 64-bit division per element to find it in the tile) and a
+// narrowing cast. Its amax pass runs first (the tensor scale needs it); this maximum repeats it.
+constexpr int kNvTile = 16;
+
+template <class TS, class TD>
+__global__ void nvfp4_tile_kernel(const TS* src, TD* dst, i64 rows, i64 cols, DeviceQuant q,
+                                  Scratch* s) {
+    const unsigned lane = threadIdx.x & 31;
+    const i64 warp = (blockIdx.x * i64(blockDim.x) + threadIdx.x) >> 5;
+    const i64 warps = (i64(gridDim.x) * blockDim.x) >> 5;
+    const i64 tile_cols = (cols + kNvTile - 1) / kNvTile;
+    const i64 tiles = ((rows + kNvTile - 1) / kNvTile) * tile_cols;
+    const float global = qm::nvfp4_global_scale(amax_of_bits(s->amax_bits));
+    const double gemm_div = q.scale_in_gemm ? qm::nvfp4_gemm_scale(global) : 1.0;
+    const int r = static_cast<int>(lane >> 1), c0 = static_cast<int>(lane & 1) * 8;
+    BlockTotals totals;
+    for (i64 t = warp; t < tiles; t += warps) { // uniform across the warp: the shuffles are whole
+        const i64 row = (t / tile_cols) * kNvTile + r;
+        const i64 col0 = (t % tile_cols) * kNvTile + c0;
+        const i64 at0 = row * cols + col0;
+        bool in[8];
+        float v[8];
+        unsigned m = 0;
+#pragma unroll
+        for (int j = 0; j < 8; ++j) {
+            in[j] = row < rows && col0 + j < cols;
+            v[j] = in[j] ? to_float(src[at0 + j]) : 0.0f;
+            m = abs_bits(v[j]) > m ? abs_bits(v[j]) : m;
+        }
+        m = warp_max(m);
+        totals.amax_bits = m > totals.amax_bits ? m : totals.amax_bits;
+        const double amax = amax_of_bits(m);
+        const double scale =
+            decode_element(qm::nvfp4_scale_code(amax, global), ElementFormat::Float8E4M3);
+        const double eff = scale * static_cast<double>(global); // 4 x 24 bits: exact
+        if (!qm::is_nan(eff) && eff != 0) {                     // block_kernel's kNvfp4 path
+            float T[7], D[8];
+#pragma unroll
+            for (int j = 0; j < 7; ++j)
+                T[j] = qm::float_threshold((e2m1_magnitude(j) + e2m1_magnitude(j + 1)) / 2 * eff,
+                                           (j & 1) != 0);
+            const double out = eff / gemm_div;
+#pragma unroll
+            for (int j = 0; j < 8; ++j) D[j] = static_cast<float>(e2m1_magnitude(j) * out);
+            const float clip = qm::float_threshold(q.max_elem * eff, false);
+#pragma unroll
+            for (int j = 0; j < 8; ++j) {
+                const float a = __uint_as_float(abs_bits(v[j]));
+                float o = D[0];
+#pragma unroll
+                for (int k = 0; k < 7; ++k) o = a > T[k] ? D[k + 1] : o;
+                totals.clipped += in[j] && a > clip ? 1 : 0;
+                totals.zeros += in[j] && a != 0 && !(a > T[0]) ? 1 : 0;
+                v[j] = with_sign_of(o, v[j]);
+            }
+        } else { // a NaN scale, or an all-zero tile: quant_math per element
+#pragma unroll
+            for (int j = 0; j < 8; ++j) {
+                const qm::ElementResult e = qm::quantize_element(
+                    static_cast<double>(v[j]), eff, q.element, q.max_elem, false, true, 0u);
+                v[j] = static_cast<float>(e.decoded / gemm_div);
+                totals.clipped += in[j] && e.clipped ? 1 : 0;
+                totals.zeros += in[j] && e.zero ? 1 : 0;
+            }
+        }
+        const auto bits = static_cast<unsigned long long>(__double_as_longlong(eff));
+        totals.top_scale = bits > totals.top_scale ? bits : totals.top_scale;
+#pragma unroll
+        for (int j = 0; j < 8; ++j)
+            if (in[j]) dst[at0 + j] = from_float<TD>(v[j]);
     }
     add_block_totals(totals, s);
 }
@@ -755,9 +834,17 @@ template <class TS, class TD>
 bool launch_lines_for(const void* src, void* dst, i64 rows, i64 cols, const DeviceQuant& q,
                       Scratch* s, cudaStream_t stream) {
     // NVFP4: E2M1 elements only, and a bfloat16 copy only without the tensor scale.
-    if (q.tensor_scale &&
-        (q.element != ElementFormat::Float4E2M1 || (!std::is_same_v<TD, float> && !q.scale_in_gemm)))
+    if (q.tensor_scale && (q.element != ElementFormat::Float4E2M1 ||
+                           (!std::is_same_v<TD, float> && !q.scale_in_gemm)))
         return false;
+    if (q.block_rows == kNvTile && q.block_cols == kNvTile) { // NVFP4's weight tiles
+        const i64 tiles = ((rows + kNvTile - 1) / kNvTile) * ((cols + kNvTile - 1) / kNvTile);
+        const unsigned grid = blocks_for(tiles * 32) > 4096 ? 4096 : blocks_for(tiles * 32);
+        nvfp4_tile_kernel<TS, TD><<<grid, 256, 0, stream>>>(
+            static_cast<const TS*>(src), static_cast<TD*>(dst), rows, cols, q, s);
+        MANTISSA_CUDA_LAUNCH_CHECK();
+        return true;
+    }
     if (q.stochastic) { // per element through quant_math, the format read at run time
         launch_lines<TS, TD, ElementFormat::Float8E4M3, BlockPath::kExact>(src, dst, rows, cols, q,
                                                                            s, stream);
@@ -790,17 +877,18 @@ bool launch_lines_for(const void* src, void* dst, i64 rows, i64 cols, const Devi
 bool fake_quantize_lines_apply(const DeviceQuant& q, DType src_dtype, DType dst_dtype) {
     const bool line = (q.block_rows == 1 && q.block_cols >= 2 && q.block_cols <= kLineBlockMax) ||
                       (q.block_cols == 1 && q.block_rows >= 2 && q.block_rows <= kLineBlockMax);
-    const bool types =
-        (src_dtype == DType::Float32 || src_dtype == DType::BFloat16) &&
-        (dst_dtype == DType::Float32 ||
-         (dst_dtype == DType::BFloat16 && (!q.tensor_scale || q.scale_in_gemm)));
+    const bool nvfp4_tile =
+        q.tensor_scale && !q.stochastic && q.block_rows == kNvTile && q.block_cols == kNvTile;
+    const bool types = (src_dtype == DType::Float32 || src_dtype == DType::BFloat16) &&
+                       (dst_dtype == DType::Float32 ||
+                        (dst_dtype == DType::BFloat16 && (!q.tensor_scale || q.scale_in_gemm)));
     const bool format = q.tensor_scale ? q.element == ElementFormat::Float4E2M1
                                        : q.element == ElementFormat::Float8E4M3 ||
                                              q.element == ElementFormat::Float8E5M2 ||
                                              q.element == ElementFormat::Float6E3M2 ||
                                              q.element == ElementFormat::Float6E2M3 ||
                                              q.element == ElementFormat::Float4E2M1;
-    return q.block && line && types && format;
+    return q.block && (line || nvfp4_tile) && types && format;
 }
 
 void launch_fake_quantize_lines(const void* src, DType src_dtype, void* dst, DType dst_dtype,

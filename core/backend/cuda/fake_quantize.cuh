@@ -29,7 +29,7 @@ struct DeviceQuant {
     // into *gemm_scale (device, one float32) for the GEMM.
     bool scale_in_gemm = false;
     float* gemm_scale = nullptr;
-    bool ceil = false;         // MX scale rule: ceil (TE) rather than floor (the spec)
+    bool ceil = false; // MX scale rule: ceil (TE) rather than floor (the spec)
     bool stochastic = false;
     std::uint64_t seed = 0; // this step's stream (quant_math::step_seed)
     std::int64_t block_rows = 1, block_cols = 1;
@@ -47,11 +47,11 @@ void launch_fake_quantize(float* data, std::int64_t rows, std::int64_t cols, con
                           cudaStream_t stream);
 
 // The fused path for one-dimensional blocks (1 x n or n x 1, n <= 32), stochastic rounding
-// included: src (rows x cols, float32 or bfloat16) quantised straight into dst (float32, or
-// bfloat16 for MX formats and NVFP4 without its tensor scale, whose values are all bfloat16
-// values): no widening copy, and for MX no amax pass before the blocks. The same values and stats
-// as launch_fake_quantize.
-// fake_quantize_lines_apply says whether a case takes it.
+// included, and for NVFP4's 16x16 tiles without it: src (rows x cols, float32 or bfloat16)
+// quantised straight into dst (float32, or bfloat16 for MX formats and NVFP4 without its tensor
+// scale, whose values are all bfloat16 values): no widening copy, and for MX no amax pass before
+// the blocks. The same values and stats as launch_fake_quantize. fake_quantize_lines_apply says
+// whether a case takes it.
 bool fake_quantize_lines_apply(const DeviceQuant& q, DType src_dtype, DType dst_dtype);
 void launch_fake_quantize_lines(const void* src, DType src_dtype, void* dst, DType dst_dtype,
                                 std::int64_t rows, std::int64_t cols, const DeviceQuant& q,
