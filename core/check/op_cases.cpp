@@ -456,81 +456,52 @@ void add_conv2d(Table& t, DType dt) {
                            y_n = shape_numel(y_shape);
         // Sums of up to k*k*C (forward) or batch*out_h*out_w (filter) terms in another order.
         const double tol = dtype_tolerance(dt) * 4;
-        auto ws = [a, dt](CaseContext& c, int i) {
-            return c.workspace(i, c.engine(i).conv2d_workspace_bytes(a, dt));
+        // The three passes with operands in `op` and outputs in dt. op = dt; and a quantised
+        // layer's passes (issue 26): float32 copies for operands, outputs in the compute dtype,
+        // rounded once from float32 sums (the CUDA engine: cuDNN in float32 into a buffer, then
+        // one rounding kernel). The workspace follows the plan's rule (conv2d_steps.cpp): the
+        // larger of the two dtypes' needs.
+        const auto add_passes = [&](DType op, const std::string& suffix) {
+            auto ws = [a, dt, op](CaseContext& c, int i) {
+                return c.workspace(i, std::max(c.engine(i).conv2d_workspace_bytes(a, dt),
+                                               c.engine(i).conv2d_workspace_bytes(a, op)));
+            };
+            t.add("conv2d fwd+bias+relu" + suffix, dt, geometry, tol, tol, [=](CaseContext& c) {
+                Twin& x = c.make("x", op, x_shape, random_values(x_n, 7, 1.0));
+                Twin& w = c.make("w", op, w_shape, random_values(w_n, 8, 0.3));
+                Twin& b = c.make("b", dt, {s.out_c}, random_values(s.out_c, 9, 0.2));
+                Twin& y = c.make("y", dt, y_shape);
+                Twin& pre = c.make("pre", dt, y_shape);
+                c.both([&](Backend& be, int i) {
+                    be.conv2d_forward(a, x.on(i), w.on(i), &b.on(i), Activation::Relu, y.on(i),
+                                      &pre.on(i), ws(c, i));
+                });
+                return std::vector<Twin*>{&y, &pre};
+            });
+            t.add("conv2d bwd-data" + suffix, dt, geometry, tol, tol, [=](CaseContext& c) {
+                Twin& dy = c.make("dy", op, y_shape, random_values(y_n, 15, 1.0));
+                Twin& w = c.make("w", op, w_shape, random_values(w_n, 8, 0.3));
+                Twin& dx = c.make("dx", dt, x_shape);
+                c.both([&](Backend& be, int i) {
+                    be.conv2d_backward_data(a, dy.on(i), w.on(i), dx.on(i), ws(c, i));
+                });
+                return std::vector<Twin*>{&dx};
+            });
+            t.add("conv2d bwd-filter" + suffix, dt, geometry, tol, tol, [=](CaseContext& c) {
+                Twin& x = c.make("x", op, x_shape, random_values(x_n, 7, 1.0));
+                Twin& dy = c.make("dy", op, y_shape, random_values(y_n, 15, 1.0));
+                Twin& dw = c.make("dw", dt, w_shape);
+                Twin& db = c.make("db", dt, {s.out_c});
+                c.both([&](Backend& be, int i) {
+                    be.conv2d_backward_filter(a, x.on(i), dy.on(i), dw.on(i), &db.on(i), ws(c, i));
+                });
+                return std::vector<Twin*>{&dw, &db};
+            });
         };
-        t.add("conv2d fwd+bias+relu", dt, geometry, tol, tol, [=](CaseContext& c) {
-            Twin& x = c.make("x", dt, x_shape, random_values(x_n, 7, 1.0));
-            Twin& w = c.make("w", dt, w_shape, random_values(w_n, 8, 0.3));
-            Twin& b = c.make("b", dt, {s.out_c}, random_values(s.out_c, 9, 0.2));
-            Twin& y = c.make("y", dt, y_shape);
-            Twin& pre = c.make("pre", dt, y_shape);
-            c.both([&](Backend& be, int i) {
-                be.conv2d_forward(a, x.on(i), w.on(i), &b.on(i), Activation::Relu, y.on(i),
-                                  &pre.on(i), ws(c, i));
-            });
-            return std::vector<Twin*>{&y, &pre};
-        });
-        t.add("conv2d bwd-data", dt, geometry, tol, tol, [=](CaseContext& c) {
-            Twin& dy = c.make("dy", dt, y_shape, random_values(y_n, 15, 1.0));
-            Twin& w = c.make("w", dt, w_shape, random_values(w_n, 8, 0.3));
-            Twin& dx = c.make("dx", dt, x_shape);
-            c.both([&](Backend& be, int i) {
-                be.conv2d_backward_data(a, dy.on(i), w.on(i), dx.on(i), ws(c, i));
-            });
-            return std::vector<Twin*>{&dx};
-        });
-        t.add("conv2d bwd-filter", dt, geometry, tol, tol, [=](CaseContext& c) {
-            Twin& x = c.make("x", dt, x_shape, random_values(x_n, 7, 1.0));
-            Twin& dy = c.make("dy", dt, y_shape, random_values(y_n, 15, 1.0));
-            Twin& dw = c.make("dw", dt, w_shape);
-            Twin& db = c.make("db", dt, {s.out_c});
-            c.both([&](Backend& be, int i) {
-                be.conv2d_backward_filter(a, x.on(i), dy.on(i), dw.on(i), &db.on(i), ws(c, i));
-            });
-            return std::vector<Twin*>{&dw, &db};
-        });
-        // A quantised layer's passes (issue 26): float32 copies for operands, the output in the
-        // compute dtype, rounded once from float32 sums (the CUDA engine: cuDNN in float32 into
-        // a buffer, then one rounding kernel). Not at float64, whose outputs keep float64 sums.
-        if (dt == DType::Float64 || s.in_c != 3 || s.kernel != 3) continue;
-        const DType f32 = DType::Float32;
-        // The plan's rule (conv2d_steps.cpp): the larger of the two dtypes' needs.
-        const auto ws32 = [a, dt](CaseContext& c, int i) {
-            return c.workspace(i, std::max(c.engine(i).conv2d_workspace_bytes(a, dt),
-                                           c.engine(i).conv2d_workspace_bytes(a, DType::Float32)));
-        };
-        t.add("conv2d fwd+bias+relu (float32 operands)", dt, geometry, tol, tol,
-              [=](CaseContext& c) {
-                  Twin& x = c.make("x", f32, x_shape, random_values(x_n, 7, 1.0));
-                  Twin& w = c.make("w", f32, w_shape, random_values(w_n, 8, 0.3));
-                  Twin& b = c.make("b", dt, {s.out_c}, random_values(s.out_c, 9, 0.2));
-                  Twin& y = c.make("y", dt, y_shape);
-                  Twin& pre = c.make("pre", dt, y_shape);
-                  c.both([&](Backend& be, int i) {
-                      be.conv2d_forward(a, x.on(i), w.on(i), &b.on(i), Activation::Relu, y.on(i),
-                                        &pre.on(i), ws32(c, i));
-                  });
-                  return std::vector<Twin*>{&y, &pre};
-              });
-        t.add("conv2d bwd-data (float32 operands)", dt, geometry, tol, tol, [=](CaseContext& c) {
-            Twin& dy = c.make("dy", f32, y_shape, random_values(y_n, 15, 1.0));
-            Twin& w = c.make("w", f32, w_shape, random_values(w_n, 8, 0.3));
-            Twin& dx = c.make("dx", dt, x_shape);
-            c.both([&](Backend& be, int i) {
-                be.conv2d_backward_data(a, dy.on(i), w.on(i), dx.on(i), ws32(c, i));
-            });
-            return std::vector<Twin*>{&dx};
-        });
-        t.add("conv2d bwd-filter (float32 operands)", dt, geometry, tol, tol, [=](CaseContext& c) {
-            Twin& x = c.make("x", f32, x_shape, random_values(x_n, 7, 1.0));
-            Twin& dy = c.make("dy", f32, y_shape, random_values(y_n, 15, 1.0));
-            Twin& dw = c.make("dw", dt, w_shape);
-            c.both([&](Backend& be, int i) {
-                be.conv2d_backward_filter(a, x.on(i), dy.on(i), dw.on(i), nullptr, ws32(c, i));
-            });
-            return std::vector<Twin*>{&dw};
-        });
+        add_passes(dt, "");
+        // Not at float64, whose outputs keep float64 sums.
+        if (dt != DType::Float64 && s.in_c == 3 && s.kernel == 3)
+            add_passes(DType::Float32, " (float32 operands)");
     }
 }
 
