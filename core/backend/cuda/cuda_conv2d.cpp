@@ -237,10 +237,12 @@ private:
     cudaStream_t m_stream;
 };
 
-// Whether a pass on `operands` writes an output of another dtype through a buffer: never into
-// float64 (that keeps the direct kernel's float64 sums), never from float64 operands.
+// Whether a pass writes its output through a float32 buffer: float32 operands (a quantised
+// layer's copies) into a 16-bit output, which the buffer's float32 sums reach rounded once. Any
+// other mix (16-bit operands into a wider output, float64) keeps the direct kernel, whose sums
+// are in the wider type.
 bool widens_into(DType operands, DType out) {
-    return out != operands && out != DType::Float64 && operands != DType::Float64;
+    return operands == DType::Float32 && (out == DType::Float16 || out == DType::BFloat16);
 }
 
 struct Scratch { // the workspace, carved: [KRSC filter | cuDNN scratch]
