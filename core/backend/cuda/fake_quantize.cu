@@ -243,6 +243,33 @@ __device__ inline float with_sign_of(float magnitude, float v) {
     return __uint_as_float(__float_as_uint(magnitude) | (__float_as_uint(v) & 0x80000000u));
 }
 
+// NVFP4's nearest rounding for one block, shared by block_kernel, line_block_kernel and
+// nvfp4_tile_kernel: |v| against the 7 midpoints between E2M1 magnitudes times eff (float32
+// thresholds, exact products as on the CPU), the 8 magnitudes times `out` (eff, or the block scale
+// alone when the GEMM applies the tensor scale), chosen by selects, with v's sign.
+struct E2m1Table {
+    float T[7], D[8], clip;
+    __device__ E2m1Table(double eff, double out, double max_elem) {
+#pragma unroll
+        for (int j = 0; j < 7; ++j)
+            T[j] = qm::float_threshold((e2m1_magnitude(j) + e2m1_magnitude(j + 1)) / 2 * eff,
+                                       (j & 1) != 0);
+#pragma unroll
+        for (int j = 0; j < 8; ++j) D[j] = static_cast<float>(e2m1_magnitude(j) * out);
+        clip = qm::float_threshold(max_elem * eff, false);
+    }
+    // v's decoded value; `clipped` and `flushed` say whether it saturated or became zero.
+    __device__ float round(float v, bool& clipped, bool& flushed) const {
+        const float a = __uint_as_float(abs_bits(v));
+        float o = D[0];
+#pragma unroll
+        for (int k = 0; k < 7; ++k) o = a > T[k] ? D[k + 1] : o;
+        clipped = a > clip;
+        flushed = a != 0 && !(a > T[0]);
+        return with_sign_of(o, v);
+    }
+};
+
 template <ElementFormat F, BlockPath kPath>
 __global__ void block_kernel(float* data, i64 rows, i64 cols, DeviceQuant q, Scratch* s) {
     const unsigned lane = threadIdx.x & 31;
@@ -301,25 +328,14 @@ __global__ void block_kernel(float* data, i64 rows, i64 cols, DeviceQuant q, Scr
                 data[at] = r * eff_f;
             }
         } else if (kPath == BlockPath::kNvfp4 && !qm::is_nan(eff) && eff != 0) {
-            float T[7], D[8];
-#pragma unroll
-            for (int j = 0; j < 7; ++j)
-                T[j] = qm::float_threshold((e2m1_magnitude(j) + e2m1_magnitude(j + 1)) / 2 * eff,
-                                           (j & 1) != 0);
-            const double out = eff / gemm_div; // the block scale alone when the GEMM scales
-#pragma unroll
-            for (int j = 0; j < 8; ++j) D[j] = static_cast<float>(e2m1_magnitude(j) * out);
-            const float clip = qm::float_threshold(q.max_elem * eff, false);
+            // out: the block scale alone when the GEMM applies the tensor scale
+            const E2m1Table table(eff, eff / gemm_div, q.max_elem);
             for (i64 e = lane; e < count; e += 32) {
                 const i64 at = at_of(e);
-                const float v = data[at];
-                const float a = __uint_as_float(abs_bits(v));
-                float o = D[0];
-#pragma unroll
-                for (int j = 0; j < 7; ++j) o = a > T[j] ? D[j + 1] : o;
-                clipped += a > clip ? 1 : 0;
-                zeros += (a != 0 && !(a > T[0])) ? 1 : 0;
-                data[at] = with_sign_of(o, v);
+                bool c, z;
+                data[at] = table.round(data[at], c, z);
+                clipped += c ? 1 : 0;
+                zeros += z ? 1 : 0;
             }
         } else {
             for (i64 e = lane; e < count; e += 32) {
@@ -426,25 +442,14 @@ __global__ void line_block_kernel(const TS* src, TD* dst, i64 rows, i64 cols, in
                     v[j] = r * eff_f;
                 }
             } else if (kPath == BlockPath::kNvfp4 && !qm::is_nan(eff) && eff != 0) {
-                float T[7], D[8]; // block_kernel's kNvfp4 path
-#pragma unroll
-                for (int j = 0; j < 7; ++j)
-                    T[j] = qm::float_threshold(
-                        (e2m1_magnitude(j) + e2m1_magnitude(j + 1)) / 2 * eff, (j & 1) != 0);
-                const double out = eff / gemm_div;
-#pragma unroll
-                for (int j = 0; j < 8; ++j) D[j] = static_cast<float>(e2m1_magnitude(j) * out);
-                const float clip = qm::float_threshold(q.max_elem * eff, false);
+                const E2m1Table table(eff, eff / gemm_div, q.max_elem); // block_kernel's path
 #pragma unroll
                 for (int j = 0; j < kLineBlockMax; ++j) {
                     if (j >= n) continue;
-                    const float a = __uint_as_float(abs_bits(v[j]));
-                    float o = D[0];
-#pragma unroll
-                    for (int k = 0; k < 7; ++k) o = a > T[k] ? D[k + 1] : o;
-                    totals.clipped += a > clip ? 1 : 0;
-                    totals.zeros += (a != 0 && !(a > T[0])) ? 1 : 0;
-                    v[j] = with_sign_of(o, v[j]);
+                    bool c, z;
+                    v[j] = table.round(v[j], c, z);
+                    totals.clipped += c ? 1 : 0;
+                    totals.zeros += z ? 1 : 0;
                 }
             } else { // stochastic rounding, a NaN scale, NVFP4's all-zero block: per element
 #pragma unroll
@@ -521,24 +526,13 @@ __global__ void nvfp4_tile_kernel(const TS* src, TD* dst, i64 rows, i64 cols, De
             decode_element(qm::nvfp4_scale_code(amax, global), ElementFormat::Float8E4M3);
         const double eff = scale * static_cast<double>(global); // 4 x 24 bits: exact
         if (!qm::is_nan(eff) && eff != 0) {                     // block_kernel's kNvfp4 path
-            float T[7], D[8];
-#pragma unroll
-            for (int j = 0; j < 7; ++j)
-                T[j] = qm::float_threshold((e2m1_magnitude(j) + e2m1_magnitude(j + 1)) / 2 * eff,
-                                           (j & 1) != 0);
-            const double out = eff / gemm_div;
-#pragma unroll
-            for (int j = 0; j < 8; ++j) D[j] = static_cast<float>(e2m1_magnitude(j) * out);
-            const float clip = qm::float_threshold(q.max_elem * eff, false);
+            const E2m1Table table(eff, eff / gemm_div, q.max_elem);
 #pragma unroll
             for (int j = 0; j < 8; ++j) {
-                const float a = __uint_as_float(abs_bits(v[j]));
-                float o = D[0];
-#pragma unroll
-                for (int k = 0; k < 7; ++k) o = a > T[k] ? D[k + 1] : o;
-                totals.clipped += in[j] && a > clip ? 1 : 0;
-                totals.zeros += in[j] && a != 0 && !(a > T[0]) ? 1 : 0;
-                v[j] = with_sign_of(o, v[j]);
+                bool c, z;
+                v[j] = table.round(v[j], c, z);
+                totals.clipped += in[j] && c ? 1 : 0;
+                totals.zeros += in[j] && z ? 1 : 0;
             }
         } else { // a NaN scale, or an all-zero tile: quant_math per element
 #pragma unroll
