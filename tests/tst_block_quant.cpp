@@ -29,6 +29,7 @@
 #include "core/numeric/quant_recipe.h"
 #include "core/numeric/tensor_quant.h"
 #include "tests/unit/check_throws.h"
+#include "tests/unit/codec_sweep.h"
 #include "tests/unit/files.h"
 #include "tests/unit/format.h"
 #include "tests/unit/unit_test.h"
@@ -972,27 +973,6 @@ public:
             bad += element_codec::stochastic_magnitude<F>(x, r) != (code & (sign_bit - 1));
         }
         return bad;
-    }
-    template <ElementFormat F>
-    static std::vector<double> codec_sweep() {
-        std::vector<double> xs;
-        const std::uint32_t n = 1u << element_spec(F).width;
-        for (std::uint32_t c = 0; c < n; ++c) {
-            const double v = decode_element(c, F), w = decode_element((c + 1) % n, F);
-            if (!std::isfinite(v)) continue;
-            for (double x : {v, std::nextafter(v, kInf), std::nextafter(v, -kInf)}) xs.push_back(x);
-            if (std::isfinite(w) && std::signbit(v) == std::signbit(w)) {
-                const double mid = (v + w) / 2;
-                for (double x : {mid, std::nextafter(mid, kInf), std::nextafter(mid, -kInf)})
-                    xs.push_back(x);
-            }
-        }
-        std::mt19937_64 rng(7);
-        std::uniform_int_distribution<int> expo(-160, 30);
-        std::uniform_real_distribution<double> u(-2.0, 2.0);
-        for (int i = 0; i < 20000; ++i) xs.push_back(std::ldexp(u(rng), expo(rng)));
-        for (double x : {0.0, -0.0, 1e300, -1e300, 4.9e-324, 1e-310}) xs.push_back(x);
-        return xs;
     }
     void branchFreeCodecsMatchScalar() {
         CHECK_EQ(

@@ -4,8 +4,9 @@
 // amax; delayed scaling: from an amax history kept on the device and updated after the cast).
 // Every rounding decision is quant_math.h's or element_codec.h's (MANTISSA_HD), the CPU engine's
 // own definitions, so the two engines agree bit for bit (the op-case table checks it with
-// tolerance 0); the hardware's float32 -> FP8 conversion is used only where a proof and a sweep
-// say it gives the same codes (hardware_code).
+// tolerance 0); the hardware's float32 <-> FP8 conversions (fp8_convert.h) are used only where a
+// proof and a sweep say they give the same codes and values: per-tensor FP8 codes
+// (hardware_code) and MX elements in FP8 (mx_round).
 //
 // The launch sequence, all in stream order with no host synchronisation:
 //   1. zero the scratch counters;
@@ -31,6 +32,7 @@
 #include "core/backend/cuda/cuda_check.h"
 #include "core/backend/cuda/dtype_access.cuh"
 #include "core/backend/cuda/fake_quantize.cuh"
+#include "core/backend/cuda/fp8_convert.h"
 #include "core/backend/cuda/vec8.cuh"
 #include "core/error.h"
 #include "core/numeric/element_codec.h"
@@ -166,8 +168,7 @@ __device__ inline std::uint32_t hardware_code(float v, float scale) {
         constexpr std::uint32_t max_mag = F == ElementFormat::Float8E5M2 ? 0x7Bu : 0x7Eu;
         return (__float_as_uint(odd) >> 31) << 7 | max_mag;
     }
-    return __nv_cvt_float_to_fp8(odd, __NV_SATFINITE,
-                                 F == ElementFormat::Float8E5M2 ? __NV_E5M2 : __NV_E4M3);
+    return fp8_code<F>(odd);
 #else
     return element_codec::round_product_to_code<F>(v, scale);
 #endif
@@ -175,14 +176,23 @@ __device__ inline std::uint32_t hardware_code(float v, float scale) {
 
 // The codes come from round_product_to_code, round_to_code's 32-bit twin (tst_block_quant sweeps
 // the two against each other): a GPU emulates the 64-bit integer operations of the float64 route.
+// No float64 per element (issue 26: the codes kernel was ALU-bound): the exact product v · scale
+// is finite exactly when v and the scale are, and the clipped test is per_tensor_clipped's on the
+// product and its rounding error (the same hi and lo hardware_code forms) where the limit is a
+// float32 midpoint, which it is for both FP8 formats (`clip`, made once per thread).
 template <ElementFormat F>
 __device__ inline qm::CodeResult per_tensor_code(float v, float scale, float scale_inv,
-                                                 double max_elem) {
-    const double x = static_cast<double>(v) * static_cast<double>(scale);
-    if (!qm::is_finite(x)) return qm::cast_code(v, scale, scale_inv, F, max_elem);
+                                                 double max_elem, const ClipLimit& clip) {
+    if (!isfinite(v) || !isfinite(scale)) return qm::cast_code(v, scale, scale_inv, F, max_elem);
     qm::CodeResult r;
     r.code = hardware_code<F>(v, scale);
-    r.clipped = qm::abs_of(x) > max_elem * (1.0 + 0x1p-22);
+    if (clip.midpoint) {
+        const float hi = v * scale;
+        r.clipped = per_tensor_clipped(hi, std::fma(v, scale, -hi), clip);
+    } else {
+        const double x = static_cast<double>(v) * static_cast<double>(scale);
+        r.clipped = qm::abs_of(x) > max_elem * (1.0 + 0x1p-22);
+    }
     r.zero = v != 0 && (r.code & 0x7Fu) == 0; // only a zero magnitude decodes to zero
     return r;
 }
@@ -192,10 +202,10 @@ __device__ inline qm::CodeResult per_tensor_code(float v, float scale, float sca
 // value flushed to zero is one whose code is zero, as there.
 template <ElementFormat F>
 __device__ inline qm::CastResult per_tensor_value(float v, float scale, float scale_inv,
-                                                  double max_elem) {
-    if (!qm::is_finite(static_cast<double>(v))) // NaN and ±inf: quant_math's general cast
+                                                  double max_elem, const ClipLimit& clip) {
+    if (!isfinite(v) || !isfinite(scale)) // NaN and ±inf: quant_math's general cast
         return qm::cast_element(v, scale, scale_inv, F, max_elem);
-    const qm::CodeResult c = per_tensor_code<F>(v, scale, scale_inv, max_elem);
+    const qm::CodeResult c = per_tensor_code<F>(v, scale, scale_inv, max_elem, clip);
     qm::CastResult r;
     r.value = element_codec::decode_code<F>(c.code) * scale_inv;
     r.clipped = c.clipped;
@@ -270,6 +280,44 @@ struct E2m1Table {
     }
 };
 
+// MX rounding of x = v / scale to F (the scale is a power of two, so x is exact): for FP8 on
+// compute capability 8.9+ the hardware's two conversions (fp8_convert.h: round_to_element's
+// values, checked against it on the host), else round_to_element on the float32 bits.
+template <ElementFormat F>
+__device__ inline float mx_round(float x) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 890
+    constexpr bool kHardware = kIsFp8<F>;
+#else
+    constexpr bool kHardware = false;
+#endif
+    if constexpr (kHardware)
+        return fp8_round<F>(x);
+    else
+        return element_codec::round_to_element<F>(x);
+}
+
+// The MX fast path over one block's elements (block_kernel's and line_block_kernel's): each value
+// v becomes round(v / eff) · eff. The clipped test |v| > max · eff is |v / eff| > max in float32:
+// v / eff is exact, or beyond float32's range (±inf: clipped in both) or below its normals (far
+// under F's smallest subnormal: clipped in neither). Counts in 32 bits: a block has few elements.
+template <ElementFormat F>
+struct MxBlockRounding {
+    float inv, eff, max;
+    __device__ MxBlockRounding(double eff_exact, double max_elem)
+        : inv(static_cast<float>(1.0 / eff_exact)), // a power of two: exact
+          eff(static_cast<float>(eff_exact)),       // 2^k, k in [-127, 127]: exact
+          max(static_cast<float>(max_elem)) {}      // a few significant bits: exact
+    // v's decoded value; the counts are bumped for a clipped and a flushed value.
+    __device__ float round(float v, unsigned& clipped, unsigned& zeros) const {
+        const float x = v * inv;
+        const float r = mx_round<F>(x);
+        clipped += fabsf(x) > max ? 1u : 0u;
+        zeros += (v != 0 && r == 0) ? 1u : 0u; // no NaN here (eff would be NaN)
+        // One rounding, as the CPU engine's float64 product narrowed to float32.
+        return r * eff;
+    }
+};
+
 template <ElementFormat F, BlockPath kPath>
 __global__ void block_kernel(float* data, i64 rows, i64 cols, DeviceQuant q, Scratch* s) {
     const unsigned lane = threadIdx.x & 31;
@@ -313,20 +361,15 @@ __global__ void block_kernel(float* data, i64 rows, i64 cols, DeviceQuant q, Scr
             scale = decode_element(qm::mx_scale_code(amax, element, q.ceil), ElementFormat::E8M0);
             eff = scale;
         }
-        if (kPath == BlockPath::kMx && !qm::is_nan(eff)) {  // uniform: eff is the block's
-            const auto inv = static_cast<float>(1.0 / eff); // a power of two: exact
-            const auto eff_f = static_cast<float>(eff);
-            const double limit = q.max_elem * eff;
+        if (kPath == BlockPath::kMx && !qm::is_nan(eff)) { // uniform: eff is the block's
+            const MxBlockRounding<F> mx(eff, q.max_elem);
+            unsigned block_clipped = 0, block_zeros = 0;
             for (i64 e = lane; e < count; e += 32) {
                 const i64 at = at_of(e);
-                const float v = data[at];
-                const float r = element_codec::round_to_element<F>(v * inv);
-                clipped += qm::abs_of(static_cast<double>(v)) > limit ? 1 : 0;
-                zeros += (v != 0 && r == 0) ? 1 : 0; // no NaN here (eff would be NaN)
-                // eff = 2^k, k in [-127, 127], is exact as a float32: one rounding, as the CPU
-                // engine's float64 product narrowed to float32.
-                data[at] = r * eff_f;
+                data[at] = mx.round(data[at], block_clipped, block_zeros);
             }
+            clipped += block_clipped;
+            zeros += block_zeros;
         } else if (kPath == BlockPath::kNvfp4 && !qm::is_nan(eff) && eff != 0) {
             // out: the block scale alone when the GEMM applies the tensor scale
             const E2m1Table table(eff, eff / gemm_div, q.max_elem);
@@ -430,17 +473,13 @@ __global__ void line_block_kernel(const TS* src, TD* dst, i64 rows, i64 cols, in
                 eff = scale;
             }
             if (kPath == BlockPath::kMx && !qm::is_nan(eff)) { // block_kernel's kMx path
-                const auto inv = static_cast<float>(1.0 / eff);
-                const auto eff_f = static_cast<float>(eff);
-                const double limit = q.max_elem * eff;
+                const MxBlockRounding<F> mx(eff, q.max_elem);
+                unsigned block_clipped = 0, block_zeros = 0;
 #pragma unroll
-                for (int j = 0; j < kLineBlockMax; ++j) {
-                    if (j >= n) continue;
-                    const float r = element_codec::round_to_element<F>(v[j] * inv);
-                    totals.clipped += qm::abs_of(static_cast<double>(v[j])) > limit ? 1 : 0;
-                    totals.zeros += (v[j] != 0 && r == 0) ? 1 : 0;
-                    v[j] = r * eff_f;
-                }
+                for (int j = 0; j < kLineBlockMax; ++j)
+                    if (j < n) v[j] = mx.round(v[j], block_clipped, block_zeros);
+                totals.clipped += block_clipped;
+                totals.zeros += block_zeros;
             } else if (kPath == BlockPath::kNvfp4 && !qm::is_nan(eff) && eff != 0) {
                 const E2m1Table table(eff, eff / gemm_div, q.max_elem); // block_kernel's path
 #pragma unroll
@@ -561,6 +600,7 @@ __global__ void cast_kernel(float* data, i64 n, DeviceQuant q, const float* stat
     const float scale = tensor_scale_of(q, state, amax_of_bits(s->amax_bits));
     const float scale_inv = 1.0f / scale;
     const bool fold_amax = !amax_before_cast(q);
+    const ClipLimit clip = clip_limit(q.max_elem);
     unsigned clipped = 0, zeros = 0, amax = 0;
     for (i64 i = blockIdx.x * i64(blockDim.x) + threadIdx.x; i < n;
          i += i64(gridDim.x) * blockDim.x) {
@@ -570,7 +610,7 @@ __global__ void cast_kernel(float* data, i64 n, DeviceQuant q, const float* stat
             amax = b > amax ? b : amax;
         }
         const qm::CastResult r = kFixed
-                                     ? per_tensor_value<F>(v, scale, scale_inv, q.max_elem)
+                                     ? per_tensor_value<F>(v, scale, scale_inv, q.max_elem, clip)
                                      : qm::cast_element(v, scale, scale_inv, q.element, q.max_elem);
         data[i] = r.value;
         clipped += r.clipped ? 1 : 0;
@@ -640,6 +680,7 @@ __global__ void code_tile_kernel(const T* src, i64 rows, i64 cols, DeviceQuant q
     // 32-bit counts suffice for any tensor that fits in memory.
     unsigned clipped = 0, zeros = 0, amax = 0;
     const bool fold_amax = !amax_before_cast(q); // delayed scaling: this pass finds the amax
+    const ClipLimit clip = clip_limit(q.max_elem);
     // Every thread of the block runs the same trips of this loop, so the barriers are uniform.
     for (i64 ct = blockIdx.y; ct < col_tiles; ct += gridDim.y) {
         const i64 col0 = ct * kTile;
@@ -675,7 +716,8 @@ __global__ void code_tile_kernel(const T* src, i64 rows, i64 cols, DeviceQuant q
 #pragma unroll
             for (int j = 0; j < 2; ++j) {
                 if (col0 + pos + j >= cols) continue;
-                const qm::CodeResult c = per_tensor_code<F>(in[k][j], scale, scale_inv, q.max_elem);
+                const qm::CodeResult c =
+                    per_tensor_code<F>(in[k][j], scale, scale_inv, q.max_elem, clip);
                 pair[j] = static_cast<std::uint8_t>(c.code);
                 clipped += c.clipped ? 1 : 0;
                 zeros += c.zero ? 1 : 0;

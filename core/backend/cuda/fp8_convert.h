@@ -1,0 +1,85 @@
+// The CUDA library's float32 <-> FP8 conversions as the quantise kernels use them, in a header the
+// host compiler reads too: on compute capability 8.9+ each is one instruction (cvt.rn.satfinite
+// to FP8, cvt.rn.f16x2 back), and on the host NVIDIA's emulation of the same conversions, which
+// tst_block_quant checks against element_codec's rounding value for value (issue 26: rounding on
+// the float32 bits made the MX and FP8 quantise kernels ALU-bound on an H200).
+#pragma once
+
+#include <bit>
+#include <cmath>
+#include <cstdint>
+
+#include <cuda_fp8.h>
+
+#include "core/host_device.h"
+#include "core/numeric/element_format.h"
+
+namespace mantissa::cuda {
+
+template <ElementFormat F>
+inline constexpr bool kIsFp8 = F == ElementFormat::Float8E4M3 || F == ElementFormat::Float8E5M2;
+
+template <ElementFormat F>
+inline constexpr __nv_fp8_interpretation_t kFp8Kind =
+    F == ElementFormat::Float8E5M2 ? __NV_E5M2 : __NV_E4M3;
+
+// F's code nearest to the float32 `x`, ties to even, a finite value beyond ±max saturating to
+// ±max (.satfinite): element_codec::round_to_code's rule for a finite x. NaN gives a NaN code.
+template <ElementFormat F>
+MANTISSA_HD inline std::uint32_t fp8_code(float x) {
+    static_assert(kIsFp8<F>, "fp8_code: an FP8 element format");
+    return __nv_cvt_float_to_fp8(x, __NV_SATFINITE, kFp8Kind<F>);
+}
+
+// The value of F's code `code`, through float16, which holds every FP8 value exactly.
+template <ElementFormat F>
+MANTISSA_HD inline float fp8_value(std::uint32_t code) {
+    static_assert(kIsFp8<F>, "fp8_value: an FP8 element format");
+    return __half2float(
+        __half(__nv_cvt_fp8_to_halfraw(static_cast<__nv_fp8_storage_t>(code), kFp8Kind<F>)));
+}
+
+// The F value nearest to a finite float32 `x`: element_codec::round_to_element<F>(x), bit for bit
+// (signed zeros included), as two conversions.
+template <ElementFormat F>
+MANTISSA_HD inline float fp8_round(float x) {
+    return fp8_value<F>(fp8_code<F>(x));
+}
+
+// Per-tensor FP8's clipped test, |v · scale| > max · (1 + 2^-22) on the exact product (quant_math's
+// cast_code), in float32 instead of float64 (a float64 conversion per element is a 16-per-cycle
+// instruction on Hopper). For every FP8 format max is 1.75 · 2^e, so that limit is max plus 3.5
+// units in its last place: the midpoint between two float32s, `above` the upper one. The product
+// rounded to nearest, hi = fl(v · scale), is at least `above` exactly when the product exceeds
+// the midpoint, but for a product *equal* to it (a tie: hi rounds up to the even `above`, and
+// hi's rounding error lo is minus half a unit in magnitude).
+struct ClipLimit {
+    float above = 0;       // the smallest float32 above max · (1 + 2^-22)
+    float half_unit = 0;   // half the gap below `above`
+    bool midpoint = false; // the limit is that midpoint; else per_tensor_clipped does not apply
+};
+
+MANTISSA_HD inline ClipLimit clip_limit(double max_elem) {
+    const double limit = max_elem * (1.0 + 0x1p-22);
+    std::uint32_t bits = std::bit_cast<std::uint32_t>(static_cast<float>(limit));
+    if (static_cast<double>(std::bit_cast<float>(bits)) <= limit) ++bits;
+    const float above = std::bit_cast<float>(bits), below = std::bit_cast<float>(bits - 1);
+    ClipLimit c;
+    c.above = above;
+    c.half_unit = (above - below) / 2; // exact: a power of two
+    c.midpoint = std::isfinite(above) &&
+                 (static_cast<double>(below) + static_cast<double>(above)) / 2 == limit;
+    return c;
+}
+
+// Whether the exact product hi + lo (hi = fl(v · scale), lo = fma(v, scale, -hi)) exceeds the
+// limit, for finite v and scale and c.midpoint. Near the limit hi is a normal float32, so lo is
+// exact; a product beyond float32's range has hi = ±inf and exceeds it.
+MANTISSA_HD inline bool per_tensor_clipped(float hi, float lo, const ClipLimit& c) {
+    const float a = std::fabs(hi);
+    if (a != c.above) return a > c.above;
+    const float toward_zero = std::signbit(hi) ? lo : -lo; // lo's pull on |hi| downwards
+    return toward_zero != c.half_unit;
+}
+
+} // namespace mantissa::cuda
