@@ -332,7 +332,9 @@ void add_activations(Table& t, DType dt) {
     // A Dense layer's dZ and bias gradient in one step (Backend::activation_backward_bias_grad),
     // in place as the plan runs it: 1000 x 72 takes the CUDA engine's fused pass (row chunks, a
     // 256-column strip of 16-byte vectors), 13 x 7 its two separate kernels.
-    for (Activation act : {Activation::Relu, Activation::Tanh, Activation::Sigmoid}) {
+    // GELU's derivative reads the pre-activation x, the others the output y.
+    for (Activation act :
+         {Activation::Relu, Activation::Tanh, Activation::Sigmoid, Activation::Gelu}) {
         for (const auto& [m, k] : {std::pair<std::int64_t, std::int64_t>{1000, 72}, {13, 7}}) {
             const std::string name =
                 std::string("d") + activation_name(act) + "+bias_grad (dZ in place)";

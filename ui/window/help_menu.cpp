@@ -59,9 +59,10 @@ QString gpu_history_text() {
         "GEMMs for layers whose sizes are not multiples of 16, the optimizer writing the "
         "16-bit weight copies in one launch for all variables, FP8 delayed scaling's amax "
         "found in the cast's own pass, cuBLASLt's own epilogue for FP8 GEMMs, NVFP4's GEMMs "
-        "on bfloat16 operands with the tensor scale applied after the sum, and quantised "
-        "convolutions on cuDNN (the check a GPU must pass before the app uses it now includes "
-        "each of them).\n"
+        "on bfloat16 operands with the tensor scale applied after the sum, quantised "
+        "convolutions on cuDNN, MX elements in FP8 rounded by the GPU's own conversion, and "
+        "GELU's gradient and bias gradient in one pass (the check a GPU must pass before the "
+        "app uses it now includes each of them).\n"
         "Before the app trusts a GPU, the CUDA engine checks itself on it against the CPU engine "
         "(Check now, beside the Device box, or `mantissa-cli selftest --qualify`); the Device box "
         "shows each engine's verdict.");

@@ -81,12 +81,13 @@ __global__ void partial_vec_kernel(const S* dy, i64 rows, i64 cols, i64 chunk_ro
     add_strip_partials(acc, cols, partial);
 }
 
-// partial_vec_kernel with the activation's backward in front: each lane computes dZ = dY ⊙ act'(y)
-// for its eight columns of a row as activation.cu's backward_vec_kernel does (float arithmetic,
-// one rounding to S), stores it, and adds the stored values, so dZ and the partial sums are
-// exactly those of the two kernels run one after the other, without reading dZ back.
+// partial_vec_kernel with the activation's backward in front: each lane computes
+// dZ = dY ⊙ act'(in) (in: y, or x for GELU) for its eight columns of a row as activation.cu's
+// backward_vec_kernel does (float arithmetic, one rounding to S), stores it, and adds the stored
+// values, so dZ and the partial sums are exactly those of the two kernels run one after the other,
+// without reading dZ back.
 template <class S>
-__global__ void partial_act_vec_kernel(Activation act, const S* y, const S* dy, S* dz, i64 rows,
+__global__ void partial_act_vec_kernel(Activation act, const S* in, const S* dy, S* dz, i64 rows,
                                        i64 cols, i64 chunk_rows, float* partial) {
     const i64 v = blockIdx.x * i64(32) + threadIdx.x;
     const i64 row_vectors = cols / kVec;
@@ -97,7 +98,7 @@ __global__ void partial_act_vec_kernel(Activation act, const S* y, const S* dy, 
         for (i64 r = r0 + threadIdx.y; r < r1; r += kRowThreads) {
             float g[kVec], t[kVec];
             load8(dy, r * row_vectors + v, g);
-            load8(y, r * row_vectors + v, t);
+            load8(in, r * row_vectors + v, t);
 #pragma unroll
             for (int j = 0; j < kVec; ++j) // dZ as stored: one rounding to S
                 g[j] = to_float(from_float<S>(elementwise_backward(act, t[j], g[j])));
@@ -191,14 +192,14 @@ void launch(const void* dy, DType dy_dtype, i64 rows, i64 cols, void* db, DType 
 
 } // namespace
 
-bool launch_activation_bias_grad(Activation act, const void* y, const void* dy, void* dz,
+bool launch_activation_bias_grad(Activation act, const void* in, const void* dy, void* dz,
                                  DType dtype, std::int64_t rows, std::int64_t cols, void* db,
                                  DType db_dtype, void* scratch, cudaStream_t stream) {
-    const bool elementwise =
-        act == Activation::Relu || act == Activation::Tanh || act == Activation::Sigmoid;
+    const bool elementwise = act == Activation::Relu || act == Activation::Tanh ||
+                             act == Activation::Sigmoid || act == Activation::Gelu;
     if (!elementwise || scratch == nullptr || rows <= 0 || cols <= 0 || cols % kVec != 0 ||
-        !vec8_dtype(dtype) || db_dtype == DType::Float64 || !vec8_aligned(y) || !vec8_aligned(dy) ||
-        !vec8_aligned(dz))
+        !vec8_dtype(dtype) || db_dtype == DType::Float64 || !vec8_aligned(in) ||
+        !vec8_aligned(dy) || !vec8_aligned(dz))
         return false;
     const Partition p = partition(rows, cols, true, sizeof(float));
     if (p.chunks < 2) return false;
@@ -207,7 +208,7 @@ bool launch_activation_bias_grad(Activation act, const void* y, const void* dy, 
     with_storage(dtype, [&](auto tag) {
         using S = typename decltype(tag)::type;
         partial_act_vec_kernel<S><<<grid, dim3(32, kRowThreads), 0, stream>>>(
-            act, static_cast<const S*>(y), static_cast<const S*>(dy), static_cast<S*>(dz), rows,
+            act, static_cast<const S*>(in), static_cast<const S*>(dy), static_cast<S*>(dz), rows,
             cols, p.chunk_rows, partial);
     });
     MANTISSA_CUDA_LAUNCH_CHECK();

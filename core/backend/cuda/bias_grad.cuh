@@ -20,12 +20,13 @@ inline constexpr std::size_t kBiasGradScratchBytes = std::size_t(1) << 20;
 void launch_bias_grad(const void* dy, DType dy_dtype, std::int64_t rows, std::int64_t cols,
                       void* db, DType db_dtype, bool f64, void* scratch, cudaStream_t stream);
 
-// dZ = dY ⊙ act'(y) (ReLU, tanh or sigmoid; y, dY and dZ of one float32 / float16 / bfloat16
-// `dtype`, dZ may be dY) and db = its column sums, in one pass over the rows: dZ and db exactly as
-// launch_activation_backward's fast path followed by launch_bias_grad compute them. False, with
-// nothing launched, where it does not apply (another activation, rows not of whole 16-byte
-// vectors, misaligned, too few rows for the chunked sums, or a float64 db).
-bool launch_activation_bias_grad(Activation act, const void* y, const void* dy, void* dz,
+// dZ = dY ⊙ act'(in) (`in` is the output y for ReLU, tanh and sigmoid, the pre-activation x for
+// GELU; in, dY and dZ of one float32 / float16 / bfloat16 `dtype`, dZ may be dY) and db = its
+// column sums, in one pass over the rows: dZ and db exactly as launch_activation_backward's fast
+// path followed by launch_bias_grad compute them. False, with nothing launched, where it does not
+// apply (another activation, rows not of whole 16-byte vectors, misaligned, too few rows for the
+// chunked sums, or a float64 db).
+bool launch_activation_bias_grad(Activation act, const void* in, const void* dy, void* dz,
                                  DType dtype, std::int64_t rows, std::int64_t cols, void* db,
                                  DType db_dtype, void* scratch, cudaStream_t stream);
 

@@ -332,13 +332,15 @@ void CudaBackend::gemm(const GemmArgs& args) {
 
 void CudaBackend::activation_backward_bias_grad(Activation act, const Tensor& x, const Tensor& y,
                                                 const Tensor& dy, Tensor& dx, Tensor& db) {
-    // One kernel where y, dY and dZ share a 16-bit or float32 dtype and shape (the Dense layers
-    // of every policy but float64); launch_activation_bias_grad declines the rest.
+    // One kernel where the derivative's input (y, or x for GELU), dY and dZ share a 16-bit or
+    // float32 dtype and shape (the Dense layers of every policy but float64);
+    // launch_activation_bias_grad declines the rest.
+    const Tensor& in = act == Activation::Gelu ? x : y;
     const std::int64_t cols = db.numel();
-    const bool fits = y.dtype == dy.dtype && dx.dtype == dy.dtype && y.numel() == dy.numel() &&
+    const bool fits = in.dtype == dy.dtype && dx.dtype == dy.dtype && in.numel() == dy.numel() &&
                       dx.numel() == dy.numel() && cols > 0 && dy.numel() % cols == 0 &&
-                      is_floating(db.dtype) && y.data && dy.data && dx.data && db.data;
-    if (fits && cuda::launch_activation_bias_grad(act, y.data, dy.data, dx.data, dy.dtype,
+                      is_floating(db.dtype) && in.data && dy.data && dx.data && db.data;
+    if (fits && cuda::launch_activation_bias_grad(act, in.data, dy.data, dx.data, dy.dtype,
                                                   dy.numel() / cols, cols, db.data, db.dtype,
                                                   m_impl->bias_scratch, m_impl->stream))
         return;

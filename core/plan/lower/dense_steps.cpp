@@ -130,13 +130,14 @@ TensorId dense_steps(PlanBuilder& b, const Dense& layer, TensorId input, bool fu
         b.forward(std::move(sm));
     }
 
-    // Backward: dZ = dY ⊙ act'(.), then the three products. An elementwise derivative of the
-    // output (ReLU, tanh, sigmoid) and the bias gradient are one step, which an engine may run
-    // in one pass over dZ (Backend::activation_backward_bias_grad; issue 26).
+    // Backward: dZ = dY ⊙ act'(.), then the three products. An elementwise derivative (of the
+    // output for ReLU, tanh and sigmoid, of the pre-activation for GELU) and the bias gradient
+    // are one step, which an engine may run in one pass over dZ
+    // (Backend::activation_backward_bias_grad; issue 26).
     const TensorId dy_id = b.grad_of(y);
     TensorId dz_id = dy_id;
-    const bool fused_bias_grad =
-        act == Activation::Relu || act == Activation::Tanh || act == Activation::Sigmoid;
+    const bool fused_bias_grad = act == Activation::Relu || act == Activation::Tanh ||
+                                 act == Activation::Sigmoid || act == Activation::Gelu;
     if (act != Activation::Linear) {
         // Elementwise derivatives run in place (dZ overwrites dY); softmax mixes a row, so it
         // writes into the pre-activation's own gradient.
