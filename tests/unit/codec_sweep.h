@@ -1,7 +1,7 @@
 // Values that exercise an element format's rounding: every code's value and its float64
 // neighbours, every midpoint between adjacent codes of one sign and its neighbours, random values
 // over the whole range (subnormal results, saturation), signed zeros and extremes. Shared by the
-// suites that check a fast codec against the reference one (tst_block_quant, tst_cuda_fp8_convert).
+// suites that check a fast codec against the reference one (tst_block_quant, tst_cuda_shortcuts).
 #pragma once
 
 #include <cmath>

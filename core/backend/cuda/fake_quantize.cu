@@ -33,6 +33,7 @@
 #include "core/backend/cuda/dtype_access.cuh"
 #include "core/backend/cuda/fake_quantize.cuh"
 #include "core/backend/cuda/fp8_convert.h"
+#include "core/backend/cuda/mx_scale_bits.h"
 #include "core/backend/cuda/vec8.cuh"
 #include "core/error.h"
 #include "core/numeric/element_codec.h"
@@ -303,10 +304,10 @@ __device__ inline float mx_round(float x) {
 template <ElementFormat F>
 struct MxBlockRounding {
     float inv, eff, max;
-    __device__ MxBlockRounding(double eff_exact, double max_elem)
-        : inv(static_cast<float>(1.0 / eff_exact)), // a power of two: exact
-          eff(static_cast<float>(eff_exact)),       // 2^k, k in [-127, 127]: exact
-          max(static_cast<float>(max_elem)) {}      // a few significant bits: exact
+    // The scale 2^k (k in [-127, 127]) and its inverse, both exact as float32s; F's largest
+    // value has a few significant bits, so it is exact too.
+    __device__ MxBlockRounding(float inverse, float scale, double max_elem)
+        : inv(inverse), eff(scale), max(static_cast<float>(max_elem)) {}
     // v's decoded value; the counts are bumped for a clipped and a flushed value.
     __device__ float round(float v, unsigned& clipped, unsigned& zeros) const {
         const float x = v * inv;
@@ -362,7 +363,8 @@ __global__ void block_kernel(float* data, i64 rows, i64 cols, DeviceQuant q, Scr
             eff = scale;
         }
         if (kPath == BlockPath::kMx && !qm::is_nan(eff)) { // uniform: eff is the block's
-            const MxBlockRounding<F> mx(eff, q.max_elem);
+            const MxBlockRounding<F> mx(static_cast<float>(1.0 / eff), static_cast<float>(eff),
+                                        q.max_elem);
             unsigned block_clipped = 0, block_zeros = 0;
             for (i64 e = lane; e < count; e += 32) {
                 const i64 at = at_of(e);
@@ -460,56 +462,70 @@ __global__ void line_block_kernel(const TS* src, TD* dst, i64 rows, i64 cols, in
             for (int j = 0; j < kLineBlockMax; ++j)
                 if (j < n) m = abs_bits(v[j]) > m ? abs_bits(v[j]) : m;
             totals.amax_bits = m > totals.amax_bits ? m : totals.amax_bits;
-            const double amax = amax_of_bits(m);
-            double scale, eff; // the block's scale, and the whole factor a code is multiplied by
-            if (nvfp4) {
-                scale =
-                    decode_element(qm::nvfp4_scale_code(amax, global), ElementFormat::Float8E4M3);
-                eff = scale * static_cast<double>(global); // 4 x 24 bits: exact
-            } else {
-                const ElementFormat element = kPath == BlockPath::kMx ? F : q.element;
-                scale =
-                    decode_element(qm::mx_scale_code(amax, element, q.ceil), ElementFormat::E8M0);
-                eff = scale;
-            }
-            if (kPath == BlockPath::kMx && !qm::is_nan(eff)) { // block_kernel's kMx path
-                const MxBlockRounding<F> mx(eff, q.max_elem);
+            // MX's scale in 32-bit arithmetic (mx_scale_bits.h); a NaN scale (a NaN or infinite
+            // amax) takes the per-element path below, with everything else.
+            const MxScaleBits mx_scale =
+                kPath == BlockPath::kMx ? mx_scale_bits<F>(m, q.ceil) : MxScaleBits{};
+            unsigned long long bits; // the block's scale as float64 bits, for the largest scale
+            if (kPath == BlockPath::kMx && mx_scale.code != 0xFFu) { // block_kernel's kMx path
+                const MxBlockRounding<F> mx(mx_scale.inverse, mx_scale.scale, q.max_elem);
                 unsigned block_clipped = 0, block_zeros = 0;
 #pragma unroll
                 for (int j = 0; j < kLineBlockMax; ++j)
                     if (j < n) v[j] = mx.round(v[j], block_clipped, block_zeros);
                 totals.clipped += block_clipped;
                 totals.zeros += block_zeros;
-            } else if (kPath == BlockPath::kNvfp4 && !qm::is_nan(eff) && eff != 0) {
-                const E2m1Table table(eff, eff / gemm_div, q.max_elem); // block_kernel's path
-#pragma unroll
-                for (int j = 0; j < kLineBlockMax; ++j) {
-                    if (j >= n) continue;
-                    bool c, z;
-                    v[j] = table.round(v[j], c, z);
-                    totals.clipped += c ? 1 : 0;
-                    totals.zeros += z ? 1 : 0;
+                bits = mx_scale.scale_bits64();
+            } else {
+                const double amax = amax_of_bits(m);
+                // The block's scale, and the whole factor a code is multiplied by.
+                double scale, eff;
+                if (kPath == BlockPath::kMx) {
+                    // A NaN scale (mx_scale_code's 0xFF; MxScaleBits' default), decode_element's
+                    // NaN: a constant the compiler folds through quantize_element below. Computed
+                    // at run time, it unrolled the general path 32 times into every MX kernel for
+                    // nothing, and ptxas took minutes longer.
+                    scale = eff =
+                        __longlong_as_double(static_cast<long long>(MxScaleBits{}.scale_bits64()));
+                } else if (nvfp4) {
+                    scale = decode_element(qm::nvfp4_scale_code(amax, global),
+                                           ElementFormat::Float8E4M3);
+                    eff = scale * static_cast<double>(global); // 4 x 24 bits: exact
+                } else { // MX under stochastic rounding (kExact)
+                    scale = decode_element(qm::mx_scale_code(amax, q.element, q.ceil),
+                                           ElementFormat::E8M0);
+                    eff = scale;
                 }
-            } else { // stochastic rounding, a NaN scale, NVFP4's all-zero block: per element
+                if (kPath == BlockPath::kNvfp4 && !qm::is_nan(eff) && eff != 0) {
+                    const E2m1Table table(eff, eff / gemm_div, q.max_elem); // block_kernel's path
 #pragma unroll
-                for (int j = 0; j < kLineBlockMax; ++j) {
-                    if (j >= n) continue;
-                    // Element j's flat index draws its random bits, as block_kernel's `at`.
-                    const std::uint32_t random =
-                        kPath == BlockPath::kExact && q.stochastic
-                            ? rounding_random(q.seed,
-                                              static_cast<std::uint64_t>(first + j * stride))
-                            : 0u;
-                    const qm::ElementResult r =
-                        qm::quantize_element(static_cast<double>(v[j]), eff, q.element, q.max_elem,
-                                             q.stochastic, q.tensor_scale, random);
-                    v[j] = static_cast<float>(r.decoded / gemm_div);
-                    totals.clipped += r.clipped ? 1 : 0;
-                    totals.zeros += r.zero ? 1 : 0;
+                    for (int j = 0; j < kLineBlockMax; ++j) {
+                        if (j >= n) continue;
+                        bool c, z;
+                        v[j] = table.round(v[j], c, z);
+                        totals.clipped += c ? 1 : 0;
+                        totals.zeros += z ? 1 : 0;
+                    }
+                } else { // stochastic rounding, a NaN scale, NVFP4's all-zero block: per element
+#pragma unroll
+                    for (int j = 0; j < kLineBlockMax; ++j) {
+                        if (j >= n) continue;
+                        // Element j's flat index draws its random bits, as block_kernel's `at`.
+                        const std::uint32_t random =
+                            kPath == BlockPath::kExact && q.stochastic
+                                ? rounding_random(q.seed,
+                                                  static_cast<std::uint64_t>(first + j * stride))
+                                : 0u;
+                        const qm::ElementResult r =
+                            qm::quantize_element(static_cast<double>(v[j]), eff, q.element,
+                                                 q.max_elem, q.stochastic, q.tensor_scale, random);
+                        v[j] = static_cast<float>(r.decoded / gemm_div);
+                        totals.clipped += r.clipped ? 1 : 0;
+                        totals.zeros += r.zero ? 1 : 0;
+                    }
                 }
+                bits = static_cast<unsigned long long>(__double_as_longlong(nvfp4 ? eff : scale));
             }
-            const auto bits =
-                static_cast<unsigned long long>(__double_as_longlong(nvfp4 ? eff : scale));
             totals.top_scale = bits > totals.top_scale ? bits : totals.top_scale;
             if (wide) {
 #pragma unroll

@@ -1,10 +1,11 @@
-// The CUDA quantise kernels' FP8 shortcuts (core/backend/cuda/fp8_convert.h) against the CPU
-// engine's rounding, value for value, on the host: the CUDA library's float32 -> FP8 -> float16
-// conversions (here NVIDIA's host emulation of the instructions the kernels run on compute
-// capability 8.9+) give element_codec's codes and values, the odd-rounded product gives the exact
-// product's code, and the float32 clipped test gives quant_math's float64 one. Built only with the
-// CUDA engine (it reads the toolkit's cuda_fp8.h); no GPU needed. On a GPU the op cases run the
-// kernels themselves.
+// The CUDA quantise kernels' 32-bit shortcuts against the CPU engine's definitions, value for
+// value, on the host: the CUDA library's float32 -> FP8 -> float16 conversions
+// (core/backend/cuda/fp8_convert.h; here NVIDIA's host emulation of the instructions the kernels
+// run on compute capability 8.9+) give element_codec's codes and values, the odd-rounded product
+// gives the exact product's code, the float32 clipped test gives quant_math's float64 one, and the
+// MX block scale from the amax's float32 bits (mx_scale_bits.h) gives mx_scale_code's. Built only
+// with the CUDA engine (it reads the toolkit's cuda_fp8.h); no GPU needed. On a GPU the op cases
+// run the kernels themselves.
 
 #include <bit>
 #include <cmath>
@@ -14,8 +15,10 @@
 #include <vector>
 
 #include "core/backend/cuda/fp8_convert.h"
+#include "core/backend/cuda/mx_scale_bits.h"
 #include "core/numeric/element_codec.h"
 #include "core/numeric/element_format.h"
+#include "core/numeric/quant_math.h"
 #include "tests/unit/codec_sweep.h"
 #include "tests/unit/unit_test.h"
 
@@ -80,7 +83,7 @@ std::vector<std::pair<float, float>> product_sweep() {
     return ps;
 }
 
-class TestCudaFp8Convert {
+class TestCudaShortcuts {
 public:
     // fp8_code and fp8_round against round_to_code and round_to_element: every code, midpoint and
     // neighbour, and random finite values (saturation, subnormals and signed zeros included).
@@ -154,9 +157,64 @@ public:
         // A limit that is not a float32 midpoint is refused (the kernel then tests in float64).
         CHECK(!cuda::clip_limit(1.0).midpoint);
     }
+
+    // mx_scale_bits against quant_math::mx_scale_code on the float32 amax: every exponent (zero,
+    // subnormals, infinity and NaN included) with low, high and random mantissas, and the amaxes
+    // on and beside the ceil rule's threshold max · 2^k; the scale and its inverse as float32 and
+    // the scale's float64 bits against decode_element's.
+    template <ElementFormat F>
+    static int mx_scale_mismatches(bool ceil) {
+        std::vector<std::uint32_t> amaxes;
+        std::mt19937 rng(17);
+        for (std::uint32_t e = 0; e < 256; ++e)
+            for (std::uint32_t mant : {0u, 1u, 2u, 0x400000u, 0x7FFFFEu, 0x7FFFFFu,
+                                       static_cast<std::uint32_t>(rng()) & 0x7FFFFFu,
+                                       static_cast<std::uint32_t>(rng()) & 0x7FFFFFu})
+                amaxes.push_back(e << 23 | mant);
+        const float max = static_cast<float>(quant_math::element_max(F));
+        for (int k = -140; k <= 127; ++k) {
+            const float threshold = max * std::ldexp(1.0f, k);
+            if (!std::isfinite(threshold) || threshold == 0) continue;
+            for (float a :
+                 {threshold, std::nextafter(threshold, kInfF), std::nextafter(threshold, 0.0f)})
+                amaxes.push_back(std::bit_cast<std::uint32_t>(a));
+        }
+        int bad = 0;
+        for (const std::uint32_t bits : amaxes) {
+            const double amax = bits > 0x7F800000u
+                                    ? std::numeric_limits<double>::quiet_NaN()
+                                    : static_cast<double>(std::bit_cast<float>(bits));
+            const std::uint32_t want = quant_math::mx_scale_code(amax, F, ceil);
+            const cuda::MxScaleBits got = cuda::mx_scale_bits<F>(bits, ceil);
+            bad += got.code != want;
+            const double scale = decode_element(want, ElementFormat::E8M0);
+            bad += got.scale_bits64() != std::bit_cast<std::uint64_t>(scale);
+            if (want == 0xFFu) {
+                bad += !std::isnan(got.scale) || !std::isnan(got.inverse);
+                continue;
+            }
+            bad += bits_of(got.scale) != bits_of(static_cast<float>(scale));
+            bad += bits_of(got.inverse) != bits_of(static_cast<float>(1.0 / scale));
+        }
+        return bad;
+    }
+    void mxScaleMatchesQuantMath() {
+        for (bool ceil : {false, true}) {
+            CHECK_EQ(mx_scale_mismatches<ElementFormat::Float8E4M3>(ceil), 0);
+            CHECK_EQ(mx_scale_mismatches<ElementFormat::Float8E5M2>(ceil), 0);
+            CHECK_EQ(mx_scale_mismatches<ElementFormat::Float6E3M2>(ceil), 0);
+            CHECK_EQ(mx_scale_mismatches<ElementFormat::Float6E2M3>(ceil), 0);
+            CHECK_EQ(mx_scale_mismatches<ElementFormat::Float4E2M1>(ceil), 0);
+        }
+        // The extremes: a zero block takes the smallest scale; the largest float32 (just under
+        // 2^128) takes 2^(127 - 8) under the floor rule and, above 448 · 2^119, 2^120 under ceil.
+        CHECK_EQ(cuda::mx_scale_bits<ElementFormat::Float8E4M3>(0, false).code, 0u);
+        CHECK_EQ(cuda::mx_scale_bits<ElementFormat::Float8E4M3>(0x7F7FFFFFu, false).code, 246u);
+        CHECK_EQ(cuda::mx_scale_bits<ElementFormat::Float8E4M3>(0x7F7FFFFFu, true).code, 247u);
+    }
 };
 
 } // namespace
 
-MANTISSA_TEST_MAIN(TestCudaFp8Convert, conversionsMatchTheCodec, oddProductsGiveTheExactCode,
-                   clippedTestMatchesFloat64)
+MANTISSA_TEST_MAIN(TestCudaShortcuts, conversionsMatchTheCodec, oddProductsGiveTheExactCode,
+                   clippedTestMatchesFloat64, mxScaleMatchesQuantMath)
