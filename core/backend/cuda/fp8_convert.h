@@ -1,8 +1,8 @@
 // The CUDA library's float32 <-> FP8 conversions as the quantise kernels use them, in a header the
 // host compiler reads too: on compute capability 8.9+ each is one instruction (cvt.rn.satfinite
 // to FP8, cvt.rn.f16x2 back), and on the host NVIDIA's emulation of the same conversions, which
-// tst_block_quant checks against element_codec's rounding value for value (issue 26: rounding on
-// the float32 bits made the MX and FP8 quantise kernels ALU-bound on an H200).
+// tst_cuda_shortcuts checks against element_codec's rounding value for value (issue 26: rounding
+// on the float32 bits made the MX and FP8 quantise kernels ALU-bound on an H200).
 #pragma once
 
 #include <bit>

@@ -19,8 +19,8 @@
 namespace mantissa::cuda {
 
 struct MxScaleBits {
-    std::uint32_t code =
-        0xFF;          // E8M0: the scale is 2^(code - 127); 0xFF (NaN) for a non-finite amax
+    // E8M0: the scale is 2^(code - 127); 0xFF (NaN) for a non-finite amax
+    std::uint32_t code = 0xFF;
     float scale = 0;   // 2^(code - 127); NaN for 0xFF
     float inverse = 0; // 1 / scale, exactly; NaN for 0xFF
     // The scale's float64 bits (decode_element's value), which the kernels' largest-scale total
