@@ -179,21 +179,17 @@ __device__ inline std::uint32_t hardware_code(float v, float scale) {
 // the two against each other): a GPU emulates the 64-bit integer operations of the float64 route.
 // No float64 per element (issue 26: the codes kernel was ALU-bound): the exact product v · scale
 // is finite exactly when v and the scale are, and the clipped test is per_tensor_clipped's on the
-// product and its rounding error (the same hi and lo hardware_code forms) where the limit is a
-// float32 midpoint, which it is for both FP8 formats (`clip`, made once per thread).
+// product and its rounding error (the same hi and lo hardware_code forms), with F's limit made at
+// compile time (fp8_convert.h asserts it is a float32 midpoint, as the test needs).
 template <ElementFormat F>
 __device__ inline qm::CodeResult per_tensor_code(float v, float scale, float scale_inv,
-                                                 double max_elem, const ClipLimit& clip) {
+                                                 double max_elem) {
     if (!isfinite(v) || !isfinite(scale)) return qm::cast_code(v, scale, scale_inv, F, max_elem);
+    constexpr ClipLimit clip = clip_limit(qm::element_max(F));
     qm::CodeResult r;
     r.code = hardware_code<F>(v, scale);
-    if (clip.midpoint) {
-        const float hi = v * scale;
-        r.clipped = per_tensor_clipped(hi, std::fma(v, scale, -hi), clip);
-    } else {
-        const double x = static_cast<double>(v) * static_cast<double>(scale);
-        r.clipped = qm::abs_of(x) > max_elem * (1.0 + 0x1p-22);
-    }
+    const float hi = v * scale;
+    r.clipped = per_tensor_clipped(hi, std::fma(v, scale, -hi), clip);
     r.zero = v != 0 && (r.code & 0x7Fu) == 0; // only a zero magnitude decodes to zero
     return r;
 }
@@ -203,10 +199,10 @@ __device__ inline qm::CodeResult per_tensor_code(float v, float scale, float sca
 // value flushed to zero is one whose code is zero, as there.
 template <ElementFormat F>
 __device__ inline qm::CastResult per_tensor_value(float v, float scale, float scale_inv,
-                                                  double max_elem, const ClipLimit& clip) {
+                                                  double max_elem) {
     if (!isfinite(v) || !isfinite(scale)) // NaN and ±inf: quant_math's general cast
         return qm::cast_element(v, scale, scale_inv, F, max_elem);
-    const qm::CodeResult c = per_tensor_code<F>(v, scale, scale_inv, max_elem, clip);
+    const qm::CodeResult c = per_tensor_code<F>(v, scale, scale_inv, max_elem);
     qm::CastResult r;
     r.value = element_codec::decode_code<F>(c.code) * scale_inv;
     r.clipped = c.clipped;
@@ -616,7 +612,6 @@ __global__ void cast_kernel(float* data, i64 n, DeviceQuant q, const float* stat
     const float scale = tensor_scale_of(q, state, amax_of_bits(s->amax_bits));
     const float scale_inv = 1.0f / scale;
     const bool fold_amax = !amax_before_cast(q);
-    const ClipLimit clip = clip_limit(q.max_elem);
     unsigned clipped = 0, zeros = 0, amax = 0;
     for (i64 i = blockIdx.x * i64(blockDim.x) + threadIdx.x; i < n;
          i += i64(gridDim.x) * blockDim.x) {
@@ -626,7 +621,7 @@ __global__ void cast_kernel(float* data, i64 n, DeviceQuant q, const float* stat
             amax = b > amax ? b : amax;
         }
         const qm::CastResult r = kFixed
-                                     ? per_tensor_value<F>(v, scale, scale_inv, q.max_elem, clip)
+                                     ? per_tensor_value<F>(v, scale, scale_inv, q.max_elem)
                                      : qm::cast_element(v, scale, scale_inv, q.element, q.max_elem);
         data[i] = r.value;
         clipped += r.clipped ? 1 : 0;
@@ -696,7 +691,6 @@ __global__ void code_tile_kernel(const T* src, i64 rows, i64 cols, DeviceQuant q
     // 32-bit counts suffice for any tensor that fits in memory.
     unsigned clipped = 0, zeros = 0, amax = 0;
     const bool fold_amax = !amax_before_cast(q); // delayed scaling: this pass finds the amax
-    const ClipLimit clip = clip_limit(q.max_elem);
     // Every thread of the block runs the same trips of this loop, so the barriers are uniform.
     for (i64 ct = blockIdx.y; ct < col_tiles; ct += gridDim.y) {
         const i64 col0 = ct * kTile;
@@ -732,8 +726,7 @@ __global__ void code_tile_kernel(const T* src, i64 rows, i64 cols, DeviceQuant q
 #pragma unroll
             for (int j = 0; j < 2; ++j) {
                 if (col0 + pos + j >= cols) continue;
-                const qm::CodeResult c =
-                    per_tensor_code<F>(in[k][j], scale, scale_inv, q.max_elem, clip);
+                const qm::CodeResult c = per_tensor_code<F>(in[k][j], scale, scale_inv, q.max_elem);
                 pair[j] = static_cast<std::uint8_t>(c.code);
                 clipped += c.clipped ? 1 : 0;
                 zeros += c.zero ? 1 : 0;

@@ -13,6 +13,7 @@
 
 #include "core/host_device.h"
 #include "core/numeric/element_format.h"
+#include "core/numeric/quant_math.h"
 
 namespace mantissa::cuda {
 
@@ -59,18 +60,22 @@ struct ClipLimit {
     bool midpoint = false; // the limit is that midpoint; else per_tensor_clipped does not apply
 };
 
-MANTISSA_HD inline ClipLimit clip_limit(double max_elem) {
+// Constant-evaluated for the FP8 formats (per_tensor_code), where both are midpoints.
+MANTISSA_HD constexpr ClipLimit clip_limit(double max_elem) {
     const double limit = max_elem * (1.0 + 0x1p-22);
     std::uint32_t bits = std::bit_cast<std::uint32_t>(static_cast<float>(limit));
     if (static_cast<double>(std::bit_cast<float>(bits)) <= limit) ++bits;
     const float above = std::bit_cast<float>(bits), below = std::bit_cast<float>(bits - 1);
     ClipLimit c;
     c.above = above;
-    c.half_unit = (above - below) / 2; // exact: a power of two
-    c.midpoint = std::isfinite(above) &&
+    c.half_unit = (above - below) / 2;                  // exact: a power of two
+    c.midpoint = (bits & 0x7F800000u) != 0x7F800000u && // finite
                  (static_cast<double>(below) + static_cast<double>(above)) / 2 == limit;
     return c;
 }
+static_assert(clip_limit(quant_math::element_max(ElementFormat::Float8E4M3)).midpoint &&
+                  clip_limit(quant_math::element_max(ElementFormat::Float8E5M2)).midpoint,
+              "per_tensor_clipped needs the FP8 clipping limits to be float32 midpoints");
 
 // Whether the exact product hi + lo (hi = fl(v · scale), lo = fma(v, scale, -hi)) exceeds the
 // limit, for finite v and scale and c.midpoint. Near the limit hi is a normal float32, so lo is
