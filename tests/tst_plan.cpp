@@ -161,6 +161,28 @@ public:
         CHECK_EQ(compile_policy(backend, mlp_small(), "float32")->loss_scale.mode,
                  LossScaleMode::None);
     }
+    // A Dense layer's elementwise derivative and its bias gradient are one step for every
+    // elementwise activation, GELU included (its derivative reads the pre-activation), so an
+    // engine may fuse them; a linear layer has no derivative and keeps bias_grad alone.
+    void derivativeAndBiasGradientAreOneStep() {
+        CpuBackend backend;
+        for (Activation act :
+             {Activation::Relu, Activation::Gelu, Activation::Tanh, Activation::Sigmoid}) {
+            ModelSpec spec;
+            spec.layers = {flatten(), dense(128, act), dense(10),
+                           activation(Activation::Softmax, "float32")};
+            auto plan = compile_policy(backend, spec, "mixed_float16");
+            const std::string fused = "d" + std::string(activation_name(act)) + "+bias_grad";
+            int fused_steps = 0, bias_steps = 0, separate = 0;
+            for (const PlanStep& step : plan->steps) {
+                fused_steps += step.op == fused ? 1 : 0;
+                bias_steps += step.op == "bias_grad" ? 1 : 0;
+                separate += step.op == "d" + std::string(activation_name(act)) ? 1 : 0;
+            }
+            CHECK_MSG(fused_steps == 1 && separate == 0, fused);
+            CHECK_MSG(bias_steps == 1, fused); // the linear output layer's
+        }
+    }
     void flopsPerStep() {
         CpuBackend backend;
         auto plan = compile_policy(backend, mlp_small(), "float32");
@@ -371,7 +393,7 @@ public:
 };
 
 MANTISSA_TEST_MAIN(TestPlan, memoryFloat32, memoryMixedFloat16, computeCopiesFollowTheirMasters,
-                   pureFloat16KeepsEverythingIn16Bits, bfloat16NeedsNoLossScaling, flopsPerStep,
-                   shapeErrorsNameTheLayer, lint, describedSpecIsWhatBindRuns,
-                   quantisedSpecBindsOnlyWhereTheEngineQuantises, inferenceOnlySpecRunsForwardOnly,
-                   unknownLayerPolicyIsAConfigError)
+                   pureFloat16KeepsEverythingIn16Bits, bfloat16NeedsNoLossScaling,
+                   derivativeAndBiasGradientAreOneStep, flopsPerStep, shapeErrorsNameTheLayer, lint,
+                   describedSpecIsWhatBindRuns, quantisedSpecBindsOnlyWhereTheEngineQuantises,
+                   inferenceOnlySpecRunsForwardOnly, unknownLayerPolicyIsAConfigError)
