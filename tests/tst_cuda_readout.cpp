@@ -111,13 +111,14 @@ public:
     }
     void exponent_histogram(const Tensor& x, Tensor& c) override { m_cpu.exponent_histogram(x, c); }
     void begin_step(Tensor& s) override { m_cpu.begin_step(s); }
-    void unscale_and_check_finite(std::span<Tensor* const> g, Tensor& s) override {
-        m_cpu.unscale_and_check_finite(g, s);
+    void unscale_and_check_finite(std::span<Tensor* const> g, Tensor& s,
+                                  std::span<const std::uint8_t> leave_scaled = {}) override {
+        m_cpu.unscale_and_check_finite(g, s, leave_scaled);
     }
     void optimizer_update(const OptimizerConfig& c, Tensor& p, const Tensor& g,
                           std::span<Tensor* const> slot_tensors, const Tensor& s, bool skip,
-                          Tensor* copy = nullptr) override {
-        m_cpu.optimizer_update(c, p, g, slot_tensors, s, skip, copy);
+                          Tensor* copy = nullptr, bool unscale_grad = false) override {
+        m_cpu.optimizer_update(c, p, g, slot_tensors, s, skip, copy, unscale_grad);
     }
     void finish_step(const LossScaleConfig& c, Tensor& s) override { m_cpu.finish_step(c, s); }
     StepScalars read_scalars(const Tensor& s) override { return m_cpu.read_scalars(s); }

@@ -155,25 +155,28 @@ public:
     void begin_step(Tensor& s) override {
         run([this, s]() mutable { m_cpu.begin_step(s); });
     }
-    void unscale_and_check_finite(std::span<Tensor* const> g, Tensor& s) override {
+    void unscale_and_check_finite(std::span<Tensor* const> g, Tensor& s,
+                                  std::span<const std::uint8_t> leave_scaled = {}) override {
         auto grads = copies(g);
-        run([this, grads, s]() mutable {
+        std::vector<std::uint8_t> flags(leave_scaled.begin(), leave_scaled.end());
+        run([this, grads, s, flags]() mutable {
             std::vector<Tensor*> ptrs;
             for (Tensor& t : *grads) ptrs.push_back(&t);
-            m_cpu.unscale_and_check_finite(ptrs, s);
+            m_cpu.unscale_and_check_finite(ptrs, s, flags);
         });
     }
     void optimizer_update(const OptimizerConfig& c, Tensor& p, const Tensor& g,
                           std::span<Tensor* const> slot_tensors, const Tensor& s, bool skip,
-                          Tensor* copy = nullptr) override {
+                          Tensor* copy = nullptr, bool unscale_grad = false) override {
         auto slot_copies = copies(slot_tensors);
         // The compute copy by value, as the other tensors (nullptr: none).
         auto copy_of = std::make_shared<std::optional<Tensor>>();
         if (copy) *copy_of = *copy;
-        run([this, c, p, g, slot_copies, s, skip, copy_of]() mutable {
+        run([this, c, p, g, slot_copies, s, skip, copy_of, unscale_grad]() mutable {
             std::vector<Tensor*> ptrs;
             for (Tensor& t : *slot_copies) ptrs.push_back(&t);
-            m_cpu.optimizer_update(c, p, g, ptrs, s, skip, *copy_of ? &**copy_of : nullptr);
+            m_cpu.optimizer_update(c, p, g, ptrs, s, skip, *copy_of ? &**copy_of : nullptr,
+                                   unscale_grad);
         });
     }
     void finish_step(const LossScaleConfig& c, Tensor& s) override {

@@ -382,13 +382,14 @@ public:
         CHECK_EQ(settles.steps.back().loss_scale, 524288.0);
         // Where each skipped step overflowed (the ledger), as the text says: at 2^24 all 18
         // gradients, dense_9's kernel first; at 2^23 dense_9's and dense_8's; at 2^21 and 2^20
-        // dense_9's only.
+        // dense_9's only. The ledger lists them as the backward pass writes them: dense_8's bias
+        // gradient comes out of its fused dZ step, before its kernel's GEMM.
         using Names = std::vector<std::string>;
         const auto overflowed = [&](std::size_t i) { return settles.steps[i].overflowed; };
         CHECK_EQ(overflowed(0).size(), std::size_t{18});
         CHECK_EQ(overflowed(0).front(), std::string("dense_9/kernel"));
         CHECK_EQ(overflowed(1),
-                 Names({"dense_9/kernel", "dense_9/bias", "dense_8/kernel", "dense_8/bias"}));
+                 Names({"dense_9/kernel", "dense_9/bias", "dense_8/bias", "dense_8/kernel"}));
         CHECK_EQ(overflowed(3), Names({"dense_9/kernel", "dense_9/bias"}));
         CHECK_EQ(overflowed(4), Names({"dense_9/kernel", "dense_9/bias"}));
         CHECK(overflowed(5).empty());
@@ -433,6 +434,10 @@ public:
         CHECK_EQ(f32[MemCategory::Master], std::size_t{0});
         CHECK_EQ(mixed[MemCategory::Master], f32[MemCategory::Weights]);      // float32 master copy
         CHECK_EQ(mixed[MemCategory::Weights] * 2, f32[MemCategory::Weights]); // float16 copy
+        // Every gradient in float16 (no float32 copy of the weight gradients: the optimizer
+        // widens them) but the float32 logits' (256 x 10), as the text says.
+        CHECK_EQ(mixed[MemCategory::Gradients] * 2,
+                 f32[MemCategory::Gradients] + std::size_t{8 * 256 * 10});
         const double activations = static_cast<double>(mixed[MemCategory::Activations]) /
                                    static_cast<double>(f32[MemCategory::Activations]);
         CHECK_MSG(activations < 0.6, (text(activations)));

@@ -18,6 +18,7 @@
 #include "core/numeric/policy.h"
 #include "core/optim/loss_scale.h"
 #include "core/optim/loss_scale_rule.h"
+#include "core/optim/optimizer_config.h"
 #include "tests/unit/check_throws.h"
 #include "tests/unit/files.h"
 #include "tests/unit/unit_test.h"
@@ -419,6 +420,80 @@ public:
         }
     }
 
+    // A gradient the optimizer unscales (issue 26: a mixed layer's 16-bit gradient with no cast
+    // back) is only checked: its bytes stay, and it counts as non-finite exactly when the float32
+    // gradient a cast and the unscale would have made is, a finite bfloat16 value whose product
+    // overflows float32 included. The ledger names it by its place in the list.
+    void leftScaledGradientsAreOnlyChecked() {
+        CpuBackend backend;
+        HostScalars scalars;
+        scalars.values.loss_scale = 1024.0;
+        HostTensor h(DType::Float16, {1.0, -2.0, 65504.0, std::ldexp(1.0, -24)});
+        HostTensor f(DType::Float32, {1.5, 3.0});
+        HostTensor b(DType::BFloat16, {std::ldexp(1.0, 40), -0.5});
+        const std::vector<unsigned char> h_bytes = h.bytes(), b_bytes = b.bytes();
+        Tensor* grads[] = {&h.tensor, &f.tensor, &b.tensor};
+        const std::vector<std::uint8_t> leave = {1, 0, 1};
+        backend.begin_step(scalars.tensor);
+        backend.unscale_and_check_finite(grads, scalars.tensor, leave);
+        CHECK(h.bytes() == h_bytes);
+        CHECK(b.bytes() == b_bytes);
+        CHECK_EQ(f.values(), (std::vector<double>{1.5 / 1024, 3.0 / 1024}));
+        CHECK_EQ(scalars.values.found_inf, 0);
+        CHECK_EQ(scalars.values.nonfinite_mask, std::uint64_t(0));
+        // 1 / 2^-100 = 2^100: 2^40 · 2^100 overflows float32 (the cast-and-unscale route's inf),
+        // 65504 · 2^100 does not.
+        scalars.values.loss_scale = std::ldexp(1.0, -100);
+        backend.begin_step(scalars.tensor);
+        Tensor* scaled_only[] = {&h.tensor, &b.tensor};
+        const std::vector<std::uint8_t> both = {1, 1};
+        backend.unscale_and_check_finite(scaled_only, scalars.tensor, both);
+        CHECK_EQ(scalars.values.found_inf, 1);
+        CHECK_EQ(scalars.values.nonfinite_mask, nonfinite_bit(1));
+        CHECK(h.bytes() == h_bytes);
+        CHECK(b.bytes() == b_bytes);
+        // One flag per gradient, or none.
+        const std::vector<std::uint8_t> short_list = {1};
+        CHECK_THROWS(Error, backend.unscale_and_check_finite(grads, scalars.tensor, short_list));
+    }
+
+    // optimizer_update's unscale_grad: a float32 master updated from a float16 gradient that
+    // still carries the loss scale gets the bits of the update from the float32 gradient a cast
+    // and the unscale make (loss scale 1000: its reciprocal is not a power of two).
+    void updateUnscalesWhatWasLeftScaled() {
+        const std::vector<double> raw = {1.0, -3.0, 1234.5, -0.0625, 77.0, 6.0e-8, 0.0, 2.5};
+        const std::vector<double> w0 = {0.5, -0.25, 1.0, 2.0, -1.5, 0.125, 3.0, -2.0};
+        OptimizerConfig config = optimizer_defaults(OptimizerType::Adam);
+        CpuBackend backend;
+        HostScalars scalars;
+        scalars.values.loss_scale = 1000.0;
+        scalars.values.iterations = 3;
+        // The route with a cast: float16 → float32 (exact), unscale in place, update.
+        HostTensor g16(DType::Float16, raw);
+        HostTensor g32(DType::Float32, g16.values());
+        Tensor* cast_grads[] = {&g32.tensor};
+        const std::vector<double> zeros(raw.size(), 0.0);
+        HostTensor w_cast(DType::Float32, w0), m_cast(DType::Float32, w0);
+        HostTensor v_cast(DType::Float32, zeros);
+        Tensor* slots_cast[] = {&m_cast.tensor, &v_cast.tensor};
+        backend.unscale_and_check_finite(cast_grads, scalars.tensor);
+        backend.optimizer_update(config, w_cast.tensor, g32.tensor, slots_cast, scalars.tensor,
+                                 true);
+        // The widened route: the float16 gradient as it is, unscaled by the update.
+        HostTensor w(DType::Float32, w0), m(DType::Float32, w0), v(DType::Float32, zeros);
+        Tensor* slots[] = {&m.tensor, &v.tensor};
+        backend.optimizer_update(config, w.tensor, g16.tensor, slots, scalars.tensor, true, nullptr,
+                                 true);
+        CHECK(w.bytes() == w_cast.bytes());
+        CHECK(m.bytes() == m_cast.bytes());
+        CHECK(v.bytes() == v_cast.bytes());
+        // Only a float32 or float64 parameter may unscale its gradient.
+        HostTensor w16(DType::Float16, w0), m16(DType::Float16, w0), v16(DType::Float16, zeros);
+        Tensor* slots16[] = {&m16.tensor, &v16.tensor};
+        CHECK_THROWS(Error, backend.optimizer_update(config, w16.tensor, g16.tensor, slots16,
+                                                     scalars.tensor, true, nullptr, true));
+    }
+
     void scalarsRoundTrip() {
         CpuBackend backend;
         HostScalars scalars;
@@ -439,4 +514,5 @@ public:
 MANTISSA_TEST_MAIN(TestLossScaler, presets, names, resolveAuto, validation, sequence,
                    kerasGrowsAfter2000, growthStopsAtFloat32Max, pytorchBacksOffBelowOne,
                    autoIsAnError, unscaleDetectsNonFinite, unscaleCleanAndAccumulates,
-                   unscaleExactForPowerOfTwo, unscaleRoundsOnce, scalarsRoundTrip)
+                   unscaleExactForPowerOfTwo, unscaleRoundsOnce, leftScaledGradientsAreOnlyChecked,
+                   updateUnscalesWhatWasLeftScaled, scalarsRoundTrip)

@@ -71,16 +71,20 @@ public:
                  2 * 4 * kMlpSmallParams); // Adam m, v in float32
         CHECK_EQ(plan->loss_scale.mode, LossScaleMode::Dynamic);
         // Casts: the input to float16, the logits back to float32, and, backward, the logits'
-        // gradient to float16 and the 6 variables' gradients back to float32. The 6 float16
-        // weight copies are written by the optimizer's steps (issue 26), not by casts.
+        // gradient to float16. The 6 float16 weight copies are written by the optimizer's step
+        // and the 6 float16 gradients widened and unscaled by it (issue 26), not by casts.
         CHECK_EQ(count_casts(*plan, "cast float32→float16"), 2);
-        CHECK_EQ(count_casts(*plan, "cast float16→float32"), 1 + 6); // logits + 6 gradients back
+        CHECK_EQ(count_casts(*plan, "cast float16→float32"), 1); // the logits
+        // Gradients: the 6 variables' and each Dense output's in float16, and the float32
+        // logits' (the float32 softmax's input, cast from the last Dense layer's output).
+        CHECK_EQ(plan->memory[MemCategory::Gradients],
+                 2 * kMlpSmallParams + 2 * 128 * (128 + 128 + 10) + 4 * 128 * 10);
         // One optimizer step updates the 6 variables and writes their 6 copies.
         int updates = 0;
         for (const PlanStep& step : plan->steps) {
             if (step.phase != StepPhase::Update || step.op.rfind("adam", 0) != 0) continue;
             ++updates;
-            CHECK_EQ(step.op, std::string("adam ×6+cast→float16"));
+            CHECK_EQ(step.op, std::string("adam ×6 (unscale float16 grads)+cast→float16"));
             for (const PlanParam& p : plan->params)
                 CHECK(std::find(step.outputs.begin(), step.outputs.end(), p.compute_copy) !=
                       step.outputs.end());
@@ -160,6 +164,86 @@ public:
                  LossScaleMode::None);
         CHECK_EQ(compile_policy(backend, mlp_small(), "float32")->loss_scale.mode,
                  LossScaleMode::None);
+    }
+    // A mixed layer's gradient is not cast back: the optimizer reads the compute-dtype gradient,
+    // widens it exactly and, under loss scaling, unscales it (the unscale step only checks it;
+    // issue 26). So the plan has no gradient casts and no float32 gradient copies, and training
+    // gives the very bits of the plan that keeps the casts (reduce_gradients, as data-parallel
+    // training compiles it): mixed_bfloat16; mixed_float16 without scaling; and mixed_float16
+    // under dynamic scaling from 2^30, whose first steps overflow float16 and are skipped
+    // exactly as before, the ledger naming the same gradients.
+    void optimizerWidensTheComputeGradients() {
+        struct Case {
+            const char* policy;
+            LossScaleMode mode;
+        };
+        for (const Case& c : {Case{"mixed_bfloat16", LossScaleMode::None},
+                              Case{"mixed_float16", LossScaleMode::None},
+                              Case{"mixed_float16", LossScaleMode::Dynamic}}) {
+            const bool scaled = c.mode != LossScaleMode::None;
+            const std::string name = std::string(c.policy) + (scaled ? " scaled" : "");
+            const DType compute = policy_from_name(c.policy).compute;
+            const std::string d(dtype_name(compute));
+            CpuBackend backend;
+            Model model(mlp_small(), policy_from_name(c.policy));
+            CompileOptions options;
+            options.policy = policy_from_name(c.policy);
+            options.batch_size = 32;
+            options.optimizer = optimizer_defaults(OptimizerType::Adam);
+            options.loss_scale.mode = c.mode;
+            options.loss_scale.initial = 1073741824.0;
+            const auto widened = compile(model, options, backend);
+            options.reduce_gradients = true;
+            const auto casts = compile(model, options, backend);
+
+            CHECK_MSG(count_casts(*widened, "cast " + d + "→float32") == 1, name); // the logits
+            CHECK_MSG(count_casts(*casts, "cast " + d + "→float32") == 1 + 6, name);
+            for (const PlanParam& p : widened->params)
+                CHECK_MSG(widened->tensor(p.grad).dtype == compute, name + " " + p.name);
+            const auto update_ops = [](const Plan& plan) {
+                std::string ops;
+                for (const PlanStep& step : plan.steps)
+                    if (step.phase == StepPhase::Update) ops += step.op + "; ";
+                return ops;
+            };
+            const std::string grads = scaled ? " (unscale " + d + " grads)" : " (" + d + " grads)";
+            const std::string scale_step = scaled ? "check_finite; " : "";
+            CHECK_EQ(update_ops(*widened),
+                     scale_step + "adam ×6" + grads + "+cast→" + d + "; update_loss_scale; ");
+            CHECK_EQ(update_ops(*casts), (scaled ? "unscale+check_finite; " : "") +
+                                             std::string("adam ×6+cast→") + d +
+                                             "; update_loss_scale; ");
+            // The float32 gradient of every variable is gone, nothing else.
+            CHECK_EQ(casts->memory[MemCategory::Gradients] -
+                         widened->memory[MemCategory::Gradients],
+                     4 * kMlpSmallParams);
+
+            widened->initialize(backend, 11);
+            casts->initialize(backend, 11);
+            DeviceSplit data(backend, synthetic_mnist_split(64, 7));
+            int skipped = 0;
+            for (int step = 0; step < 24; ++step) {
+                RunContext ctx;
+                ctx.step = static_cast<std::uint64_t>(step);
+                ctx.batch = data.batch((step % 2) * 32, 32);
+                widened->train_step(backend, ctx);
+                casts->train_step(backend, ctx);
+                const StepScalars a = backend.read_scalars(widened->tensor(widened->scalars));
+                const StepScalars b = backend.read_scalars(casts->tensor(casts->scalars));
+                CHECK_MSG(a.skipped == b.skipped && a.nonfinite_mask == b.nonfinite_mask &&
+                              a.loss_scale == b.loss_scale && a.loss_sum == b.loss_sum,
+                          name + " step " + std::to_string(step + 1));
+                skipped += a.skipped;
+            }
+            CHECK_MSG((skipped > 0) == (scaled && compute == DType::Float16), name);
+            const ModelWeights a = read_model_weights(*widened, backend);
+            const ModelWeights b = read_model_weights(*casts, backend);
+            CHECK_EQ(a.tensors.size(), b.tensors.size());
+            for (std::size_t t = 0; t < a.tensors.size(); ++t)
+                CHECK_MSG(a.tensors[t].data == b.tensors[t].data,
+                          name + ": " + a.tensors[t].name + " differs");
+            CHECK_EQ(stale_compute_copy(*widened), std::string());
+        }
     }
     // A Dense layer's elementwise derivative and its bias gradient are one step for every
     // elementwise activation, GELU included (its derivative reads the pre-activation), so an
@@ -394,6 +478,7 @@ public:
 
 MANTISSA_TEST_MAIN(TestPlan, memoryFloat32, memoryMixedFloat16, computeCopiesFollowTheirMasters,
                    pureFloat16KeepsEverythingIn16Bits, bfloat16NeedsNoLossScaling,
-                   derivativeAndBiasGradientAreOneStep, flopsPerStep, shapeErrorsNameTheLayer, lint,
-                   describedSpecIsWhatBindRuns, quantisedSpecBindsOnlyWhereTheEngineQuantises,
-                   inferenceOnlySpecRunsForwardOnly, unknownLayerPolicyIsAConfigError)
+                   optimizerWidensTheComputeGradients, derivativeAndBiasGradientAreOneStep,
+                   flopsPerStep, shapeErrorsNameTheLayer, lint, describedSpecIsWhatBindRuns,
+                   quantisedSpecBindsOnlyWhereTheEngineQuantises, inferenceOnlySpecRunsForwardOnly,
+                   unknownLayerPolicyIsAConfigError)

@@ -285,24 +285,34 @@ public:
     // Zeroes found_inf, nonfinite_mask, loss_sum, correct and examples.
     virtual void begin_step(Tensor& scalars) = 0;
     // g *= 1 / loss_scale for every gradient; found_inf = 1 if any element is inf or NaN, and
-    // nonfinite_mask gets nonfinite_bit(i) for each grads[i] that held one.
-    virtual void unscale_and_check_finite(std::span<Tensor* const> grads, Tensor& scalars) = 0;
+    // nonfinite_mask gets nonfinite_bit(i) for each grads[i] that held one. A gradient that
+    // `leave_scaled` marks (empty, or one flag per gradient) is the optimizer's to unscale
+    // (optimizer_update's `unscale_grad`): it is not written, and an element counts as non-finite
+    // when its float32 value times float32(1 / loss_scale) is, as a float32 gradient cast from
+    // it and unscaled would be (issue 26: a mixed layer's 16-bit gradient needs no cast back).
+    virtual void unscale_and_check_finite(std::span<Tensor* const> grads, Tensor& scalars,
+                                          std::span<const std::uint8_t> leave_scaled = {}) = 0;
     // One optimizer update of `param` from `grad` and its slots (update_rules.h). When
     // `skip_if_found_inf` and scalars.found_inf, nothing is written. t = scalars.iterations + 1.
     // With `compute_copy` (a mixed policy's compute-dtype copy of its master variable, the same
     // shape), the updated parameter is written there too, rounded once as cast() rounds it, so
     // that the next forward reads it with no cast step of its own (issue 26: PyTorch's and
     // Apex's fused optimizers write the low-precision copy the same way); a skipped step leaves
-    // it, like the parameter, as it was.
+    // it, like the parameter, as it was. A gradient of another dtype than the parameter's is
+    // widened exactly; with `unscale_grad` (one unscale_and_check_finite left scaled) each
+    // element is then multiplied by float32(1 / loss_scale), the value the unscale would have
+    // written into a float32 gradient.
     virtual void optimizer_update(const OptimizerConfig& config, Tensor& param, const Tensor& grad,
                                   std::span<Tensor* const> slot_tensors, const Tensor& scalars,
-                                  bool skip_if_found_inf, Tensor* compute_copy = nullptr) = 0;
+                                  bool skip_if_found_inf, Tensor* compute_copy = nullptr,
+                                  bool unscale_grad = false) = 0;
     // One parameter of optimizer_update_all: what optimizer_update takes for it.
     struct ParamUpdate {
         Tensor* param = nullptr;
         const Tensor* grad = nullptr;
         std::vector<Tensor*> slot_tensors; // not "slots": Qt defines that word away
         Tensor* compute_copy = nullptr;    // none: nullptr
+        bool unscale_grad = false;
     };
     // optimizer_update for every parameter of `params`, each with the same arithmetic; an engine
     // may update several in one pass (the CUDA engine: one launch for up to 24 float32 tensors,
@@ -312,7 +322,7 @@ public:
                                       bool skip_if_found_inf) {
         for (const ParamUpdate& p : params)
             optimizer_update(config, *p.param, *p.grad, p.slot_tensors, scalars, skip_if_found_inf,
-                             p.compute_copy);
+                             p.compute_copy, p.unscale_grad);
     }
     // Ends a step: scale_used, skipped, the next loss scale (next_loss_scale), iterations, and
     // the next batch's position (advance_batch_position).

@@ -322,32 +322,35 @@ void Float64Reference::begin_step(Tensor& scalars) {
     m_cpu->begin_step(scalars);
 }
 
-void Float64Reference::unscale_and_check_finite(std::span<Tensor* const> grads, Tensor& scalars) {
+void Float64Reference::unscale_and_check_finite(std::span<Tensor* const> grads, Tensor& scalars,
+                                                std::span<const std::uint8_t> leave_scaled) {
     Widened w;
     std::vector<Tensor*> wide;
     for (Tensor* g : grads) wide.push_back(&w.out(*g));
-    m_cpu->unscale_and_check_finite(wide, scalars);
+    // A gradient left scaled is checked in float64 and written back as it was read.
+    m_cpu->unscale_and_check_finite(wide, scalars, leave_scaled);
     w.write_back();
 }
 
 void Float64Reference::optimizer_update(const OptimizerConfig& config, Tensor& param,
                                         const Tensor& grad, std::span<Tensor* const> slot_tensors,
                                         const Tensor& scalars, bool skip_if_found_inf,
-                                        Tensor* compute_copy) {
+                                        Tensor* compute_copy, bool unscale_grad) {
     if (!is_emulated_float(param.dtype)) {
         Widened w;
         std::vector<Tensor*> slots;
         for (Tensor* s : slot_tensors) slots.push_back(&w.out(*s));
-        m_cpu->optimizer_update(config, w.out(param), w.in(grad), slots, scalars,
-                                skip_if_found_inf);
+        m_cpu->optimizer_update(config, w.out(param), w.in(grad), slots, scalars, skip_if_found_inf,
+                                nullptr, unscale_grad);
         w.write_back();
         // The copy as this reference's own cast writes it (a cast step did, before issue 26).
         if (compute_copy && !(skip_if_found_inf && m_cpu->read_scalars(scalars).found_inf))
             cast(param, *compute_copy);
         return;
     }
-    if (compute_copy)
-        throw Error(ErrorKind::Internal, "optimizer_update: a compute copy of a 16/8-bit variable");
+    if (compute_copy || unscale_grad)
+        throw Error(ErrorKind::Internal, "optimizer_update: a compute copy of, or a gradient "
+                                         "unscaled by, a 16/8-bit variable");
     // A 16/8-bit variable: every operation rounded, one element at a time (update_rules.h).
     const StepScalars s = m_cpu->read_scalars(scalars);
     if (skip_if_found_inf && s.found_inf) return;

@@ -68,10 +68,12 @@ public:
     bool supports_fp8_gemm() const override { return true; }
     void quantize_fp8(const Fp8QuantArgs& args) override { m_cpu->quantize_fp8(args); }
     void begin_step(Tensor& scalars) override;
-    void unscale_and_check_finite(std::span<Tensor* const> grads, Tensor& scalars) override;
+    void unscale_and_check_finite(std::span<Tensor* const> grads, Tensor& scalars,
+                                  std::span<const std::uint8_t> leave_scaled = {}) override;
     void optimizer_update(const OptimizerConfig& config, Tensor& param, const Tensor& grad,
                           std::span<Tensor* const> slot_tensors, const Tensor& scalars,
-                          bool skip_if_found_inf, Tensor* compute_copy = nullptr) override;
+                          bool skip_if_found_inf, Tensor* compute_copy = nullptr,
+                          bool unscale_grad = false) override;
     void finish_step(const LossScaleConfig& config, Tensor& scalars) override;
     StepScalars read_scalars(const Tensor& scalars) override;
     void write_scalars(const StepScalars& values, Tensor& scalars) override;

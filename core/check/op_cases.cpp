@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <iterator>
 #include <limits>
 #include <optional>
 #include <utility>
@@ -812,6 +813,105 @@ Body multi_update_body(DType dt, bool overflow) {
     };
 }
 
+// optimizer_update_all reading gradients as they are (issue 26: a mixed layer's 16-bit gradient
+// is not cast back; the optimizer widens it, exactly, and unscales it): Adam or centered RMSprop
+// with momentum over 64 x 96, 16 x 24 and 7 x 13 parameters whose gradients are `dt` (float32
+// masters with `dt` compute copies for 16-bit dt, bfloat16 copies for float32; float64 masters
+// without copies for float64), and an 8 x 16 one with a float32 gradient and no copy (a
+// normalization layer's gamma), so the CUDA engine's multi-tensor launches take two gradient
+// dtypes and 7 x 13 its generic kernel. With `scaled` the gradients carry a loss scale of 512:
+// the unscale step unscales the 8 x 16 one and only checks the others (leave_scaled), which the
+// update unscales as it reads them; `overflow` puts an inf into the third gradient, which must
+// set its ledger bit and skip the step.
+Body widened_grads_update_body(DType dt, OptimizerType type, bool scaled, bool overflow) {
+    return [dt, type, scaled, overflow](CaseContext& c) {
+        const DType param_dt = dt == DType::Float64 ? DType::Float64 : DType::Float32;
+        const bool copies = dt != DType::Float64; // a float32 master's compute copy
+        const DType copy_dt = dt == DType::Float32 ? DType::BFloat16 : dt;
+        OptimizerConfig config = optimizer_defaults(type);
+        if (type == OptimizerType::RMSprop) {
+            config.momentum = 0.5;
+            config.centered = true;
+        }
+        struct Shape2 {
+            std::int64_t m, k;
+            bool widened;
+        };
+        const Shape2 shapes[] = {{64, 96, true}, {8, 16, false}, {16, 24, true}, {7, 13, true}};
+        const auto slot_count = static_cast<std::size_t>(optimizer_slot_count(config));
+        const double gradient_scale = scaled ? 512.0 : 1.0;
+        std::vector<Twin*> outs;
+        struct Param {
+            Twin *param, *grad, *copy;
+            std::vector<Twin*> slots;
+        };
+        std::vector<Param> params;
+        std::vector<std::uint8_t> leave_scaled;
+        for (std::size_t i = 0; i < std::size(shapes); ++i) {
+            const auto [m, k, widened] = shapes[i];
+            const std::string n = std::to_string(i);
+            std::vector<double> g = random_values(m * k, 140 + i, 0.5 * gradient_scale);
+            if (overflow && i == 2) g[7] = std::numeric_limits<double>::infinity();
+            Param p;
+            p.param = &c.make("param" + n, param_dt, {m, k}, random_values(m * k, 150 + i, 1.0));
+            p.grad = &c.make("grad" + n, widened ? dt : DType::Float32, {m, k}, g);
+            for (std::size_t s = 0; s < slot_count; ++s)
+                p.slots.push_back(&c.make("slot" + n + std::to_string(s), param_dt, {m, k},
+                                          positive(random_values(m * k, 160 + 3 * i + s, 0.01))));
+            p.copy = widened && copies
+                         ? &c.make("copy" + n, copy_dt, {m, k}, random_values(m * k, 170 + i, 1.0))
+                         : nullptr;
+            outs.push_back(p.param);
+            outs.insert(outs.end(), p.slots.begin(), p.slots.end());
+            if (p.copy) outs.push_back(p.copy);
+            // A left-scaled gradient must come out as it went in; the float32 one unscaled.
+            if (scaled && !overflow) outs.push_back(p.grad);
+            params.push_back(p);
+            leave_scaled.push_back(widened ? 1 : 0);
+        }
+        Twin& scalars = c.make("scalars", DType::UInt8, {sizeof(StepScalars)});
+        StepScalars initial;
+        initial.loss_scale = gradient_scale;
+        initial.iterations = 4;
+        LossScaleConfig loss_scale = keras_loss_scale();
+        if (!scaled) loss_scale.mode = LossScaleMode::None;
+        StepScalars after[2];
+        c.both([&](Backend& be, int i) {
+            Tensor& sc = scalars.on(i);
+            std::vector<Tensor*> grads;
+            std::vector<Backend::ParamUpdate> all;
+            for (std::size_t j = 0; j < params.size(); ++j) {
+                const Param& p = params[j];
+                grads.push_back(&p.grad->on(i));
+                Backend::ParamUpdate u;
+                u.param = &p.param->on(i);
+                u.grad = &p.grad->on(i);
+                for (Twin* s : p.slots) u.slot_tensors.push_back(&s->on(i));
+                u.compute_copy = p.copy ? &p.copy->on(i) : nullptr;
+                u.unscale_grad = scaled && leave_scaled[j] != 0;
+                all.push_back(std::move(u));
+            }
+            be.write_scalars(initial, sc);
+            be.begin_step(sc);
+            if (scaled) be.unscale_and_check_finite(grads, sc, leave_scaled);
+            be.optimizer_update_all(config, all, sc, scaled);
+            be.finish_step(loss_scale, sc);
+            after[i] = be.read_scalars(sc);
+        });
+        for (const StepScalars& a : after) {
+            if ((a.skipped != 0) != overflow || a.iterations != (overflow ? 4 : 5))
+                throw Error(ErrorKind::Internal, "the step was not skipped exactly when it "
+                                                 "overflowed");
+            if (a.nonfinite_mask != (overflow ? nonfinite_bit(2) : 0))
+                throw Error(ErrorKind::Internal,
+                            "nonfinite_mask " + std::to_string(a.nonfinite_mask) +
+                                ": the ledger must name the third gradient exactly when it held "
+                                "the inf");
+        }
+        return outs;
+    };
+}
+
 // The skipped-step ledger (issue 27): 40 gradients (the CUDA engine unscales 32 a launch), an inf
 // or NaN in four of them; both engines must set exactly those four bits of nonfinite_mask, and
 // leave the finite gradients unscaled alike.
@@ -916,6 +1016,23 @@ void add_step_end(Table& t, DType dt) {
           multi_tol, multi_update_body(dt, false));
     t.add("unscale+rmsprop ×3+finish_step", dt, "64x96, 8x16, 7x13 (inf: skipped)", same, multi_tol,
           multi_update_body(dt, true));
+    // Masters reading this case's gradients as they are (16-bit ones widened), without loss
+    // scaling and with it (the unscale step leaves them scaled, the update unscales them),
+    // applied and skipped; against float64 the copies' tolerance.
+    const double widened_tol =
+        dt == DType::Float32 ? dtype_tolerance(DType::BFloat16) : dtype_tolerance(dt);
+    const std::string shapes = "64x96, 8x16 float32, 16x24, 7x13";
+    for (OptimizerType type : {OptimizerType::Adam, OptimizerType::RMSprop}) {
+        const std::string opt = optimizer_type_name(type);
+        t.add(opt + " ×4 (grads as they are)+finish_step", dt, shapes, same, widened_tol,
+              widened_grads_update_body(dt, type, false, false));
+        t.add("check_finite+" + opt + " ×4 (grads unscaled in the update)+finish_step", dt,
+              shapes + ", loss scale 512", same, widened_tol,
+              widened_grads_update_body(dt, type, true, false));
+    }
+    t.add("check_finite+adam ×4 (grads unscaled in the update)+finish_step", dt,
+          shapes + ", loss scale 512 (inf: skipped)", same, widened_tol,
+          widened_grads_update_body(dt, OptimizerType::Adam, true, true));
     // Learning-rate schedules (issue 29): the CUDA kernel computes the step's rate from its own
     // counters (lr_schedule.h), the CPU engine from the same scalars. OneCycle moves PyTorch
     // AdamW's rate and its decay factor; CosineDecay's warmup, Keras RMSprop's (a float32 rate).

@@ -2,6 +2,10 @@
 // The order of steps here is the order they run in; nothing is decided at run time.
 #include "core/plan/describe.h"
 
+#include <algorithm>
+#include <cstdint>
+#include <vector>
+
 #include "core/error.h"
 #include "core/plan/lint.h"
 #include "core/plan/lower/layer_steps.h"
@@ -35,6 +39,7 @@ PlanSpec describe(const Model& model, const CompileOptions& options) {
     spec.loss_scale = resolve_loss_scale(options.loss_scale, options.policy);
     validate_loss_scale(spec.loss_scale);
     spec.lint = lint_model(model, spec.loss_scale);
+    spec.optimizer_reads_compute_gradients = !options.reduce_gradients;
 
     ModelAnalysis analysis = model.analyze();
     for (std::size_t i = 0; i < model.size(); ++i) {
@@ -126,43 +131,65 @@ PlanSpec describe(const Model& model, const CompileOptions& options) {
     }
     b.drop_unread_compute_copies();
     const LossScaleConfig scale = spec.loss_scale;
+    // A gradient in another dtype than its variable's (a mixed layer's, left for the optimizer to
+    // widen) is unscaled by the optimizer as it reads it; the unscale step only checks it.
+    std::vector<std::uint8_t> widened;
+    for (const PlanParam& p : spec.params)
+        widened.push_back(spec.tensor(p.grad).dtype != spec.tensor(p.variable).dtype ? 1 : 0);
+    const bool all_widened =
+        !widened.empty() && std::find(widened.begin(), widened.end(), 0) == widened.end();
     if (scale.mode != LossScaleMode::None) {
         std::vector<TensorId> grad_ids;
         for (const PlanParam& p : spec.params) grad_ids.push_back(p.grad);
-        StepSpec unscale = make_step("unscale+check_finite",
-                                     [grad_ids, scalars](const BoundTensors& t) -> StepRun {
-                                         std::vector<Tensor*> grads;
-                                         for (TensorId id : grad_ids) grads.push_back(t.ptr(id));
-                                         Tensor* S = t.ptr(scalars);
-                                         return [grads, S](Backend& be, const RunContext&) {
-                                             be.unscale_and_check_finite(grads, *S);
-                                         };
-                                     });
+        StepSpec unscale =
+            make_step(all_widened ? "check_finite" : "unscale+check_finite",
+                      [grad_ids, scalars, widened](const BoundTensors& t) -> StepRun {
+                          std::vector<Tensor*> grads;
+                          for (TensorId id : grad_ids) grads.push_back(t.ptr(id));
+                          Tensor* S = t.ptr(scalars);
+                          return [grads, S, widened](Backend& be, const RunContext&) {
+                              be.unscale_and_check_finite(grads, *S, widened);
+                          };
+                      });
         unscale.inputs = grad_ids;
-        unscale.outputs = grad_ids;
+        for (std::size_t i = 0; i < grad_ids.size(); ++i)
+            if (!widened[i]) unscale.outputs.push_back(grad_ids[i]);
         unscale.checks_finite = true;
         updates.push_back(std::move(unscale));
     }
     const bool gate = scale.mode == LossScaleMode::Dynamic;
     const OptimizerConfig opt = options.optimizer;
     // One step updates every variable (Backend::optimizer_update_all: one pass on engines that
-    // fuse it), writing the compute copies the next forward reads ("+cast→"; issue 26).
-    std::string copy_dtypes;
+    // fuse it), reading the gradients a mixed layer left in its compute dtype ("(bfloat16
+    // grads)", "(unscale float16 grads)" under loss scaling) and writing the compute copies the
+    // next forward reads ("+cast→"; issue 26).
+    std::string copy_dtypes, grad_dtypes;
+    const auto add_dtype = [](std::string& list, DType dtype) {
+        const std::string d(dtype_name(dtype));
+        if (("/" + list + "/").find("/" + d + "/") == std::string::npos)
+            list += (list.empty() ? "" : "/") + d;
+    };
     for (const PlanParam& p : spec.params) {
-        if (p.compute_copy == kNoTensor) continue;
-        const std::string d(dtype_name(spec.tensor(p.compute_copy).dtype));
-        if (("/" + copy_dtypes + "/").find("/" + d + "/") == std::string::npos)
-            copy_dtypes += (copy_dtypes.empty() ? "" : "/") + d;
+        if (p.compute_copy != kNoTensor) add_dtype(copy_dtypes, spec.tensor(p.compute_copy).dtype);
+        if (spec.tensor(p.grad).dtype != spec.tensor(p.variable).dtype)
+            add_dtype(grad_dtypes, spec.tensor(p.grad).dtype);
     }
     StepSpec update = make_step(
         std::string(optimizer_type_name(opt.type)) + " ×" + std::to_string(spec.params.size()) +
+            (grad_dtypes.empty()
+                 ? std::string()
+                 : std::string(" (") + (scale.mode != LossScaleMode::None ? "unscale " : "") +
+                       grad_dtypes + " grads)") +
             (copy_dtypes.empty() ? std::string() : "+cast→" + copy_dtypes),
-        [opt, params = spec.params, scalars, gate](const BoundTensors& t) -> StepRun {
+        [opt, params = spec.params, scalars, gate, widened,
+         scaled = scale.mode != LossScaleMode::None](const BoundTensors& t) -> StepRun {
             std::vector<Backend::ParamUpdate> all;
-            for (const PlanParam& p : params) {
+            for (std::size_t i = 0; i < params.size(); ++i) {
+                const PlanParam& p = params[i];
                 Backend::ParamUpdate u;
                 u.param = t.ptr(p.variable);
                 u.grad = t.ptr(p.grad);
+                u.unscale_grad = scaled && widened[i] != 0;
                 for (TensorId s : p.optimizer_slots) u.slot_tensors.push_back(t.ptr(s));
                 u.compute_copy = t.ptr(p.compute_copy); // nullptr: none
                 all.push_back(std::move(u));

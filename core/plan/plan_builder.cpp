@@ -104,14 +104,17 @@ TensorId PlanBuilder::cast(TensorId source, DType dtype) {
     return out;
 }
 
-PlanParam PlanBuilder::make_variable(const std::string& full, const Shape& shape) {
+PlanParam PlanBuilder::make_variable(const std::string& full, const Shape& shape,
+                                     bool variable_dtype_grad) {
     const bool mixed = m_policy.compute != m_policy.variable;
     PlanParam param;
     param.name = full;
     param.shape = shape;
     param.variable = add_tensor(full, m_policy.variable, shape,
                                 mixed ? MemCategory::Master : MemCategory::Weights);
-    param.grad = add_tensor("grad(" + full + ")", m_policy.variable, shape, MemCategory::Gradients);
+    if (variable_dtype_grad)
+        param.grad =
+            add_tensor("grad(" + full + ")", m_policy.variable, shape, MemCategory::Gradients);
     const int slots = m_spec.inference_only ? 0 : optimizer_slot_count(m_spec.optimizer);
     for (int slot = 0; slot < slots; ++slot)
         param.optimizer_slots.push_back(
@@ -142,7 +145,12 @@ PlanBuilder::ParamRef PlanBuilder::add_param(const std::string& name, const Shap
                                              std::int64_t fan_in, std::int64_t fan_out) {
     const std::string full = m_layer + "/" + name;
     const bool mixed = m_policy.compute != m_policy.variable;
-    PlanParam param = make_variable(full, shape);
+    // Without gradient reduction the cast back is the optimizer's to do: it widens each
+    // compute-dtype element exactly as a cast step would, and unscales it under loss scaling
+    // (issue 26: a launch and a float32 copy of every gradient fewer per step).
+    const bool optimizer_widens =
+        mixed && m_spec.optimizer_reads_compute_gradients && !m_spec.inference_only;
+    PlanParam param = make_variable(full, shape, !optimizer_widens);
     param.fan_in = fan_in;
     param.fan_out = fan_out;
     ParamRef ref{param.variable, param.grad};
@@ -168,6 +176,11 @@ PlanBuilder::ParamRef PlanBuilder::add_param(const std::string& name, const Shap
             // computed, with the cast's one rounding, instead of a cast step re-reading the
             // variable in the next forward (issue 26; describe.cpp's update steps).
             param.compute_copy = ref.value;
+        }
+        if (optimizer_widens) {
+            param.grad = ref.grad;
+            m_spec.params.push_back(std::move(param));
+            return ref;
         }
         StepSpec back;
         back.phase = StepPhase::Backward;

@@ -46,7 +46,8 @@ public:
     TensorId cast(TensorId source, DType dtype);
 
     // A trainable variable in the layer policy's variable dtype, plus, under a mixed policy, its
-    // compute-dtype copy and the gradient cast back. The layer reads `value` and writes `grad`,
+    // compute-dtype copy and the gradient cast back (none under
+    // PlanSpec::optimizer_reads_compute_gradients). The layer reads `value` and writes `grad`,
     // both in the compute dtype. A training plan's optimizer writes the copy as it updates the
     // variable (PlanParam::compute_copy); an inference plan casts it in the forward pass.
     struct ParamRef {
@@ -126,9 +127,10 @@ public:
 
 private:
     static MemCategory quant_category(QuantRole role);
-    // The variable, its gradient and optimizer slots in the variable dtype (add_param's part
-    // shared with add_statistics_param).
-    PlanParam make_variable(const std::string& full, const Shape& shape);
+    // The variable and its optimizer slots in the variable dtype, and its gradient there unless
+    // `variable_dtype_grad` is false (add_param's part shared with add_statistics_param).
+    PlanParam make_variable(const std::string& full, const Shape& shape,
+                            bool variable_dtype_grad = true);
     // A quantise step's persistent state (delayed scaling's history) and stats tensors.
     void add_quant_state(PlanQuant& q, const std::string& name);
     // Places a quantise step by its role and records it in PlanSpec::quant.

@@ -74,7 +74,9 @@ struct StepSpec {
 struct PlanParam {
     std::string name;              // "dense_1/kernel"
     TensorId variable = kNoTensor; // variable dtype (master under mixed policies)
-    TensorId grad = kNoTensor;     // gradient in the variable dtype (what the optimizer reads)
+    // What the optimizer reads: the gradient in the variable dtype, or, under
+    // PlanSpec::optimizer_reads_compute_gradients, the layer's compute-dtype gradient itself.
+    TensorId grad = kNoTensor;
     std::vector<TensorId> optimizer_slots; // optimizer state, variable dtype
     // A training plan's compute-dtype copy of the variable under a mixed policy, which the
     // optimizer step writes as it updates the variable (Backend::optimizer_update) and the next
@@ -137,6 +139,10 @@ struct CompileOptions {
     // over float8 codes (recipe.gemm resolved against the engine: resolve_fp8_gemm in
     // core/plan/fp8_lowering.h); else their inputs are quantised and decoded to float32.
     bool fp8_gemm = false;
+    // Data-parallel training: GradientSync reduces every PlanParam::grad, so each gradient stays
+    // in its variable dtype (a mixed layer keeps its cast step) and the reduction's numerics
+    // do not depend on the compute dtype.
+    bool reduce_gradients = false;
 };
 
 struct PlanSpec {
@@ -149,6 +155,11 @@ struct PlanSpec {
     std::int64_t param_count = 0;
     bool inference_only = false; // forward steps only; gradient tensors get no memory
     bool fp8_gemm = false;       // CompileOptions::fp8_gemm
+    // A mixed layer's variable gradient is its compute-dtype gradient itself, widened by the
+    // optimizer exactly as a cast step would (issue 26); under loss scaling the unscale step only
+    // checks it and the optimizer unscales it as it reads it. Not with gradient reduction
+    // (CompileOptions::reduce_gradients). Set by describe(), read by add_param.
+    bool optimizer_reads_compute_gradients = false;
 
     // Tensors without memory (data is null); an alias shares its source's bytes and counts none.
     std::vector<Tensor> tensors;

@@ -22,6 +22,12 @@ GradientSync::GradientSync(Plan& plan, Communicator& communicator, DType wire)
                                            std::string(dtype_name(wire)));
     for (const PlanParam& p : m_plan.params) {
         Tensor& grad = m_plan.tensor(p.grad);
+        // A plan compiled without CompileOptions::reduce_gradients may leave a mixed layer's
+        // gradient in its compute dtype; reducing it there would round the sum to 16 bits.
+        if (grad.dtype != m_plan.tensor(p.variable).dtype)
+            throw Error(ErrorKind::Internal,
+                        "gradient sync: '" + grad.name + "' is not in its variable's dtype; " +
+                            "compile the plan with CompileOptions::reduce_gradients");
         m_grads.push_back(&grad);
         const auto n = static_cast<std::size_t>(grad.numel());
         m_elements += n;

@@ -140,6 +140,7 @@ Trainer::Trainer(const Experiment& experiment, const Mnist& data, Backend& backe
     options.optimizer = m_experiment.optimizer;
     options.loss_scale = m_experiment.loss_scale;
     options.fp8_gemm = resolve_fp8_gemm(policy, &m_backend);
+    options.reduce_gradients = m_comm != nullptr; // GradientSync reads the variable-dtype ones
     m_backend.set_tf32(m_experiment.tf32);
     // Pure 16-bit policies overflow to inf/NaN often, in their weights too: NaN must show as on
     // the CPU, never be turned into 0 by a fused cuBLASLt ReLU.

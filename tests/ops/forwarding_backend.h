@@ -85,14 +85,16 @@ public:
         m_inner.exponent_histogram(x, counts_i32);
     }
     void begin_step(Tensor& scalars) override { m_inner.begin_step(scalars); }
-    void unscale_and_check_finite(std::span<Tensor* const> grads, Tensor& scalars) override {
-        m_inner.unscale_and_check_finite(grads, scalars);
+    void unscale_and_check_finite(std::span<Tensor* const> grads, Tensor& scalars,
+                                  std::span<const std::uint8_t> leave_scaled = {}) override {
+        m_inner.unscale_and_check_finite(grads, scalars, leave_scaled);
     }
     void optimizer_update(const OptimizerConfig& config, Tensor& param, const Tensor& grad,
                           std::span<Tensor* const> slot_tensors, const Tensor& scalars,
-                          bool skip_if_found_inf, Tensor* compute_copy = nullptr) override {
+                          bool skip_if_found_inf, Tensor* compute_copy = nullptr,
+                          bool unscale_grad = false) override {
         m_inner.optimizer_update(config, param, grad, slot_tensors, scalars, skip_if_found_inf,
-                                 compute_copy);
+                                 compute_copy, unscale_grad);
     }
     void finish_step(const LossScaleConfig& config, Tensor& scalars) override {
         m_inner.finish_step(config, scalars);

@@ -218,7 +218,8 @@ DiagramLayout lay_out(const PlanDigest& digest, const DiagramMetrics& m, int wid
         if (box.weight_casts > 0)
             tip += QStringLiteral("\nIts %1 weights are cast to %2 every step (%3 copies, "
                                   "written by the optimizer as it updates the weights; as many "
-                                  "gradients cast back).")
+                                  "gradients cast back, by the optimizer too without loss "
+                                  "scaling).")
                        .arg(dtype_text(box.variable), dtype_text(box.compute))
                        .arg(box.weight_casts);
         add_box(qs(box.name), subtitle, QStringLiteral("→ ") + qs(box.output_shape), box.output,

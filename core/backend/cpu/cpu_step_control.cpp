@@ -71,10 +71,12 @@ void store(const double* src, std::size_t offset, std::size_t count, Tensor& t) 
 
 // Widens each array chunk by chunk to W (float32, or float64 for float64 params), updates,
 // and narrows the weight and slots back (exact when `round` already rounded to their dtype).
+// With `unscale` each widened gradient element is multiplied by `inv_scale` first
+// (optimizer_update's unscale_grad).
 template <class W, class Round>
 void update_chunked(const OptimizerConfig& config, Tensor& param, const Tensor& grad,
                     std::span<Tensor* const> slot_tensors, std::size_t n, std::int64_t t,
-                    Round round) {
+                    Round round, bool unscale = false, W inv_scale = 1) {
     W w[kChunk];
     W g[kChunk];
     W slot_data[kMaxSlots][kChunk];
@@ -83,6 +85,7 @@ void update_chunked(const OptimizerConfig& config, Tensor& param, const Tensor& 
         const std::size_t count = std::min(kChunk, n - offset);
         load(param, offset, count, w);
         load(grad, offset, count, g);
+        if (unscale) for_each_index(count, [&](std::size_t i) { g[i] *= inv_scale; });
         for (std::size_t k = 0; k < slot_tensors.size(); ++k)
             load(*slot_tensors[k], offset, count, slot_ptrs[k]);
         apply_update(config, w, g, slot_ptrs, count, t, round);
@@ -128,7 +131,8 @@ void update_chunked_16bit(const OptimizerConfig& config, Tensor& param, const Te
 }
 
 void check_update_operands(const OptimizerConfig& config, const Tensor& param, const Tensor& grad,
-                           std::span<Tensor* const> slot_tensors, const Tensor* compute_copy) {
+                           std::span<Tensor* const> slot_tensors, const Tensor* compute_copy,
+                           bool unscale_grad) {
     const auto fail = [&](const std::string& what) {
         throw Error(ErrorKind::InvalidArgument, std::string("optimizer_update(") +
                                                     optimizer_type_name(config.type) + ", '" +
@@ -151,6 +155,9 @@ void check_update_operands(const OptimizerConfig& config, const Tensor& param, c
     check(grad, "gradient");
     for (const Tensor* slot : slot_tensors) check(*slot, "slot");
     if (compute_copy) check(*compute_copy, "compute copy");
+    if (unscale_grad && param.dtype != DType::Float32 && param.dtype != DType::Float64)
+        fail("unscaling the gradient needs a float32 or float64 parameter, not " +
+             std::string(dtype_name(param.dtype)));
 }
 
 // 1 if x is inf or NaN: an integer test of the exponent field, whose OR over an array vectorises
@@ -173,6 +180,25 @@ bool unscale_native(T* data, std::size_t n, T inv) {
     return nonfinite != 0;
 }
 
+// unscale_and_check_finite for a gradient it leaves scaled: whether any element times `inv`, in
+// float32 (float64 for a float64 gradient), is inf or NaN; nothing is written.
+bool scaled_nonfinite(const Tensor& grad, std::size_t n, double inv) {
+    std::uint32_t nonfinite = 0;
+    if (grad.dtype == DType::Float64) {
+        const double* data = grad.as<const double>();
+        for_each_index(n, [&](std::size_t i) { nonfinite |= nonfinite_bit(data[i] * inv); });
+        return nonfinite != 0;
+    }
+    const float inv_f = static_cast<float>(inv);
+    float work[kChunk];
+    for (std::size_t offset = 0; offset < n; offset += kChunk) {
+        const std::size_t count = std::min(kChunk, n - offset);
+        load(grad, offset, count, work);
+        for_each_index(count, [&](std::size_t i) { nonfinite |= nonfinite_bit(work[i] * inv_f); });
+    }
+    return nonfinite != 0;
+}
+
 bool unscale_emulated(Tensor& grad, std::size_t n, float inv) {
     float work[kChunk];
     std::uint32_t nonfinite = 0;
@@ -190,10 +216,39 @@ bool unscale_emulated(Tensor& grad, std::size_t n, float inv) {
 }
 
 // The update itself, after the checks and the skip decision (CpuBackend::optimizer_update).
+// `inv_scale` > 0: the gradient still carries the loss scale (optimizer_update's unscale_grad).
 void update_in_place(const OptimizerConfig& config, Tensor& param, const Tensor& grad,
-                     std::span<Tensor* const> slot_tensors, std::int64_t t) {
+                     std::span<Tensor* const> slot_tensors, std::int64_t t, double inv_scale) {
     const std::size_t n = static_cast<std::size_t>(param.numel());
     if (n == 0) return;
+    bool float32_state = param.dtype == DType::Float32;
+    for (const Tensor* slot : slot_tensors)
+        float32_state = float32_state && slot->dtype == param.dtype;
+    if (float32_state && (grad.dtype != DType::Float32 || inv_scale > 0)) {
+        // A float32 master reading a mixed layer's 16-bit gradient: only the gradient is widened
+        // (and unscaled), chunk by chunk; the parameter and slots update in place.
+        const float inv = static_cast<float>(inv_scale);
+        float g[kChunk];
+        for (std::size_t offset = 0; offset < n; offset += kChunk) {
+            const std::size_t count = std::min(kChunk, n - offset);
+            load(grad, offset, count, g);
+            if (inv_scale > 0) for_each_index(count, [&](std::size_t i) { g[i] *= inv; });
+            float* slot_ptrs[kMaxSlots] = {};
+            for (std::size_t k = 0; k < slot_tensors.size(); ++k)
+                slot_ptrs[k] = slot_tensors[k]->as<float>() + offset;
+            apply_update(config, param.as<float>() + offset, g, slot_ptrs, count, t, NoRounding{});
+        }
+        return;
+    }
+    if (inv_scale > 0) { // float64, or float32 with slots of another dtype (check_update_operands)
+        if (param.dtype == DType::Float64)
+            update_chunked<double>(config, param, grad, slot_tensors, n, t, NoRounding{}, true,
+                                   inv_scale);
+        else
+            update_chunked<float>(config, param, grad, slot_tensors, n, t, NoRounding{}, true,
+                                  static_cast<float>(inv_scale));
+        return;
+    }
 
     bool uniform = grad.dtype == param.dtype;
     for (const Tensor* slot : slot_tensors) uniform = uniform && slot->dtype == param.dtype;
@@ -245,8 +300,13 @@ void CpuBackend::begin_step(Tensor& scalars) {
     s->examples = 0;
 }
 
-void CpuBackend::unscale_and_check_finite(std::span<Tensor* const> grads, Tensor& scalars) {
+void CpuBackend::unscale_and_check_finite(std::span<Tensor* const> grads, Tensor& scalars,
+                                          std::span<const std::uint8_t> leave_scaled) {
     StepScalars* s = scalars_of(scalars);
+    if (!leave_scaled.empty() && leave_scaled.size() != grads.size())
+        throw Error(ErrorKind::Internal,
+                    "unscale_and_check_finite: " + std::to_string(leave_scaled.size()) +
+                        " flags for " + std::to_string(grads.size()) + " gradients");
     bool any = false;
     for (std::size_t i = 0; i < grads.size(); ++i) {
         Tensor* grad = grads[i];
@@ -255,6 +315,16 @@ void CpuBackend::unscale_and_check_finite(std::span<Tensor* const> grads, Tensor
         bool nonfinite = false;
         if (grad->data == nullptr)
             throw Error(ErrorKind::Internal, "gradient '" + grad->name + "' has no memory");
+        if (!is_floating(grad->dtype))
+            throw Error(ErrorKind::InvalidArgument, "gradient '" + grad->name +
+                                                        "' has non-float dtype " +
+                                                        std::string(dtype_name(grad->dtype)));
+        if (!leave_scaled.empty() && leave_scaled[i] != 0) {
+            nonfinite = scaled_nonfinite(*grad, n, 1.0 / s->loss_scale);
+            if (nonfinite) s->nonfinite_mask |= nonfinite_bit(static_cast<std::int64_t>(i));
+            any |= nonfinite;
+            continue;
+        }
         switch (grad->dtype) {
         case DType::Float64:
             nonfinite |= unscale_native(grad->as<double>(), n, 1.0 / s->loss_scale);
@@ -264,10 +334,6 @@ void CpuBackend::unscale_and_check_finite(std::span<Tensor* const> grads, Tensor
                 unscale_native(grad->as<float>(), n, static_cast<float>(1.0 / s->loss_scale));
             break;
         default:
-            if (!is_floating(grad->dtype))
-                throw Error(ErrorKind::InvalidArgument, "gradient '" + grad->name +
-                                                            "' has non-float dtype " +
-                                                            std::string(dtype_name(grad->dtype)));
             nonfinite |= unscale_emulated(*grad, n, static_cast<float>(1.0 / s->loss_scale));
             break;
         }
@@ -280,13 +346,14 @@ void CpuBackend::unscale_and_check_finite(std::span<Tensor* const> grads, Tensor
 void CpuBackend::optimizer_update(const OptimizerConfig& scheduled, Tensor& param,
                                   const Tensor& grad, std::span<Tensor* const> slot_tensors,
                                   const Tensor& scalars, bool skip_if_found_inf,
-                                  Tensor* compute_copy) {
+                                  Tensor* compute_copy, bool unscale_grad) {
     const StepScalars* s = scalars_of(scalars);
     // This step's learning rate from the schedule, at the step the scalars say.
     const OptimizerConfig config = optimizer_at_step(scheduled, s->iterations, s->skipped_total);
-    check_update_operands(config, param, grad, slot_tensors, compute_copy);
+    check_update_operands(config, param, grad, slot_tensors, compute_copy, unscale_grad);
     if (skip_if_found_inf && s->found_inf != 0) return; // a skipped step writes nothing
-    update_in_place(config, param, grad, slot_tensors, s->iterations + 1);
+    update_in_place(config, param, grad, slot_tensors, s->iterations + 1,
+                    unscale_grad ? 1.0 / s->loss_scale : 0.0);
     // The forward's copy, rounded by the very cast a cast step would run.
     if (compute_copy) cast(param, *compute_copy);
 }

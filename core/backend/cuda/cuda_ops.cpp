@@ -1,7 +1,9 @@
 // CudaBackend's small ops: validation with the CPU engine's rules, then one launch each
 // (activations, softmax cross-entropy, pooling, normalization, dropout, histogram, step control,
 // optimizer).
+#include <algorithm>
 #include <cmath>
+#include <iterator>
 #include <string>
 
 #include "core/backend/cuda/activation.cuh"
@@ -430,8 +432,12 @@ void CudaBackend::begin_step(Tensor& scalars) {
     cuda::launch_begin_step(scalars_of(scalars), m_impl->stream);
 }
 
-void CudaBackend::unscale_and_check_finite(std::span<Tensor* const> grads, Tensor& scalars) {
+void CudaBackend::unscale_and_check_finite(std::span<Tensor* const> grads, Tensor& scalars,
+                                           std::span<const std::uint8_t> leave_scaled) {
     StepScalars* s = scalars_of(scalars);
+    require(leave_scaled.empty() || leave_scaled.size() == grads.size(),
+            "unscale_and_check_finite: " + std::to_string(leave_scaled.size()) + " flags for " +
+                std::to_string(grads.size()) + " gradients");
     cuda::UnscaleList list;
     for (std::size_t i = 0; i < grads.size(); ++i) {
         Tensor* grad = grads[i];
@@ -442,6 +448,7 @@ void CudaBackend::unscale_and_check_finite(std::span<Tensor* const> grads, Tenso
         list.numel[list.count] = grad->numel();
         list.dtype[list.count] = grad->dtype;
         list.index[list.count] = static_cast<int>(i); // the ledger's bit (nonfinite_bit)
+        list.leave_scaled[list.count] = !leave_scaled.empty() && leave_scaled[i] != 0;
         if (++list.count == cuda::kUnscaleTensors) {
             cuda::launch_unscale(list, s, m_impl->stream);
             list.count = 0;
@@ -455,7 +462,7 @@ namespace {
 // optimizer_update's kernel arguments, checked as the CPU engine checks its operands.
 cuda::UpdateArgs update_args(const OptimizerConfig& config, Tensor& param, const Tensor& grad,
                              std::span<Tensor* const> slot_tensors, const Tensor& scalars,
-                             bool skip_if_found_inf, Tensor* compute_copy) {
+                             bool skip_if_found_inf, Tensor* compute_copy, bool unscale_grad) {
     const auto fail = [&](const std::string& what) {
         throw Error(ErrorKind::InvalidArgument, std::string("optimizer_update(") +
                                                     optimizer_type_name(config.type) + ", '" +
@@ -491,6 +498,10 @@ cuda::UpdateArgs update_args(const OptimizerConfig& config, Tensor& param, const
         a.copy = compute_copy->data;
         a.copy_dtype = compute_copy->dtype;
     }
+    if (unscale_grad && param.dtype != DType::Float32 && param.dtype != DType::Float64)
+        fail("unscaling the gradient needs a float32 or float64 parameter, not " +
+             std::string(dtype_name(param.dtype)));
+    a.unscale = unscale_grad;
     a.count = param.numel();
     a.skip_if_found_inf = skip_if_found_inf;
     a.scalars = scalars_of(scalars);
@@ -519,32 +530,41 @@ cuda::UpdateArgs update_args(const OptimizerConfig& config, Tensor& param, const
 
 void CudaBackend::optimizer_update(const OptimizerConfig& config, Tensor& param, const Tensor& grad,
                                    std::span<Tensor* const> slot_tensors, const Tensor& scalars,
-                                   bool skip_if_found_inf, Tensor* compute_copy) {
-    cuda::launch_optimizer_update(
-        update_args(config, param, grad, slot_tensors, scalars, skip_if_found_inf, compute_copy),
-        m_impl->stream);
+                                   bool skip_if_found_inf, Tensor* compute_copy,
+                                   bool unscale_grad) {
+    cuda::launch_optimizer_update(update_args(config, param, grad, slot_tensors, scalars,
+                                              skip_if_found_inf, compute_copy, unscale_grad),
+                                  m_impl->stream);
 }
 
 void CudaBackend::optimizer_update_all(const OptimizerConfig& config,
                                        std::span<const ParamUpdate> params, const Tensor& scalars,
                                        bool skip_if_found_inf) {
     // The float32 tensors of whole vectors go into multi-tensor launches of up to
-    // kMultiUpdateTensors; any other takes its own launch, with the same arithmetic.
-    cuda::MultiUpdateArgs multi;
+    // kMultiUpdateTensors, one list per gradient dtype (float32; bfloat16 or float16 where a
+    // mixed layer leaves its gradients for the optimizer to widen) and unscale flag; any other
+    // takes its own launch, with the same arithmetic.
+    const DType grad_dtypes[] = {DType::Float32, DType::BFloat16, DType::Float16};
+    cuda::MultiUpdateArgs multi[2 * std::size(grad_dtypes)];
     for (const ParamUpdate& p : params) {
         const cuda::UpdateArgs a = update_args(config, *p.param, *p.grad, p.slot_tensors, scalars,
-                                               skip_if_found_inf, p.compute_copy);
+                                               skip_if_found_inf, p.compute_copy, p.unscale_grad);
         if (!cuda::multi_update_fits(a)) {
             cuda::launch_optimizer_update(a, m_impl->stream);
             continue;
         }
-        cuda::add_multi_update(multi, a);
-        if (multi.tensors == cuda::kMultiUpdateTensors) {
-            cuda::launch_optimizer_update_multi(multi, m_impl->stream);
-            multi = cuda::MultiUpdateArgs{};
+        const auto dtype_index =
+            std::find(std::begin(grad_dtypes), std::end(grad_dtypes), a.grad_dtype) -
+            std::begin(grad_dtypes);
+        cuda::MultiUpdateArgs& list = multi[2 * dtype_index + (a.unscale ? 1 : 0)];
+        cuda::add_multi_update(list, a);
+        if (list.tensors == cuda::kMultiUpdateTensors) {
+            cuda::launch_optimizer_update_multi(list, m_impl->stream);
+            list = cuda::MultiUpdateArgs{};
         }
     }
-    cuda::launch_optimizer_update_multi(multi, m_impl->stream);
+    for (const cuda::MultiUpdateArgs& list : multi)
+        cuda::launch_optimizer_update_multi(list, m_impl->stream);
 }
 
 void CudaBackend::finish_step(const LossScaleConfig& config, Tensor& scalars) {

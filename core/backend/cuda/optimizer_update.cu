@@ -110,10 +110,12 @@ __global__ void update_kernel(UpdateArgs a, Round round) {
     const StepScalars* s = a.scalars;
     if (a.skip_if_found_inf && s->found_inf != 0) return; // a skipped step writes nothing
     const UpdateRule<T> rule = rule_with_fixed_slots<AverageSlot, T>(a.rule, *s, round);
+    const T inv_scale = static_cast<T>(1.0 / s->loss_scale);
     for (i64 i = blockIdx.x * i64(blockDim.x) + threadIdx.x; i < a.count;
          i += i64(gridDim.x) * blockDim.x) {
         T w = load<T>(a.param, a.param_dtype, i);
-        const T g = load<T>(a.grad, a.grad_dtype, i);
+        T g = load<T>(a.grad, a.grad_dtype, i);
+        if (a.unscale) g *= inv_scale;
         T slot_values[3] = {T(0), T(0), T(0)};
 #pragma unroll
         for (int k = 0; k < 3; ++k)
@@ -136,10 +138,14 @@ __global__ void update_kernel(UpdateArgs a, Round round) {
 template <class P, class G, class Round>
 __device__ inline void update_vector(const UpdateRule<float>& rule, Round round, P* param,
                                      const G* grad, void* const* slots, int slot_count, void* copy,
-                                     bool copy_bf16, i64 v) {
+                                     bool copy_bf16, bool unscale, float inv_scale, i64 v) {
     float w[kVec], g[kVec], slot[3][kVec] = {};
     load8(param, v, w);
     load8(grad, v, g);
+    if (unscale) { // the float32 gradient the unscale would have written (unscale_grad)
+#pragma unroll
+        for (int j = 0; j < kVec; ++j) g[j] *= inv_scale;
+    }
 #pragma unroll // constant slot indices keep the slots in registers
     for (int k = 0; k < 3; ++k)
         if (k < slot_count) load8(static_cast<const P*>(slots[k]), v, slot[k]);
@@ -170,10 +176,11 @@ __global__ void update_vec_kernel(UpdateArgs a, Round round, i64 vectors) {
     if (a.skip_if_found_inf && s->found_inf != 0) return;
     const UpdateRule<float> rule = rule_with_fixed_slots<AverageSlot, float>(a.rule, *s, round);
     const bool copy_bf16 = a.copy_dtype == DType::BFloat16;
+    const float inv_scale = static_cast<float>(1.0 / s->loss_scale);
     for (i64 v = blockIdx.x * i64(blockDim.x) + threadIdx.x; v < vectors;
          v += i64(gridDim.x) * blockDim.x)
         update_vector(rule, round, static_cast<P*>(a.param), static_cast<const G*>(a.grad), a.slots,
-                      a.slot_count, a.copy, copy_bf16, v);
+                      a.slot_count, a.copy, copy_bf16, a.unscale, inv_scale, v);
 }
 
 // The multi-tensor launch: a block finds its tensor by the blocks' starts (at most
@@ -184,7 +191,7 @@ constexpr unsigned kMultiThreads = 256;
 constexpr int kMultiVectorsPerThread = 4;
 constexpr i64 kMultiBlockVectors = i64(kMultiThreads) * kMultiVectorsPerThread;
 
-template <int AverageSlot>
+template <int AverageSlot, class G>
 __global__ void multi_update_kernel(const __grid_constant__ MultiUpdateArgs a) {
     const StepScalars* s = a.scalars;
     if (a.skip_if_found_inf && s->found_inf != 0) return;
@@ -194,12 +201,13 @@ __global__ void multi_update_kernel(const __grid_constant__ MultiUpdateArgs a) {
     const UpdateRule<float> rule =
         rule_with_fixed_slots<AverageSlot, float>(a.rule, *s, NoRounding{});
     void* slots[3] = {e.slots[0], e.slots[1], e.slots[2]};
+    const float inv_scale = static_cast<float>(1.0 / s->loss_scale);
     const i64 first = (i64(blockIdx.x) - e.first_block) * kMultiBlockVectors + threadIdx.x;
     for (int j = 0; j < kMultiVectorsPerThread; ++j) {
         const i64 v = first + i64(j) * kMultiThreads;
         if (v >= e.vectors) break;
-        update_vector(rule, NoRounding{}, e.param, e.grad, slots, a.slot_count, e.copy, e.copy_bf16,
-                      v);
+        update_vector(rule, NoRounding{}, e.param, static_cast<const G*>(e.grad), slots,
+                      a.slot_count, e.copy, e.copy_bf16, a.unscale, inv_scale, v);
     }
 }
 
@@ -244,9 +252,11 @@ void launch(const UpdateArgs& a, Round round, cudaStream_t stream) {
 } // namespace
 
 bool multi_update_fits(const UpdateArgs& a) {
-    if (a.f64 || a.round != RoundKind::None || a.param_dtype != DType::Float32 ||
-        a.grad_dtype != DType::Float32 || a.count <= 0 || a.count % kVec != 0 ||
-        !vec8_aligned(a.param) || !vec8_aligned(a.grad) || a.slot_count > 3)
+    const bool grad_ok = a.grad_dtype == DType::Float32 || a.grad_dtype == DType::BFloat16 ||
+                         a.grad_dtype == DType::Float16;
+    if (a.f64 || a.round != RoundKind::None || a.param_dtype != DType::Float32 || !grad_ok ||
+        a.count <= 0 || a.count % kVec != 0 || !vec8_aligned(a.param) || !vec8_aligned(a.grad) ||
+        a.slot_count > 3)
         return false;
     for (int k = 0; k < a.slot_count; ++k)
         if (a.slot_dtype[k] != DType::Float32 || !vec8_aligned(a.slots[k])) return false;
@@ -257,7 +267,8 @@ bool multi_update_fits(const UpdateArgs& a) {
 void add_multi_update(MultiUpdateArgs& multi, const UpdateArgs& a) {
     MultiUpdateEntry& e = multi.entries[multi.tensors++];
     e.param = static_cast<float*>(a.param);
-    e.grad = static_cast<const float*>(a.grad);
+    e.grad = a.grad;
+    multi.grad_dtype = a.grad_dtype;
     for (int k = 0; k < a.slot_count; ++k) e.slots[k] = static_cast<float*>(a.slots[k]);
     e.copy = a.copy;
     e.copy_bf16 = a.copy_dtype == DType::BFloat16;
@@ -267,16 +278,20 @@ void add_multi_update(MultiUpdateArgs& multi, const UpdateArgs& a) {
     multi.rule = a.rule;
     multi.slot_count = a.slot_count;
     multi.skip_if_found_inf = a.skip_if_found_inf;
+    multi.unscale = a.unscale;
     multi.scalars = a.scalars;
 }
 
 void launch_optimizer_update_multi(const MultiUpdateArgs& a, cudaStream_t stream) {
     if (a.tensors == 0 || a.blocks == 0) return;
     const auto blocks = static_cast<unsigned>(a.blocks);
-    if (a.rule.average_slot == 2)
-        multi_update_kernel<2><<<blocks, kMultiThreads, 0, stream>>>(a);
-    else
-        multi_update_kernel<1><<<blocks, kMultiThreads, 0, stream>>>(a);
+    with_storage(a.grad_dtype, [&](auto g_tag) {
+        using G = typename decltype(g_tag)::type; // float, __nv_bfloat16 or __half
+        if (a.rule.average_slot == 2)
+            multi_update_kernel<2, G><<<blocks, kMultiThreads, 0, stream>>>(a);
+        else
+            multi_update_kernel<1, G><<<blocks, kMultiThreads, 0, stream>>>(a);
+    });
     MANTISSA_CUDA_LAUNCH_CHECK();
 }
 

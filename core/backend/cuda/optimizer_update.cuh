@@ -51,20 +51,25 @@ struct UpdateArgs {
     DType copy_dtype = DType::BFloat16;
     std::int64_t count = 0;
     bool skip_if_found_inf = true;
+    // The gradient still carries the loss scale: each element is multiplied by
+    // float(1 / loss_scale) (double for a float64 parameter) as it is read.
+    bool unscale = false;
     const StepScalars* scalars = nullptr;
 };
 
 void launch_optimizer_update(const UpdateArgs& args, cudaStream_t stream);
 
-// Several parameters' updates in one launch (Backend::optimizer_update_all): float32 parameters,
-// gradients and slots, no rounding (mixed policies' masters and float32), whole 8-element vectors
-// at 16-byte aligned addresses, a bfloat16 or float16 compute copy or none (multi_update_fits).
-// Each thread block takes kMultiBlockVectors vectors of one tensor; `first_block` is where a
-// tensor's blocks start. The arithmetic per element is launch_optimizer_update's.
+// Several parameters' updates in one launch (Backend::optimizer_update_all): float32 parameters
+// and slots, no rounding (mixed policies' masters and float32), gradients of one dtype per launch
+// (float32, or the bfloat16 / float16 gradients a mixed layer leaves for the optimizer to widen),
+// whole 8-element vectors at 16-byte aligned addresses, a bfloat16 or float16 compute copy or none
+// (multi_update_fits). Each thread block takes kMultiBlockVectors vectors of one tensor;
+// `first_block` is where a tensor's blocks start. The arithmetic per element is
+// launch_optimizer_update's.
 inline constexpr int kMultiUpdateTensors = 24;
 struct MultiUpdateEntry {
     float* param = nullptr;
-    const float* grad = nullptr;
+    const void* grad = nullptr; // MultiUpdateArgs::grad_dtype
     float* slots[3] = {};
     void* copy = nullptr; // the compute copy, or nullptr
     bool copy_bf16 = false;
@@ -72,16 +77,19 @@ struct MultiUpdateEntry {
     std::int64_t first_block = 0; // set by add_multi_update
 };
 struct MultiUpdateArgs {
-    DeviceRule rule; // shared: one optimizer config, no rounding
+    DeviceRule rule;                   // shared: one optimizer config, no rounding
+    DType grad_dtype = DType::Float32; // every entry's
     int slot_count = 0;
     int tensors = 0;
     std::int64_t blocks = 0; // thread blocks over all tensors
     bool skip_if_found_inf = true;
+    bool unscale = false; // every entry's (UpdateArgs::unscale)
     const StepScalars* scalars = nullptr;
     MultiUpdateEntry entries[kMultiUpdateTensors];
 };
 bool multi_update_fits(const UpdateArgs& args);
-// Appends `args` (multi_update_fits) to `multi` (not full: tensors < kMultiUpdateTensors).
+// Appends `args` (multi_update_fits) to `multi` (not full: tensors < kMultiUpdateTensors, and
+// empty or holding gradients of args.grad_dtype and args.unscale).
 void add_multi_update(MultiUpdateArgs& multi, const UpdateArgs& args);
 void launch_optimizer_update_multi(const MultiUpdateArgs& args, cudaStream_t stream);
 

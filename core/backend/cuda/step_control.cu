@@ -1,5 +1,6 @@
 // Step-control kernels. unscale mirrors cpu_step_control.cpp: g * float(1 / scale) (double for
-// float64), rounded to the gradient's dtype, and the finite test on the stored value.
+// float64), rounded to the gradient's dtype, and the finite test on the stored value; a gradient
+// left scaled for the optimizer gets the test on the float32 product and is not written.
 
 #include "core/backend/cuda/cuda_check.h"
 #include "core/backend/cuda/dtype_access.cuh"
@@ -26,13 +27,17 @@ __global__ void unscale_kernel(UnscaleList list, StepScalars* s) {
     const DType dt = list.dtype[t];
     const double inv_d = 1.0 / s->loss_scale;
     const float inv_f = static_cast<float>(inv_d);
+    const bool leave_scaled = list.leave_scaled[t];
     bool nonfinite = false;
     for (i64 i = blockIdx.x * i64(blockDim.x) + threadIdx.x; i < n;
          i += i64(gridDim.x) * blockDim.x) {
         if (dt == DType::Float64) {
             double* p = static_cast<double*>(data);
-            p[i] *= inv_d;
-            nonfinite |= !isfinite(p[i]);
+            const double v = p[i] * inv_d;
+            if (!leave_scaled) p[i] = v;
+            nonfinite |= !isfinite(v);
+        } else if (leave_scaled) { // the float32 gradient a cast and this unscale would make
+            nonfinite |= !isfinite(load_float(data, dt, i) * inv_f);
         } else {
             const float v = load_float(data, dt, i) * inv_f;
             store_float(data, dt, i, v);

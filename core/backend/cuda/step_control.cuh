@@ -22,6 +22,9 @@ struct UnscaleList {
     std::int64_t numel[kUnscaleTensors] = {};
     DType dtype[kUnscaleTensors] = {};
     int index[kUnscaleTensors] = {}; // each one's place in the whole gradient list (the ledger)
+    // Checked as unscaled in float32 and not written: the optimizer unscales it as it reads it
+    // (Backend::unscale_and_check_finite's leave_scaled).
+    bool leave_scaled[kUnscaleTensors] = {};
 };
 void launch_unscale(const UnscaleList& list, StepScalars* scalars, cudaStream_t stream);
 
