@@ -5,6 +5,7 @@
 #include "core/backend/cuda/cuda_check.h"
 #include "core/backend/cuda/dtype_access.cuh"
 #include "core/backend/cuda/step_control.cuh"
+#include "core/backend/cuda/vec8.cuh"
 #include "core/optim/loss_scale_rule.h"
 
 namespace mantissa::cuda {
@@ -29,19 +30,34 @@ __global__ void unscale_kernel(UnscaleList list, StepScalars* s) {
     const float inv_f = static_cast<float>(inv_d);
     const bool leave_scaled = list.leave_scaled[t];
     bool nonfinite = false;
-    for (i64 i = blockIdx.x * i64(blockDim.x) + threadIdx.x; i < n;
-         i += i64(gridDim.x) * blockDim.x) {
-        if (dt == DType::Float64) {
-            double* p = static_cast<double*>(data);
-            const double v = p[i] * inv_d;
-            if (!leave_scaled) p[i] = v;
-            nonfinite |= !isfinite(v);
-        } else if (leave_scaled) { // the float32 gradient a cast and this unscale would make
-            nonfinite |= !isfinite(load_float(data, dt, i) * inv_f);
-        } else {
-            const float v = load_float(data, dt, i) * inv_f;
-            store_float(data, dt, i, v);
-            nonfinite |= !isfinite(round_to(dt, v));
+    if (list.vec8[t]) { // left scaled: only read, eight elements a load
+        for (i64 v = blockIdx.x * i64(blockDim.x) + threadIdx.x; v < n / kVec;
+             v += i64(gridDim.x) * blockDim.x) {
+            float f[kVec];
+            if (dt == DType::Float16)
+                load8(static_cast<const __half*>(data), v, f);
+            else if (dt == DType::BFloat16)
+                load8(static_cast<const __nv_bfloat16*>(data), v, f);
+            else
+                load8(static_cast<const float*>(data), v, f);
+#pragma unroll
+            for (int j = 0; j < kVec; ++j) nonfinite |= !isfinite(f[j] * inv_f);
+        }
+    } else {
+        for (i64 i = blockIdx.x * i64(blockDim.x) + threadIdx.x; i < n;
+             i += i64(gridDim.x) * blockDim.x) {
+            if (dt == DType::Float64) {
+                double* p = static_cast<double*>(data);
+                const double v = p[i] * inv_d;
+                if (!leave_scaled) p[i] = v;
+                nonfinite |= !isfinite(v);
+            } else if (leave_scaled) { // the float32 gradient a cast and this unscale would make
+                nonfinite |= !isfinite(load_float(data, dt, i) * inv_f);
+            } else {
+                const float v = load_float(data, dt, i) * inv_f;
+                store_float(data, dt, i, v);
+                nonfinite |= !isfinite(round_to(dt, v));
+            }
         }
     }
     if (__syncthreads_or(nonfinite) && threadIdx.x == 0) { // never cleared here
@@ -83,8 +99,12 @@ void launch_begin_step(StepScalars* scalars, cudaStream_t stream) {
     MANTISSA_CUDA_LAUNCH_CHECK();
 }
 
-void launch_unscale(const UnscaleList& list, StepScalars* scalars, cudaStream_t stream) {
-    if (list.count <= 0) return;
+void launch_unscale(const UnscaleList& gradients, StepScalars* scalars, cudaStream_t stream) {
+    if (gradients.count <= 0) return;
+    UnscaleList list = gradients;
+    for (int t = 0; t < list.count; ++t)
+        list.vec8[t] = list.leave_scaled[t] && vec8_dtype(list.dtype[t]) &&
+                       list.numel[t] % kVec == 0 && vec8_aligned(list.data[t]);
     i64 largest = 0;
     for (int t = 0; t < list.count; ++t)
         largest = list.numel[t] > largest ? list.numel[t] : largest;

@@ -25,6 +25,9 @@ struct UnscaleList {
     // Checked as unscaled in float32 and not written: the optimizer unscales it as it reads it
     // (Backend::unscale_and_check_finite's leave_scaled).
     bool leave_scaled[kUnscaleTensors] = {};
+    // A left-scaled one read eight elements at a time (a vec8 dtype, whole vectors, 16-byte
+    // aligned; launch_unscale decides).
+    bool vec8[kUnscaleTensors] = {};
 };
 void launch_unscale(const UnscaleList& list, StepScalars* scalars, cudaStream_t stream);
 
