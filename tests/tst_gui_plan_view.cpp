@@ -91,7 +91,7 @@ private slots:
         for (const PlanStepRow& row : d.steps)
             if (row.phase == StepPhase::Update && row.weight_cast)
                 QCOMPARE(QString::fromStdString(row.op),
-                         QString("rmsprop ×6 (unscale float16 grads)+cast→float16"));
+                         QString("unscale+rmsprop ×6+cast→float16"));
         // The optimizer step's tooltip lists a dozen tensors each way, then says how many more
         // (all 6 variables, their gradients, slots and copies would not fit a screen).
         for (const PlanStepRow& row : d.steps)

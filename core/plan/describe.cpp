@@ -160,45 +160,40 @@ PlanSpec describe(const Model& model, const CompileOptions& options) {
     const bool gate = scale.mode == LossScaleMode::Dynamic;
     const OptimizerConfig opt = options.optimizer;
     // One step updates every variable (Backend::optimizer_update_all: one pass on engines that
-    // fuse it), reading the gradients a mixed layer left in its compute dtype ("(bfloat16
-    // grads)", "(unscale float16 grads)" under loss scaling) and writing the compute copies the
-    // next forward reads ("+cast→"; issue 26).
-    std::string copy_dtypes, grad_dtypes;
-    const auto add_dtype = [](std::string& list, DType dtype) {
-        const std::string d(dtype_name(dtype));
-        if (("/" + list + "/").find("/" + d + "/") == std::string::npos)
-            list += (list.empty() ? "" : "/") + d;
-    };
+    // fuse it), reading the gradients a mixed layer left in its compute dtype and, under loss
+    // scaling, unscaling them ("unscale+") and writing the compute copies the next forward reads
+    // ("+cast→"; issue 26).
+    std::string copy_dtypes;
     for (const PlanParam& p : spec.params) {
-        if (p.compute_copy != kNoTensor) add_dtype(copy_dtypes, spec.tensor(p.compute_copy).dtype);
-        if (spec.tensor(p.grad).dtype != spec.tensor(p.variable).dtype)
-            add_dtype(grad_dtypes, spec.tensor(p.grad).dtype);
+        if (p.compute_copy == kNoTensor) continue;
+        const std::string d(dtype_name(spec.tensor(p.compute_copy).dtype));
+        if (("/" + copy_dtypes + "/").find("/" + d + "/") == std::string::npos)
+            copy_dtypes += (copy_dtypes.empty() ? "" : "/") + d;
     }
-    StepSpec update = make_step(
-        std::string(optimizer_type_name(opt.type)) + " ×" + std::to_string(spec.params.size()) +
-            (grad_dtypes.empty()
-                 ? std::string()
-                 : std::string(" (") + (scale.mode != LossScaleMode::None ? "unscale " : "") +
-                       grad_dtypes + " grads)") +
-            (copy_dtypes.empty() ? std::string() : "+cast→" + copy_dtypes),
-        [opt, params = spec.params, scalars, gate, widened,
-         scaled = scale.mode != LossScaleMode::None](const BoundTensors& t) -> StepRun {
-            std::vector<Backend::ParamUpdate> all;
-            for (std::size_t i = 0; i < params.size(); ++i) {
-                const PlanParam& p = params[i];
-                Backend::ParamUpdate u;
-                u.param = t.ptr(p.variable);
-                u.grad = t.ptr(p.grad);
-                u.unscale_grad = scaled && widened[i] != 0;
-                for (TensorId s : p.optimizer_slots) u.slot_tensors.push_back(t.ptr(s));
-                u.compute_copy = t.ptr(p.compute_copy); // nullptr: none
-                all.push_back(std::move(u));
-            }
-            Tensor* S = t.ptr(scalars);
-            return [opt, all, S, gate](Backend& be, const RunContext&) {
-                be.optimizer_update_all(opt, all, *S, gate);
-            };
-        });
+    const bool unscales = scale.mode != LossScaleMode::None &&
+                          std::find(widened.begin(), widened.end(), 1) != widened.end();
+    StepSpec update =
+        make_step(std::string(unscales ? "unscale+" : "") + optimizer_type_name(opt.type) + " ×" +
+                      std::to_string(spec.params.size()) +
+                      (copy_dtypes.empty() ? std::string() : "+cast→" + copy_dtypes),
+                  [opt, params = spec.params, scalars, gate, widened,
+                   scaled = scale.mode != LossScaleMode::None](const BoundTensors& t) -> StepRun {
+                      std::vector<Backend::ParamUpdate> all;
+                      for (std::size_t i = 0; i < params.size(); ++i) {
+                          const PlanParam& p = params[i];
+                          Backend::ParamUpdate u;
+                          u.param = t.ptr(p.variable);
+                          u.grad = t.ptr(p.grad);
+                          u.unscale_grad = scaled && widened[i] != 0;
+                          for (TensorId s : p.optimizer_slots) u.slot_tensors.push_back(t.ptr(s));
+                          u.compute_copy = t.ptr(p.compute_copy); // nullptr: none
+                          all.push_back(std::move(u));
+                      }
+                      Tensor* S = t.ptr(scalars);
+                      return [opt, all, S, gate](Backend& be, const RunContext&) {
+                          be.optimizer_update_all(opt, all, *S, gate);
+                      };
+                  });
     for (const PlanParam& p : spec.params) {
         update.inputs.push_back(p.variable);
         update.inputs.push_back(p.grad);
