@@ -16,8 +16,9 @@
 #                   mxfp8_e4m3 and nvfp4; cnn under mixed_float16, mixed_float8 and nvfp4;
 #                   mlp-small eager and --graph over 1000 steps; PyTorch bfloat16 on
 #                   seed-mlp, eager and torch.compile(mode="reduce-overhead"); `mantissa-cli profile
-#                   --json` of a seed-mlp step (mixed_bfloat16, mixed_float8, nvfp4) and of a cnn step
-#                   (mixed_float16, mixed_float8, nvfp4); then a per-kernel profile (ncu) of a seed-mlp step under
+#                   --json` of a seed-mlp step (mixed_float16, mixed_bfloat16, mixed_float8,
+#                   nvfp4) and of a cnn step (mixed_float16, mixed_float8, nvfp4); then a
+#                   per-kernel profile (ncu) of a seed-mlp step under
 #                   mixed_bfloat16, mixed_float8 and mxfp8_e4m3, and of a cnn step under
 #                   mixed_float8, where ncu is installed
 #   --stage gui     the app on the CUDA engine: tst_gui_device_training (MainWindow trains
@@ -397,8 +398,9 @@ EOF2
     tail -1 "$out/speed-peer-seed-bf16-compiled.json" 2> /dev/null || true
     # Mantissa's own per-step profile of a seed-mlp step (issue 26, item 5): each plan step's
     # measured time beside its FLOPs, bytes and the device's roof, as the Plan view shows it.
-    # nvfp4: its GEMMs on bfloat16 operands with the tensor scales in alpha (2026-11-29).
-    for policy in mixed_bfloat16 mixed_float8 nvfp4; do
+    # nvfp4: its GEMMs on bfloat16 operands with the tensor scales in alpha (2026-11-29);
+    # mixed_float16: its gradients unscaled by the optimizer, no casts back (2026-11-29).
+    for policy in mixed_float16 mixed_bfloat16 mixed_float8 nvfp4; do
         limit 90 "$cli" profile --config "$out/seed-fp8.config.json" --device cuda --policy $policy \
             --json > "$out/profile-seed-$policy.json" 2> "$out/profile-seed-$policy.err" \
             || fail "profile seed-mlp $policy (see profile-seed-$policy.err)"

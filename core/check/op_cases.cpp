@@ -743,6 +743,33 @@ Body step_end_body(DType dt, OptimizerType type, bool overflow, std::int64_t m =
     };
 }
 
+// One parameter of an optimizer_update_all case, a twin per tensor.
+struct UpdateTwins {
+    Twin *param = nullptr, *grad = nullptr, *copy = nullptr; // copy: none, nullptr
+    std::vector<Twin*> slots;
+    bool unscale_grad = false;
+};
+
+// The parameters' gradients, and optimizer_update_all's list, on one side of the case.
+std::vector<Tensor*> grads_on(const std::vector<UpdateTwins>& params, int side) {
+    std::vector<Tensor*> grads;
+    for (const UpdateTwins& p : params) grads.push_back(&p.grad->on(side));
+    return grads;
+}
+std::vector<Backend::ParamUpdate> updates_on(const std::vector<UpdateTwins>& params, int side) {
+    std::vector<Backend::ParamUpdate> all;
+    for (const UpdateTwins& p : params) {
+        Backend::ParamUpdate u;
+        u.param = &p.param->on(side);
+        u.grad = &p.grad->on(side);
+        for (Twin* s : p.slots) u.slot_tensors.push_back(&s->on(side));
+        u.compute_copy = p.copy ? &p.copy->on(side) : nullptr;
+        u.unscale_grad = p.unscale_grad;
+        all.push_back(std::move(u));
+    }
+    return all;
+}
+
 // optimizer_update_all over three parameters in `dt` (issue 26: the CUDA engine updates float32
 // tensors of whole 8-element vectors in one launch): 64 x 96 and 8 x 16, with a bfloat16 and a
 // float16 compute copy when `dt` is float32 (the launch's copies), and 7 x 13, which takes its own
@@ -757,17 +784,13 @@ Body multi_update_body(DType dt, bool overflow) {
         const DType copy_dtypes[] = {DType::BFloat16, DType::Float16};
         const auto slot_count = static_cast<std::size_t>(optimizer_slot_count(config));
         std::vector<Twin*> outs;
-        struct Param {
-            Twin *param, *grad, *copy;
-            std::vector<Twin*> slots;
-        };
-        std::vector<Param> params;
+        std::vector<UpdateTwins> params;
         for (std::size_t i = 0; i < 3; ++i) {
             const auto [m, k] = shapes[i];
             const std::string n = std::to_string(i);
             std::vector<double> g = random_values(m * k, 40 + i, 50.0);
             if (overflow && i == 1) g[5] = std::numeric_limits<double>::infinity();
-            Param p;
+            UpdateTwins p;
             p.param = &c.make("param" + n, dt, {m, k}, random_values(m * k, 50 + i, 1.0));
             p.grad = &c.make("grad" + n, dt, {m, k}, g);
             for (std::size_t s = 0; s < slot_count; ++s)
@@ -789,21 +812,10 @@ Body multi_update_body(DType dt, bool overflow) {
         StepScalars after[2];
         c.both([&](Backend& be, int i) {
             Tensor& sc = scalars.on(i);
-            std::vector<Tensor*> grads;
-            std::vector<Backend::ParamUpdate> all;
-            for (const Param& p : params) {
-                grads.push_back(&p.grad->on(i));
-                Backend::ParamUpdate u;
-                u.param = &p.param->on(i);
-                u.grad = &p.grad->on(i);
-                for (Twin* s : p.slots) u.slot_tensors.push_back(&s->on(i));
-                u.compute_copy = p.copy ? &p.copy->on(i) : nullptr;
-                all.push_back(std::move(u));
-            }
             be.write_scalars(initial, sc);
             be.begin_step(sc);
-            be.unscale_and_check_finite(grads, sc);
-            be.optimizer_update_all(config, all, sc, true);
+            be.unscale_and_check_finite(grads_on(params, i), sc);
+            be.optimizer_update_all(config, updates_on(params, i), sc, true);
             be.finish_step(keras_loss_scale(), sc);
             after[i] = be.read_scalars(sc);
         });
@@ -841,18 +853,15 @@ Body widened_grads_update_body(DType dt, OptimizerType type, bool scaled, bool o
         const auto slot_count = static_cast<std::size_t>(optimizer_slot_count(config));
         const double gradient_scale = scaled ? 512.0 : 1.0;
         std::vector<Twin*> outs;
-        struct Param {
-            Twin *param, *grad, *copy;
-            std::vector<Twin*> slots;
-        };
-        std::vector<Param> params;
+        std::vector<UpdateTwins> params;
         std::vector<std::uint8_t> leave_scaled;
         for (std::size_t i = 0; i < std::size(shapes); ++i) {
             const auto [m, k, widened] = shapes[i];
             const std::string n = std::to_string(i);
             std::vector<double> g = random_values(m * k, 140 + i, 0.5 * gradient_scale);
             if (overflow && i == 2) g[7] = std::numeric_limits<double>::infinity();
-            Param p;
+            UpdateTwins p;
+            p.unscale_grad = scaled && widened;
             p.param = &c.make("param" + n, param_dt, {m, k}, random_values(m * k, 150 + i, 1.0));
             p.grad = &c.make("grad" + n, widened ? dt : DType::Float32, {m, k}, g);
             for (std::size_t s = 0; s < slot_count; ++s)
@@ -878,23 +887,10 @@ Body widened_grads_update_body(DType dt, OptimizerType type, bool scaled, bool o
         StepScalars after[2];
         c.both([&](Backend& be, int i) {
             Tensor& sc = scalars.on(i);
-            std::vector<Tensor*> grads;
-            std::vector<Backend::ParamUpdate> all;
-            for (std::size_t j = 0; j < params.size(); ++j) {
-                const Param& p = params[j];
-                grads.push_back(&p.grad->on(i));
-                Backend::ParamUpdate u;
-                u.param = &p.param->on(i);
-                u.grad = &p.grad->on(i);
-                for (Twin* s : p.slots) u.slot_tensors.push_back(&s->on(i));
-                u.compute_copy = p.copy ? &p.copy->on(i) : nullptr;
-                u.unscale_grad = scaled && leave_scaled[j] != 0;
-                all.push_back(std::move(u));
-            }
             be.write_scalars(initial, sc);
             be.begin_step(sc);
-            if (scaled) be.unscale_and_check_finite(grads, sc, leave_scaled);
-            be.optimizer_update_all(config, all, sc, scaled);
+            if (scaled) be.unscale_and_check_finite(grads_on(params, i), sc, leave_scaled);
+            be.optimizer_update_all(config, updates_on(params, i), sc, scaled);
             be.finish_step(loss_scale, sc);
             after[i] = be.read_scalars(sc);
         });
