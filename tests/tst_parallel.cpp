@@ -16,6 +16,8 @@
 #include "core/numeric/convert.h"
 #include "core/parallel/shard.h"
 #include "core/parallel/single_process_communicator.h"
+#include "core/plan/compile.h"
+#include "core/train/gradient_sync.h"
 #include "core/train/trainer.h"
 #include "tests/test_support.h"
 #include "tests/unit/check_throws.h"
@@ -224,6 +226,32 @@ public:
         CHECK_THROWS(Error, Trainer(e, mnist(), backend, options));
     }
 
+    // Data-parallel plans keep every gradient in its variable's dtype (the Trainer compiles them
+    // with reduce_gradients); a mixed plan compiled without it leaves its gradients in float16,
+    // and GradientSync refuses to reduce them there, naming the gradient.
+    void gradientSyncRefusesCompute16BitGradients() {
+        Experiment e = experiment("mixed_float16", 1);
+        Model model(e.model, policy_from_name("mixed_float16"));
+        CompileOptions options;
+        options.policy = policy_from_name("mixed_float16");
+        options.batch_size = 64;
+        CpuBackend backend;
+        LoopbackGroup group(2);
+        LoopbackCommunicator comm(group, 0);
+        const auto widened = compile(model, options, backend);
+        try {
+            GradientSync sync(*widened, comm, DType::Float32);
+            FAIL_TEST("reduced float16 gradients");
+        } catch (const Error& err) {
+            CHECK_EQ(err.kind(), ErrorKind::Internal);
+            CHECK_MSG(std::string(err.what()).find("reduce_gradients") != std::string::npos,
+                      err.what());
+        }
+        options.reduce_gradients = true;
+        const auto kept = compile(model, options, backend);
+        GradientSync sync(*kept, comm, DType::Float32); // float32 gradients: accepted
+    }
+
     void singleProcessCommunicatorIsTheIdentity() {
         SingleProcessCommunicator one;
         float values[3] = {1.5f, -2.0f, 3.25f};
@@ -362,7 +390,8 @@ public:
 };
 
 MANTISSA_TEST_MAIN(TestParallel, shardsSplitTheGlobalBatch, batchThatDoesNotDivideNamesTheField,
-                   singleProcessCommunicatorIsTheIdentity, twoRanksMatchOneProcess,
-                   rankWithNoRowsOfTheLastBatch, bfloat16WireHalvesTheBytes,
-                   nonFiniteOnOneRankSkipsEverywhere, devicePathMatchesHostPath,
-                   devicePathSkipsEverywhere, broadcastBytesCopiesTheRootsBytes)
+                   gradientSyncRefusesCompute16BitGradients, singleProcessCommunicatorIsTheIdentity,
+                   twoRanksMatchOneProcess, rankWithNoRowsOfTheLastBatch,
+                   bfloat16WireHalvesTheBytes, nonFiniteOnOneRankSkipsEverywhere,
+                   devicePathMatchesHostPath, devicePathSkipsEverywhere,
+                   broadcastBytesCopiesTheRootsBytes)

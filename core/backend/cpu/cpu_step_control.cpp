@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <optional>
 #include <string>
 
 #include "core/backend/cpu/cpu_backend.h"
@@ -216,23 +217,24 @@ bool unscale_emulated(Tensor& grad, std::size_t n, float inv) {
 }
 
 // The update itself, after the checks and the skip decision (CpuBackend::optimizer_update).
-// `inv_scale` > 0: the gradient still carries the loss scale (optimizer_update's unscale_grad).
+// With `inv_scale` the gradient still carries the loss scale (optimizer_update's unscale_grad).
 void update_in_place(const OptimizerConfig& config, Tensor& param, const Tensor& grad,
-                     std::span<Tensor* const> slot_tensors, std::int64_t t, double inv_scale) {
+                     std::span<Tensor* const> slot_tensors, std::int64_t t,
+                     std::optional<double> inv_scale) {
     const std::size_t n = static_cast<std::size_t>(param.numel());
     if (n == 0) return;
     bool float32_state = param.dtype == DType::Float32;
     for (const Tensor* slot : slot_tensors)
         float32_state = float32_state && slot->dtype == param.dtype;
-    if (float32_state && (grad.dtype != DType::Float32 || inv_scale > 0)) {
+    if (float32_state && (grad.dtype != DType::Float32 || inv_scale)) {
         // A float32 master reading a mixed layer's 16-bit gradient: only the gradient is widened
         // (and unscaled), chunk by chunk; the parameter and slots update in place.
-        const float inv = static_cast<float>(inv_scale);
+        const float inv = static_cast<float>(inv_scale.value_or(1.0));
         float g[kChunk];
         for (std::size_t offset = 0; offset < n; offset += kChunk) {
             const std::size_t count = std::min(kChunk, n - offset);
             load(grad, offset, count, g);
-            if (inv_scale > 0) for_each_index(count, [&](std::size_t i) { g[i] *= inv; });
+            if (inv_scale) for_each_index(count, [&](std::size_t i) { g[i] *= inv; });
             float* slot_ptrs[kMaxSlots] = {};
             for (std::size_t k = 0; k < slot_tensors.size(); ++k)
                 slot_ptrs[k] = slot_tensors[k]->as<float>() + offset;
@@ -240,13 +242,13 @@ void update_in_place(const OptimizerConfig& config, Tensor& param, const Tensor&
         }
         return;
     }
-    if (inv_scale > 0) { // float64, or float32 with slots of another dtype (check_update_operands)
+    if (inv_scale) { // float64, or float32 with slots of another dtype (check_update_operands)
         if (param.dtype == DType::Float64)
             update_chunked<double>(config, param, grad, slot_tensors, n, t, NoRounding{}, true,
-                                   inv_scale);
+                                   *inv_scale);
         else
             update_chunked<float>(config, param, grad, slot_tensors, n, t, NoRounding{}, true,
-                                  static_cast<float>(inv_scale));
+                                  static_cast<float>(*inv_scale));
         return;
     }
 
@@ -353,7 +355,7 @@ void CpuBackend::optimizer_update(const OptimizerConfig& scheduled, Tensor& para
     check_update_operands(config, param, grad, slot_tensors, compute_copy, unscale_grad);
     if (skip_if_found_inf && s->found_inf != 0) return; // a skipped step writes nothing
     update_in_place(config, param, grad, slot_tensors, s->iterations + 1,
-                    unscale_grad ? 1.0 / s->loss_scale : 0.0);
+                    unscale_grad ? std::optional<double>(1.0 / s->loss_scale) : std::nullopt);
     // The forward's copy, rounded by the very cast a cast step would run.
     if (compute_copy) cast(param, *compute_copy);
 }
