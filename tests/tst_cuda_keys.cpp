@@ -26,6 +26,7 @@ GemmKey key(DType ab, DType c, bool bias, Activation act, bool pre, std::int64_t
     k.n = n;
     k.k = 256;
     k.ab_dtype = ab;
+    k.b_dtype = ab;
     k.c_dtype = c;
     k.has_bias = bias;
     k.bias_dtype = c;
@@ -202,6 +203,93 @@ public:
         const GemmKey sig = key(DType::Float32, DType::Float32, false, Activation::Sigmoid, false);
         CHECK_EQ(gemm_choice_text(sig, gemm_fusion(sig), 1),
                  std::string("cublasLt epilogue DEFAULT algo 1 + kernel epilogue sigmoid"));
+    }
+
+    // 16-bit operands whose rows miss 16 bytes are padded above kPadMinWork (gemm_padding), in
+    // each of a 10-unit Dense layer's three products of seed-mlp (batch 8192, 4096 inputs).
+    void padding_of_a_ten_unit_layer() {
+        GemmKey fwd = key(DType::BFloat16, DType::BFloat16, true, Activation::Linear, false, 10);
+        fwd.m = 8192;
+        fwd.k = 4096;
+        // Forward Y (8192, 10) = X (8192, 4096) · W (4096, 10): W's and C's rows padded.
+        GemmFusion f = gemm_fusion(fwd);
+        CHECK(f.pad.pad_b && f.pad.pad_c && !f.pad.pad_a);
+        CHECK_EQ(f.pad.lt_m, std::int64_t(8192));
+        CHECK_EQ(f.pad.lt_n, std::int64_t(16));
+        CHECK_EQ(f.pad.lt_k, std::int64_t(4096));
+        CHECK_EQ(f.pad.b_bytes, std::size_t(4096 * 16 * 2));
+        // A padded C: the bias goes to the kernel epilogue through a float32 accumulator.
+        CHECK_EQ(f.lt_epilogue, LtEpilogue::Default);
+        CHECK(f.kernel_epilogue && f.acc_in_workspace);
+        CHECK_EQ(f.acc_bytes, std::size_t(8192 * 16 * 4));
+        CHECK_EQ(gemm_workspace_need(fwd, 100), std::size_t(8192 * 16 * 4 + 4096 * 16 * 2 + 100));
+        CHECK_EQ(gemm_choice_text(fwd, f, 5),
+                 std::string("cublasLt epilogue DEFAULT algo 5 (padded to 8192 x 4096 · 4096 x 16)"
+                             " + kernel epilogue linear+bias (accumulator in workspace)"));
+        // dX (8192, 4096) = dY (8192, 10) · W (4096, 10)ᵀ: k padded in both operands, C whole
+        // (cuBLASLt writes it, no accumulator).
+        GemmKey dx = key(DType::BFloat16, DType::BFloat16, false, Activation::Linear, false, 4096);
+        dx.m = 8192;
+        dx.k = 10;
+        dx.transpose_b = true;
+        f = gemm_fusion(dx);
+        CHECK(f.pad.pad_a && f.pad.pad_b && !f.pad.pad_c);
+        CHECK_EQ(f.pad.lt_k, std::int64_t(16));
+        CHECK_EQ(f.pad.a_bytes, std::size_t(8192 * 16 * 2));
+        CHECK_EQ(f.pad.b_bytes, std::size_t(4096 * 16 * 2));
+        CHECK(!f.kernel_epilogue);
+        CHECK_EQ(f.acc_bytes, std::size_t(0));
+        // dW (4096, 10) = X (8192, 4096)ᵀ · dY (8192, 10): dY's and C's rows padded.
+        GemmKey dw = key(DType::Float16, DType::Float16, false, Activation::Linear, false, 10);
+        dw.m = 4096;
+        dw.k = 8192;
+        dw.transpose_a = true;
+        f = gemm_fusion(dw);
+        CHECK(!f.pad.pad_a && f.pad.pad_b && f.pad.pad_c);
+        CHECK_EQ(f.pad.lt_k, std::int64_t(8192)); // X's rows are 4096 long: k stays
+        CHECK_EQ(f.acc_bytes, std::size_t(4096 * 16 * 4));
+        // A transposed A whose rows (m) miss 8: m padded, C's extra rows are never read.
+        GemmKey tm = dw;
+        tm.m = 10;
+        tm.k = 1024;
+        tm.n = 8192;
+        f = gemm_fusion(tm);
+        CHECK(f.pad.pad_a && !f.pad.pad_b && f.pad.pad_c);
+        CHECK_EQ(f.pad.lt_m, std::int64_t(16));
+        CHECK_EQ(f.pad.lt_n, std::int64_t(8192));
+        CHECK_EQ(f.pad.a_bytes, std::size_t(1024 * 16 * 2));
+    }
+
+    // Where padding does not apply: small products (mlp-small's 10-unit layer: the launches
+    // would cost more), aligned rows, float32 and float64 operands, accumulation into C, the
+    // softmax epilogue.
+    void padding_not_applied() {
+        GemmKey k = key(DType::BFloat16, DType::BFloat16, true, Activation::Linear, false, 10);
+        k.m = 128;
+        k.k = 128;
+        CHECK(!gemm_padding(k).any()); // 128 x 128 x 10, below kPadMinWork
+        CHECK_EQ(gemm_padding(k).lt_n, std::int64_t(10));
+        k.m = 8192;
+        k.k = 4096;
+        CHECK(gemm_padding(k).any());
+        GemmKey aligned = k;
+        aligned.n = 16;
+        CHECK(!gemm_padding(aligned).any());
+        GemmKey f32 = k;
+        f32.ab_dtype = f32.b_dtype = f32.c_dtype = f32.bias_dtype = DType::Float32;
+        CHECK(!gemm_padding(f32).any());
+        GemmKey f64 = k;
+        f64.ab_dtype = f64.b_dtype = f64.c_dtype = f64.bias_dtype = DType::Float64;
+        CHECK(!gemm_padding(f64).any());
+        GemmKey acc = k;
+        acc.has_bias = false;
+        acc.accumulate = true;
+        CHECK(!gemm_padding(acc).any());
+        GemmKey softmax = k;
+        softmax.epilogue = Activation::Softmax;
+        CHECK(!gemm_padding(softmax).any());
+        // An unpadded key's workspace: the fallback's accumulator only, as before.
+        CHECK_EQ(gemm_workspace_need(aligned, 0), std::size_t(8192 * 16 * 4));
     }
 
     // Strict float32 convolutions take FMA math only (CUDNN_DEFAULT_MATH may use TF32 on
@@ -498,7 +586,8 @@ public:
 MANTISSA_TEST_MAIN(TestCudaKeys, fusion, retry_without_lt_epilogue,
                    relu_not_fused_when_nan_must_propagate,
                    workspace_reserves_the_fallback_accumulator, impossible_size_is_out_of_memory,
-                   choice_text, conv_math_rules, conv_fallback_order, conv_statuses_that_try_next,
-                   conv_choice_names, direct_filter_taps_match_the_definition, key_identity,
-                   key_from_args, cudnn_padding, conv_key_identity, factory_without_gpu,
+                   choice_text, padding_of_a_ten_unit_layer, padding_not_applied, conv_math_rules,
+                   conv_fallback_order, conv_statuses_that_try_next, conv_choice_names,
+                   direct_filter_taps_match_the_definition, key_identity, key_from_args,
+                   cudnn_padding, conv_key_identity, factory_without_gpu,
                    factory_rejects_bad_device_strings)

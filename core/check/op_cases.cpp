@@ -204,6 +204,49 @@ void add_gemm(Table& t, DType dt) {
             return std::vector<Twin*>{&dx};
         });
     }
+    // A 10-unit layer's three products at a size where the CUDA engine pads 16-bit operands
+    // (issue 26, gemm_key.h's gemm_padding: rows of 20 bytes leave cuBLASLt its slow "align2"
+    // kernels), and a transposed A whose rows miss 8: each padded operand and the padded C's
+    // epilogue (m x k x n above kPadMinWork multiply-adds; C starts as NaN, which nothing may
+    // read). Float32 and float64 run the same sizes unpadded.
+    {
+        constexpr std::int64_t m = 256, k = 2048, n = 10;
+        t.add("gemm+bias (10 units)", dt, dims({m, k, n}), [dt](CaseContext& c) {
+            Twin& x = c.make("x", dt, {m, k}, random_values(m * k, 51, 1.0));
+            Twin& w = c.make("w", dt, {k, n}, random_values(k * n, 52, 0.05));
+            Twin& b = c.make("bias", dt, {n}, random_values(n, 53, 0.5));
+            Twin& y = c.make("y", dt, {m, n}, {std::numeric_limits<double>::quiet_NaN()});
+            run_gemm(c, GemmArgs{}, x, w, y, &b, nullptr);
+            return std::vector<Twin*>{&y};
+        });
+        t.add("gemm dW = x^T dy (10 units)", dt, dims({m, k, n}), [dt](CaseContext& c) {
+            Twin& x = c.make("x", dt, {m, k}, random_values(m * k, 51, 1.0));
+            Twin& dy = c.make("dy", dt, {m, n}, random_values(m * n, 54, 1.0));
+            Twin& dw = c.make("dw", dt, {k, n});
+            GemmArgs g;
+            g.transpose_a = true;
+            run_gemm(c, g, x, dy, dw, nullptr, nullptr);
+            return std::vector<Twin*>{&dw};
+        });
+        t.add("gemm dX = dy W^T (10 units)", dt, dims({m, k, n}), [dt](CaseContext& c) {
+            Twin& dy = c.make("dy", dt, {m, n}, random_values(m * n, 54, 1.0));
+            Twin& w = c.make("w", dt, {k, n}, random_values(k * n, 52, 0.05));
+            Twin& dx = c.make("dx", dt, {m, k}, {std::numeric_limits<double>::quiet_NaN()});
+            GemmArgs g;
+            g.transpose_b = true;
+            run_gemm(c, g, dy, w, dx, nullptr, nullptr);
+            return std::vector<Twin*>{&dx};
+        });
+        t.add("gemm dW = x^T dy (10 inputs)", dt, dims({m, n, k}), [dt](CaseContext& c) {
+            Twin& x = c.make("x", dt, {m, n}, random_values(m * n, 55, 1.0));
+            Twin& dy = c.make("dy", dt, {m, k}, random_values(m * k, 56, 1.0));
+            Twin& dw = c.make("dw", dt, {n, k});
+            GemmArgs g;
+            g.transpose_a = true;
+            run_gemm(c, g, x, dy, dw, nullptr, nullptr);
+            return std::vector<Twin*>{&dw};
+        });
+    }
     // MX policies' GEMMs (issue 26): operands that hold bfloat16 values only, flagged so, which
     // the CUDA engine multiplies on bfloat16 tensor cores when they are stored as float32.
     t.add("gemm+bias+relu (operands exact in bfloat16)", dt, "64x96x40", [dt](CaseContext& c) {
@@ -248,8 +291,12 @@ void add_gemm(Table& t, DType dt) {
                       Twin& sb = c.make("b_scale", DType::Float32, {1}, {1.7});
                       Twin* bias =
                           v.bias ? &c.make("bias", dt, {n}, random_values(n, 43, 0.5)) : nullptr;
-                      Twin* pre = v.act == Activation::Gelu ? &c.make("pre", dt, {m, n}) : nullptr;
-                      Twin& y = c.make("y", dt, {m, n});
+                      // C and the pre-activation start as NaN: with beta 0 they must not be
+                      // read (the CUDA engine's beta is in device memory here).
+                      const std::vector<double> nan{std::numeric_limits<double>::quiet_NaN()};
+                      Twin* pre =
+                          v.act == Activation::Gelu ? &c.make("pre", dt, {m, n}, nan) : nullptr;
+                      Twin& y = c.make("y", dt, {m, n}, nan);
                       c.both([&](Backend& be, int i) {
                           GemmArgs g;
                           g.a = &a.on(i);
@@ -284,12 +331,13 @@ void add_gemm(Table& t, DType dt) {
         return std::vector<Twin*>{&y};
     });
     // 1000 rows: the CUDA kernel's row chunks (16 of at most 64 rows), 70 columns in three
-    // 32-column strips, 72 in one 256-column strip of 16-byte loads.
+    // 32-column strips, 72 in one 256-column strip of 16-byte loads. 700 x 10 (a 10-unit
+    // layer): 11 chunks, which the total adds eight at a time and then three.
     struct BiasShape {
         std::int64_t rows, cols;
     };
-    for (const BiasShape shape :
-         {BiasShape{64, 40}, BiasShape{13, 7}, BiasShape{1000, 70}, BiasShape{1000, 72}}) {
+    for (const BiasShape shape : {BiasShape{64, 40}, BiasShape{13, 7}, BiasShape{1000, 70},
+                                  BiasShape{1000, 72}, BiasShape{700, 10}}) {
         const std::int64_t rows = shape.rows, cols = shape.cols;
         t.add("bias_grad", dt, dims({rows, cols}), [dt, rows, cols](CaseContext& c) {
             Twin& dy = c.make("dy", dt, {rows, cols}, random_values(rows * cols, 14, 1.0));

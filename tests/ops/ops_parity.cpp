@@ -160,7 +160,7 @@ void checker_catches_a_broken_engine() {
             other_fails += r.ok() ? 0 : 1;
         }
     }
-    CHECK(bias_fails == 48);   // (4 geometries + 4 activations x 2 fused) x 4 dtypes
+    CHECK(bias_fails == 52);   // (5 geometries + 4 activations x 2 fused) x 4 dtypes
     CHECK(dropout_fails == 4); // 4 dtypes
     CHECK(other_fails == 0);
     CHECK(reference.memory_in_use() == 0 && inner.memory_in_use() == 0);

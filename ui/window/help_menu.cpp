@@ -61,9 +61,10 @@ QString gpu_history_text() {
         "found in the cast's own pass, cuBLASLt's own epilogue for FP8 GEMMs, NVFP4's GEMMs "
         "on bfloat16 operands with the tensor scale applied after the sum, quantised "
         "convolutions on cuDNN, MX elements in FP8 rounded by the GPU's own conversion, "
-        "GELU's gradient and bias gradient in one pass, and the optimizer reading 16-bit "
-        "gradients as they are, unscaling them itself (the check a GPU must pass before the "
-        "app uses it now includes each of them).\n"
+        "GELU's gradient and bias gradient in one pass, the optimizer reading 16-bit "
+        "gradients as they are, unscaling them itself, and large 16-bit layers of 10 units "
+        "multiplied on zero-padded operands (the check a GPU must pass before the app uses it "
+        "now includes each of them).\n"
         "Before the app trusts a GPU, the CUDA engine checks itself on it against the CPU engine "
         "(Check now, beside the Device box, or `mantissa-cli selftest --qualify`); the Device box "
         "shows each engine's verdict.");

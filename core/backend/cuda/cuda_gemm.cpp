@@ -1,7 +1,9 @@
 // GEMM on cuBLASLt: row-major C = A·B computed as column-major Cᵀ = Bᵀ·Aᵀ, one cached plan
 // (descriptors + heuristic algorithm) per shape/dtype/epilogue, fused bias/ReLU/GELU epilogues
 // where they give the CPU engine's single rounding, and gemm_epilogue.cu everywhere else. Decode
-// scales on 16/32-bit operands (NVFP4's tensor scales) reach cuBLASLt as a device alpha.
+// scales on 16/32-bit operands (NVFP4's tensor scales) reach cuBLASLt as a device alpha. Large
+// 16-bit GEMMs whose rows miss 16 bytes (a 10-unit layer) multiply zero-padded copies
+// (gemm_key.h's gemm_padding; written 2026-11-29 without a GPU, not yet run on one).
 #include <string>
 
 #include "core/backend/cuda/activation.cuh"
@@ -11,6 +13,7 @@
 #include "core/backend/cuda/cuda_state.h"
 #include "core/backend/cuda/gemm_epilogue.cuh"
 #include "core/backend/cuda/op_checks.h"
+#include "core/backend/cuda/pad_matrix.cuh"
 #include "core/backend/fp8_gemm.h"
 #include "core/error.h"
 
@@ -166,16 +169,19 @@ bool build_plan(cublasLtHandle_t lt, const GemmKey& key, const GemmArgs& args, G
         MANTISSA_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(
             p.desc, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_POINTER, &aux, sizeof aux));
     }
-    // Row-major X (r, c) is column-major (c, r) with leading dimension c.
+    // Row-major X (r, c) is column-major (c, r) with leading dimension c; the sizes are the
+    // padded ones where gemm_padding() copies an operand (else the call's).
     const cudaDataType_t ab = cuda_type(key.ab_dtype);
-    const std::uint64_t b_rows = key.transpose_b ? key.k : key.n; // our B stored (k, n) or (n, k)
-    const std::uint64_t b_cols = key.transpose_b ? key.n : key.k;
-    const std::uint64_t a_rows = key.transpose_a ? key.m : key.k; // our A stored (m, k) or (k, m)
-    const std::uint64_t a_cols = key.transpose_a ? key.k : key.m;
+    const auto m = static_cast<std::uint64_t>(p.fusion.pad.lt_m);
+    const auto n = static_cast<std::uint64_t>(p.fusion.pad.lt_n);
+    const auto k = static_cast<std::uint64_t>(p.fusion.pad.lt_k);
+    const std::uint64_t b_rows = key.transpose_b ? k : n; // our B stored (k, n) or (n, k)
+    const std::uint64_t b_cols = key.transpose_b ? n : k;
+    const std::uint64_t a_rows = key.transpose_a ? m : k; // our A stored (m, k) or (k, m)
+    const std::uint64_t a_cols = key.transpose_a ? k : m;
     MANTISSA_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&p.a, ab, b_rows, b_cols, b_rows));
     MANTISSA_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&p.b, ab, a_rows, a_cols, a_rows));
-    MANTISSA_CUBLAS_CHECK(
-        cublasLtMatrixLayoutCreate(&p.d, cuda_type(p.fusion.lt_output), key.n, key.m, key.n));
+    MANTISSA_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&p.d, cuda_type(p.fusion.lt_output), n, m, n));
 
     cublasLtMatmulHeuristicResult_t result{};
     int found = 0;
@@ -271,9 +277,12 @@ void CudaBackend::gemm(const GemmArgs& args) {
     const GemmFusion& f = plan.fusion;
     const Tensor& c = *args.c;
     const std::int64_t m = c.rows(), n = c.cols();
-    // The workspace: [device alpha and beta, when scaled][accumulator][cuBLASLt's scratch].
+    // The workspace: [device alpha and beta, when scaled][accumulator][padded A][padded B]
+    // [cuBLASLt's scratch].
+    const cuda::GemmPadding& pad = f.pad;
     const std::size_t scalar_bytes = scaled ? cuda::kGemmScalarBytes : 0;
-    const std::size_t need = scalar_bytes + f.acc_bytes + plan.lt_workspace;
+    const std::size_t fixed = scalar_bytes + f.acc_bytes + pad.a_bytes + pad.b_bytes;
+    const std::size_t need = fixed + plan.lt_workspace;
     if (args.workspace.bytes < need || (need > 0 && !args.workspace.data))
         fail("gemm: needs " + std::to_string(need) + " workspace bytes, got " +
              std::to_string(args.workspace.bytes) + " (size it with gemm_workspace_bytes)");
@@ -282,8 +291,25 @@ void CudaBackend::gemm(const GemmArgs& args) {
     auto* scalars = scaled ? reinterpret_cast<float*>(ws) : nullptr;
     if (ws) ws += scalar_bytes;
     void* acc = f.acc_in_workspace ? ws : c.data; // what cuBLASLt writes
-    void* lt_ws = ws ? ws + f.acc_bytes : nullptr;
-    const std::size_t lt_ws_bytes = args.workspace.bytes - scalar_bytes - f.acc_bytes;
+    void* lt_ws = ws ? ws + (fixed - scalar_bytes) : nullptr;
+    const std::size_t lt_ws_bytes = args.workspace.bytes - fixed;
+    // Operands whose rows miss 16 bytes, copied with zeros around them (gemm_padding).
+    const void* a_data = args.a->data;
+    const void* b_data = args.b->data;
+    if (pad.pad_a) {
+        void* padded = ws + f.acc_bytes;
+        cuda::launch_pad_matrix(a_data, 2, args.a->rows(), args.a->cols(), padded,
+                                args.transpose_a ? pad.lt_k : pad.lt_m,
+                                args.transpose_a ? pad.lt_m : pad.lt_k, s.stream);
+        a_data = padded;
+    }
+    if (pad.pad_b) {
+        void* padded = ws + f.acc_bytes + pad.a_bytes;
+        cuda::launch_pad_matrix(b_data, 2, args.b->rows(), args.b->cols(), padded,
+                                args.transpose_b ? pad.lt_n : pad.lt_k,
+                                args.transpose_b ? pad.lt_k : pad.lt_n, s.stream);
+        b_data = padded;
+    }
 
     if (args.accumulate && f.acc_in_workspace) // C += ...: start the accumulator from C
         cuda::launch_cast(c.data, c.dtype, acc, f.compute, m * n, s.stream);
@@ -303,6 +329,11 @@ void CudaBackend::gemm(const GemmArgs& args) {
     const void* alpha = f64 ? static_cast<const void*>(&alpha_d) : &alpha_f;
     const void* beta = f64 ? static_cast<const void*>(&beta_d) : &beta_f;
     if (scaled) { // float32 compute (check_scaled_gemm); accumulate is refused, so beta is 0
+        // With beta in device memory cuBLASLt cannot know it is 0 when it picks its epilogue,
+        // and a kernel that reads C then would turn a NaN left there (an overflowed step's dX,
+        // the workspace's last use) into 0 · NaN = NaN: what it writes starts from zeros.
+        MANTISSA_CUDA_CHECK(
+            cudaMemsetAsync(acc, 0, f.acc_in_workspace ? f.acc_bytes : c.bytes(), s.stream));
         cuda::launch_gemm_scalars(
             static_cast<const float*>(args.a_scale ? args.a_scale->data : nullptr),
             static_cast<const float*>(args.b_scale ? args.b_scale->data : nullptr), scalars,
@@ -310,12 +341,13 @@ void CudaBackend::gemm(const GemmArgs& args) {
         alpha = scalars;
         beta = scalars + 1;
     }
-    MANTISSA_CUBLAS_CHECK(cublasLtMatmul(s.lt, plan.desc, alpha, args.b->data, plan.a, args.a->data,
-                                         plan.b, beta, acc, plan.d, acc, plan.d, &plan.algo, lt_ws,
+    MANTISSA_CUBLAS_CHECK(cublasLtMatmul(s.lt, plan.desc, alpha, b_data, plan.a, a_data, plan.b,
+                                         beta, acc, plan.d, acc, plan.d, &plan.algo, lt_ws,
                                          lt_ws_bytes, s.stream));
     if (!f.kernel_epilogue) return;
     cuda::EpilogueArgs e = cuda::epilogue_args(args, acc, f.acc_in_workspace ? f.compute : c.dtype);
     e.f64 = f64;
+    if (pad.pad_c) e.acc_row_stride = pad.lt_n; // the first m rows' first n columns are C
     if (!f.softmax_after) {
         cuda::launch_gemm_epilogue(e, s.stream);
         return;

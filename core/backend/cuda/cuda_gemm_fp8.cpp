@@ -195,11 +195,11 @@ void CudaBackend::Impl::fp8_gemm_run(const GemmArgs& args) {
     const void* a = args.a->data;
     const void* b = args.b->data;
     if (l.pad_a) {
-        cuda::launch_pad_matrix_bytes(a, l.m, l.k, ws + l.a_offset, l.lt_m, l.lt_k, stream);
+        cuda::launch_pad_matrix(a, 1, l.m, l.k, ws + l.a_offset, l.lt_m, l.lt_k, stream);
         a = ws + l.a_offset;
     }
     if (l.pad_b) {
-        cuda::launch_pad_matrix_bytes(b, l.n, l.k, ws + l.b_offset, l.lt_n, l.lt_k, stream);
+        cuda::launch_pad_matrix(b, 1, l.n, l.k, ws + l.b_offset, l.lt_n, l.lt_k, stream);
         b = ws + l.b_offset;
     }
     void* d = plan.fusion.acc_in_workspace ? static_cast<void*>(ws) : args.c->data;

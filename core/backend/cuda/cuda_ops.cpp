@@ -342,14 +342,14 @@ void CudaBackend::batch_norm_forward(const NormArgs& args) {
     require_stat(args.moving_variance, "moving_variance", a.s_dtype, args.cols, op);
     a.moving_mean = args.moving_mean->data;
     a.moving_variance = args.moving_variance->data;
-    if (args.training) {
-        if (!(args.momentum >= 0.0 && args.momentum < 1.0))
-            throw Error(ErrorKind::InvalidArgument, std::string(op) +
-                                                        ": momentum must be in [0, 1) (got " +
-                                                        std::to_string(args.momentum) + ")");
-        require_valid_rows(args, op);
-        set_optional_stats(a, args, args.cols, op);
-    } // inference reads the moving statistics and writes neither mean nor inv_std
+    // Checked in inference too, as the CPU engine does (cpu_norm.cpp's check_args).
+    if (!(args.momentum >= 0.0 && args.momentum < 1.0))
+        throw Error(ErrorKind::InvalidArgument, std::string(op) +
+                                                    ": momentum must be in [0, 1) (got " +
+                                                    std::to_string(args.momentum) + ")");
+    require_valid_rows(args, op);
+    if (args.training) set_optional_stats(a, args, args.cols, op);
+    // inference reads the moving statistics and writes neither mean nor inv_std
     cuda::launch_batch_norm_forward(a, m_impl->stream);
 }
 

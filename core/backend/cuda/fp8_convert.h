@@ -81,9 +81,12 @@ static_assert(clip_limit(quant_math::element_max(ElementFormat::Float8E4M3)).mid
 // limit, for finite v and scale and c.midpoint. Near the limit hi is a normal float32, so lo is
 // exact; a product beyond float32's range has hi = ±inf and exceeds it.
 MANTISSA_HD inline bool per_tensor_clipped(float hi, float lo, const ClipLimit& c) {
-    const float a = std::fabs(hi);
+    // |hi| and its sign from the bits: no <cmath> call in device code (libstdc++'s constexpr
+    // functions reach it only through --expt-relaxed-constexpr, as std::bit_width did).
+    const std::uint32_t bits = std::bit_cast<std::uint32_t>(hi);
+    const float a = std::bit_cast<float>(bits & 0x7FFFFFFFu);
     if (a != c.above) return a > c.above;
-    const float toward_zero = std::signbit(hi) ? lo : -lo; // lo's pull on |hi| downwards
+    const float toward_zero = (bits >> 31) != 0 ? lo : -lo; // lo's pull on |hi| downwards
     return toward_zero != c.half_unit;
 }
 

@@ -65,10 +65,53 @@ GemmKey gemm_key(const GemmArgs& args, bool tf32, bool propagate_nan) {
     return key;
 }
 
+GemmPadding gemm_padding(const GemmKey& key) {
+    GemmPadding p;
+    p.lt_m = key.m;
+    p.lt_n = key.n;
+    p.lt_k = key.k;
+    const bool applies = is_16bit(key.ab_dtype) && key.b_dtype == key.ab_dtype && !key.accumulate &&
+                         key.epilogue != Activation::Softmax && key.m > 0 && key.n > 0 &&
+                         key.k > 0 &&
+                         double(key.m) * double(key.n) * double(key.k) >= double(kPadMinWork);
+    if (!applies) return p;
+    auto up8 = [](std::int64_t v) { return (v + 7) / 8 * 8; };
+    auto aligned = [](std::int64_t elements) {
+        return (static_cast<std::size_t>(elements) * 2 + 255) / 256 * 256;
+    };
+    // Row lengths (row-major storage): A (m, k) or, transposed, (k, m); B (k, n) or (n, k); C
+    // (m, n). A dimension that is some matrix's row length is padded for all of them.
+    const bool pad_m = key.transpose_a && key.m % 8 != 0;
+    const bool pad_k = (!key.transpose_a || key.transpose_b) && key.k % 8 != 0;
+    const bool pad_n = key.n % 8 != 0; // B's rows when not transposed, C's always
+    if (!pad_m && !pad_k && !pad_n) return p;
+    p.lt_m = pad_m ? up8(key.m) : key.m;
+    p.lt_n = pad_n ? up8(key.n) : key.n;
+    p.lt_k = pad_k ? up8(key.k) : key.k;
+    p.pad_a = p.lt_m != key.m || p.lt_k != key.k;
+    p.pad_b = p.lt_n != key.n || p.lt_k != key.k;
+    p.pad_c = p.lt_m != key.m || p.lt_n != key.n;
+    p.a_bytes = p.pad_a ? aligned(p.lt_m * p.lt_k) : 0;
+    p.b_bytes = p.pad_b ? aligned(p.lt_n * p.lt_k) : 0;
+    return p;
+}
+
 GemmFusion gemm_fusion(const GemmKey& key) {
     GemmFusion f;
+    f.pad = gemm_padding(key);
     f.compute = key.ab_dtype == DType::Float64 ? DType::Float64 : DType::Float32;
     const bool f64 = f.compute == DType::Float64;
+    if (f.pad.pad_c) {
+        // The padded product goes to a float32 accumulator whose first n columns of the first m
+        // rows the kernel epilogue rounds into C, with the bias and activation.
+        f.kernel_epilogue = true;
+        f.acc_in_workspace = true;
+        f.lt_output = f.compute;
+        const std::size_t bytes =
+            static_cast<std::size_t>(f.pad.lt_m * f.pad.lt_n) * dtype_size(f.compute);
+        f.acc_bytes = (bytes + 255) / 256 * 256;
+        return f;
+    }
     // The type combinations cuBLASLt multiplies (compute 32F / 64F): A = B = C, or 16-bit A/B
     // with a float32 C.
     const bool lt_types = (key.c_dtype == key.ab_dtype &&
@@ -151,8 +194,10 @@ const char* lt_epilogue_enum_name(LtEpilogue epilogue) {
 std::size_t gemm_workspace_need(const GemmKey& key, std::size_t lt_scratch) {
     GemmKey plain = key;
     plain.allow_lt_epilogue = false;
+    const GemmPadding pad = gemm_padding(key);
     return (key.scaled ? kGemmScalarBytes : 0) +
-           std::max(gemm_fusion(key).acc_bytes, gemm_fusion(plain).acc_bytes) + lt_scratch;
+           std::max(gemm_fusion(key).acc_bytes, gemm_fusion(plain).acc_bytes) + pad.a_bytes +
+           pad.b_bytes + lt_scratch;
 }
 
 std::string gemm_size_text(const GemmKey& key) {
@@ -184,6 +229,10 @@ std::string gemm_choice_text(const GemmKey& key, const GemmFusion& fusion, int a
                        std::to_string(algo_id);
     if (key.fast_bf16) text += " (bfloat16 tensor cores: MX operands)";
     if (key.scaled) text += " (decode scales in alpha)";
+    if (fusion.pad.any())
+        text += " (padded to " + std::to_string(fusion.pad.lt_m) + " x " +
+                std::to_string(fusion.pad.lt_k) + " · " + std::to_string(fusion.pad.lt_k) + " x " +
+                std::to_string(fusion.pad.lt_n) + ")";
     if (fusion.kernel_epilogue) {
         text += std::string(" + kernel epilogue ") + activation_name(key.epilogue);
         if (key.has_bias) text += "+bias";

@@ -47,7 +47,32 @@ GemmKey gemm_key(const GemmArgs& args, bool tf32, bool propagate_nan = true);
 // cuBLASLt epilogues this engine uses.
 enum class LtEpilogue { Default, Bias, Relu, ReluBias, Gelu, GeluBias, GeluAux, GeluAuxBias };
 
+// 16-bit operands whose rows miss 16 bytes (a 10-unit layer's W and dY: rows of 20 bytes) leave
+// cuBLASLt its "align2" kernels only, which ran seed-mlp's three 10-unit GEMMs at 3-4x their
+// bytes' time (0.05 ms each of a 1.7 ms step, H200 profile of 2026-11-28). Above kPadMinWork
+// multiply-adds such an operand is copied into a zero-padded one whose rows are whole multiples of
+// 8 elements, and a C whose rows miss them becomes a float32 accumulator of the padded width that
+// the kernel epilogue rounds into C. Zeros along k add nothing to any sum; the padded rows and
+// columns of the product are never read.
+struct GemmPadding {
+    std::int64_t lt_m = 0, lt_n = 0, lt_k = 0; // the sizes cuBLASLt multiplies
+    bool pad_a = false, pad_b = false, pad_c = false;
+    std::size_t a_bytes = 0, b_bytes = 0; // the padded copies of A and B (256-byte multiples)
+    bool any() const { return pad_a || pad_b || pad_c; }
+};
+// Below this many multiply-adds a GEMM stays unpadded: there a launch's few microseconds, and
+// padding adds up to two (the copy, the epilogue), weigh about what the aligned kernel saves. An
+// estimate, not a measurement; it keeps every preset but seed-mlp unpadded (their 10-unit layers
+// are 128 x 128 x 10) and lets the op-case table check the padded path at 256 x 2048 x 10.
+inline constexpr std::int64_t kPadMinWork = std::int64_t{1} << 22;
+
+// The padding of a key: none unless both operands are float16 or bfloat16, C is not accumulated
+// into, the epilogue is not softmax, the product reaches kPadMinWork and some operand's or C's
+// rows miss a multiple of 8 elements.
+GemmPadding gemm_padding(const GemmKey& key);
+
 struct GemmFusion {
+    GemmPadding pad;                  // gemm_padding(key): the sizes cuBLASLt sees
     DType compute = DType::Float32;   // float64 for float64 operands, float32 otherwise
     DType lt_output = DType::Float32; // what cuBLASLt writes: C's dtype, or the accumulator's
     bool acc_in_workspace = false;    // cuBLASLt writes a float32/64 accumulator in the workspace
@@ -58,7 +83,8 @@ struct GemmFusion {
 };
 
 // The decision for a key: cuBLASLt's fused epilogues where they compute exactly the CPU engine's
-// value (one rounding of act(AB + bias)); the kernel epilogue everywhere else.
+// value (one rounding of act(AB + bias)); the kernel epilogue everywhere else, and always after a
+// padded C (its float32 accumulator in the workspace).
 GemmFusion gemm_fusion(const GemmKey& key);
 
 // "relu+bias", "gelu_aux+bias", ...: for error messages and the self-test's table.
@@ -67,7 +93,8 @@ const char* lt_epilogue_name(LtEpilogue epilogue);
 const char* lt_epilogue_enum_name(LtEpilogue epilogue);
 
 // The workspace a GEMM needs before its plan exists: the accumulator of the fused decision or of
-// the retry without cuBLASLt's epilogue, whichever is larger, plus cuBLASLt's scratch. Sized
+// the retry without cuBLASLt's epilogue, whichever is larger, the padded copies of A and B, plus
+// cuBLASLt's scratch; laid out as [scalars][accumulator][padded A][padded B][scratch]. Sized
 // from gemm_fusion() alone, so compiling a model asks cuBLASLt nothing and a later fallback
 // still fits.
 std::size_t gemm_workspace_need(const GemmKey& key, std::size_t lt_scratch);
