@@ -666,18 +666,29 @@ __global__ void amax_src_kernel(const T* src, i64 n, Scratch* s) {
 }
 
 // The codes pass works on tiles of kTile x kTile elements, 256 threads (8 warps) a block; a lane
-// takes two adjacent elements, so a warp reads one 64-element row segment and writes its 64 codes
-// as 32 two-byte stores, and later writes 64 transposed codes of one column the same way. The
+// takes two adjacent elements (one load where rows have an even length), so a warp reads one
+// 64-element row segment and writes its 64 codes as 32 two-byte stores, and later writes 64
+// transposed codes of one column the same way. The
 // tile's shared-memory pitch, 66 bytes, puts the transposed reads (rows 2·lane, 132 bytes apart =
 // 33 words) in 32 different banks.
 constexpr int kTile = 64;
 constexpr int kTilePitch = kTile + 2;
 constexpr int kTileThreads = 256;
 
+// A lane's two adjacent source elements as one load (4 bytes for 16-bit sources, 8 for float32).
+template <class T>
+struct alignas(2 * sizeof(T)) SourcePair {
+    T lo, hi;
+};
+
+// pair_loads: every row starts at an even element of a source aligned to a SourcePair, so a
+// lane's two elements (an even column and the next) load as one SourcePair; pair_stores: the same
+// for the two-byte code stores.
 template <class T, ElementFormat F>
 __global__ void code_tile_kernel(const T* src, i64 rows, i64 cols, DeviceQuant q,
                                  const float* state, std::uint8_t* codes, std::uint8_t* codes_t,
-                                 bool pair_stores, float* scale_inv_out, Scratch* s) {
+                                 bool pair_loads, bool pair_stores, float* scale_inv_out,
+                                 Scratch* s) {
     __shared__ std::uint8_t tile[kTile][kTilePitch];
     const float scale = tensor_scale_of(q, state, amax_of_bits(s->amax_bits));
     const float scale_inv = 1.0f / scale;
@@ -702,11 +713,18 @@ __global__ void code_tile_kernel(const T* src, i64 rows, i64 cols, DeviceQuant q
 #pragma unroll
         for (int k = 0; k < kRowsPerWarp; ++k) {
             const i64 row = row0 + warp + k * kWarps;
-#pragma unroll
-            for (int j = 0; j < 2; ++j) {
-                const i64 col = col0 + pos + j;
-                in[k][j] = row < rows && col < cols ? to_float(src[row * cols + col]) : 0.0f;
+            const i64 col = col0 + pos;
+            if (pair_loads && row < rows && col + 1 < cols) { // one load, one index
+                const SourcePair<T> pair =
+                    *reinterpret_cast<const SourcePair<T>*>(src + row * cols + col);
+                in[k][0] = to_float(pair.lo);
+                in[k][1] = to_float(pair.hi);
+                continue;
             }
+#pragma unroll
+            for (int j = 0; j < 2; ++j)
+                in[k][j] =
+                    row < rows && col + j < cols ? to_float(src[row * cols + col + j]) : 0.0f;
         }
         if (fold_amax) { // uniform; elements outside the tensor loaded as 0
 #pragma unroll
@@ -780,6 +798,9 @@ void launch_codes(const void* src, i64 rows, i64 cols, const DeviceQuant& q, con
     };
     const bool pair_stores =
         (!codes || cols % 2 == 0) && (!codes_t || rows % 2 == 0) && even(codes) && even(codes_t);
+    // Pair loads need an even row length and a source aligned to two elements.
+    const bool pair_loads =
+        cols % 2 == 0 && reinterpret_cast<std::uintptr_t>(src) % sizeof(SourcePair<T>) == 0;
     // With no elements one block still writes the scale.
     const i64 row_tiles = rows > 0 ? (rows + kTile - 1) / kTile : 1;
     const i64 col_tiles = cols > 0 ? (cols + kTile - 1) / kTile : 1;
@@ -787,10 +808,10 @@ void launch_codes(const void* src, i64 rows, i64 cols, const DeviceQuant& q, con
                     static_cast<unsigned>(col_tiles > 65535 ? 65535 : col_tiles));
     if (q.element == ElementFormat::Float8E5M2)
         code_tile_kernel<T, ElementFormat::Float8E5M2><<<grid, kTileThreads, 0, stream>>>(
-            typed, rows, cols, q, state, codes, codes_t, pair_stores, scale_inv, s);
+            typed, rows, cols, q, state, codes, codes_t, pair_loads, pair_stores, scale_inv, s);
     else
         code_tile_kernel<T, ElementFormat::Float8E4M3><<<grid, kTileThreads, 0, stream>>>(
-            typed, rows, cols, q, state, codes, codes_t, pair_stores, scale_inv, s);
+            typed, rows, cols, q, state, codes, codes_t, pair_loads, pair_stores, scale_inv, s);
     MANTISSA_CUDA_LAUNCH_CHECK();
 }
 
