@@ -49,7 +49,7 @@ enum class LtEpilogue { Default, Bias, Relu, ReluBias, Gelu, GeluBias, GeluAux, 
 
 // 16-bit operands whose rows miss 16 bytes (a 10-unit layer's W and dY: rows of 20 bytes) leave
 // cuBLASLt its "align2" kernels only, which ran seed-mlp's three 10-unit GEMMs at 3-4x their
-// bytes' time (0.05 ms each of a 1.7 ms step, H200 profile of 2026-11-28). Above kPadMinWork
+// bytes' time (0.05 ms each of a 1.7 ms step, H200 profile of 2026-11-28). From kPadMinWork
 // multiply-adds such an operand is copied into a zero-padded one whose rows are whole multiples of
 // 8 elements, and a C whose rows miss them becomes a float32 accumulator of the padded width that
 // the kernel epilogue rounds into C. Zeros along k add nothing to any sum; the padded rows and
