@@ -222,7 +222,7 @@ void add_gemm(Table& t, DType dt) {
         t.add("gemm dW = x^T dy (10 units)", dt, dims({m, k, n}), [dt](CaseContext& c) {
             Twin& x = c.make("x", dt, {m, k}, random_values(m * k, 51, 1.0));
             Twin& dy = c.make("dy", dt, {m, n}, random_values(m * n, 54, 1.0));
-            Twin& dw = c.make("dw", dt, {k, n});
+            Twin& dw = c.make("dw", dt, {k, n}, {std::numeric_limits<double>::quiet_NaN()});
             GemmArgs g;
             g.transpose_a = true;
             run_gemm(c, g, x, dy, dw, nullptr, nullptr);
@@ -240,7 +240,7 @@ void add_gemm(Table& t, DType dt) {
         t.add("gemm dW = x^T dy (10 inputs)", dt, dims({m, n, k}), [dt](CaseContext& c) {
             Twin& x = c.make("x", dt, {m, n}, random_values(m * n, 55, 1.0));
             Twin& dy = c.make("dy", dt, {m, k}, random_values(m * k, 56, 1.0));
-            Twin& dw = c.make("dw", dt, {n, k});
+            Twin& dw = c.make("dw", dt, {n, k}, {std::numeric_limits<double>::quiet_NaN()});
             GemmArgs g;
             g.transpose_a = true;
             run_gemm(c, g, x, dy, dw, nullptr, nullptr);
