@@ -288,6 +288,18 @@ public:
         GemmKey softmax = k;
         softmax.epilogue = Activation::Softmax;
         CHECK(!gemm_padding(softmax).any());
+        // A wide C or a wide operand would cost a tensor's worth of workspace (kPadMaxBytes): a
+        // 50257-wide C at batch 8192 (a 1.6 GB float32 accumulator), an 8192 x 4100 X.
+        GemmKey wide_c = k;
+        wide_c.n = 50257;
+        wide_c.k = 64;
+        CHECK(!gemm_padding(wide_c).any());
+        CHECK(!gemm_fusion(wide_c).acc_in_workspace); // bias fused as before
+        GemmKey wide_a = k;
+        wide_a.has_bias = false;
+        wide_a.k = 4100;
+        wide_a.n = 4096;
+        CHECK(!gemm_padding(wide_a).any());
         // An unpadded key's workspace: the fallback's accumulator only, as before.
         CHECK_EQ(gemm_workspace_need(aligned, 0), std::size_t(8192 * 16 * 4));
     }

@@ -206,9 +206,9 @@ void add_gemm(Table& t, DType dt) {
     }
     // A 10-unit layer's three products at a size where the CUDA engine pads 16-bit operands
     // (issue 26, gemm_key.h's gemm_padding: rows of 20 bytes leave cuBLASLt its slow "align2"
-    // kernels), and a transposed A whose rows miss 8: each padded operand and the padded C's
-    // epilogue (m x k x n above kPadMinWork multiply-adds; C starts as NaN, which nothing may
-    // read). Float32 and float64 run the same sizes unpadded.
+    // kernels), a transposed B and a transposed A whose rows miss 8: each padded operand and the
+    // padded C's epilogue (m x k x n above kPadMinWork multiply-adds; C starts as NaN, which
+    // nothing may read). Float32 and float64 run the same sizes unpadded.
     {
         constexpr std::int64_t m = 256, k = 2048, n = 10;
         t.add("gemm+bias (10 units)", dt, dims({m, k, n}), [dt](CaseContext& c) {
@@ -236,6 +236,16 @@ void add_gemm(Table& t, DType dt) {
             g.transpose_b = true;
             run_gemm(c, g, dy, w, dx, nullptr, nullptr);
             return std::vector<Twin*>{&dx};
+        });
+        t.add("gemm+bias (10 units, W^T)", dt, dims({m, k, n}), [dt](CaseContext& c) {
+            Twin& x = c.make("x", dt, {m, k}, random_values(m * k, 51, 1.0));
+            Twin& w = c.make("w", dt, {n, k}, random_values(k * n, 52, 0.05));
+            Twin& b = c.make("bias", dt, {n}, random_values(n, 53, 0.5));
+            Twin& y = c.make("y", dt, {m, n}, {std::numeric_limits<double>::quiet_NaN()});
+            GemmArgs g;
+            g.transpose_b = true; // B stored (n, k): the padding adds zero rows
+            run_gemm(c, g, x, w, y, &b, nullptr);
+            return std::vector<Twin*>{&y};
         });
         t.add("gemm dW = x^T dy (10 inputs)", dt, dims({m, n, k}), [dt](CaseContext& c) {
             Twin& x = c.make("x", dt, {m, n}, random_values(m * n, 55, 1.0));
@@ -317,6 +327,37 @@ void add_gemm(Table& t, DType dt) {
                       return outs;
                   });
         }
+    }
+    // The scaled GEMM on a padded C (256 x 2048 x 10, above kPadMinWork): the device alpha, the
+    // zeroed accumulator, the padded W and the GELU epilogue writing C and the pre-activation
+    // from the accumulator's strided rows.
+    if (dt == DType::Float32 || dt == DType::BFloat16 || dt == DType::Float16) {
+        t.add("gemm+bias+gelu (tensor scales 0.3 x 1.7, 10 units)", dt, "256x2048x10",
+              [dt](CaseContext& c) {
+                  const std::int64_t m = 256, k = 2048, n = 10;
+                  const std::vector<double> nan{std::numeric_limits<double>::quiet_NaN()};
+                  Twin& a = c.make("a", dt, {m, k}, random_values(m * k, 57, 1.0));
+                  Twin& b = c.make("b", dt, {k, n}, random_values(k * n, 58, 0.05));
+                  Twin& sa = c.make("a_scale", DType::Float32, {1}, {0.3});
+                  Twin& sb = c.make("b_scale", DType::Float32, {1}, {1.7});
+                  Twin& bias = c.make("bias", dt, {n}, random_values(n, 59, 0.5));
+                  Twin& pre = c.make("pre", dt, {m, n}, nan);
+                  Twin& y = c.make("y", dt, {m, n}, nan);
+                  c.both([&](Backend& be, int i) {
+                      GemmArgs g;
+                      g.a = &a.on(i);
+                      g.b = &b.on(i);
+                      g.c = &y.on(i);
+                      g.bias = &bias.on(i);
+                      g.pre_activation = &pre.on(i);
+                      g.epilogue = Activation::Gelu;
+                      g.a_scale = &sa.on(i);
+                      g.b_scale = &sb.on(i);
+                      g.workspace = c.workspace(i, be.gemm_workspace_bytes(g));
+                      be.gemm(g);
+                  });
+                  return std::vector<Twin*>{&y, &pre};
+              });
     }
     // A NaN in x makes its row of x·W NaN before the ReLU: it must stay NaN (x < 0 ? 0 : x), as
     // it does unfused (cuBLASLt's RELU epilogue may map it to 0).

@@ -93,6 +93,14 @@ GemmPadding gemm_padding(const GemmKey& key) {
     p.pad_c = p.lt_m != key.m || p.lt_n != key.n;
     p.a_bytes = p.pad_a ? aligned(p.lt_m * p.lt_k) : 0;
     p.b_bytes = p.pad_b ? aligned(p.lt_n * p.lt_k) : 0;
+    const std::size_t acc_bytes = p.pad_c ? static_cast<std::size_t>(p.lt_m * p.lt_n) * 4 : 0;
+    if (p.a_bytes + p.b_bytes + acc_bytes > kPadMaxBytes) {
+        GemmPadding none;
+        none.lt_m = key.m;
+        none.lt_n = key.n;
+        none.lt_k = key.k;
+        return none;
+    }
     return p;
 }
 
@@ -212,9 +220,11 @@ std::optional<std::string> gemm_too_large(const GemmKey& key, std::size_t device
     const double m = double(key.m), n = double(key.n), k = double(key.k);
     GemmKey plain = key;
     plain.allow_lt_epilogue = false;
+    const GemmPadding pad = gemm_padding(key);
     const double bytes = (m * k + k * n) * double(dtype_size(key.ab_dtype)) +
                          m * n * double(dtype_size(key.c_dtype)) +
-                         double(gemm_fusion(plain).acc_bytes);
+                         double(gemm_fusion(plain).acc_bytes) + double(pad.a_bytes) +
+                         double(pad.b_bytes);
     if (bytes <= double(device_bytes)) return std::nullopt;
     const auto mib = [](double b) { return std::to_string(static_cast<long long>(b / 1048576.0)); };
     return "gemm " + gemm_size_text(key) + " needs " + mib(bytes) +

@@ -65,10 +65,14 @@ struct GemmPadding {
 // estimate, not a measurement; it keeps every preset but seed-mlp unpadded (their 10-unit layers
 // are 128 x 128 x 10) and lets the op-case table check the padded path at 256 x 2048 x 10.
 inline constexpr std::int64_t kPadMinWork = std::int64_t{1} << 22;
+// The padded copies and accumulator together stay under this: padding is for a skinny side (a
+// 10-unit layer: a few hundred kilobytes a step), not a wide operand or a wide C, whose copy or
+// float32 accumulator would grow the plan's workspace by a tensor's worth.
+inline constexpr std::size_t kPadMaxBytes = std::size_t{64} << 20;
 
 // The padding of a key: none unless both operands are float16 or bfloat16, C is not accumulated
-// into, the epilogue is not softmax, the product reaches kPadMinWork and some operand's or C's
-// rows miss a multiple of 8 elements.
+// into, the epilogue is not softmax, the product reaches kPadMinWork, some operand's or C's rows
+// miss a multiple of 8 elements, and what padding adds stays within kPadMaxBytes.
 GemmPadding gemm_padding(const GemmKey& key);
 
 struct GemmFusion {
