@@ -211,51 +211,38 @@ void add_gemm(Table& t, DType dt) {
     // nothing may read). Float32 and float64 run the same sizes unpadded.
     {
         constexpr std::int64_t m = 256, k = 2048, n = 10;
-        t.add("gemm+bias (10 units)", dt, dims({m, k, n}), [dt](CaseContext& c) {
-            Twin& x = c.make("x", dt, {m, k}, random_values(m * k, 51, 1.0));
-            Twin& w = c.make("w", dt, {k, n}, random_values(k * n, 52, 0.05));
-            Twin& b = c.make("bias", dt, {n}, random_values(n, 53, 0.5));
-            Twin& y = c.make("y", dt, {m, n}, {std::numeric_limits<double>::quiet_NaN()});
-            run_gemm(c, GemmArgs{}, x, w, y, &b, nullptr);
-            return std::vector<Twin*>{&y};
-        });
-        t.add("gemm dW = x^T dy (10 units)", dt, dims({m, k, n}), [dt](CaseContext& c) {
-            Twin& x = c.make("x", dt, {m, k}, random_values(m * k, 51, 1.0));
-            Twin& dy = c.make("dy", dt, {m, n}, random_values(m * n, 54, 1.0));
-            Twin& dw = c.make("dw", dt, {k, n}, {std::numeric_limits<double>::quiet_NaN()});
-            GemmArgs g;
-            g.transpose_a = true;
-            run_gemm(c, g, x, dy, dw, nullptr, nullptr);
-            return std::vector<Twin*>{&dw};
-        });
-        t.add("gemm dX = dy W^T (10 units)", dt, dims({m, k, n}), [dt](CaseContext& c) {
-            Twin& dy = c.make("dy", dt, {m, n}, random_values(m * n, 54, 1.0));
-            Twin& w = c.make("w", dt, {k, n}, random_values(k * n, 52, 0.05));
-            Twin& dx = c.make("dx", dt, {m, k}, {std::numeric_limits<double>::quiet_NaN()});
-            GemmArgs g;
-            g.transpose_b = true;
-            run_gemm(c, g, dy, w, dx, nullptr, nullptr);
-            return std::vector<Twin*>{&dx};
-        });
-        t.add("gemm+bias (10 units, W^T)", dt, dims({m, k, n}), [dt](CaseContext& c) {
-            Twin& x = c.make("x", dt, {m, k}, random_values(m * k, 51, 1.0));
-            Twin& w = c.make("w", dt, {n, k}, random_values(k * n, 52, 0.05));
-            Twin& b = c.make("bias", dt, {n}, random_values(n, 53, 0.5));
-            Twin& y = c.make("y", dt, {m, n}, {std::numeric_limits<double>::quiet_NaN()});
-            GemmArgs g;
-            g.transpose_b = true; // B stored (n, k): the padding adds zero rows
-            run_gemm(c, g, x, w, y, &b, nullptr);
-            return std::vector<Twin*>{&y};
-        });
-        t.add("gemm dW = x^T dy (10 inputs)", dt, dims({m, n, k}), [dt](CaseContext& c) {
-            Twin& x = c.make("x", dt, {m, n}, random_values(m * n, 55, 1.0));
-            Twin& dy = c.make("dy", dt, {m, k}, random_values(m * k, 56, 1.0));
-            Twin& dw = c.make("dw", dt, {n, k}, {std::numeric_limits<double>::quiet_NaN()});
-            GemmArgs g;
-            g.transpose_a = true;
-            run_gemm(c, g, x, dy, dw, nullptr, nullptr);
-            return std::vector<Twin*>{&dw};
-        });
+        struct Padded {
+            const char* name;
+            Shape a, b; // as stored
+            bool transpose_a, transpose_b, bias;
+        };
+        const Padded padded[] = {
+            {"gemm+bias (10 units)", {m, k}, {k, n}, false, false, true},
+            {"gemm dW = x^T dy (10 units)", {m, k}, {m, n}, true, false, false},
+            {"gemm dX = dy W^T (10 units)", {m, n}, {k, n}, false, true, false},
+            {"gemm+bias (10 units, W^T)", {m, k}, {n, k}, false, true, true}, // zero rows of B
+            {"gemm dW = x^T dy (10 inputs)", {m, n}, {m, k}, true, false, false},
+        };
+        std::uint64_t seed = 51;
+        for (const Padded& v : padded) {
+            const std::int64_t rows = v.transpose_a ? v.a[1] : v.a[0];
+            const std::int64_t inner = v.transpose_a ? v.a[0] : v.a[1];
+            const std::int64_t cols = v.transpose_b ? v.b[0] : v.b[1];
+            t.add(v.name, dt, dims({rows, inner, cols}), [dt, v, rows, cols, seed](CaseContext& c) {
+                Twin& a = c.make("a", dt, v.a, random_values(v.a[0] * v.a[1], seed, 1.0));
+                Twin& b = c.make("b", dt, v.b, random_values(v.b[0] * v.b[1], seed + 1, 0.5));
+                Twin* bias = v.bias
+                                 ? &c.make("bias", dt, {cols}, random_values(cols, seed + 2, 0.5))
+                                 : nullptr;
+                Twin& y = c.make("c", dt, {rows, cols}, {std::numeric_limits<double>::quiet_NaN()});
+                GemmArgs g;
+                g.transpose_a = v.transpose_a;
+                g.transpose_b = v.transpose_b;
+                run_gemm(c, g, a, b, y, bias, nullptr);
+                return std::vector<Twin*>{&y};
+            });
+            seed += 3;
+        }
     }
     // MX policies' GEMMs (issue 26): operands that hold bfloat16 values only, flagged so, which
     // the CUDA engine multiplies on bfloat16 tensor cores when they are stored as float32.
