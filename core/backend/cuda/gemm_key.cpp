@@ -66,15 +66,15 @@ GemmKey gemm_key(const GemmArgs& args, bool tf32, bool propagate_nan) {
 }
 
 GemmPadding gemm_padding(const GemmKey& key) {
-    GemmPadding p;
-    p.lt_m = key.m;
-    p.lt_n = key.n;
-    p.lt_k = key.k;
+    GemmPadding none; // the call's own sizes
+    none.lt_m = key.m;
+    none.lt_n = key.n;
+    none.lt_k = key.k;
     const bool applies = is_16bit(key.ab_dtype) && key.b_dtype == key.ab_dtype && !key.accumulate &&
                          key.epilogue != Activation::Softmax && key.m > 0 && key.n > 0 &&
                          key.k > 0 &&
                          double(key.m) * double(key.n) * double(key.k) >= double(kPadMinWork);
-    if (!applies) return p;
+    if (!applies) return none;
     auto up8 = [](std::int64_t v) { return (v + 7) / 8 * 8; };
     auto aligned = [](std::int64_t elements) {
         return (static_cast<std::size_t>(elements) * 2 + 255) / 256 * 256;
@@ -84,7 +84,8 @@ GemmPadding gemm_padding(const GemmKey& key) {
     const bool pad_m = key.transpose_a && key.m % 8 != 0;
     const bool pad_k = (!key.transpose_a || key.transpose_b) && key.k % 8 != 0;
     const bool pad_n = key.n % 8 != 0; // B's rows when not transposed, C's always
-    if (!pad_m && !pad_k && !pad_n) return p;
+    if (!pad_m && !pad_k && !pad_n) return none;
+    GemmPadding p;
     p.lt_m = pad_m ? up8(key.m) : key.m;
     p.lt_n = pad_n ? up8(key.n) : key.n;
     p.lt_k = pad_k ? up8(key.k) : key.k;
@@ -94,14 +95,7 @@ GemmPadding gemm_padding(const GemmKey& key) {
     p.a_bytes = p.pad_a ? aligned(p.lt_m * p.lt_k) : 0;
     p.b_bytes = p.pad_b ? aligned(p.lt_n * p.lt_k) : 0;
     const std::size_t acc_bytes = p.pad_c ? static_cast<std::size_t>(p.lt_m * p.lt_n) * 4 : 0;
-    if (p.a_bytes + p.b_bytes + acc_bytes > kPadMaxBytes) {
-        GemmPadding none;
-        none.lt_m = key.m;
-        none.lt_n = key.n;
-        none.lt_k = key.k;
-        return none;
-    }
-    return p;
+    return p.a_bytes + p.b_bytes + acc_bytes > kPadMaxBytes ? none : p;
 }
 
 GemmFusion gemm_fusion(const GemmKey& key) {
