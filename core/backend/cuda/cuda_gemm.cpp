@@ -291,24 +291,24 @@ void CudaBackend::gemm(const GemmArgs& args) {
     auto* scalars = scaled ? reinterpret_cast<float*>(ws) : nullptr;
     if (ws) ws += scalar_bytes;
     void* acc = f.acc_in_workspace ? ws : c.data; // what cuBLASLt writes
-    void* lt_ws = ws ? ws + (fixed - scalar_bytes) : nullptr;
+    unsigned char* padded_a = ws ? ws + f.acc_bytes : nullptr;
+    unsigned char* padded_b = ws ? padded_a + pad.a_bytes : nullptr;
+    void* lt_ws = ws ? padded_b + pad.b_bytes : nullptr;
     const std::size_t lt_ws_bytes = args.workspace.bytes - fixed;
     // Operands whose rows miss 16 bytes, copied with zeros around them (gemm_padding).
     const void* a_data = args.a->data;
     const void* b_data = args.b->data;
     if (pad.pad_a) {
-        void* padded = ws + f.acc_bytes;
-        cuda::launch_pad_matrix(a_data, 2, args.a->rows(), args.a->cols(), padded,
+        cuda::launch_pad_matrix(a_data, 2, args.a->rows(), args.a->cols(), padded_a,
                                 args.transpose_a ? pad.lt_k : pad.lt_m,
                                 args.transpose_a ? pad.lt_m : pad.lt_k, s.stream);
-        a_data = padded;
+        a_data = padded_a;
     }
     if (pad.pad_b) {
-        void* padded = ws + f.acc_bytes + pad.a_bytes;
-        cuda::launch_pad_matrix(b_data, 2, args.b->rows(), args.b->cols(), padded,
+        cuda::launch_pad_matrix(b_data, 2, args.b->rows(), args.b->cols(), padded_b,
                                 args.transpose_b ? pad.lt_n : pad.lt_k,
                                 args.transpose_b ? pad.lt_k : pad.lt_n, s.stream);
-        b_data = padded;
+        b_data = padded_b;
     }
 
     if (args.accumulate && f.acc_in_workspace) // C += ...: start the accumulator from C
