@@ -400,8 +400,11 @@ EOF2
     # measured time beside its FLOPs, bytes and the device's roof, as the Plan view shows it.
     # nvfp4: its GEMMs on bfloat16 operands with the tensor scales in alpha (2026-11-29);
     # mixed_float16: its gradients unscaled by the optimizer, no casts back (2026-11-29).
+    # The FP8 recipe file only for mixed_float8: a recipe under another policy is refused.
     for policy in mixed_float16 mixed_bfloat16 mixed_float8 nvfp4; do
-        limit 90 "$cli" profile --config "$out/seed-fp8.config.json" --device cuda --policy $policy \
+        config=$exp/seed-mlp.json
+        [ $policy = mixed_float8 ] && config="$out/seed-fp8.config.json"
+        limit 90 "$cli" profile --config "$config" --device cuda --policy $policy \
             --json > "$out/profile-seed-$policy.json" 2> "$out/profile-seed-$policy.err" \
             || fail "profile seed-mlp $policy (see profile-seed-$policy.err)"
     done
