@@ -3,7 +3,7 @@
 // where they give the CPU engine's single rounding, and gemm_epilogue.cu everywhere else. Decode
 // scales on 16/32-bit operands (NVFP4's tensor scales) reach cuBLASLt as a device alpha. Large
 // 16-bit GEMMs whose rows miss 16 bytes (a 10-unit layer) multiply zero-padded copies
-// (gemm_key.h's gemm_padding; written 2026-11-29 without a GPU, not yet run on one).
+// (gemm_key.h's gemm_padding; passes its op cases on an H200, 2026-11-30).
 #include <string>
 
 #include "core/backend/cuda/activation.cuh"
