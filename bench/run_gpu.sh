@@ -19,8 +19,11 @@
 #                   --json` of a seed-mlp step (mixed_float16, mixed_bfloat16, mixed_float8,
 #                   nvfp4) and of a cnn step (mixed_float16, mixed_float8, nvfp4); then a
 #                   per-kernel profile (ncu) of a seed-mlp step under
-#                   mixed_bfloat16, mixed_float8 and mxfp8_e4m3, and of a cnn step under
-#                   mixed_float8, where ncu is installed
+#                   mixed_bfloat16, mixed_float8, mxfp8_e4m3 and nvfp4, and of a cnn step under
+#                   mixed_float8 and nvfp4, where ncu is installed
+#   --stage detail  ncu's throughput, occupancy, instruction and stall sections for the quantise
+#                   kernels: FP8 codes (seed-mlp mixed_float8), MX lines (mxfp8_e4m3), NVFP4's
+#                   stochastic lines (cnn nvfp4); about a minute
 #   --stage gui     the app on the CUDA engine: tst_gui_device_training (MainWindow trains
 #                   mlp-small in its worker thread, offscreen Qt) with MANTISSA_GUI_DEVICE=cuda,
 #                   from .deps/gui.tar.xz (bench/prepare_deps.sh --gui): Qt's libraries, the
@@ -41,8 +44,8 @@ cd "$(dirname "$0")/.."
 root=$PWD
 out=${OUT:-$root/bench/out/gpu}
 mkdir -p "$out"
-usage="usage: bench/run_gpu.sh --stage build|check|bench|speed|gui|all [--stage ...] [--reps N]"
-do_build=0 do_check=0 do_bench=0 do_speed=0 do_gui=0 reps=1
+usage="usage: bench/run_gpu.sh --stage build|check|bench|speed|detail|gui|all [--stage ...] [--reps N]"
+do_build=0 do_check=0 do_bench=0 do_speed=0 do_detail=0 do_gui=0 reps=1
 while [ $# -gt 0 ]; do
     case $1 in
     --stage)
@@ -52,6 +55,7 @@ while [ $# -gt 0 ]; do
         check) do_check=1 ;;
         bench) do_bench=1 ;;
         speed) do_speed=1 ;;
+        detail) do_detail=1 ;;
         gui) do_gui=1 ;;
         all) do_build=1 do_check=1 do_bench=1 ;;
         *) echo "run_gpu.sh: unknown stage '$2'; $usage" >&2; exit 2 ;;
@@ -64,7 +68,7 @@ while [ $# -gt 0 ]; do
     *) echo "run_gpu.sh: unknown argument '$1'; $usage" >&2; exit 2 ;;
     esac
 done
-[ $((do_build + do_check + do_bench + do_speed + do_gui)) -gt 0 ] || { echo "$usage" >&2; exit 2; }
+[ $((do_build + do_check + do_bench + do_speed + do_detail + do_gui)) -gt 0 ] || { echo "$usage" >&2; exit 2; }
 
 failures=0
 results=bench/results.jsonl
@@ -356,11 +360,9 @@ EOF2
     fi
     log "bench stage: $(elapsed "$t0") s"
 fi
-if [ $do_speed -eq 1 ]; then
-    log "stage speed: step time per policy, side by side"
-    t0=$(date +%s)
-    exp=resources/experiments
-    # seed-mlp with mixed_float8's Dense GEMMs on cuBLASLt FP8 (the recipe stays with its policy).
+exp=resources/experiments
+# seed-mlp with mixed_float8's Dense GEMMs on cuBLASLt FP8 (the recipe stays with its policy).
+write_fp8_config() {
     python3 - "$exp/seed-mlp.json" > "$out/seed-fp8.config.json" <<'EOF2'
 import json, sys
 e = json.load(open(sys.argv[1]))
@@ -368,6 +370,11 @@ e["policy"] = "mixed_float8"
 e["recipe"] = {"gemm": "fp8"}
 print(json.dumps(e))
 EOF2
+}
+if [ $do_speed -eq 1 ]; then
+    log "stage speed: step time per policy, side by side"
+    t0=$(date +%s)
+    write_fp8_config
     speed_case() { # tag config policies steps [extra flags]
         local tag=$1 config=$2 policies=$3 steps=$4
         shift 4
@@ -425,16 +432,50 @@ EOF2
                 || fail "reading ncu-seed-$policy.csv"
             head -25 "$out/kernels-seed-$policy.txt"
         done
-        limit 120 ncu --metrics gpu__time_duration.sum --csv "$cli" bench --config $exp/cnn.json \
-            --device cuda --policies mixed_float8 --steps 2 --warmup 1 > "$out/ncu-cnn-mixed_float8.csv" \
-            2> "$out/ncu-cnn-mixed_float8.err" || fail "ncu cnn mixed_float8 (see ncu-cnn-mixed_float8.err)"
-        python3 bench/gpu_results.py kernels "$out/ncu-cnn-mixed_float8.csv" 3 \
-            > "$out/kernels-cnn-mixed_float8.txt" || fail "reading ncu-cnn-mixed_float8.csv"
-        head -25 "$out/kernels-cnn-mixed_float8.txt"
+        # seed-mlp under nvfp4 was never profiled per kernel (2026-11-30: 5x mixed_bfloat16).
+        limit 120 ncu --metrics gpu__time_duration.sum --csv "$cli" bench --config $exp/seed-mlp.json \
+            --device cuda --policies nvfp4 --steps 2 --warmup 1 > "$out/ncu-seed-nvfp4.csv" \
+            2> "$out/ncu-seed-nvfp4.err" || fail "ncu seed-mlp nvfp4 (see ncu-seed-nvfp4.err)"
+        python3 bench/gpu_results.py kernels "$out/ncu-seed-nvfp4.csv" 3 > "$out/kernels-seed-nvfp4.txt" \
+            || fail "reading ncu-seed-nvfp4.csv"
+        head -25 "$out/kernels-seed-nvfp4.txt"
+        for policy in mixed_float8 nvfp4; do
+            limit 120 ncu --metrics gpu__time_duration.sum --csv "$cli" bench --config $exp/cnn.json \
+                --device cuda --policies $policy --steps 2 --warmup 1 > "$out/ncu-cnn-$policy.csv" \
+                2> "$out/ncu-cnn-$policy.err" || fail "ncu cnn $policy (see ncu-cnn-$policy.err)"
+            python3 bench/gpu_results.py kernels "$out/ncu-cnn-$policy.csv" 3 \
+                > "$out/kernels-cnn-$policy.txt" || fail "reading ncu-cnn-$policy.csv"
+            head -25 "$out/kernels-cnn-$policy.txt"
+        done
     else
         log "ncu not installed: no per-kernel profile"
     fi
     log "speed stage: $(elapsed "$t0") s"
+fi
+if [ $do_detail -eq 1 ]; then
+    # Why a quantise kernel takes several times its bytes' time: ncu's throughput, occupancy,
+    # instruction and stall sections for the first launches of the FP8 codes kernel (seed-mlp,
+    # mixed_float8), the MX line kernels (mxfp8_e4m3) and NVFP4's stochastic line kernels (cnn).
+    log "stage detail: ncu sections of the quantise kernels"
+    t0=$(date +%s)
+    if ! command -v ncu > /dev/null; then
+        fail "stage detail: ncu is not installed"
+    else
+        write_fp8_config
+        detail() { # tag config policy kernel-regex launches
+            limit 150 ncu --section SpeedOfLight --section Occupancy --section LaunchStats \
+                --section ComputeWorkloadAnalysis --section MemoryWorkloadAnalysis \
+                --section WarpStateStats --section InstructionStats -k "regex:$4" --launch-count "$5" \
+                "$cli" bench --config "$2" --device cuda --policies "$3" --steps 1 --warmup 1 \
+                > "$out/detail-$1.txt" 2> "$out/detail-$1.err" || fail "detail $1 (see detail-$1.err)"
+            grep -E "Kernel|line_block|code_tile|Duration|DRAM Throughput|Compute \(SM\)|Executed Ipc A|Registers Per|Achieved Occ|Executed Instructions  |Warp Cycles Per Issued" \
+                "$out/detail-$1.txt" | head -40 || true
+        }
+        detail seed-fp8-codes "$out/seed-fp8.config.json" mixed_float8 code_tile_kernel 3
+        detail seed-mx-lines $exp/seed-mlp.json mxfp8_e4m3 line_block_kernel 4
+        detail cnn-nvfp4-lines $exp/cnn.json nvfp4 line_block_kernel 6
+    fi
+    log "detail stage: $(elapsed "$t0") s"
 fi
 if [ $do_gui -eq 1 ]; then
     log "stage gui: the app trains mlp-small on the CUDA engine (tst_gui_device_training)"

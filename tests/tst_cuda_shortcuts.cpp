@@ -2,7 +2,8 @@
 // value, on the host: the CUDA library's float32 -> FP8 -> float16 conversions
 // (core/backend/cuda/fp8_convert.h; here NVIDIA's host emulation of the instructions the kernels
 // run on compute capability 8.9+) give element_codec's codes and values, the odd-rounded product
-// gives the exact product's code, the float32 clipped test gives quant_math's float64 one, and the
+// (rounded to nearest and corrected, or truncated with a sticky bit) gives the exact product's
+// code, the float32 clipped test gives quant_math's float64 one, and the
 // MX block scale from the amax's float32 bits (mx_scale_bits.h) gives mx_scale_code's. Built only
 // with the CUDA engine (it reads the toolkit's cuda_fp8.h); no GPU needed. On a GPU the op cases
 // run the kernels themselves.
@@ -129,6 +130,46 @@ public:
         CHECK_EQ(odd_product_mismatches<ElementFormat::Float8E5M2>(), 0);
     }
 
+    // The codes kernel's pair route (code_pair): each product truncated toward zero with the
+    // sticky bit set, two codes in one conversion, gives each exact product's code, saturated
+    // products included; both codes land in their bytes.
+    template <ElementFormat F>
+    static int truncated_odd_mismatches(int& saturated_seen) {
+        int bad = 0;
+        const double max = element_spec(F).max_finite;
+        const std::vector<std::pair<float, float>> ps = product_sweep<F>();
+        for (std::size_t i = 0; i < ps.size(); ++i) {
+            const auto [v, scale] = ps[i];
+            const auto [w, scale_w] = ps[(i * 7919) % ps.size()];
+            const float odd = cuda::odd_product_rz(v, scale);
+            const double exact = static_cast<double>(v) * static_cast<double>(scale);
+            const std::uint32_t want = element_codec::round_to_code<F>(exact);
+            bad += cuda::fp8_code<F>(odd) != want;
+            const std::uint32_t pair =
+                cuda::fp8_code_pair<F>(odd, cuda::odd_product_rz(w, scale_w));
+            bad += (pair & 0xFFu) != want;
+            bad += (pair >> 8) != cuda::fp8_code<F>(cuda::odd_product_rz(w, scale_w));
+            // Where product_round_to_odd's value is finite and its error term exact (a product
+            // at least 2^-102: the error then has a float32's bits), the values are the same.
+            // Below that its error can round to zero and it returns the nearest, even value: no
+            // FP8 code is that small, so both still give the exact product's code.
+            const float reference = element_codec::product_round_to_odd(v, scale);
+            if (std::isfinite(reference) && std::fabs(exact) >= 0x1p-102)
+                bad += bits_of(odd) != bits_of(reference);
+            saturated_seen += std::fabs(exact) > max ? 1 : 0;
+        }
+        return bad;
+    }
+    void truncatedOddProductsGiveTheExactCode() {
+        int saturated = 0;
+        CHECK_EQ(truncated_odd_mismatches<ElementFormat::Float8E4M3>(saturated), 0);
+        CHECK_EQ(truncated_odd_mismatches<ElementFormat::Float8E5M2>(saturated), 0);
+        CHECK(saturated > 1000); // products beyond the largest value, and beyond float32's range
+        CHECK_EQ(bits_of(cuda::odd_product_rz(1e30f, 1e30f)), 0x7F7FFFFFu); // FLT_MAX: odd
+        CHECK_EQ(cuda::fp8_code<ElementFormat::Float8E4M3>(cuda::odd_product_rz(-1e30f, 1e30f)),
+                 0xFEu);
+    }
+
     // per_tensor_clipped on (fl(v · scale), its error) against |v · scale| > max · (1 + 2^-22) in
     // float64, including a product equal to the limit.
     template <ElementFormat F>
@@ -217,4 +258,5 @@ public:
 } // namespace
 
 MANTISSA_TEST_MAIN(TestCudaShortcuts, conversionsMatchTheCodec, oddProductsGiveTheExactCode,
-                   clippedTestMatchesFloat64, mxScaleMatchesQuantMath)
+                   truncatedOddProductsGiveTheExactCode, clippedTestMatchesFloat64,
+                   mxScaleMatchesQuantMath)

@@ -730,6 +730,24 @@ void add_gather(Table& t, DType dt) {
               });
               return std::vector<Twin*>{&batch, &batch_labels};
           });
+    // A row length that is no multiple of 4 (the CUDA kernel's one-element path) and more rows
+    // than a thread block takes, from the host offset.
+    t.add(
+        "gather_batch (host offset)", dt, "9 of 11 from 2, 30 features", 0.0, 0.0,
+        [dt](CaseContext& c) {
+            std::vector<double> pixels(11 * 30);
+            for (std::size_t i = 0; i < pixels.size(); ++i) pixels[i] = double((i * 53) % 256);
+            Twin& images = c.make("images", DType::UInt8, {11, 30}, pixels);
+            Twin& labels = c.make("labels", DType::UInt8, {11}, {3, 1, 4, 1, 5, 9, 2, 6, 5, 3, 5});
+            Twin& perm = c.make("perm", DType::Int32, {11}, {10, 4, 2, 7, 0, 8, 1, 3, 6, 5, 9});
+            Twin& batch = c.make("batch", dt, {9, 30});
+            Twin& batch_labels = c.make("batch_labels", DType::Int32, {9});
+            c.both([&](Backend& be, int i) {
+                be.gather_batch(images.on(i), labels.on(i), perm.on(i), 2, 9, nullptr, batch.on(i),
+                                batch_labels.on(i));
+            });
+            return std::vector<Twin*>{&batch, &batch_labels};
+        });
 }
 
 void add_dropout_and_histogram(Table& t, DType dt) {
@@ -1224,6 +1242,21 @@ void add_fake_quantize(Table& t, DType dt) {
     }
     cases.push_back({"mxfp8_e4m3 32x1 floor",
                      block_spec(BlockFormat::MxFp8E4M3, ScaleRule::Floor, 32, 1), 40, 12});
+    // The CUDA line kernels' thread shapes (launch_lines): an odd row length (two columns a
+    // thread, the last alone, no pair loads); narrow tensors with one or two row blocks a row
+    // (a 1- or 32-channel convolution's N·H·W x C view), many rows to a thread block, nearest and
+    // stochastic, along rows and down columns; and MX FP8 under stochastic rounding, which the
+    // line kernels leave to the in-place block kernel.
+    cases.push_back({"mxfp8_e4m3 32x1 floor, odd row length",
+                     block_spec(BlockFormat::MxFp8E4M3, ScaleRule::Floor, 32, 1), 40, 13});
+    cases.push_back({"nvfp4 1x16, one block a row",
+                     block_spec(BlockFormat::NvFp4, std::nullopt, 1, 16), 300, 16});
+    cases.push_back({"nvfp4 1x16 stochastic seed 1234, two blocks a row",
+                     block_spec(BlockFormat::NvFp4, std::nullopt, 1, 16, true), 300, 32});
+    cases.push_back({"nvfp4 16x1 stochastic seed 1234, 32 columns",
+                     block_spec(BlockFormat::NvFp4, std::nullopt, 16, 1, true), 300, 32});
+    cases.push_back({"mxfp8_e5m2 1x32 stochastic seed 1234",
+                     block_spec(BlockFormat::MxFp8E5M2, ScaleRule::Floor, 1, 32, true)});
     // Copies in bfloat16 (PlanBuilder::bfloat16_quant_copies): along rows with partial blocks, a
     // NaN and an all-zero block; down columns with a partial block; mxfp4 with stochastic
     // rounding (a path quantising in float32, then narrowing).

@@ -231,7 +231,7 @@ MANTISSA_HD inline float decode_code(std::uint32_t code) {
 // a branch: the same bit arithmetic as encode_signed's stochastic case, with shifts past 63
 // clamped (the significand is below 2^53, so they give 0 as the exact shift would).
 template <ElementFormat F>
-inline std::uint32_t stochastic_magnitude(double q, std::uint32_t random) {
+MANTISSA_HD inline std::uint32_t stochastic_magnitude(double q, std::uint32_t random) {
     constexpr element_detail::Layout l = element_detail::layout(F);
     constexpr int m = l.mantissa_bits;
     constexpr std::int64_t emin = 1 - l.bias;

@@ -180,28 +180,36 @@ struct ElementResult {
     bool clipped = false; // |v| beyond max_elem * eff: saturated
     bool zero = false;    // a non-zero v decoded as zero
 };
+// An element of a block whose whole scale `eff` is NaN or zero: quantize_element's first two
+// cases, which the CUDA line kernels call alone (their other cases have faster forms there).
+MANTISSA_HD constexpr ElementResult degenerate_element(double v, double eff, ElementFormat f) {
+    ElementResult r;
+    if (is_nan(eff)) { // a NaN or inf in the block (MX) or tensor: the block is NaN
+        r.decoded = nan_value();
+    } else { // an all-zero block, or a block scale that underflowed E4M3
+        const element_detail::Layout l = element_detail::layout(f);
+        r.code = sign_bit(v) ? 1u << (l.width - 1) : 0u;
+        r.decoded = sign_bit(v) ? -0.0 : 0.0;
+    }
+    r.zero = v != 0 && !is_nan(v) && r.decoded == 0;
+    return r;
+}
+
 // `exact_quotient`: round the exact real v / eff (NVFP4's scale is no power of two); otherwise
 // v / eff is exact (MX). `random` drives stochastic rounding (rounding_random(seed, index)).
 MANTISSA_HD constexpr ElementResult quantize_element(double v, double eff, ElementFormat f,
                                                      double max_elem, bool stochastic,
                                                      bool exact_quotient, std::uint32_t random) {
+    if (is_nan(eff) || eff == 0) return degenerate_element(v, eff, f);
     ElementResult r;
-    if (is_nan(eff)) { // a NaN or inf in the block (MX) or tensor: the block is NaN
-        r.decoded = nan_value();
-    } else if (eff == 0) { // an all-zero block, or a block scale that underflowed E4M3
-        const element_detail::Layout l = element_detail::layout(f);
-        r.code = sign_bit(v) ? 1u << (l.width - 1) : 0u;
-        r.decoded = sign_bit(v) ? -0.0 : 0.0;
-    } else {
-        if (stochastic)
-            r.code = encode_element_stochastic(v / eff, f, random);
-        else if (exact_quotient)
-            r.code = nearest_code_of_quotient(v, eff, f);
-        else
-            r.code = encode_element(v / eff, f);     // a power of two: v / eff is exact
-        r.decoded = decode_element(r.code, f) * eff; // a few bits x the scale: exact
-        r.clipped = abs_of(v) > max_elem * eff;
-    }
+    if (stochastic)
+        r.code = encode_element_stochastic(v / eff, f, random);
+    else if (exact_quotient)
+        r.code = nearest_code_of_quotient(v, eff, f);
+    else
+        r.code = encode_element(v / eff, f);     // a power of two: v / eff is exact
+    r.decoded = decode_element(r.code, f) * eff; // a few bits x the scale: exact
+    r.clipped = abs_of(v) > max_elem * eff;
     r.zero = v != 0 && !is_nan(v) && r.decoded == 0;
     return r;
 }

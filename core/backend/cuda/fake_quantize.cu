@@ -75,7 +75,8 @@ __device__ inline unsigned abs_bits(float x) {
 // A block's share of the scratch totals, reduced in the block first so that each block makes
 // one atomic per total: one per warp (65,536 warps for an 8192 x 4096 tensor) would queue on one
 // address. Integer sums and maxima: exact in any order. Every thread of the block must call it
-// (it synchronises the block); blockDim.x is a multiple of 32, at most 1024.
+// (it synchronises the block); the block's thread count is a multiple of 32, at most 1024, and
+// its warps are runs of 32 linear thread indices (x fastest), 1-D and 2-D blocks alike.
 struct BlockTotals {
     unsigned long long clipped = 0, zeros = 0;
     unsigned amax_bits = 0;           // max of |x|'s float32 bits
@@ -92,17 +93,18 @@ __device__ inline void add_block_totals(BlockTotals t, Scratch* s) {
         const unsigned long long o = __shfl_xor_sync(kFullMask, t.top_scale, offset);
         t.top_scale = o > t.top_scale ? o : t.top_scale;
     }
-    if ((threadIdx.x & 31) == 0) {
-        const unsigned w = threadIdx.x >> 5;
+    const unsigned tid = threadIdx.y * blockDim.x + threadIdx.x;
+    if ((tid & 31) == 0) {
+        const unsigned w = tid >> 5;
         part_clipped[w] = t.clipped;
         part_zeros[w] = t.zeros;
         part_amax[w] = t.amax_bits;
         part_top[w] = t.top_scale;
     }
     __syncthreads();
-    if (threadIdx.x != 0) return;
+    if (tid != 0) return;
     BlockTotals sum;
-    for (unsigned w = 0; w < blockDim.x / 32; ++w) {
+    for (unsigned w = 0; w < blockDim.x * blockDim.y / 32; ++w) {
         sum.clipped += part_clipped[w];
         sum.zeros += part_zeros[w];
         sum.amax_bits = part_amax[w] > sum.amax_bits ? part_amax[w] : sum.amax_bits;
@@ -151,6 +153,10 @@ __device__ inline float tensor_scale_of(const DeviceQuant& q, const float* state
     return state[0] > 0 ? state[0] : 1.0f;
 }
 
+// F's largest finite magnitude code, where saturation lands.
+template <ElementFormat F>
+constexpr std::uint32_t kFp8MaxMag = F == ElementFormat::Float8E5M2 ? 0x7Bu : 0x7Eu;
+
 // Per-tensor FP8 of one value with the format fixed at compile time, as the CPU engine computes
 // it (tensor_quant.cpp's cast_per_tensor and codes_per_tensor): a finite x = v·scale (exact in
 // float64) rounds on its bits (element_codec: integer operations, no float64 division), a
@@ -166,8 +172,7 @@ __device__ inline std::uint32_t hardware_code(float v, float scale) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 890
     const float odd = element_codec::product_round_to_odd(v, scale);
     if (!isfinite(odd)) {
-        constexpr std::uint32_t max_mag = F == ElementFormat::Float8E5M2 ? 0x7Bu : 0x7Eu;
-        return (__float_as_uint(odd) >> 31) << 7 | max_mag;
+        return (__float_as_uint(odd) >> 31) << 7 | kFp8MaxMag<F>;
     }
     return fp8_code<F>(odd);
 #else
@@ -229,7 +234,8 @@ __global__ void amax_kernel(const float* data, i64 n, Scratch* s) {
 //           rounded on its float32 bits (element_codec::round_to_element);
 //   kNvfp4  NVFP4: |v| against the 7 midpoints between E2M1 magnitudes times the scale, as
 //           float32 thresholds (quant_math::float_threshold), the decoded magnitudes selected;
-//   kExact  anything else (stochastic rounding): quant_math's quantize_element per element.
+//   kExact  anything else (stochastic rounding): quant_math's quantize_element per element
+//           (line_block_kernel: E2M1 under stochastic rounding, the CPU engine's fast form).
 enum class BlockPath { kExact, kMx, kNvfp4 };
 
 // E2M1's magnitude j (0 … 7), as decode_element gives it (a function: device code may not
@@ -274,6 +280,14 @@ struct E2m1Table {
         clipped = a > clip;
         flushed = a != 0 && !(a > T[0]);
         return with_sign_of(o, v);
+    }
+    // Magnitude code `mag`'s decoded value with v's sign (stochastic rounding chooses mag), by a
+    // tree of selects on its three bits: indexing D would move it to local memory.
+    __device__ float decoded(std::uint32_t mag, float v) const {
+        const bool b0 = (mag & 1u) != 0, b1 = (mag & 2u) != 0, b2 = (mag & 4u) != 0;
+        const float low = b1 ? (b0 ? D[3] : D[2]) : (b0 ? D[1] : D[0]);
+        const float high = b1 ? (b0 ? D[7] : D[6]) : (b0 ? D[5] : D[4]);
+        return with_sign_of(b2 ? high : low, v);
     }
 };
 
@@ -407,6 +421,13 @@ __global__ void block_kernel(float* data, i64 rows, i64 cols, DeviceQuant q, Scr
     add_block_totals(totals, s);
 }
 
+// A thread's two adjacent elements as one load or store (4 bytes for 16-bit types, 8 for
+// float32): code_tile_kernel's source pairs and line_block_kernel's column pairs.
+template <class T>
+struct alignas(2 * sizeof(T)) SourcePair {
+    T lo, hi;
+};
+
 // One block of a one-dimensional block shape (1 x len along a row, or len x 1 down a column,
 // len <= 32) per thread, read straight from the source tensor and written into the copy, which
 // may be bfloat16 when every decoded value is a bfloat16 value (MX, and NVFP4 without its tensor
@@ -418,31 +439,183 @@ __global__ void block_kernel(float* data, i64 rows, i64 cols, DeviceQuant q, Scr
 // values, scales and counts are block_kernel's, element for element (the same paths below), and
 // the tensor's amax is this kernel's maximum (MX needs no amax pass before it; NVFP4's tensor
 // scale does, so its amax pass runs first and this maximum only repeats it).
-// Stochastic rounding (NVFP4's and MX's gradients) takes kExact: quant_math per element, each
-// drawing its random bits from its flat index, as block_kernel's general path.
+// Stochastic rounding (NVFP4's gradients, and MX's when asked for) takes kExact, each element
+// drawing its random bits from its flat index, as block_kernel's general path does; the line
+// kernels take it for E2M1 elements only (fake_quantize_lines_apply), so F names the format and
+// the codec folds to E2M1's constants.
+// The threads of a thread block form a 2-D shape (launch_lines): x across the blocks of a row (or
+// the columns), y down the rows (or the row blocks). A narrow tensor fills every lane this way;
+// with one thread per block of a row and the rest idle, conv2d_1's gradient of the cnn (86,528 x 32
+// in 1 x 16 blocks: two blocks a row) used 2 of 128 lanes and took 4.5 ms a step under nvfp4 on
+// the H200 (2026-11-30).
 constexpr int kLineBlockMax = 32;
 constexpr unsigned kLineThreads = 128;
 
+// The threads' shape for units_x blocks across: x the smallest power of two covering them, up to
+// all of kLineThreads, and y the rest.
+inline dim3 line_thread_shape(i64 units_x) {
+    unsigned tx = 1;
+    while (tx < kLineThreads && tx < units_x) tx <<= 1;
+    return dim3(tx, kLineThreads / tx);
+}
+
+// One block's values v[0 … n) quantised in place (element j at flat index first + j · stride,
+// where stochastic rounding draws its bits), with the block's amax, clipped and flushed counts and
+// scale folded into `totals`. `global` is NVFP4's tensor scale and `gemm_div` what the decoded
+// values are divided by (block_kernel's).
+template <ElementFormat F, BlockPath kPath>
+__device__ inline void quantize_line(float (&v)[kLineBlockMax], int n, i64 first, i64 stride,
+                                     const DeviceQuant& q, float global, double gemm_div,
+                                     BlockTotals& totals) {
+    // kExact (stochastic rounding) takes NVFP4 and MX alike: the tensor scale says which.
+    const bool nvfp4 = kPath == BlockPath::kNvfp4 || (kPath == BlockPath::kExact && q.tensor_scale);
+    unsigned m = 0;
+#pragma unroll
+    for (int j = 0; j < kLineBlockMax; ++j)
+        if (j < n) m = abs_bits(v[j]) > m ? abs_bits(v[j]) : m;
+    totals.amax_bits = m > totals.amax_bits ? m : totals.amax_bits;
+    // MX's scale in 32-bit arithmetic (mx_scale_bits.h); a NaN scale (a NaN or infinite amax)
+    // takes the per-element path below, with everything else.
+    const MxScaleBits mx_scale =
+        kPath == BlockPath::kMx ? mx_scale_bits<F>(m, q.ceil) : MxScaleBits{};
+    unsigned long long bits; // the block's scale as float64 bits, for the largest scale
+    if (kPath == BlockPath::kMx && mx_scale.code != 0xFFu) { // block_kernel's kMx path
+        const MxBlockRounding<F> mx(mx_scale.inverse, mx_scale.scale, q.max_elem);
+        unsigned block_clipped = 0, block_zeros = 0;
+#pragma unroll
+        for (int j = 0; j < kLineBlockMax; ++j)
+            if (j < n) v[j] = mx.round(v[j], block_clipped, block_zeros);
+        totals.clipped += block_clipped;
+        totals.zeros += block_zeros;
+        bits = mx_scale.scale_bits64();
+    } else {
+        const double amax = amax_of_bits(m);
+        // The block's scale, and the whole factor a code is multiplied by.
+        double scale, eff;
+        if (kPath == BlockPath::kMx) {
+            // A NaN scale (mx_scale_code's 0xFF; MxScaleBits' default), decode_element's NaN: a
+            // constant the compiler folds through quantize_element below. Computed at run time,
+            // it unrolled the general path 32 times into every MX kernel for nothing, and ptxas
+            // took minutes longer.
+            scale = eff =
+                __longlong_as_double(static_cast<long long>(MxScaleBits{}.scale_bits64()));
+        } else if (nvfp4) {
+            scale = decode_element(qm::nvfp4_scale_code(amax, global), ElementFormat::Float8E4M3);
+            eff = scale * static_cast<double>(global); // 4 x 24 bits: exact
+        } else {                                       // MX under stochastic rounding (kExact)
+            scale = decode_element(qm::mx_scale_code(amax, F, q.ceil), ElementFormat::E8M0);
+            eff = scale;
+        }
+        if (kPath == BlockPath::kNvfp4 && !qm::is_nan(eff) && eff != 0) {
+            const E2m1Table table(eff, eff / gemm_div, q.max_elem); // block_kernel's path
+#pragma unroll
+            for (int j = 0; j < kLineBlockMax; ++j) {
+                if (j >= n) continue;
+                bool c, z;
+                v[j] = table.round(v[j], c, z);
+                totals.clipped += c ? 1 : 0;
+                totals.zeros += z ? 1 : 0;
+            }
+        } else if (kPath == BlockPath::kExact && !qm::is_nan(eff) && eff != 0) {
+            // Stochastic rounding of E2M1 (the only format the line kernels take under it), as
+            // the CPU engine's fake_quantize_tile rounds it: v / eff in float64 (exact under MX's
+            // power-of-two scale), the magnitude code from element_codec::stochastic_magnitude
+            // (which tst_block_quant sweeps against the codec), its value times `out` with v's
+            // sign. Issue 26: quant_math's general quantize_element here, with its float64
+            // decoding and both roundings' code, was about 500 instructions per element and
+            // 16,000 per kernel.
+            const E2m1Table table(eff, eff / gemm_div, q.max_elem);
+#pragma unroll
+            for (int j = 0; j < kLineBlockMax; ++j) {
+                if (j >= n) continue;
+                // Element j's flat index draws its random bits, as block_kernel's `at`.
+                const std::uint32_t random =
+                    rounding_random(q.seed, static_cast<std::uint64_t>(first + j * stride));
+                const std::uint32_t mag =
+                    element_codec::stochastic_magnitude<F>(static_cast<double>(v[j]) / eff, random);
+                totals.clipped += __uint_as_float(abs_bits(v[j])) > table.clip ? 1 : 0;
+                totals.zeros += v[j] != 0 && mag == 0 ? 1 : 0; // no NaN here (eff would be NaN)
+                v[j] = table.decoded(mag, v[j]);
+            }
+        } else { // a NaN scale, or NVFP4's zero scale (an all-zero block): quant_math's cases
+#pragma unroll
+            for (int j = 0; j < kLineBlockMax; ++j) {
+                if (j >= n) continue;
+                const qm::ElementResult r =
+                    qm::degenerate_element(static_cast<double>(v[j]), eff, F);
+                v[j] = static_cast<float>(r.decoded); // NaN or a signed zero: gemm_div changes none
+                totals.zeros += r.zero ? 1 : 0;
+            }
+        }
+        bits = static_cast<unsigned long long>(__double_as_longlong(nvfp4 ? eff : scale));
+    }
+    totals.top_scale = bits > totals.top_scale ? bits : totals.top_scale;
+}
+
+// Along rows (kColumn false) a thread takes one block of a row: 16-byte loads and stores where
+// `vec` (full blocks of a multiple of 8 elements at aligned addresses). Down columns a thread
+// takes the blocks of two adjacent columns where kPairs (each row's two elements as one load and
+// one store where `vec`: an even row length and a base aligned to two elements), so a warp moves
+// 64 adjacent columns of a row at a time, where one column a thread moved half a 128-byte line.
+// Stochastic rounding keeps one column a thread: its per-element work unrolled twice would double
+// a kernel that is already long.
 template <class TS, class TD, ElementFormat F, BlockPath kPath, bool kColumn>
 __global__ void line_block_kernel(const TS* src, TD* dst, i64 rows, i64 cols, int len, bool vec,
                                   DeviceQuant q, Scratch* s) {
-    // kExact (stochastic rounding) takes NVFP4 and MX alike: the format is the run-time one.
+    constexpr bool kPairs = kColumn && kPath != BlockPath::kExact;
     const bool nvfp4 = kPath == BlockPath::kNvfp4 || (kPath == BlockPath::kExact && q.tensor_scale);
     const float global = nvfp4 ? qm::nvfp4_global_scale(amax_of_bits(s->amax_bits)) : 1.0f;
     const double gemm_div = q.scale_in_gemm ? qm::nvfp4_gemm_scale(global) : 1.0; // block_kernel's
-    // A block's coordinates: (row block y, column x) down columns, (row y, column block x) along
-    // rows; y from the grid's second dimension, so nothing divides.
-    const i64 units_x = kColumn ? cols : (cols + len - 1) / len;
+    // The units: (row block y, column or column pair x) down columns, (row y, column block x)
+    // along rows; y from the grid's and the thread block's second dimension, so nothing divides.
+    const i64 units_x = kPairs ? (cols + 1) / 2 : (kColumn ? cols : (cols + len - 1) / len);
     const i64 units_y = kColumn ? (rows + len - 1) / len : rows;
     BlockTotals totals;
-    for (i64 y = blockIdx.y; y < units_y; y += gridDim.y) {
+    for (i64 y = blockIdx.y * i64(blockDim.y) + threadIdx.y; y < units_y;
+         y += i64(gridDim.y) * blockDim.y) {
         for (i64 x = blockIdx.x * i64(blockDim.x) + threadIdx.x; x < units_x;
              x += i64(gridDim.x) * blockDim.x) {
-            const i64 first = kColumn ? y * len * cols + x : y * cols + x * len;
+            const i64 col = kPairs ? 2 * x : x; // a column block's (first) column
+            const i64 first = kColumn ? y * len * cols + col : y * cols + x * len;
             const i64 stride = kColumn ? cols : 1;
             const i64 left = kColumn ? rows - y * len : cols - x * len;
             const int n = left < len ? static_cast<int>(left) : len;
-            const bool wide = vec && n == len;
+            if constexpr (kPairs) {
+                const bool second = col + 1 < cols; // false only for an odd row length's last
+                float v0[kLineBlockMax], v1[kLineBlockMax];
+#pragma unroll
+                for (int j = 0; j < kLineBlockMax; ++j) {
+                    if (j >= n) continue;
+                    const TS* p = src + first + j * stride;
+                    if (vec) {
+                        const SourcePair<TS> pair = *reinterpret_cast<const SourcePair<TS>*>(p);
+                        v0[j] = to_float(pair.lo);
+                        v1[j] = to_float(pair.hi);
+                    } else {
+                        v0[j] = to_float(p[0]);
+                        v1[j] = second ? to_float(p[1]) : 0.0f;
+                    }
+                }
+                quantize_line<F, kPath>(v0, n, first, stride, q, global, gemm_div, totals);
+                if (second)
+                    quantize_line<F, kPath>(v1, n, first + 1, stride, q, global, gemm_div, totals);
+#pragma unroll
+                for (int j = 0; j < kLineBlockMax; ++j) {
+                    if (j >= n) continue;
+                    TD* p = dst + first + j * stride;
+                    if (vec) {
+                        SourcePair<TD> pair;
+                        pair.lo = from_float<TD>(v0[j]);
+                        pair.hi = from_float<TD>(v1[j]);
+                        *reinterpret_cast<SourcePair<TD>*>(p) = pair;
+                    } else {
+                        p[0] = from_float<TD>(v0[j]);
+                        if (second) p[1] = from_float<TD>(v1[j]);
+                    }
+                }
+                continue;
+            }
+            const bool wide = !kColumn && vec && n == len;
             float v[kLineBlockMax];
             if (wide) {
 #pragma unroll
@@ -453,76 +626,7 @@ __global__ void line_block_kernel(const TS* src, TD* dst, i64 rows, i64 cols, in
                 for (int j = 0; j < kLineBlockMax; ++j)
                     if (j < n) v[j] = to_float(src[first + j * stride]);
             }
-            unsigned m = 0;
-#pragma unroll
-            for (int j = 0; j < kLineBlockMax; ++j)
-                if (j < n) m = abs_bits(v[j]) > m ? abs_bits(v[j]) : m;
-            totals.amax_bits = m > totals.amax_bits ? m : totals.amax_bits;
-            // MX's scale in 32-bit arithmetic (mx_scale_bits.h); a NaN scale (a NaN or infinite
-            // amax) takes the per-element path below, with everything else.
-            const MxScaleBits mx_scale =
-                kPath == BlockPath::kMx ? mx_scale_bits<F>(m, q.ceil) : MxScaleBits{};
-            unsigned long long bits; // the block's scale as float64 bits, for the largest scale
-            if (kPath == BlockPath::kMx && mx_scale.code != 0xFFu) { // block_kernel's kMx path
-                const MxBlockRounding<F> mx(mx_scale.inverse, mx_scale.scale, q.max_elem);
-                unsigned block_clipped = 0, block_zeros = 0;
-#pragma unroll
-                for (int j = 0; j < kLineBlockMax; ++j)
-                    if (j < n) v[j] = mx.round(v[j], block_clipped, block_zeros);
-                totals.clipped += block_clipped;
-                totals.zeros += block_zeros;
-                bits = mx_scale.scale_bits64();
-            } else {
-                const double amax = amax_of_bits(m);
-                // The block's scale, and the whole factor a code is multiplied by.
-                double scale, eff;
-                if (kPath == BlockPath::kMx) {
-                    // A NaN scale (mx_scale_code's 0xFF; MxScaleBits' default), decode_element's
-                    // NaN: a constant the compiler folds through quantize_element below. Computed
-                    // at run time, it unrolled the general path 32 times into every MX kernel for
-                    // nothing, and ptxas took minutes longer.
-                    scale = eff =
-                        __longlong_as_double(static_cast<long long>(MxScaleBits{}.scale_bits64()));
-                } else if (nvfp4) {
-                    scale = decode_element(qm::nvfp4_scale_code(amax, global),
-                                           ElementFormat::Float8E4M3);
-                    eff = scale * static_cast<double>(global); // 4 x 24 bits: exact
-                } else { // MX under stochastic rounding (kExact)
-                    scale = decode_element(qm::mx_scale_code(amax, q.element, q.ceil),
-                                           ElementFormat::E8M0);
-                    eff = scale;
-                }
-                if (kPath == BlockPath::kNvfp4 && !qm::is_nan(eff) && eff != 0) {
-                    const E2m1Table table(eff, eff / gemm_div, q.max_elem); // block_kernel's path
-#pragma unroll
-                    for (int j = 0; j < kLineBlockMax; ++j) {
-                        if (j >= n) continue;
-                        bool c, z;
-                        v[j] = table.round(v[j], c, z);
-                        totals.clipped += c ? 1 : 0;
-                        totals.zeros += z ? 1 : 0;
-                    }
-                } else { // stochastic rounding, a NaN scale, NVFP4's all-zero block: per element
-#pragma unroll
-                    for (int j = 0; j < kLineBlockMax; ++j) {
-                        if (j >= n) continue;
-                        // Element j's flat index draws its random bits, as block_kernel's `at`.
-                        const std::uint32_t random =
-                            kPath == BlockPath::kExact && q.stochastic
-                                ? rounding_random(q.seed,
-                                                  static_cast<std::uint64_t>(first + j * stride))
-                                : 0u;
-                        const qm::ElementResult r =
-                            qm::quantize_element(static_cast<double>(v[j]), eff, q.element,
-                                                 q.max_elem, q.stochastic, q.tensor_scale, random);
-                        v[j] = static_cast<float>(r.decoded / gemm_div);
-                        totals.clipped += r.clipped ? 1 : 0;
-                        totals.zeros += r.zero ? 1 : 0;
-                    }
-                }
-                bits = static_cast<unsigned long long>(__double_as_longlong(nvfp4 ? eff : scale));
-            }
-            totals.top_scale = bits > totals.top_scale ? bits : totals.top_scale;
+            quantize_line<F, kPath>(v, n, first, stride, q, global, gemm_div, totals);
             if (wide) {
 #pragma unroll
                 for (int k = 0; k < kLineBlockMax / kVec; ++k)
@@ -665,6 +769,32 @@ __global__ void amax_src_kernel(const T* src, i64 n, Scratch* s) {
     add_amax(m, s);
 }
 
+// The codes of two finite values v0 and v1 at a finite scale, as per_tensor_code gives them (v0's
+// in the low byte), with its clipped and flushed counts, on compute capability 8.9+: each product
+// rounded to odd by truncation (odd_product_rz, which tst_cuda_shortcuts sweeps), both converted
+// by one instruction. A product that clips exceeds F's largest value, so its code is the largest
+// magnitude: only then does the exact test (per_tensor_clipped on the product rounded to nearest
+// and its error) run. Issue 26: per_tensor_code's branches and separate conversions made the
+// codes kernel about 60 instructions per element, 0.22 ms for 8192 x 4096 values on an H200.
+template <ElementFormat F>
+__device__ inline std::uint32_t code_pair(float v0, float v1, float scale, unsigned& clipped,
+                                          unsigned& zeros) {
+    const std::uint32_t codes =
+        fp8_code_pair<F>(odd_product_rz(v0, scale), odd_product_rz(v1, scale));
+    constexpr std::uint32_t kMaxMag = kFp8MaxMag<F>;
+    const std::uint32_t m0 = codes & 0x7Fu, m1 = (codes >> 8) & 0x7Fu;
+    zeros += (v0 != 0 && m0 == 0 ? 1u : 0u) + (v1 != 0 && m1 == 0 ? 1u : 0u);
+    if (m0 == kMaxMag || m1 == kMaxMag) { // rare: a saturated code, or the largest value itself
+        constexpr ClipLimit clip = clip_limit(qm::element_max(F));
+        const float h0 = v0 * scale, h1 = v1 * scale;
+        clipped +=
+            m0 == kMaxMag && per_tensor_clipped(h0, __fmaf_rn(v0, scale, -h0), clip) ? 1u : 0u;
+        clipped +=
+            m1 == kMaxMag && per_tensor_clipped(h1, __fmaf_rn(v1, scale, -h1), clip) ? 1u : 0u;
+    }
+    return codes;
+}
+
 // The codes pass works on tiles of kTile x kTile elements, 256 threads (8 warps) a block; a lane
 // takes two adjacent elements (one load where rows have an even length), so a warp reads one
 // 64-element row segment and writes its 64 codes as 32 two-byte stores, and later writes 64
@@ -675,12 +805,6 @@ constexpr int kTile = 64;
 constexpr int kTilePitch = kTile + 2;
 constexpr int kTileThreads = 256;
 
-// A lane's two adjacent source elements as one load (4 bytes for 16-bit sources, 8 for float32).
-template <class T>
-struct alignas(2 * sizeof(T)) SourcePair {
-    T lo, hi;
-};
-
 // pair_loads: every row starts at an even element of a source aligned to a SourcePair, so a
 // lane's two elements (an even column and the next) load as one SourcePair; pair_stores: the same
 // for the two-byte code stores.
@@ -689,9 +813,15 @@ __global__ void code_tile_kernel(const T* src, i64 rows, i64 cols, DeviceQuant q
                                  const float* state, std::uint8_t* codes, std::uint8_t* codes_t,
                                  bool pair_loads, bool pair_stores, float* scale_inv_out,
                                  Scratch* s) {
-    __shared__ std::uint8_t tile[kTile][kTilePitch];
+    // Aligned so that a lane's two codes of a row store as one 2-byte word (pitch and column even).
+    __shared__ alignas(4) std::uint8_t tile[kTile][kTilePitch];
     const float scale = tensor_scale_of(q, state, amax_of_bits(s->amax_bits));
     const float scale_inv = 1.0f / scale;
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 890
+    const bool pair_route = isfinite(scale); // uniform: code_pair's conditions, less the values'
+#else
+    const bool pair_route = false;
+#endif
     if (blockIdx.x == 0 && blockIdx.y == 0 && threadIdx.x == 0) *scale_inv_out = scale_inv;
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
     constexpr int kWarps = kTileThreads / 32;
@@ -741,16 +871,25 @@ __global__ void code_tile_kernel(const T* src, i64 rows, i64 cols, DeviceQuant q
             const i64 row = row0 + r;
             if (row >= rows) break;
             std::uint8_t pair[2] = {0, 0};
+            if (pair_route && col0 + pos + 1 < cols && abs_bits(in[k][0]) < 0x7F800000u &&
+                abs_bits(in[k][1]) < 0x7F800000u) {
+                const std::uint32_t codes2 =
+                    code_pair<F>(in[k][0], in[k][1], scale, clipped, zeros);
+                pair[0] = static_cast<std::uint8_t>(codes2);
+                pair[1] = static_cast<std::uint8_t>(codes2 >> 8);
+            } else { // a row's last odd element, a NaN or infinity, or a GPU before 8.9
 #pragma unroll
-            for (int j = 0; j < 2; ++j) {
-                if (col0 + pos + j >= cols) continue;
-                const qm::CodeResult c = per_tensor_code<F>(in[k][j], scale, scale_inv, q.max_elem);
-                pair[j] = static_cast<std::uint8_t>(c.code);
-                clipped += c.clipped ? 1 : 0;
-                zeros += c.zero ? 1 : 0;
+                for (int j = 0; j < 2; ++j) {
+                    if (col0 + pos + j >= cols) continue;
+                    const qm::CodeResult c =
+                        per_tensor_code<F>(in[k][j], scale, scale_inv, q.max_elem);
+                    pair[j] = static_cast<std::uint8_t>(c.code);
+                    clipped += c.clipped ? 1 : 0;
+                    zeros += c.zero ? 1 : 0;
+                }
             }
-            tile[r][pos] = pair[0];
-            tile[r][pos + 1] = pair[1];
+            *reinterpret_cast<std::uint16_t*>(&tile[r][pos]) =
+                static_cast<std::uint16_t>(pair[0] | (pair[1] << 8));
             if (!codes) continue;
             std::uint8_t* out = codes + row * cols + col0 + pos;
             if (pair_stores && col0 + pos + 1 < cols) {
@@ -874,24 +1013,33 @@ template <class TS, class TD, ElementFormat F, BlockPath kPath>
 void launch_lines(const void* src, void* dst, i64 rows, i64 cols, const DeviceQuant& q, Scratch* s,
                   cudaStream_t stream) {
     const bool column = q.block_cols == 1;
+    const bool pairs = column && kPath != BlockPath::kExact; // line_block_kernel's kPairs
     const int len = static_cast<int>(column ? q.block_rows : q.block_cols);
-    const i64 units_x = column ? cols : (cols + len - 1) / len;
+    const i64 units_x = pairs ? (cols + 1) / 2 : (column ? cols : (cols + len - 1) / len);
     const i64 units_y = column ? (rows + len - 1) / len : rows;
-    const unsigned gx = blocks_for(units_x, kLineThreads);
-    const dim3 grid(gx > 4096 ? 4096 : gx,
-                    units_y > 65535 ? 65535 : static_cast<unsigned>(units_y));
+    const dim3 threads = line_thread_shape(units_x);
+    const i64 gx = (units_x + threads.x - 1) / threads.x;
+    const i64 gy = (units_y + threads.y - 1) / threads.y;
+    const dim3 grid(static_cast<unsigned>(gx > 4096 ? 4096 : (gx < 1 ? 1 : gx)),
+                    static_cast<unsigned>(gy > 65535 ? 65535 : (gy < 1 ? 1 : gy)));
     const auto* in = static_cast<const TS*>(src);
     auto* out = static_cast<TD*>(dst);
-    // 16-byte loads and stores: full row blocks of a multiple of 8 elements at aligned addresses
-    // (the kernel takes them where a block is whole).
+    auto aligned_to = [](const void* p, std::size_t bytes) {
+        return reinterpret_cast<std::uintptr_t>(p) % bytes == 0;
+    };
+    // Along rows, 16-byte loads and stores: full row blocks of a multiple of 8 elements at
+    // aligned addresses (the kernel takes them where a block is whole). Down columns, pair loads
+    // and stores: an even row length, both bases aligned to two elements.
     const bool vec =
-        !column && len % kVec == 0 && cols % kVec == 0 && vec8_aligned(src) && vec8_aligned(dst);
+        column ? pairs && cols % 2 == 0 && aligned_to(src, 2 * sizeof(TS)) &&
+                     aligned_to(dst, 2 * sizeof(TD))
+               : len % kVec == 0 && cols % kVec == 0 && vec8_aligned(src) && vec8_aligned(dst);
     if (column)
         line_block_kernel<TS, TD, F, kPath, true>
-            <<<grid, kLineThreads, 0, stream>>>(in, out, rows, cols, len, vec, q, s);
+            <<<grid, threads, 0, stream>>>(in, out, rows, cols, len, vec, q, s);
     else
         line_block_kernel<TS, TD, F, kPath, false>
-            <<<grid, kLineThreads, 0, stream>>>(in, out, rows, cols, len, vec, q, s);
+            <<<grid, threads, 0, stream>>>(in, out, rows, cols, len, vec, q, s);
     MANTISSA_CUDA_LAUNCH_CHECK();
 }
 
@@ -911,8 +1059,9 @@ bool launch_lines_for(const void* src, void* dst, i64 rows, i64 cols, const Devi
         MANTISSA_CUDA_LAUNCH_CHECK();
         return true;
     }
-    if (q.stochastic) { // per element through quant_math, the format read at run time
-        launch_lines<TS, TD, ElementFormat::Float8E4M3, BlockPath::kExact>(src, dst, rows, cols, q,
+    if (q.stochastic) { // per element through quant_math: E2M1 only (fake_quantize_lines_apply)
+        if (q.element != ElementFormat::Float4E2M1) return false;
+        launch_lines<TS, TD, ElementFormat::Float4E2M1, BlockPath::kExact>(src, dst, rows, cols, q,
                                                                            s, stream);
         return true;
     }
@@ -948,12 +1097,14 @@ bool fake_quantize_lines_apply(const DeviceQuant& q, DType src_dtype, DType dst_
     const bool types = (src_dtype == DType::Float32 || src_dtype == DType::BFloat16) &&
                        (dst_dtype == DType::Float32 ||
                         (dst_dtype == DType::BFloat16 && (!q.tensor_scale || q.scale_in_gemm)));
-    const bool format = q.tensor_scale ? q.element == ElementFormat::Float4E2M1
-                                       : q.element == ElementFormat::Float8E4M3 ||
-                                             q.element == ElementFormat::Float8E5M2 ||
-                                             q.element == ElementFormat::Float6E3M2 ||
-                                             q.element == ElementFormat::Float6E2M3 ||
-                                             q.element == ElementFormat::Float4E2M1;
+    // Stochastic rounding: E2M1 (NVFP4's gradients, MXFP4's when asked), whose codec the kernel
+    // folds at compile time; MX FP8 and FP6 under stochastic rounding take block_kernel.
+    const bool format =
+        q.tensor_scale || q.stochastic
+            ? q.element == ElementFormat::Float4E2M1
+            : q.element == ElementFormat::Float8E4M3 || q.element == ElementFormat::Float8E5M2 ||
+                  q.element == ElementFormat::Float6E3M2 ||
+                  q.element == ElementFormat::Float6E2M3 || q.element == ElementFormat::Float4E2M1;
     return q.block && (line || nvfp4_tile) && types && format;
 }
 

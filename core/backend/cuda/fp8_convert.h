@@ -32,6 +32,37 @@ MANTISSA_HD inline std::uint32_t fp8_code(float x) {
     return __nv_cvt_float_to_fp8(x, __NV_SATFINITE, kFp8Kind<F>);
 }
 
+// fp8_code of two values in one conversion (cvt.rn.satfinite.e4m3x2 or .e5m2x2): lo's code in
+// the low byte, hi's in the next.
+template <ElementFormat F>
+MANTISSA_HD inline std::uint32_t fp8_code_pair(float lo, float hi) {
+    static_assert(kIsFp8<F>, "fp8_code_pair: an FP8 element format");
+    float2 pair;
+    pair.x = lo;
+    pair.y = hi;
+    return __nv_cvt_float2_to_fp8x2(pair, __NV_SATFINITE, kFp8Kind<F>);
+}
+
+// v · scale rounded to odd, as the product truncated toward zero with its last bit set where
+// the truncation dropped anything: for a product in float32's range the value of
+// element_codec::product_round_to_odd (rounding to odd keeps the exact product's FP8 rounding),
+// and beyond it ±FLT_MAX, which .satfinite saturates as the exact product saturates. On the GPU
+// two instructions and a select (mul.rz, then fma for what was dropped), with no branch; on the
+// host the same truncation from the exact float64 product, for tst_cuda_shortcuts to sweep.
+// Finite v and scale only.
+MANTISSA_HD inline float odd_product_rz(float v, float scale) {
+#if defined(__CUDA_ARCH__)
+    const float t = __fmul_rz(v, scale);
+    const float dropped = __fmaf_rn(v, scale, -t);
+#else
+    const double exact = static_cast<double>(v) * static_cast<double>(scale); // 24 x 24 bits
+    float t = static_cast<float>(exact);
+    if (std::fabs(static_cast<double>(t)) > std::fabs(exact)) t = std::nextafter(t, 0.0f);
+    const float dropped = std::fma(v, scale, -t);
+#endif
+    return std::bit_cast<float>(std::bit_cast<std::uint32_t>(t) | (dropped != 0 ? 1u : 0u));
+}
+
 // The value of F's code `code`, through float16, which holds every FP8 value exactly.
 template <ElementFormat F>
 MANTISSA_HD inline float fp8_value(std::uint32_t code) {
