@@ -52,8 +52,9 @@ QString gpu_history_text() {
         "model in 0.79 of the time of PyTorch's best; FP8 takes 1.35 times mixed_bfloat16's "
         "step, MX formats (emulated: Hopper has no MX tensor cores) 1.7 times and NVFP4 5 "
         "times: correct, but their quantise kernels still cost more than the format saves.\n"
-        "Not yet run on a GPU: training across several GPUs (NCCL) and this app on the CUDA "
-        "engine (its Plan view timing included); the command line's profile has.\n"
+        "Not yet run on a GPU: training across several GPUs (NCCL), this app on the CUDA "
+        "engine (its Plan view timing included; the command line's profile has run), and the "
+        "faster quantise kernels written on 30 November.\n"
         "Before the app trusts a GPU, the CUDA engine checks itself on it against the CPU engine "
         "(Check now, beside the Device box, or `mantissa-cli selftest --qualify`); the Device box "
         "shows each engine's verdict.");

@@ -82,6 +82,10 @@ void CudaBackend::Impl::open() {
         MANTISSA_CUDA_CHECK(cudaEventCreate(&landed[i]));
     }
     MANTISSA_CUDA_CHECK(cudaMalloc(&quant_scratch, cuda::kQuantScratchBytes));
+    // Zero once, in the engine's stream (a plain cudaMemset would go to the legacy stream, which
+    // a non-blocking stream does not wait for): the quantise launches leave it zero after each
+    // use (fake_quantize.cuh).
+    MANTISSA_CUDA_CHECK(cudaMemsetAsync(quant_scratch, 0, cuda::kQuantScratchBytes, stream));
     MANTISSA_CUDA_CHECK(cudaMalloc(&xent_scratch, cuda::kXentScratchBytes));
     MANTISSA_CUDA_CHECK(cudaMalloc(&bias_scratch, cuda::kBiasGradScratchBytes));
 }

@@ -9,17 +9,20 @@
 // (hardware_code) and MX elements in FP8 (mx_round).
 //
 // The launch sequence, all in stream order with no host synchronisation:
-//   1. zero the scratch counters;
+//   1. (the scratch counters start at zero: the last sequence's finish_kernel cleared them;)
 //   2. amax_kernel: the tensor's amax, as the max of |x|'s float32 bits (a NaN's bits exceed
 //      infinity's, so "bits > 0x7F800000" means the tensor held a NaN), where the cast needs it
 //      first (current scaling, NVFP4); delayed scaling and MX fold it into step 3's pass;
 //   3. block_kernel (one warp per block of block_rows x block_cols over the row-major view, edge
 //      blocks partial: the block's amax by warp reduction, its scale, then each element) or
 //      cast_kernel (per tensor: every thread derives the same scale, then casts its elements);
-//   4. finish_kernel (one thread): the stats, and delayed scaling's history and next scale.
-// One-dimensional blocks without stochastic rounding take launch_fake_quantize_lines instead:
-// (NVFP4: a typed amax over the source,) line_block_kernel from the source straight into the
-// copy (float32, or bfloat16 for MX), then finish_kernel.
+//   4. finish_kernel (one thread): the stats, and delayed scaling's history and next scale; then
+//      it zeroes the scratch, so no launch sequence needs a memset of its own (issue 26: one
+//      launch fewer per quantised tensor, ten a step for seed-mlp under mixed_float8).
+// One-dimensional blocks (stochastic rounding only for E2M1) and NVFP4's 16x16 weight tiles take
+// launch_fake_quantize_lines instead: (NVFP4: a typed amax over the source,) line_block_kernel
+// or nvfp4_tile_kernel from the source straight into the copy (float32, or bfloat16 where every
+// decoded value is one), then finish_kernel.
 // quantize_fp8 (codes for the FP8 GEMMs): a typed amax over the source (current scaling only),
 // then code_tile_kernel, which writes each code row-major and transposed in one pass (and, under
 // delayed scaling, finds the amax), then finish_kernel.
@@ -521,9 +524,9 @@ __device__ inline void quantize_line(float (&v)[kLineBlockMax], int n, i64 first
             // the CPU engine's fake_quantize_tile rounds it: v / eff in float64 (exact under MX's
             // power-of-two scale), the magnitude code from element_codec::stochastic_magnitude
             // (which tst_block_quant sweeps against the codec), its value times `out` with v's
-            // sign. Issue 26: quant_math's general quantize_element here, with its float64
-            // decoding and both roundings' code, was about 500 instructions per element and
-            // 16,000 per kernel.
+            // sign. Issue 26: quant_math's general quantize_element here, with the format read at
+            // run time, put 1,636 machine instructions between two elements' random draws and
+            // made the kernel 49,458 instructions long (now 106 and 5,597).
             const E2m1Table table(eff, eff / gemm_div, q.max_elem);
 #pragma unroll
             for (int j = 0; j < kLineBlockMax; ++j) {
@@ -689,13 +692,12 @@ __global__ void nvfp4_tile_kernel(const TS* src, TD* dst, i64 rows, i64 cols, De
                 totals.clipped += in[j] && c ? 1 : 0;
                 totals.zeros += in[j] && z ? 1 : 0;
             }
-        } else { // a NaN scale, or an all-zero tile: quant_math per element
+        } else { // a NaN scale, or an all-zero tile: quant_math's cases for them
 #pragma unroll
             for (int j = 0; j < 8; ++j) {
-                const qm::ElementResult e = qm::quantize_element(
-                    static_cast<double>(v[j]), eff, q.element, q.max_elem, false, true, 0u);
-                v[j] = static_cast<float>(e.decoded / gemm_div);
-                totals.clipped += in[j] && e.clipped ? 1 : 0;
+                const qm::ElementResult e = qm::degenerate_element(static_cast<double>(v[j]), eff,
+                                                                   ElementFormat::Float4E2M1);
+                v[j] = static_cast<float>(e.decoded); // NaN or a signed zero: gemm_div changes none
                 totals.zeros += in[j] && e.zero ? 1 : 0;
             }
         }
@@ -775,7 +777,8 @@ __global__ void amax_src_kernel(const T* src, i64 n, Scratch* s) {
 // by one instruction. A product that clips exceeds F's largest value, so its code is the largest
 // magnitude: only then does the exact test (per_tensor_clipped on the product rounded to nearest
 // and its error) run. Issue 26: per_tensor_code's branches and separate conversions made the
-// codes kernel about 60 instructions per element, 0.22 ms for 8192 x 4096 values on an H200.
+// codes kernel's path about 45 instructions an element (now about 18), 0.22 ms for 8192 x 4096
+// values on an H200.
 template <ElementFormat F>
 __device__ inline std::uint32_t code_pair(float v0, float v1, float scale, unsigned& clipped,
                                           unsigned& zeros) {
@@ -955,12 +958,14 @@ void launch_codes(const void* src, i64 rows, i64 cols, const DeviceQuant& q, con
 }
 
 __global__ void finish_kernel(i64 rows, i64 cols, DeviceQuant q, float* state, double* stats,
-                              bool record, const Scratch* s) {
-    const double amax = amax_of_bits(s->amax_bits);
+                              bool record, Scratch* s) {
+    const Scratch totals = *s;
+    *s = Scratch{}; // zero again for the next launch sequence (fake_quantize.cuh)
+    const double amax = amax_of_bits(totals.amax_bits);
     double scale;
     i64 blocks = 1;
     if (q.block) {
-        scale = __longlong_as_double(static_cast<long long>(s->top_scale_bits));
+        scale = __longlong_as_double(static_cast<long long>(totals.top_scale_bits));
         blocks =
             ((rows + q.block_rows - 1) / q.block_rows) * ((cols + q.block_cols - 1) / q.block_cols);
     } else {
@@ -975,8 +980,8 @@ __global__ void finish_kernel(i64 rows, i64 cols, DeviceQuant q, float* state, d
     if (!record) return;
     stats[0] = amax;
     stats[1] = scale;
-    stats[2] = static_cast<double>(s->clipped);
-    stats[3] = static_cast<double>(s->zeros);
+    stats[2] = static_cast<double>(totals.clipped);
+    stats[3] = static_cast<double>(totals.zeros);
     stats[4] = static_cast<double>(rows * cols);
     stats[5] = static_cast<double>(blocks);
 }
@@ -1087,6 +1092,19 @@ bool launch_lines_for(const void* src, void* dst, i64 rows, i64 cols, const Devi
     }
 }
 
+// Runs one launch sequence that ends in finish_kernel. Should a launch fail before that kernel
+// is queued, the scratch is cleared in stream order as finish_kernel would have left it, so a
+// later sequence does not start from a stale amax or stale counts.
+template <class Launches>
+void with_scratch(Scratch* s, cudaStream_t stream, Launches&& launches) {
+    try {
+        launches();
+    } catch (...) {
+        cudaMemsetAsync(s, 0, sizeof(Scratch), stream); // best effort: the error is rethrown
+        throw;
+    }
+}
+
 } // namespace
 
 bool fake_quantize_lines_apply(const DeviceQuant& q, DType src_dtype, DType dst_dtype) {
@@ -1114,32 +1132,42 @@ void launch_fake_quantize_lines(const void* src, DType src_dtype, void* dst, DTy
     if (!fake_quantize_lines_apply(q, src_dtype, dst_dtype))
         throw Error(ErrorKind::Internal, "launch_fake_quantize_lines: not a line-block case");
     auto* s = static_cast<Scratch*>(scratch);
-    MANTISSA_CUDA_CHECK(cudaMemsetAsync(s, 0, sizeof(Scratch), stream));
     const i64 n = rows * cols;
-    if (n > 0) {
-        const bool from_bf16 = src_dtype == DType::BFloat16;
-        if (q.tensor_scale) { // NVFP4's tensor scale comes from the whole tensor's amax
-            const unsigned grid = blocks_for(n) > 1024 ? 1024 : blocks_for(n);
-            if (from_bf16)
-                amax_src_kernel<__nv_bfloat16>
-                    <<<grid, 256, 0, stream>>>(static_cast<const __nv_bfloat16*>(src), n, s);
+    with_scratch(s, stream, [&] {
+        if (n > 0) {
+            const bool from_bf16 = src_dtype == DType::BFloat16;
+            if (q.tensor_scale) { // NVFP4's tensor scale comes from the whole tensor's amax
+                const unsigned grid = blocks_for(n) > 1024 ? 1024 : blocks_for(n);
+                if (from_bf16)
+                    amax_src_kernel<__nv_bfloat16>
+                        <<<grid, 256, 0, stream>>>(static_cast<const __nv_bfloat16*>(src), n, s);
+                else
+                    amax_src_kernel<float>
+                        <<<grid, 256, 0, stream>>>(static_cast<const float*>(src), n, s);
+                MANTISSA_CUDA_LAUNCH_CHECK();
+            }
+            const bool to_bf16 = dst_dtype == DType::BFloat16;
+            bool launched;
+            if (from_bf16 && to_bf16)
+                launched = launch_lines_for<__nv_bfloat16, __nv_bfloat16>(src, dst, rows, cols, q,
+                                                                          s, stream);
+            else if (from_bf16)
+                launched =
+                    launch_lines_for<__nv_bfloat16, float>(src, dst, rows, cols, q, s, stream);
+            else if (to_bf16)
+                launched =
+                    launch_lines_for<float, __nv_bfloat16>(src, dst, rows, cols, q, s, stream);
             else
-                amax_src_kernel<float>
-                    <<<grid, 256, 0, stream>>>(static_cast<const float*>(src), n, s);
-            MANTISSA_CUDA_LAUNCH_CHECK();
+                launched = launch_lines_for<float, float>(src, dst, rows, cols, q, s, stream);
+            // fake_quantize_lines_apply and launch_lines_for must agree: a case one accepts and the
+            // other has no kernel for would leave the copy unwritten.
+            if (!launched)
+                throw Error(ErrorKind::Internal,
+                            "launch_fake_quantize_lines: no line kernel for an accepted case");
         }
-        const bool to_bf16 = dst_dtype == DType::BFloat16;
-        if (from_bf16 && to_bf16)
-            launch_lines_for<__nv_bfloat16, __nv_bfloat16>(src, dst, rows, cols, q, s, stream);
-        else if (from_bf16)
-            launch_lines_for<__nv_bfloat16, float>(src, dst, rows, cols, q, s, stream);
-        else if (to_bf16)
-            launch_lines_for<float, __nv_bfloat16>(src, dst, rows, cols, q, s, stream);
-        else
-            launch_lines_for<float, float>(src, dst, rows, cols, q, s, stream);
-    }
-    finish_kernel<<<1, 1, 0, stream>>>(rows, cols, q, nullptr, stats, record, s);
-    MANTISSA_CUDA_LAUNCH_CHECK();
+        finish_kernel<<<1, 1, 0, stream>>>(rows, cols, q, nullptr, stats, record, s);
+        MANTISSA_CUDA_LAUNCH_CHECK();
+    });
 }
 
 void launch_fake_quantize(float* data, std::int64_t rows, std::int64_t cols, const DeviceQuant& q,
@@ -1147,36 +1175,37 @@ void launch_fake_quantize(float* data, std::int64_t rows, std::int64_t cols, con
                           cudaStream_t stream) {
     auto* s = static_cast<Scratch*>(scratch);
     const i64 n = rows * cols;
-    MANTISSA_CUDA_CHECK(cudaMemsetAsync(s, 0, sizeof(Scratch), stream));
-    if (n > 0) {
-        // The amax: few blocks, so that few warps contend for the one atomic; the cast: enough
-        // threads that their loads keep the memory busy (one 4-byte load each in flight).
-        const unsigned grid = blocks_for(n) > 1024 ? 1024 : blocks_for(n);
-        const unsigned cast_grid = blocks_for(n) > 8192 ? 8192 : blocks_for(n);
-        if (amax_before_cast(q)) {
-            amax_kernel<<<grid, 256, 0, stream>>>(data, n, s);
+    with_scratch(s, stream, [&] {
+        if (n > 0) {
+            // The amax: few blocks, so that few warps contend for the one atomic; the cast: enough
+            // threads that their loads keep the memory busy (one 4-byte load each in flight).
+            const unsigned grid = blocks_for(n) > 1024 ? 1024 : blocks_for(n);
+            const unsigned cast_grid = blocks_for(n) > 8192 ? 8192 : blocks_for(n);
+            if (amax_before_cast(q)) {
+                amax_kernel<<<grid, 256, 0, stream>>>(data, n, s);
+                MANTISSA_CUDA_LAUNCH_CHECK();
+            }
+            if (q.block) {
+                const i64 blocks = ((rows + q.block_rows - 1) / q.block_rows) *
+                                   ((cols + q.block_cols - 1) / q.block_cols);
+                const unsigned block_grid =
+                    blocks_for(blocks * 32) > 4096 ? 4096 : blocks_for(blocks * 32);
+                launch_blocks(data, rows, cols, q, s, block_grid, stream);
+            } else if (q.element == ElementFormat::Float8E4M3) {
+                cast_kernel<ElementFormat::Float8E4M3, true>
+                    <<<cast_grid, 256, 0, stream>>>(data, n, q, state, s);
+            } else if (q.element == ElementFormat::Float8E5M2) {
+                cast_kernel<ElementFormat::Float8E5M2, true>
+                    <<<cast_grid, 256, 0, stream>>>(data, n, q, state, s);
+            } else {
+                cast_kernel<ElementFormat::Float8E4M3, false>
+                    <<<cast_grid, 256, 0, stream>>>(data, n, q, state, s);
+            }
             MANTISSA_CUDA_LAUNCH_CHECK();
         }
-        if (q.block) {
-            const i64 blocks = ((rows + q.block_rows - 1) / q.block_rows) *
-                               ((cols + q.block_cols - 1) / q.block_cols);
-            const unsigned block_grid =
-                blocks_for(blocks * 32) > 4096 ? 4096 : blocks_for(blocks * 32);
-            launch_blocks(data, rows, cols, q, s, block_grid, stream);
-        } else if (q.element == ElementFormat::Float8E4M3) {
-            cast_kernel<ElementFormat::Float8E4M3, true>
-                <<<cast_grid, 256, 0, stream>>>(data, n, q, state, s);
-        } else if (q.element == ElementFormat::Float8E5M2) {
-            cast_kernel<ElementFormat::Float8E5M2, true>
-                <<<cast_grid, 256, 0, stream>>>(data, n, q, state, s);
-        } else {
-            cast_kernel<ElementFormat::Float8E4M3, false>
-                <<<cast_grid, 256, 0, stream>>>(data, n, q, state, s);
-        }
+        finish_kernel<<<1, 1, 0, stream>>>(rows, cols, q, state, stats, record, s);
         MANTISSA_CUDA_LAUNCH_CHECK();
-    }
-    finish_kernel<<<1, 1, 0, stream>>>(rows, cols, q, state, stats, record, s);
-    MANTISSA_CUDA_LAUNCH_CHECK();
+    });
 }
 
 void launch_quantize_fp8(const void* src, DType src_dtype, std::int64_t rows, std::int64_t cols,
@@ -1184,29 +1213,31 @@ void launch_quantize_fp8(const void* src, DType src_dtype, std::int64_t rows, st
                          std::uint8_t* codes, std::uint8_t* codes_t, float* scale_inv,
                          void* scratch, cudaStream_t stream) {
     auto* s = static_cast<Scratch*>(scratch);
-    MANTISSA_CUDA_CHECK(cudaMemsetAsync(s, 0, sizeof(Scratch), stream));
-    switch (src_dtype) { // the floating dtypes check_quantize_fp8 lets through (float8 has none)
-    case DType::Float32:
-        launch_codes<float>(src, rows, cols, q, state, codes, codes_t, scale_inv, s, stream);
-        break;
-    case DType::Float16:
-        launch_codes<__half>(src, rows, cols, q, state, codes, codes_t, scale_inv, s, stream);
-        break;
-    case DType::BFloat16:
-        launch_codes<__nv_bfloat16>(src, rows, cols, q, state, codes, codes_t, scale_inv, s,
-                                    stream);
-        break;
-    case DType::Float64:
-        launch_codes<double>(src, rows, cols, q, state, codes, codes_t, scale_inv, s, stream);
-        break;
-    default:
-        throw Error(ErrorKind::InvalidArgument,
-                    std::string("quantize_fp8: the CUDA engine quantises float64, float32, "
-                                "float16 or bfloat16 sources, not ") +
-                        std::string(dtype_name(src_dtype)));
-    }
-    finish_kernel<<<1, 1, 0, stream>>>(rows, cols, q, state, stats, record, s);
-    MANTISSA_CUDA_LAUNCH_CHECK();
+    with_scratch(s, stream, [&] {
+        switch (
+            src_dtype) { // the floating dtypes check_quantize_fp8 lets through (float8 has none)
+        case DType::Float32:
+            launch_codes<float>(src, rows, cols, q, state, codes, codes_t, scale_inv, s, stream);
+            break;
+        case DType::Float16:
+            launch_codes<__half>(src, rows, cols, q, state, codes, codes_t, scale_inv, s, stream);
+            break;
+        case DType::BFloat16:
+            launch_codes<__nv_bfloat16>(src, rows, cols, q, state, codes, codes_t, scale_inv, s,
+                                        stream);
+            break;
+        case DType::Float64:
+            launch_codes<double>(src, rows, cols, q, state, codes, codes_t, scale_inv, s, stream);
+            break;
+        default:
+            throw Error(ErrorKind::InvalidArgument,
+                        std::string("quantize_fp8: the CUDA engine quantises float64, float32, "
+                                    "float16 or bfloat16 sources, not ") +
+                            std::string(dtype_name(src_dtype)));
+        }
+        finish_kernel<<<1, 1, 0, stream>>>(rows, cols, q, state, stats, record, s);
+        MANTISSA_CUDA_LAUNCH_CHECK();
+    });
 }
 
 } // namespace mantissa::cuda

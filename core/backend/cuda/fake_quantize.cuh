@@ -16,6 +16,8 @@
 namespace mantissa::cuda {
 
 // Bytes of device scratch one engine keeps for the launches below (amax, counters, top scale).
+// It must be zero before the first launch (the engine clears it once, after allocating it); each
+// launch sequence's last kernel leaves it zero again for the next.
 inline constexpr std::size_t kQuantScratchBytes = 64;
 
 // A QuantSpec resolved for the kernels: plain values only.
