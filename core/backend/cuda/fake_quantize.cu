@@ -496,10 +496,10 @@ __device__ inline void quantize_line(float (&v)[kLineBlockMax], int n, i64 first
         // The block's scale, and the whole factor a code is multiplied by.
         double scale, eff;
         if (kPath == BlockPath::kMx) {
-            // A NaN scale (mx_scale_code's 0xFF; MxScaleBits' default), decode_element's NaN: a
-            // constant the compiler folds through quantize_element below. Computed at run time,
-            // it unrolled the general path 32 times into every MX kernel for nothing, and ptxas
-            // took minutes longer.
+            // A NaN scale (mx_scale_code's 0xFF; MxScaleBits' default), decode_element's NaN, as
+            // a constant: every element below is then degenerate_element's NaN. (Computed at run
+            // time through the general path, it once unrolled that path 32 times into every MX
+            // kernel for nothing, and ptxas took minutes longer.)
             scale = eff =
                 __longlong_as_double(static_cast<long long>(MxScaleBits{}.scale_bits64()));
         } else if (nvfp4) {
@@ -1064,7 +1064,7 @@ bool launch_lines_for(const void* src, void* dst, i64 rows, i64 cols, const Devi
         MANTISSA_CUDA_LAUNCH_CHECK();
         return true;
     }
-    if (q.stochastic) { // per element through quant_math: E2M1 only (fake_quantize_lines_apply)
+    if (q.stochastic) { // the CPU engine's fast form: E2M1 only (fake_quantize_lines_apply)
         if (q.element != ElementFormat::Float4E2M1) return false;
         launch_lines<TS, TD, ElementFormat::Float4E2M1, BlockPath::kExact>(src, dst, rows, cols, q,
                                                                            s, stream);
