@@ -971,8 +971,35 @@ public:
             const std::uint32_t sign_bit = 1u << (element_spec(F).width - 1);
             const std::uint32_t code = encode_element_stochastic(x, F, r);
             bad += element_codec::stochastic_magnitude<F>(x, r) != (code & (sign_bit - 1));
+            bad += element_codec::stochastic_magnitude_halves<F>(x, r) !=
+                   element_codec::stochastic_magnitude<F>(x, r);
         }
         return bad;
+    }
+
+    // The CUDA kernels' 32-bit stochastic rounding (stochastic_magnitude_halves) against the
+    // general one on random finite magnitudes from far below the subnormals to far beyond the
+    // largest value, each with several random draws (0 and 2^32 - 1 included).
+    template <ElementFormat F>
+    static int stochastic_halves_mismatches() {
+        std::mt19937_64 rng(29);
+        int bad = 0;
+        for (int i = 0; i < 200000; ++i) {
+            const int exponent = static_cast<int>(rng() % 1200) - 1100; // 2^-1100 … 2^99
+            const double x = std::ldexp(1.0 + static_cast<double>(rng() >> 11) * 0x1p-53, exponent);
+            for (std::uint32_t r : {0u, 0xFFFFFFFFu, static_cast<std::uint32_t>(rng()),
+                                    static_cast<std::uint32_t>(rng())})
+                bad += element_codec::stochastic_magnitude_halves<F>(x, r) !=
+                       element_codec::stochastic_magnitude<F>(x, r);
+        }
+        return bad;
+    }
+    void stochasticHalvesMatchTheGeneralForm() {
+        CHECK_EQ(stochastic_halves_mismatches<ElementFormat::Float4E2M1>(), 0);
+        CHECK_EQ(stochastic_halves_mismatches<ElementFormat::Float6E3M2>(), 0);
+        CHECK_EQ(stochastic_halves_mismatches<ElementFormat::Float6E2M3>(), 0);
+        CHECK_EQ(stochastic_halves_mismatches<ElementFormat::Float8E4M3>(), 0);
+        CHECK_EQ(stochastic_halves_mismatches<ElementFormat::Float8E5M2>(), 0);
     }
     void branchFreeCodecsMatchScalar() {
         CHECK_EQ(
@@ -1474,6 +1501,6 @@ MANTISSA_TEST_MAIN(TestBlockQuant, everyCodeRoundTrips, limits, fp4Values, round
                    mxFloorClipsCeilDoesNot, mxMatchesReference, specialBlocks, nvfp4HandExample,
                    nvfp4MatchesReference, nvfp4TwoDimensional, fakeQuantizeAndStochasticBlocks,
                    fastPathMatchesReference, spanLoopsMatchScalar, badInputNamesTheField,
-                   inspection, branchFreeCodecsMatchScalar, productCodesMatchFloat64Route,
-                   threadCountIndependent, columnBlocksAlongRows, nvfp4ScaleTies,
-                   nvfp4TensorPassesItsAmax, nvfp4TensorScaleInGemm)
+                   inspection, branchFreeCodecsMatchScalar, stochasticHalvesMatchTheGeneralForm,
+                   productCodesMatchFloat64Route, threadCountIndependent, columnBlocksAlongRows,
+                   nvfp4ScaleTies, nvfp4TensorPassesItsAmax, nvfp4TensorScaleInGemm)

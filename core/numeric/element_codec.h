@@ -247,4 +247,36 @@ MANTISSA_HD inline std::uint32_t stochastic_magnitude(double q, std::uint32_t ra
     return static_cast<std::uint32_t>(mag < l.max_mag ? mag : l.max_mag);
 }
 
+// stochastic_magnitude<F>(q, random) in 32-bit integer operations on q's two halves, for the
+// formats with at most 3 mantissa bits (every MX and NVFP4 element format): the CUDA kernels'
+// form, where each 64-bit shift and add of the general one costs several instructions.
+// tst_block_quant checks the two agree over codes, midpoints, subnormals and random values.
+template <ElementFormat F>
+MANTISSA_HD inline std::uint32_t stochastic_magnitude_halves(double q, std::uint32_t random) {
+    constexpr element_detail::Layout l = element_detail::layout(F);
+    constexpr int m = l.mantissa_bits;
+    static_assert(m <= 3, "stochastic_magnitude_halves: at most 3 mantissa bits");
+    constexpr int emin = 1 - l.bias;
+    const std::uint64_t bits = std::bit_cast<std::uint64_t>(q);
+    const auto high = static_cast<std::uint32_t>(bits >> 32) & 0x7FFFFFFFu;
+    const auto low = static_cast<std::uint32_t>(bits);
+    const std::uint32_t biased = high >> 20;
+    // The significand M is top:low, top its 21 high bits (the implicit one included).
+    const std::uint32_t top = (high & 0xFFFFFu) | (biased ? 0x100000u : 0u);
+    const int e = biased ? static_cast<int>(biased) - 1023 : -1022;
+    // stochastic_magnitude drops s = 52 - m (+ emin - e below the normals) bits of M and reads
+    // the 32 below the kept ones from bit sh = s - 32 on: at least 17 here.
+    const int sh = 20 - m + (e < emin ? emin - e : 0);
+    std::uint32_t fraction = 0, n = 0;
+    if (sh < 32) {
+        fraction = (low >> sh) | (top << (32 - sh));
+        n = top >> sh;
+    } else if (sh < 53) {
+        fraction = top >> (sh - 32);
+    }
+    n += fraction + random < fraction ? 1u : 0u; // the carry out of fraction + random
+    const std::uint32_t mag = e >= emin ? (static_cast<std::uint32_t>(e + l.bias - 1) << m) + n : n;
+    return mag < l.max_mag ? mag : l.max_mag;
+}
+
 } // namespace mantissa::element_codec

@@ -511,35 +511,42 @@ __device__ inline void quantize_line(float (&v)[kLineBlockMax], int n, i64 first
         }
         if (kPath == BlockPath::kNvfp4 && !qm::is_nan(eff) && eff != 0) {
             const E2m1Table table(eff, eff / gemm_div, q.max_elem); // block_kernel's path
+            unsigned block_clipped = 0, block_zeros = 0; // 32 bits: a block has few elements
 #pragma unroll
             for (int j = 0; j < kLineBlockMax; ++j) {
                 if (j >= n) continue;
                 bool c, z;
                 v[j] = table.round(v[j], c, z);
-                totals.clipped += c ? 1 : 0;
-                totals.zeros += z ? 1 : 0;
+                block_clipped += c ? 1 : 0;
+                block_zeros += z ? 1 : 0;
             }
+            totals.clipped += block_clipped;
+            totals.zeros += block_zeros;
         } else if (kPath == BlockPath::kExact && !qm::is_nan(eff) && eff != 0) {
             // Stochastic rounding of E2M1 (the only format the line kernels take under it), as
             // the CPU engine's fake_quantize_tile rounds it: v / eff in float64 (exact under MX's
             // power-of-two scale), the magnitude code from element_codec::stochastic_magnitude
-            // (which tst_block_quant sweeps against the codec), its value times `out` with v's
-            // sign. Issue 26: quant_math's general quantize_element here, with the format read at
-            // run time, put 1,636 machine instructions between two elements' random draws and
-            // made the kernel 49,458 instructions long (now 106 and 5,597).
+            // (in its 32-bit form, stochastic_magnitude_halves: tst_block_quant sweeps both
+            // against the codec and each other), its value times `out` with v's sign. Issue 26:
+            // quant_math's general quantize_element here, with the format read at run time, put
+            // 1,636 machine instructions between two elements' random draws and made the kernel
+            // 49,458 instructions long (now 94 and 5,231).
             const E2m1Table table(eff, eff / gemm_div, q.max_elem);
+            unsigned block_clipped = 0, block_zeros = 0;
 #pragma unroll
             for (int j = 0; j < kLineBlockMax; ++j) {
                 if (j >= n) continue;
                 // Element j's flat index draws its random bits, as block_kernel's `at`.
                 const std::uint32_t random =
                     rounding_random(q.seed, static_cast<std::uint64_t>(first + j * stride));
-                const std::uint32_t mag =
-                    element_codec::stochastic_magnitude<F>(static_cast<double>(v[j]) / eff, random);
-                totals.clipped += __uint_as_float(abs_bits(v[j])) > table.clip ? 1 : 0;
-                totals.zeros += v[j] != 0 && mag == 0 ? 1 : 0; // no NaN here (eff would be NaN)
+                const std::uint32_t mag = element_codec::stochastic_magnitude_halves<F>(
+                    static_cast<double>(v[j]) / eff, random);
+                block_clipped += __uint_as_float(abs_bits(v[j])) > table.clip ? 1 : 0;
+                block_zeros += v[j] != 0 && mag == 0 ? 1 : 0; // no NaN here (eff would be NaN)
                 v[j] = table.decoded(mag, v[j]);
             }
+            totals.clipped += block_clipped;
+            totals.zeros += block_zeros;
         } else { // a NaN scale, or NVFP4's zero scale (an all-zero block): quant_math's cases
 #pragma unroll
             for (int j = 0; j < kLineBlockMax; ++j) {
