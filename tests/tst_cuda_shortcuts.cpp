@@ -3,10 +3,10 @@
 // (core/backend/cuda/fp8_convert.h; here NVIDIA's host emulation of the instructions the kernels
 // run on compute capability 8.9+) give element_codec's codes and values, the odd-rounded product
 // (rounded to nearest and corrected, or truncated with a sticky bit) gives the exact product's
-// code, the float32 clipped test gives quant_math's float64 one, and the
-// MX block scale from the amax's float32 bits (mx_scale_bits.h) gives mx_scale_code's. Built only
-// with the CUDA engine (it reads the toolkit's cuda_fp8.h); no GPU needed. On a GPU the op cases
-// run the kernels themselves.
+// code, the float32 clipped test gives quant_math's float64 one, and the MX block scale from the
+// amax's float32 bits (mx_scale_bits.h) gives mx_scale_code's. Built only with the CUDA engine
+// (it reads the toolkit's cuda_fp8.h); no GPU needed. On a GPU the op cases run the kernels
+// themselves.
 
 #include <bit>
 #include <cmath>
@@ -145,10 +145,10 @@ public:
             const double exact = static_cast<double>(v) * static_cast<double>(scale);
             const std::uint32_t want = element_codec::round_to_code<F>(exact);
             bad += cuda::fp8_code<F>(odd) != want;
-            const std::uint32_t pair =
-                cuda::fp8_code_pair<F>(odd, cuda::odd_product_rz(w, scale_w));
+            const float odd_w = cuda::odd_product_rz(w, scale_w);
+            const std::uint32_t pair = cuda::fp8_code_pair<F>(odd, odd_w);
             bad += (pair & 0xFFu) != want;
-            bad += (pair >> 8) != cuda::fp8_code<F>(cuda::odd_product_rz(w, scale_w));
+            bad += (pair >> 8) != cuda::fp8_code<F>(odd_w);
             // Where product_round_to_odd's value is finite and its error term exact (a product
             // at least 2^-102: the error then has a float32's bits), the values are the same.
             // Below that its error can round to zero and it returns the nearest, even value: no

@@ -454,6 +454,31 @@ struct alignas(2 * sizeof(T)) SourcePair {
 constexpr int kLineBlockMax = 32;
 constexpr unsigned kLineThreads = 128;
 
+// Whether line_block_kernel takes two adjacent columns a thread: down columns, but not under
+// stochastic rounding (its per-element work unrolled twice would double a long kernel).
+template <BlockPath kPath>
+__host__ __device__ constexpr bool line_pairs(bool column) {
+    return column && kPath != BlockPath::kExact;
+}
+
+// Whether a line kernel on path kPath quantises NVFP4: kExact (stochastic rounding) takes NVFP4
+// and MX alike, and the tensor scale says which.
+template <BlockPath kPath>
+__device__ inline bool line_is_nvfp4(const DeviceQuant& q) {
+    return kPath == BlockPath::kNvfp4 || (kPath == BlockPath::kExact && q.tensor_scale);
+}
+
+// The units line_block_kernel's threads take: x across (a row's blocks, or the columns or column
+// pairs) and y down (the rows, or the row blocks). The kernel and its launch both read them here.
+struct LineUnits {
+    i64 x, y;
+};
+__host__ __device__ inline LineUnits line_units(i64 rows, i64 cols, int len, bool column,
+                                                bool pairs) {
+    if (!column) return {(cols + len - 1) / len, rows};
+    return {pairs ? (cols + 1) / 2 : cols, (rows + len - 1) / len};
+}
+
 // The threads' shape for units_x blocks across: x the smallest power of two covering them, up to
 // all of kLineThreads, and y the rest.
 inline dim3 line_thread_shape(i64 units_x) {
@@ -470,8 +495,7 @@ template <ElementFormat F, BlockPath kPath>
 __device__ inline void quantize_line(float (&v)[kLineBlockMax], int n, i64 first, i64 stride,
                                      const DeviceQuant& q, float global, double gemm_div,
                                      BlockTotals& totals) {
-    // kExact (stochastic rounding) takes NVFP4 and MX alike: the tensor scale says which.
-    const bool nvfp4 = kPath == BlockPath::kNvfp4 || (kPath == BlockPath::kExact && q.tensor_scale);
+    const bool nvfp4 = line_is_nvfp4<kPath>(q);
     unsigned m = 0;
 #pragma unroll
     for (int j = 0; j < kLineBlockMax; ++j)
@@ -572,18 +596,17 @@ __device__ inline void quantize_line(float (&v)[kLineBlockMax], int n, i64 first
 template <class TS, class TD, ElementFormat F, BlockPath kPath, bool kColumn>
 __global__ void line_block_kernel(const TS* src, TD* dst, i64 rows, i64 cols, int len, bool vec,
                                   DeviceQuant q, Scratch* s) {
-    constexpr bool kPairs = kColumn && kPath != BlockPath::kExact;
-    const bool nvfp4 = kPath == BlockPath::kNvfp4 || (kPath == BlockPath::kExact && q.tensor_scale);
+    constexpr bool kPairs = line_pairs<kPath>(kColumn);
+    const bool nvfp4 = line_is_nvfp4<kPath>(q);
     const float global = nvfp4 ? qm::nvfp4_global_scale(amax_of_bits(s->amax_bits)) : 1.0f;
     const double gemm_div = q.scale_in_gemm ? qm::nvfp4_gemm_scale(global) : 1.0; // block_kernel's
     // The units: (row block y, column or column pair x) down columns, (row y, column block x)
     // along rows; y from the grid's and the thread block's second dimension, so nothing divides.
-    const i64 units_x = kPairs ? (cols + 1) / 2 : (kColumn ? cols : (cols + len - 1) / len);
-    const i64 units_y = kColumn ? (rows + len - 1) / len : rows;
+    const LineUnits units = line_units(rows, cols, len, kColumn, kPairs);
     BlockTotals totals;
-    for (i64 y = blockIdx.y * i64(blockDim.y) + threadIdx.y; y < units_y;
+    for (i64 y = blockIdx.y * i64(blockDim.y) + threadIdx.y; y < units.y;
          y += i64(gridDim.y) * blockDim.y) {
-        for (i64 x = blockIdx.x * i64(blockDim.x) + threadIdx.x; x < units_x;
+        for (i64 x = blockIdx.x * i64(blockDim.x) + threadIdx.x; x < units.x;
              x += i64(gridDim.x) * blockDim.x) {
             const i64 col = kPairs ? 2 * x : x; // a column block's (first) column
             const i64 first = kColumn ? y * len * cols + col : y * cols + x * len;
@@ -1025,13 +1048,12 @@ template <class TS, class TD, ElementFormat F, BlockPath kPath>
 void launch_lines(const void* src, void* dst, i64 rows, i64 cols, const DeviceQuant& q, Scratch* s,
                   cudaStream_t stream) {
     const bool column = q.block_cols == 1;
-    const bool pairs = column && kPath != BlockPath::kExact; // line_block_kernel's kPairs
+    const bool pairs = line_pairs<kPath>(column);
     const int len = static_cast<int>(column ? q.block_rows : q.block_cols);
-    const i64 units_x = pairs ? (cols + 1) / 2 : (column ? cols : (cols + len - 1) / len);
-    const i64 units_y = column ? (rows + len - 1) / len : rows;
-    const dim3 threads = line_thread_shape(units_x);
-    const i64 gx = (units_x + threads.x - 1) / threads.x;
-    const i64 gy = (units_y + threads.y - 1) / threads.y;
+    const LineUnits units = line_units(rows, cols, len, column, pairs);
+    const dim3 threads = line_thread_shape(units.x);
+    const i64 gx = (units.x + threads.x - 1) / threads.x;
+    const i64 gy = (units.y + threads.y - 1) / threads.y;
     const dim3 grid(static_cast<unsigned>(gx > 4096 ? 4096 : (gx < 1 ? 1 : gx)),
                     static_cast<unsigned>(gy > 65535 ? 65535 : (gy < 1 ? 1 : gy)));
     const auto* in = static_cast<const TS*>(src);
