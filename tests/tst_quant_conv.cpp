@@ -16,6 +16,7 @@
 #include "core/nn/model.h"
 #include "core/numeric/block_quant.h"
 #include "core/numeric/element_format.h"
+#include "core/numeric/half.h"
 #include "core/numeric/policy.h"
 #include "core/numeric/tensor_quant.h"
 #include "core/plan/compile.h"
@@ -129,11 +130,26 @@ public:
         const std::int64_t pixels = batch * side * side, k = 9 * c;
         const std::vector<float> x = grid_input(pixels, c);
         run_forward(*plan, be, x);
-        const std::vector<float> xq = download(be, find_tensor(*plan, "input:bfloat16:q"));
+        std::vector<float> xq = download(be, find_tensor(*plan, "input:bfloat16:q"));
         const Tensor& wt = plan->tensor(plan->params[0].variable); // the conv's float32 kernel
         CHECK_EQ(wt.shape, (Shape{3, 3, c, filters}));
         const std::vector<float> w = download(be, wt);
-        const std::vector<float> wq = download(be, find_tensor(*plan, wt.name + ":q"));
+        std::vector<float> wq = download(be, find_tensor(*plan, wt.name + ":q"));
+        if (policy == "nvfp4") {
+            // The copies leave the tensor scale to the convolution (issue 26): each holds
+            // bfloat16 values, and each value times its scale is the decoded value.
+            const float x_scale =
+                download(be, find_tensor(*plan, "input:bfloat16:q tensor scale"))[0];
+            const float w_scale = download(be, find_tensor(*plan, wt.name + ":q tensor scale"))[0];
+            CHECK(x_scale > 0 && w_scale > 0);
+            for (std::vector<float>* copy : {&xq, &wq}) {
+                const float factor = copy == &xq ? x_scale : w_scale;
+                for (float& v : *copy) {
+                    CHECK_EQ(bits(bfloat16_bits_to_float(float_to_bfloat16_bits(v))), bits(v));
+                    v = static_cast<float>(static_cast<double>(v) * factor);
+                }
+            }
+        }
         const QuantSpec& as = p.quant->activation;
         const QuantSpec& ws = p.quant->weight;
         std::vector<double> ref_x(x.size()), ref_w(w.size());

@@ -68,6 +68,18 @@ struct Conv2dArgs {
     std::int64_t out_h = 0, out_w = 0, out_c = 0;
     std::int64_t kernel_h = 0, kernel_w = 0, stride_h = 1, stride_w = 1;
     std::int64_t pad_top = 0, pad_left = 0; // bottom/right padding follows from the sizes
+    // Quantised operands (issue 26), as GemmArgs has them: the float32 tensor scales NVFP4
+    // copies leave out of their values (BlockQuantConfig::tensor_scale_in_gemm), each a
+    // one-element float32 tensor on the engine or nullptr (1). A pass multiplies its sums by
+    // (a_scale · b_scale), that product formed first in the sums' type, before the bias and the
+    // one rounding. a is the pass's first operand (x forward and for the filter, dy for the
+    // data), b its second. No bias gradient comes with scales (it would sum the unscaled dy).
+    const Tensor* a_scale = nullptr;
+    const Tensor* b_scale = nullptr;
+    // The operands (float32) hold only bfloat16 values (MX and NVFP4 copies; the plan knows): an
+    // engine may multiply them on TF32 tensor cores, whose products of such values are exact, so
+    // only the summation order can differ from a float32 convolution. Engines may ignore it.
+    bool exact_in_bfloat16 = false;
 };
 
 // Max pooling over NHWC, no padding (Keras "valid").

@@ -64,6 +64,23 @@ void check_scaled_gemm(const GemmArgs& args) {
                kind);
 }
 
+bool uses_scaled_conv(const Conv2dArgs& args) {
+    return args.a_scale || args.b_scale;
+}
+
+void check_scaled_conv(const Conv2dArgs& args, const Tensor* dbias, const char* op) {
+    for (const Tensor* scale : {args.a_scale, args.b_scale})
+        if (scale && (scale->dtype != DType::Float32 || scale->numel() != 1))
+            throw Error(ErrorKind::InvalidArgument,
+                        std::string(op) + ": '" + scale->name +
+                            "' must be a one-element float32 tensor (a tensor scale), not " +
+                            std::string(dtype_name(scale->dtype)) + shape_str(scale->shape));
+    if (dbias && uses_scaled_conv(args))
+        throw Error(ErrorKind::InvalidArgument,
+                    std::string(op) + ": no bias gradient with tensor scales (it would sum the "
+                                      "unscaled output gradient); run bias_grad on dy itself");
+}
+
 void check_fp8_gemm(const GemmArgs& args) {
     if (!args.a || !args.b || !args.c) refuse("A, B and C must all be given", args);
     if (!is_fp8(args.a->dtype) || !is_fp8(args.b->dtype))

@@ -24,6 +24,13 @@ bool uses_scaled_gemm(const GemmArgs& args);
 // dtype, each scale a one-element float32 tensor, no accumulation (C += would be scaled too).
 void check_scaled_gemm(const GemmArgs& args);
 
+// A convolution pass with tensor scales (Conv2dArgs::a_scale, b_scale): throws
+// Error(InvalidArgument) naming `op` and the rule: each scale a one-element float32 tensor, and
+// no bias gradient in the same call (it sums dy as stored, without dy's scale).
+void check_scaled_conv(const Conv2dArgs& args, const Tensor* dbias, const char* op);
+// Whether a convolution pass has a tensor scale.
+bool uses_scaled_conv(const Conv2dArgs& args);
+
 // Throws Error(InvalidArgument) naming the op and the rule: A and B both float8 (e4m3 · e4m3,
 // e4m3 · e5m2 or e5m2 · e4m3: cuBLASLt has no e5m2 · e5m2 kernel), C float32 or bfloat16, each
 // scale a one-element float32 tensor; bias, pre_activation and an elementwise epilogue are

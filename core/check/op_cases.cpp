@@ -540,47 +540,85 @@ void add_conv2d(Table& t, DType dt) {
         // rounded once from float32 sums (the CUDA engine: cuDNN in float32 into a buffer, then
         // one rounding kernel). The workspace follows the plan's rule (conv2d_steps.cpp): the
         // larger of the two dtypes' needs.
-        const auto add_passes = [&](DType op, const std::string& suffix) {
-            auto ws = [a, dt, op](CaseContext& c, int i) {
-                return c.workspace(i, std::max(c.engine(i).conv2d_workspace_bytes(a, dt),
-                                               c.engine(i).conv2d_workspace_bytes(a, op)));
+        // `scaled`: NVFP4's copies (issue 26): operands holding bfloat16 values only
+        // (Conv2dArgs::exact_in_bfloat16, TF32 tensor cores on the CUDA engine) and two tensor
+        // scales multiplying each pass's sums; the filter pass then takes no bias gradient.
+        const auto add_passes = [&](DType op, const std::string& suffix, bool scaled) {
+            Conv2dArgs base = a;
+            base.exact_in_bfloat16 = scaled;
+            auto ws = [base, dt, op](CaseContext& c, int i) {
+                return c.workspace(i, std::max(c.engine(i).conv2d_workspace_bytes(base, dt),
+                                               c.engine(i).conv2d_workspace_bytes(base, op)));
+            };
+            // Operand values; for `scaled`, multiples of 2^-6 under 2 (at most 7 bits: bfloat16).
+            auto values = [scaled](std::size_t n, std::uint64_t seed, double scale) {
+                std::vector<double> v = random_values(n, seed, scale);
+                if (scaled)
+                    for (double& e : v) e = std::round(e * 64.0) / 64.0;
+                return v;
+            };
+            // The two scales where `scaled`: not powers of two, so that each sum rounds when
+            // scaled, and near 1, so that the outputs stay in float16's normal range.
+            struct Scales {
+                Twin* a = nullptr;
+                Twin* b = nullptr;
+            };
+            auto make_scales = [scaled](CaseContext& c) {
+                if (!scaled) return Scales{};
+                return Scales{&c.make("a_scale", DType::Float32, {1}, {1.1 / 3.0}),
+                              &c.make("b_scale", DType::Float32, {1}, {2.9})};
+            };
+            // The pass's arguments on side i.
+            auto pass_args = [base](const Scales& sc, int i) {
+                Conv2dArgs out = base;
+                if (sc.a) out.a_scale = &sc.a->on(i);
+                if (sc.b) out.b_scale = &sc.b->on(i);
+                return out;
             };
             t.add("conv2d fwd+bias+relu" + suffix, dt, geometry, tol, tol, [=](CaseContext& c) {
-                Twin& x = c.make("x", op, x_shape, random_values(x_n, 7, 1.0));
-                Twin& w = c.make("w", op, w_shape, random_values(w_n, 8, 0.3));
+                Twin& x = c.make("x", op, x_shape, values(x_n, 7, 1.0));
+                Twin& w = c.make("w", op, w_shape, values(w_n, 8, 0.3));
                 Twin& b = c.make("b", dt, {s.out_c}, random_values(s.out_c, 9, 0.2));
                 Twin& y = c.make("y", dt, y_shape);
                 Twin& pre = c.make("pre", dt, y_shape);
+                const Scales sc = make_scales(c);
                 c.both([&](Backend& be, int i) {
-                    be.conv2d_forward(a, x.on(i), w.on(i), &b.on(i), Activation::Relu, y.on(i),
-                                      &pre.on(i), ws(c, i));
+                    be.conv2d_forward(pass_args(sc, i), x.on(i), w.on(i), &b.on(i),
+                                      Activation::Relu, y.on(i), &pre.on(i), ws(c, i));
                 });
                 return std::vector<Twin*>{&y, &pre};
             });
             t.add("conv2d bwd-data" + suffix, dt, geometry, tol, tol, [=](CaseContext& c) {
-                Twin& dy = c.make("dy", op, y_shape, random_values(y_n, 15, 1.0));
-                Twin& w = c.make("w", op, w_shape, random_values(w_n, 8, 0.3));
+                Twin& dy = c.make("dy", op, y_shape, values(y_n, 15, 1.0));
+                Twin& w = c.make("w", op, w_shape, values(w_n, 8, 0.3));
                 Twin& dx = c.make("dx", dt, x_shape);
+                const Scales sc = make_scales(c);
                 c.both([&](Backend& be, int i) {
-                    be.conv2d_backward_data(a, dy.on(i), w.on(i), dx.on(i), ws(c, i));
+                    be.conv2d_backward_data(pass_args(sc, i), dy.on(i), w.on(i), dx.on(i),
+                                            ws(c, i));
                 });
                 return std::vector<Twin*>{&dx};
             });
             t.add("conv2d bwd-filter" + suffix, dt, geometry, tol, tol, [=](CaseContext& c) {
-                Twin& x = c.make("x", op, x_shape, random_values(x_n, 7, 1.0));
-                Twin& dy = c.make("dy", op, y_shape, random_values(y_n, 15, 1.0));
+                Twin& x = c.make("x", op, x_shape, values(x_n, 7, 1.0));
+                Twin& dy = c.make("dy", op, y_shape, values(y_n, 15, 1.0));
                 Twin& dw = c.make("dw", dt, w_shape);
                 Twin& db = c.make("db", dt, {s.out_c});
+                const Scales sc = make_scales(c);
                 c.both([&](Backend& be, int i) {
-                    be.conv2d_backward_filter(a, x.on(i), dy.on(i), dw.on(i), &db.on(i), ws(c, i));
+                    be.conv2d_backward_filter(pass_args(sc, i), x.on(i), dy.on(i), dw.on(i),
+                                              scaled ? nullptr : &db.on(i), ws(c, i));
                 });
-                return std::vector<Twin*>{&dw, &db};
+                return scaled ? std::vector<Twin*>{&dw} : std::vector<Twin*>{&dw, &db};
             });
         };
-        add_passes(dt, "");
+        add_passes(dt, "", false);
         // Not at float64, whose outputs keep float64 sums.
         if (dt != DType::Float64 && s.in_c == 3 && s.kernel == 3)
-            add_passes(DType::Float32, " (float32 operands)");
+            add_passes(DType::Float32, " (float32 operands)", false);
+        // The same from the other geometries too: C = 1 is the first MNIST convolution's.
+        if (dt != DType::Float64 && s.kernel == 3)
+            add_passes(DType::Float32, " (tensor scales, float32 operands)", true);
     }
 }
 

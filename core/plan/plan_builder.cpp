@@ -207,10 +207,11 @@ TensorId PlanBuilder::gemm_scale_of(TensorId id) const {
 
 namespace {
 
-// A Dense layer's copy under `spec`: NVFP4 leaves its float32 tensor scale to the GEMM, so the
-// copy holds code · block scale, a bfloat16 value, and the GEMM runs on bfloat16 operands (issue
-// 26: NVFP4 ran on float32 SIMT GEMMs, 18x mixed_bfloat16's step on an H200).
-QuantSpec dense_copy_spec(QuantSpec spec) {
+// A copy under `spec`: NVFP4 leaves its float32 tensor scale to the GEMM or convolution that
+// reads it, so the copy holds code · block scale, a bfloat16 value, and a Dense layer's GEMM runs
+// on bfloat16 operands (issue 26: NVFP4 ran on float32 SIMT GEMMs, 18x mixed_bfloat16's step on
+// an H200), a convolution's on TF32 tensor cores (it ran in float32 FMA).
+QuantSpec scale_free_copy_spec(QuantSpec spec) {
     if (spec.scaling == QuantScaling::Block) spec.block.tensor_scale_in_gemm = true;
     return spec;
 }
@@ -220,10 +221,21 @@ QuantSpec dense_copy_spec(QuantSpec spec) {
 bool PlanBuilder::bfloat16_quant_copies() const {
     if (!m_policy.quant || m_policy.compute != DType::BFloat16) return false;
     for (QuantRole role : {QuantRole::Activation, QuantRole::Weight, QuantRole::Gradient}) {
-        if (!quant_copy_dtype_ok(dense_copy_spec(m_policy.quant->spec(role)), DType::BFloat16))
+        if (!quant_copy_dtype_ok(scale_free_copy_spec(m_policy.quant->spec(role)), DType::BFloat16))
             return false;
         const std::optional<QuantSpec> col = m_policy.quant->columnwise(role);
-        if (col && !quant_copy_dtype_ok(dense_copy_spec(*col), DType::BFloat16)) return false;
+        if (col && !quant_copy_dtype_ok(scale_free_copy_spec(*col), DType::BFloat16)) return false;
+    }
+    return true;
+}
+
+bool PlanBuilder::quant_copies_exact_in_bfloat16() const {
+    if (!m_policy.quant) return false;
+    for (QuantRole role : {QuantRole::Activation, QuantRole::Weight, QuantRole::Gradient}) {
+        if (!decodes_exactly_in_bfloat16(scale_free_copy_spec(m_policy.quant->spec(role))))
+            return false;
+        const std::optional<QuantSpec> col = m_policy.quant->columnwise(role);
+        if (col && !decodes_exactly_in_bfloat16(scale_free_copy_spec(*col))) return false;
     }
     return true;
 }
@@ -242,8 +254,8 @@ TensorId PlanBuilder::quantize_input(TensorId source, QuantRole role, TensorId r
     // NVFP4's Hadamard option transforms runs of 16 rows of a Dense layer's dW inputs (TE applies
     // it to Linear layers' wgrad); a convolution's view keeps its copies untransformed.
     if (view.rows > 0) spec.hadamard = false;
-    // A Dense layer's GEMM applies NVFP4's tensor scale; a convolution's copies keep it.
-    if (view.rows == 0) spec = dense_copy_spec(spec);
+    // The GEMM or convolution that reads the copy applies NVFP4's tensor scale.
+    spec = scale_free_copy_spec(spec);
     // TE casts weights from the float32 master, not from a bfloat16 copy (no double rounding).
     if (TensorId master = m_master_of[static_cast<std::size_t>(source)]; master != kNoTensor)
         source = master;

@@ -86,9 +86,10 @@ public:
     // without its tensor scale: decodes_exactly_in_bfloat16): a GEMM reading two such copies may
     // multiply in bfloat16.
     bool exact_in_bfloat16(TensorId id) const;
-    // The one-float32 tensor holding the factor the GEMM reading copy `id` multiplies its sum by
-    // (GemmArgs::a_scale / b_scale): NVFP4's tensor scale, which a Dense layer's copies leave to
-    // the GEMM as Blackwell's NVFP4 GEMM applies it in alpha; kNoTensor for every other copy.
+    // The one-float32 tensor holding the factor the GEMM or convolution reading copy `id`
+    // multiplies its sum by (GemmArgs / Conv2dArgs::a_scale, b_scale): NVFP4's tensor scale,
+    // which the copies leave to the product as Blackwell's NVFP4 GEMM applies it in alpha;
+    // kNoTensor for every other copy.
     TensorId gemm_scale_of(TensorId id) const;
     // Whether this layer's quantised copies on its own 2-D view are stored in bfloat16 rather
     // than float32: the layer computes in bfloat16 and every copy its recipe makes (each role,
@@ -96,6 +97,11 @@ public:
     // GEMMs then read bfloat16 operands as mixed_bfloat16's do, with the same products and
     // float32 sums, at half the bytes (issue 26: Hopper has no MX tensor cores).
     bool bfloat16_quant_copies() const;
+    // Whether every copy this layer's recipe makes (each role, row- and column-wise) holds
+    // bfloat16 values only (decodes_exactly_in_bfloat16, NVFP4 without its tensor scale): a
+    // convolution's float32 copies may then multiply on TF32 tensor cores
+    // (Conv2dArgs::exact_in_bfloat16). False without a recipe.
+    bool quant_copies_exact_in_bfloat16() const;
 
     // Per-tensor FP8 recipes on FP8 GEMMs (CompileOptions::fp8_gemm): whether a GEMM of these
     // sizes runs on float8 codes in this layer (its policy per-tensor FP8, every size positive;

@@ -1,5 +1,6 @@
 // CPU convolution (NHWC activations, HWIO filters): im2col into the workspace + one Eigen GEMM.
 // Emulated 16/8-bit operands are widened to float32 exactly, computed in float32, rounded once.
+// Tensor scales (Conv2dArgs::a_scale, b_scale) multiply a pass's finished sums, before the bias.
 #include "core/backend/cpu/eigen.h"
 
 #include <algorithm>
@@ -13,6 +14,7 @@
 
 #include "core/backend/cpu/cpu_backend.h"
 #include "core/backend/cpu/cpu_kernels.h"
+#include "core/backend/fp8_gemm.h"
 #include "core/error.h"
 #include "core/numeric/convert.h"
 #include "core/tensor/shape.h"
@@ -389,6 +391,24 @@ void epilogue(T* y, i64 rows, i64 n, const T* bias, T* pre, Activation act) {
                     "' is not a convolution epilogue; use linear, relu, gelu, tanh or sigmoid");
 }
 
+// The pass's tensor scales as one factor, formed in T as every engine forms it: 1 · a · b.
+template <class T>
+T pass_scale(const Conv2dArgs& a) {
+    T scale = T(1);
+    if (a.a_scale) scale *= T(*a.a_scale->as<const float>());
+    if (a.b_scale) scale *= T(*a.b_scale->as<const float>());
+    return scale;
+}
+
+// values[0, n) *= scale, when the pass has tensor scales (a NaN scale reaches every value).
+template <class T>
+void apply_scale(const Conv2dArgs& a, T* values, i64 n) {
+    if (!uses_scaled_conv(a)) return;
+    const T scale = pass_scale<T>(a);
+    MANTISSA_SIMD
+    for (i64 i = 0; i < n; ++i) values[i] *= scale;
+}
+
 template <class T>
 void forward(const Geometry& g, const Tensor& x, const Tensor& w, const Tensor* bias,
              Activation act, Tensor& y, Tensor* pre, Workspace ws) {
@@ -421,6 +441,7 @@ void forward(const Geometry& g, const Tensor& x, const Tensor& w, const Tensor* 
         T* ys = g.emulated ? s.out : y.as<T>() + n0 * g.out_image; // (rows, out_c)
         MatMap<T>(ys, rows, a.out_c).noalias() =
             ConstMatMap<T>(col, rows, g.k) * ConstMatMap<T>(weights, g.k, a.out_c);
+        apply_scale(a, ys, rows * a.out_c);
         if (!g.emulated) {
             epilogue(ys, rows, a.out_c, bias_values,
                      pre ? pre->as<T>() + n0 * g.out_image : nullptr, act);
@@ -461,6 +482,7 @@ void backward_data(const Geometry& g, const Tensor& dy, const Tensor& w, Tensor&
         MatMap<T>(dcol, rows, g.k).noalias() =
             ConstMatMap<T>(dys, rows, a.out_c) * ConstMatMap<T>(weights, g.k, a.out_c).transpose();
         if (!g.identity_col) col2im(g, dcol, images, dxs);
+        apply_scale(a, dxs, images * g.in_image);
         if (g.emulated) store(dxs, dx, n0 * g.in_image, images * g.in_image);
     }
 }
@@ -529,6 +551,7 @@ void backward_filter(const Geometry& g, const Tensor& x, const Tensor& dy, Tenso
         }
         if (dbias) add_row_sums(dys, rows, a.out_c, db_acc, db_partial);
     }
+    apply_scale(a, dw_acc, g.k * a.out_c);
     if (g.emulated) store(dw_acc, dw, 0, g.k * a.out_c);
     if (dbias) store(db_acc, *dbias, 0, a.out_c);
 }
@@ -553,6 +576,7 @@ void CpuBackend::conv2d_forward(const Conv2dArgs& args, const Tensor& x, const T
     if (pre_activation)
         check_tensor(*pre_activation, op, "pre-activation", args.batch * g.out_image, x.dtype,
                      true);
+    check_scaled_conv(args, nullptr, op);
     if (x.dtype == DType::Float64)
         forward<double>(g, x, w, bias, epilogue_act, y, pre_activation, workspace);
     else
@@ -567,6 +591,7 @@ void CpuBackend::conv2d_backward_data(const Conv2dArgs& args, const Tensor& dy, 
     check_tensor(dy, op, "output gradient", args.batch * g.out_image, dy.dtype, true);
     check_tensor(w, op, "filter", g.k * args.out_c, dy.dtype, true);
     check_tensor(dx, op, "input gradient", args.batch * g.in_image, dy.dtype, true);
+    check_scaled_conv(args, nullptr, op);
     if (dy.dtype == DType::Float64)
         backward_data<double>(g, dy, w, dx, workspace);
     else
@@ -582,6 +607,7 @@ void CpuBackend::conv2d_backward_filter(const Conv2dArgs& args, const Tensor& x,
     check_tensor(dy, op, "output gradient", args.batch * g.out_image, x.dtype, true);
     check_tensor(dw, op, "filter gradient", g.k * args.out_c, x.dtype, true);
     if (dbias) check_tensor(*dbias, op, "bias gradient", args.out_c, x.dtype, true);
+    check_scaled_conv(args, dbias, op);
     if (x.dtype == DType::Float64)
         backward_filter<double>(g, x, dy, dw, dbias, workspace);
     else

@@ -11,6 +11,17 @@ namespace mantissa::cuda {
 
 namespace {
 
+// The sum times the pass's tensor scales (ConvIo::a_scale, b_scale), their product formed first
+// in T, as every engine forms it; the sum itself without them.
+template <class T>
+__device__ T scaled(const ConvIo& io, T sum) {
+    if (!io.a_scale && !io.b_scale) return sum;
+    T scale = T(1);
+    if (io.a_scale) scale *= T(*io.a_scale);
+    if (io.b_scale) scale *= T(*io.b_scale);
+    return sum * scale;
+}
+
 template <class T>
 __global__ void forward_kernel(ConvGeom g, ConvIo io) {
     const i64 count = g.batch * g.out_h * g.out_w * g.out_c;
@@ -35,6 +46,7 @@ __global__ void forward_kernel(ConvGeom g, ConvIo io) {
                            load<T>(io.b, io.b_dtype, w0 + ic * g.out_c);
             }
         }
+        acc = scaled(io, acc);
         if (io.bias) acc += load<T>(io.bias, io.bias_dtype, oc);
         if (io.pre) store<T>(io.pre, io.pre_dtype, e, acc);
         store<T>(io.out, io.out_dtype, e, activate<T>(io.act, acc));
@@ -68,7 +80,7 @@ __global__ void backward_data_kernel(ConvGeom g, ConvIo io) {
                     acc += load<T>(io.a, io.a_dtype, y0 + oc) * load<T>(io.b, io.b_dtype, w0 + oc);
             }
         }
-        store<T>(io.out, io.out_dtype, e, acc);
+        store<T>(io.out, io.out_dtype, e, scaled(io, acc));
     }
 }
 
@@ -96,7 +108,7 @@ __global__ void backward_filter_kernel(ConvGeom g, ConvIo io) {
             if (threadIdx.x < half) partial[threadIdx.x] += partial[threadIdx.x + half];
             __syncthreads();
         }
-        if (threadIdx.x == 0) store<T>(io.out, io.out_dtype, e, partial[0]);
+        if (threadIdx.x == 0) store<T>(io.out, io.out_dtype, e, scaled(io, partial[0]));
         __syncthreads(); // partial[] is refilled for the next weight
     }
 }

@@ -24,6 +24,10 @@ struct ConvIo {
     DType a_dtype = DType::Float32;
     const void* b = nullptr; // forward: w; backward data: w; backward filter: dy
     DType b_dtype = DType::Float32;
+    // Optional device float32 tensor scales multiplying the sum before the bias
+    // (Conv2dArgs::a_scale, b_scale; their product formed first in the sum's type).
+    const float* a_scale = nullptr;
+    const float* b_scale = nullptr;
     const void* bias = nullptr; // forward only, optional
     DType bias_dtype = DType::Float32;
     Activation act = Activation::Linear;

@@ -5,7 +5,10 @@
 // A quantised layer's operands are float32 copies while its output is bfloat16 (or float16): cuDNN
 // multiplies the copies in float32 into a float32 buffer, which one kernel rounds into the output
 // (issue 26: those passes ran on the direct kernels, and the quantised cnn took 5-8x
-// mixed_float16's step on an H100).
+// mixed_float16's step on an H100). Copies that hold only bfloat16 values
+// (Conv2dArgs::exact_in_bfloat16: MX, and NVFP4 with its tensor scale left out) convolve on TF32
+// tensor cores, exact for them; their tensor scales (Conv2dArgs::a_scale, b_scale) multiply the
+// float32 sums in that rounding kernel, as cuBLASLt's alpha does for a Dense layer.
 #include <algorithm>
 #include <optional>
 #include <string>
@@ -18,6 +21,7 @@
 #include "core/backend/cuda/cuda_state.h"
 #include "core/backend/cuda/filter_layout.cuh"
 #include "core/backend/cuda/gemm_epilogue.cuh"
+#include "core/backend/fp8_gemm.h"
 #include "core/error.h"
 
 namespace mantissa {
@@ -251,6 +255,27 @@ struct Scratch { // the workspace, carved: [KRSC filter | cuDNN scratch]
     std::size_t cudnn_bytes = 0;
 };
 
+// A tensor scale's device float32 (nullptr: none).
+const float* scale_data(const Tensor* scale) {
+    return scale ? static_cast<const float*>(scale->data) : nullptr;
+}
+
+// The rounding kernel over a pass's (rows, cols) result: acc · scales [+ bias, act] into out.
+cuda::EpilogueArgs finishing(const Conv2dArgs& args, const void* acc, DType acc_dtype,
+                             std::int64_t rows, std::int64_t cols, void* out, DType out_dtype) {
+    cuda::EpilogueArgs e;
+    e.acc = acc;
+    e.acc_dtype = acc_dtype;
+    e.rows = rows;
+    e.cols = cols;
+    e.a_scale = scale_data(args.a_scale);
+    e.b_scale = scale_data(args.b_scale);
+    e.out = out;
+    e.out_dtype = out_dtype;
+    e.f64 = acc_dtype == DType::Float64 || out_dtype == DType::Float64;
+    return e;
+}
+
 Scratch carve(const ConvPlan& p, const Workspace& ws, const Conv2dArgs& g) {
     if (ws.bytes < p.filter_bytes + p.cudnn_workspace || !ws.data)
         throw Error(ErrorKind::Internal, geometry_text(g) + ": needs " +
@@ -277,7 +302,8 @@ ConvPlan::~ConvPlan() {
 
 ConvPlan& CudaBackend::Impl::conv_plan(const Conv2dArgs& args, DType dtype) {
     check_dtype(dtype, args);
-    const cuda::ConvKey key = cuda::conv_key(args, dtype, tf32);
+    // Operands that hold only bfloat16 values multiply exactly on TF32 tensor cores.
+    const cuda::ConvKey key = cuda::conv_key(args, dtype, tf32 || args.exact_in_bfloat16);
     if (auto it = convs.find(key); it != convs.end()) return *it->second;
     auto plan = std::make_unique<ConvPlan>(); // owns every descriptor, also when a call throws
     if (dtype != DType::Float64 && cuda::cudnn_padding_fits(args))
@@ -302,9 +328,11 @@ void CudaBackend::conv2d_forward(const Conv2dArgs& args, const Tensor& x, const 
                     geometry_text(args) +
                         ": softmax is not a convolution epilogue; use linear, relu, gelu, tanh "
                         "or sigmoid");
+    check_scaled_conv(args, nullptr, "conv2d_forward");
     ConvPlan& p = s.conv_plan(args, x.dtype);
     const bool f64 = x.dtype == DType::Float64 || y.dtype == DType::Float64;
     const bool widen = widens_into(x.dtype, y.dtype);
+    const bool scaled = uses_scaled_conv(args);
     if (p.fwd.current() && w.dtype == x.dtype && (y.dtype == x.dtype || widen)) {
         const Scratch scratch = carve(p, workspace, args);
         cuda::launch_transpose(w.data, args.kernel_h * args.kernel_w * args.in_c, args.out_c,
@@ -322,14 +350,13 @@ void CudaBackend::conv2d_forward(const Conv2dArgs& args, const Tensor& x, const 
                                                scratch.cudnn, scratch.cudnn_bytes, &zero, p.y, out);
             });
         if (ran) {
-            if (!widen && !bias && !pre_activation && epilogue == Activation::Linear) return;
-            // Bias and activation over (batch*h*w, out_c): in place where cuDNN rounded y once,
-            // else from the wide buffer into y, rounded once there.
-            cuda::EpilogueArgs e;
-            e.acc = out;
-            e.acc_dtype = widen ? x.dtype : y.dtype;
-            e.rows = args.batch * args.out_h * args.out_w;
-            e.cols = args.out_c;
+            if (!widen && !scaled && !bias && !pre_activation && epilogue == Activation::Linear)
+                return;
+            // Scales, bias and activation over (batch*h*w, out_c): in place where cuDNN rounded
+            // y once, else from the wide buffer into y, rounded once there.
+            cuda::EpilogueArgs e =
+                finishing(args, out, widen ? x.dtype : y.dtype,
+                          args.batch * args.out_h * args.out_w, args.out_c, y.data, y.dtype);
             if (bias) {
                 e.bias = bias->data;
                 e.bias_dtype = bias->dtype;
@@ -339,14 +366,14 @@ void CudaBackend::conv2d_forward(const Conv2dArgs& args, const Tensor& x, const 
                 e.pre = pre_activation->data;
                 e.pre_dtype = pre_activation->dtype;
             }
-            e.out = y.data;
-            e.out_dtype = y.dtype;
             e.f64 = f64;
             cuda::launch_gemm_epilogue(e, s.stream);
             return;
         }
     }
     cuda::ConvIo io{x.data, x.dtype, w.data, w.dtype};
+    io.a_scale = scale_data(args.a_scale);
+    io.b_scale = scale_data(args.b_scale);
     if (bias) {
         io.bias = bias->data;
         io.bias_dtype = bias->dtype;
@@ -366,6 +393,7 @@ void CudaBackend::conv2d_forward(const Conv2dArgs& args, const Tensor& x, const 
 void CudaBackend::conv2d_backward_data(const Conv2dArgs& args, const Tensor& dy, const Tensor& w,
                                        Tensor& dx, Workspace workspace) {
     Impl& s = *m_impl;
+    check_scaled_conv(args, nullptr, "conv2d_backward_data");
     ConvPlan& p = s.conv_plan(args, dy.dtype);
     const bool widen = widens_into(dy.dtype, dx.dtype);
     if (p.bwd_data.current() && w.dtype == dy.dtype && (dx.dtype == dy.dtype || widen)) {
@@ -384,12 +412,19 @@ void CudaBackend::conv2d_backward_data(const Conv2dArgs& args, const Tensor& dy,
                               static_cast<cudnnConvolutionBwdDataAlgo_t>(algo), scratch.cudnn,
                               scratch.cudnn_bytes, &zero, p.x, out);
                       })) {
-            if (widen) // rounded once into dx
+            if (uses_scaled_conv(args)) // scaled, then rounded once into dx (in place if not wide)
+                cuda::launch_gemm_epilogue(finishing(args, out, widen ? dy.dtype : dx.dtype,
+                                                     args.batch * args.in_h * args.in_w, args.in_c,
+                                                     dx.data, dx.dtype),
+                                           s.stream);
+            else if (widen) // rounded once into dx
                 cuda::launch_cast(out, dy.dtype, dx.data, dx.dtype, dx.numel(), s.stream);
             return;
         }
     }
     cuda::ConvIo io{dy.data, dy.dtype, w.data, w.dtype};
+    io.a_scale = scale_data(args.a_scale);
+    io.b_scale = scale_data(args.b_scale);
     io.out = dx.data;
     io.out_dtype = dx.dtype;
     io.f64 = dy.dtype == DType::Float64 || dx.dtype == DType::Float64;
@@ -400,6 +435,7 @@ void CudaBackend::conv2d_backward_data(const Conv2dArgs& args, const Tensor& dy,
 void CudaBackend::conv2d_backward_filter(const Conv2dArgs& args, const Tensor& x, const Tensor& dy,
                                          Tensor& dw, Tensor* dbias, Workspace workspace) {
     Impl& s = *m_impl;
+    check_scaled_conv(args, dbias, "conv2d_backward_filter");
     ConvPlan& p = s.conv_plan(args, x.dtype);
     if (dbias) {
         const bool f64 = dy.dtype == DType::Float64 || dbias->dtype == DType::Float64;
@@ -418,20 +454,32 @@ void CudaBackend::conv2d_backward_filter(const Conv2dArgs& args, const Tensor& x
                               scratch.cudnn_bytes, &zero, p.w, scratch.filter);
                       })) {
             const std::int64_t taps = args.kernel_h * args.kernel_w * args.in_c;
+            const bool scaled = uses_scaled_conv(args);
             if (!widen) {
                 cuda::launch_transpose(scratch.filter, args.out_c, taps, dw.data,
                                        dtype_size(dw.dtype), s.stream); // KRSC -> HWIO
+                if (scaled)                                             // in place
+                    cuda::launch_gemm_epilogue(
+                        finishing(args, dw.data, dw.dtype, taps, args.out_c, dw.data, dw.dtype),
+                        s.stream);
                 return;
             }
-            // KRSC in the operands' dtype -> HWIO in a buffer, rounded once into dw.
+            // KRSC in the operands' dtype -> HWIO in a buffer, (scaled and) rounded once into dw.
             PoolBuffer hwio(static_cast<std::size_t>(dw.numel()) * dtype_size(x.dtype), s.stream);
             cuda::launch_transpose(scratch.filter, args.out_c, taps, hwio.data(),
                                    dtype_size(x.dtype), s.stream);
-            cuda::launch_cast(hwio.data(), x.dtype, dw.data, dw.dtype, dw.numel(), s.stream);
+            if (scaled)
+                cuda::launch_gemm_epilogue(
+                    finishing(args, hwio.data(), x.dtype, taps, args.out_c, dw.data, dw.dtype),
+                    s.stream);
+            else
+                cuda::launch_cast(hwio.data(), x.dtype, dw.data, dw.dtype, dw.numel(), s.stream);
             return;
         }
     }
     cuda::ConvIo io{x.data, x.dtype, dy.data, dy.dtype};
+    io.a_scale = scale_data(args.a_scale);
+    io.b_scale = scale_data(args.b_scale);
     io.out = dw.data;
     io.out_dtype = dw.dtype;
     io.f64 = x.dtype == DType::Float64 || dw.dtype == DType::Float64;

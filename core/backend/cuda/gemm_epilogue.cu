@@ -14,14 +14,26 @@ namespace mantissa::cuda {
 
 namespace {
 
+// The tensor scales' product, formed as every engine forms it: 1 · a · b in T.
+template <class T>
+__device__ T scale_product(const float* a_scale, const float* b_scale) {
+    T scale = T(1);
+    if (a_scale) scale *= T(*a_scale);
+    if (b_scale) scale *= T(*b_scale);
+    return scale;
+}
+
 template <class T>
 __global__ void epilogue_kernel(EpilogueArgs a) {
+    const bool scaled = a.a_scale || a.b_scale;
+    const T scale = scale_product<T>(a.a_scale, a.b_scale);
     const i64 count = a.rows * a.cols;
     for (i64 i = blockIdx.x * i64(blockDim.x) + threadIdx.x; i < count;
          i += i64(gridDim.x) * blockDim.x) {
         const i64 col = i % a.cols;
         const i64 at = a.acc_row_stride ? (i / a.cols) * a.acc_row_stride + col : i;
         T v = load<T>(a.acc, a.acc_dtype, at);
+        if (scaled) v *= scale;
         if (a.bias) v += load<T>(a.bias, a.bias_dtype, col);
         if (a.pre) store<T>(a.pre, a.pre_dtype, i, v);
         store<T>(a.out, a.out_dtype, i, activate<T>(a.act, v));
@@ -30,12 +42,19 @@ __global__ void epilogue_kernel(EpilogueArgs a) {
 
 // Bias and pre-activation are optional: a null pointer of its storage type skips it.
 template <class Acc, class Bias, class Pre, class Out>
-__global__ void epilogue_vec_kernel(const Acc* acc, const Bias* bias, Pre* pre, Out* out,
-                                    Activation act, i64 vectors, i64 row_vectors) {
+__global__ void epilogue_vec_kernel(const Acc* acc, const float* a_scale, const float* b_scale,
+                                    const Bias* bias, Pre* pre, Out* out, Activation act,
+                                    i64 vectors, i64 row_vectors) {
+    const bool scaled = a_scale || b_scale;
+    const float scale = scale_product<float>(a_scale, b_scale);
     for (i64 v = blockIdx.x * i64(blockDim.x) + threadIdx.x; v < vectors;
          v += i64(gridDim.x) * blockDim.x) {
         float x[kVec];
         load8(acc, v, x);
+        if (scaled) {
+#pragma unroll
+            for (int j = 0; j < kVec; ++j) x[j] *= scale;
+        }
         if (bias) {
             float b[kVec];
             load8(bias, v % row_vectors, b);
@@ -71,9 +90,9 @@ bool epilogue_vec(const EpilogueArgs& a, cudaStream_t stream) {
                 with_storage(a.out_dtype, [&](auto out_tag) {
                     using Out = typename decltype(out_tag)::type;
                     epilogue_vec_kernel<Acc, Bias, Pre, Out><<<blocks, 256, 0, stream>>>(
-                        static_cast<const Acc*>(a.acc), static_cast<const Bias*>(a.bias),
-                        static_cast<Pre*>(a.pre), static_cast<Out*>(a.out), a.act, vectors,
-                        a.cols / kVec);
+                        static_cast<const Acc*>(a.acc), a.a_scale, a.b_scale,
+                        static_cast<const Bias*>(a.bias), static_cast<Pre*>(a.pre),
+                        static_cast<Out*>(a.out), a.act, vectors, a.cols / kVec);
                 });
             });
         });

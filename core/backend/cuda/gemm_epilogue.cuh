@@ -1,5 +1,6 @@
 // The GEMM/convolution epilogue where cuBLASLt or cuDNN cannot fuse it (float64, tanh, sigmoid,
-// a pre-activation output, mixed dtypes): out = act(acc + bias), pre = acc + bias, rounded once.
+// a pre-activation output, mixed dtypes): out = act(acc + bias), pre = acc + bias, rounded once;
+// with tensor scales (a quantised convolution's, issue 26), acc · (a_scale · b_scale) first.
 #pragma once
 
 #include <cstdint>
@@ -18,6 +19,10 @@ struct EpilogueArgs {
     // acc's elements per row when it is wider than out (0: cols): the FP8 GEMM's accumulator
     // padded to cuBLASLt's multiples of 16, of which the first `cols` columns are the product.
     std::int64_t acc_row_stride = 0;
+    // Optional device float32 scalars multiplying acc before the bias, their product formed
+    // first in the compute type (Conv2dArgs::a_scale, b_scale); nullptr: 1.
+    const float* a_scale = nullptr;
+    const float* b_scale = nullptr;
     const void* bias = nullptr; // optional (cols)
     DType bias_dtype = DType::Float32;
     Activation act = Activation::Linear; // elementwise only (softmax runs as a separate op)

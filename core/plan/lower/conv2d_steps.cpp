@@ -14,6 +14,9 @@
 //   dZ (N, OH, OW, out_c) as (N·OH·OW) × out_c, 1×32 blocks along the output channels (dX's
 //     reduction), like Dense's (batch, units) gradient.
 // Per-tensor FP8 (delayed / current scaling) has one scale per tensor: the view changes nothing.
+// NVFP4's copies leave their float32 tensor scale to the pass that reads them (Conv2dArgs::
+// a_scale, b_scale), so that, as MX copies, they hold bfloat16 values only and the engine may
+// convolve them on TF32 tensor cores (Conv2dArgs::exact_in_bfloat16).
 #include "core/plan/lower/layer_steps.h"
 
 #include <algorithm>
@@ -26,7 +29,7 @@ TensorId conv2d_steps(PlanBuilder& b, const Conv2D& layer, TensorId input, bool 
     const DType dt = b.policy().compute;
     TensorId x = b.cast(input, dt);
     const Shape in_shape(b.tensor(x).shape.begin() + 1, b.tensor(x).shape.end());
-    const Conv2dArgs g = layer.geometry(b.batch(), in_shape);
+    Conv2dArgs g = layer.geometry(b.batch(), in_shape);
     Activation act = layer.spec().activation;
     if (act == Activation::Softmax) act = Activation::Linear; // rejected by validation; be safe
     (void)fuse_softmax;
@@ -55,6 +58,19 @@ TensorId conv2d_steps(PlanBuilder& b, const Conv2D& layer, TensorId input, bool 
     const bool needs_dx = b.grad_of(x) != kNoTensor; // the first layer computes no dX
     const TensorId wq_col =
         needs_dx ? b.quantize_input(kernel.value, QuantRole::Weight, wq, w_view) : wq;
+    // Whether every copy of every pass holds bfloat16 values only (one flag, so one cuDNN plan
+    // and workspace serves the three passes).
+    g.exact_in_bfloat16 = b.quant_copies_exact_in_bfloat16();
+    // The tensor scales each pass multiplies its sums by (NVFP4; kNoTensor otherwise).
+    const TensorId xq_scale = b.gemm_scale_of(xq), wq_scale = b.gemm_scale_of(wq);
+    const TensorId xq_col_scale = b.gemm_scale_of(xq_col), wq_col_scale = b.gemm_scale_of(wq_col);
+    // A pass's arguments over the bound tensors: the geometry with its operands' scales.
+    auto with_scales = [g](const BoundTensors& t, TensorId a_scale, TensorId b_scale) {
+        Conv2dArgs args = g;
+        args.a_scale = t.ptr(a_scale);
+        args.b_scale = t.ptr(b_scale);
+        return args;
+    };
 
     StepSpec fwd;
     fwd.op = std::string("conv2d+bias") +
@@ -70,7 +86,9 @@ TensorId conv2d_steps(PlanBuilder& b, const Conv2D& layer, TensorId input, bool 
         return std::max(be.conv2d_workspace_bytes(g, dt),
                         be.conv2d_workspace_bytes(g, t.ptr(xq)->dtype));
     };
-    fwd.bind = [g, xq, wq, bias, act, y, z](const BoundTensors& t) -> StepRun {
+    fwd.bind = [with_scales, xq, wq, xq_scale, wq_scale, bias, act, y,
+                z](const BoundTensors& t) -> StepRun {
+        const Conv2dArgs g = with_scales(t, xq_scale, wq_scale);
         Tensor* X = t.ptr(xq);
         Tensor* W = t.ptr(wq);
         Tensor* B = t.ptr(bias.value);
@@ -106,6 +124,7 @@ TensorId conv2d_steps(PlanBuilder& b, const Conv2D& layer, TensorId input, bool 
     // step when the two differ.
     const TensorId dzq = b.quantize_input(dz_id, QuantRole::Gradient, kNoTensor, dz_view);
     const TensorId dzq_col = b.quantize_input(dz_id, QuantRole::Gradient, dzq, dz_view);
+    const TensorId dzq_scale = b.gemm_scale_of(dzq), dzq_col_scale = b.gemm_scale_of(dzq_col);
     const bool bias_apart = dzq != dz_id;
     StepSpec sw;
     sw.op = bias_apart ? "conv2d dW" : "conv2d dW,db";
@@ -113,7 +132,9 @@ TensorId conv2d_steps(PlanBuilder& b, const Conv2D& layer, TensorId input, bool 
     sw.outputs = {kernel.grad};
     if (!bias_apart) sw.outputs.push_back(bias.grad);
     sw.flops = conv_flops;
-    sw.bind = [g, xq_col, dzq_col, kernel, bias, bias_apart](const BoundTensors& t) -> StepRun {
+    sw.bind = [with_scales, xq_col, dzq_col, xq_col_scale, dzq_col_scale, kernel, bias,
+               bias_apart](const BoundTensors& t) -> StepRun {
+        const Conv2dArgs g = with_scales(t, xq_col_scale, dzq_col_scale);
         Tensor* X = t.ptr(xq_col);
         Tensor* dZ = t.ptr(dzq_col);
         Tensor* dW = t.ptr(kernel.grad);
@@ -143,7 +164,9 @@ TensorId conv2d_steps(PlanBuilder& b, const Conv2D& layer, TensorId input, bool 
         sx.inputs = {dzq, wq_col};
         sx.outputs = {dx};
         sx.flops = conv_flops;
-        sx.bind = [g, dzq, wq_col, dx](const BoundTensors& t) -> StepRun {
+        sx.bind = [with_scales, dzq, wq_col, dzq_scale, wq_col_scale,
+                   dx](const BoundTensors& t) -> StepRun {
+            const Conv2dArgs g = with_scales(t, dzq_scale, wq_col_scale);
             Tensor* dZ = t.ptr(dzq);
             Tensor* W = t.ptr(wq_col);
             Tensor* dX = t.ptr(dx);
