@@ -170,7 +170,9 @@ private slots:
         // Each Dense's input and kernel, and its input's column-wise copy for dW (16×1 blocks
         // down the batch; nvfp4's 16×16 kernel tiles serve dX as they are).
         QCOMPARE(forward, 3 * 3);
-        QCOMPARE(backward, 3 * 2); // each Dense's dZ, row-wise and column-wise
+        // Each Dense's dZ, row-wise (for dX) and column-wise (for dW); the first Dense computes
+        // no dX, so its dZ has only the column-wise copy.
+        QCOMPARE(backward, 3 * 2 - 1);
     }
 
     // Delayed FP8's quantise step reads "float32→bfloat16, quantize: float8_e4m3 per tensor,

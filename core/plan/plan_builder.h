@@ -82,6 +82,15 @@ public:
     // `view` lays the blocks on another 2-D view than (first dimension, the rest).
     TensorId quantize_input(TensorId source, QuantRole role, TensorId rowwise = kNoTensor,
                             const QuantView& view = {});
+    // The two copies of a layer's dZ (quantize_input with QuantRole::Gradient): `rowwise` for
+    // dX = dZ·Wᵀ, `columnwise` for dW (the row-wise copy where the recipe has no column-wise
+    // one; dZ itself without a recipe). A layer that computes no dX (`needs_dx` false: the
+    // first) gets no row-wise copy where the recipe has a column-wise one, as Transformer
+    // Engine casts no dgrad input for it (`rowwise` is then kNoTensor).
+    struct GradientCopies {
+        TensorId rowwise = kNoTensor, columnwise = kNoTensor;
+    };
+    GradientCopies quantize_gradient(TensorId dz, bool needs_dx, const QuantView& view = {});
     // Whether `id` is a quantised copy whose every value is a bfloat16 value (MX formats, NVFP4
     // without its tensor scale: decodes_exactly_in_bfloat16): a GEMM reading two such copies may
     // multiply in bfloat16.
@@ -141,6 +150,9 @@ private:
     void add_quant_state(PlanQuant& q, const std::string& name);
     // Places a quantise step by its role and records it in PlanSpec::quant.
     void emit_quant_step(StepSpec step, PlanQuant q);
+    // quantize_input's copy under `spec` (row- or column-wise, as the recipe says).
+    TensorId quantize_copy(TensorId source, QuantRole role, QuantSpec spec, bool columnwise,
+                           const QuantView& view);
     struct BackwardBlock {
         std::vector<StepSpec> own;  // the layer's steps
         std::vector<StepSpec> tail; // gradient casts, run after the layer's steps

@@ -122,10 +122,10 @@ TensorId conv2d_steps(PlanBuilder& b, const Conv2D& layer, TensorId input, bool 
     }
     // The two products read dZ's quantised copy; the bias gradient reads dZ itself, in its own
     // step when the two differ.
-    const TensorId dzq = b.quantize_input(dz_id, QuantRole::Gradient, kNoTensor, dz_view);
-    const TensorId dzq_col = b.quantize_input(dz_id, QuantRole::Gradient, dzq, dz_view);
+    const PlanBuilder::GradientCopies dz_copies = b.quantize_gradient(dz_id, needs_dx, dz_view);
+    const TensorId dzq = dz_copies.rowwise, dzq_col = dz_copies.columnwise;
     const TensorId dzq_scale = b.gemm_scale_of(dzq), dzq_col_scale = b.gemm_scale_of(dzq_col);
-    const bool bias_apart = dzq != dz_id;
+    const bool bias_apart = dzq_col != dz_id;
     StepSpec sw;
     sw.op = bias_apart ? "conv2d dW" : "conv2d dW,db";
     sw.inputs = {xq_col, dzq_col};

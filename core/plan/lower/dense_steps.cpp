@@ -176,9 +176,9 @@ TensorId dense_steps(PlanBuilder& b, const Dense& layer, TensorId input, bool fu
         dw = {x8.codes_t, dz8.codes_t, false, true, x8.scale_inv, dz8.scale_inv};
         dx_ops = {dz8.codes, w8.codes, false, true, dz8.scale_inv, w8.scale_inv};
     } else {
-        const TensorId dzq = b.quantize_input(dz_id, QuantRole::Gradient);
-        dw.b = b.quantize_input(dz_id, QuantRole::Gradient, dzq);
-        dx_ops.a = dzq;
+        const PlanBuilder::GradientCopies dz_copies = b.quantize_gradient(dz_id, needs_dx);
+        dw.b = dz_copies.columnwise;
+        dx_ops.a = dz_copies.rowwise;
         dw.exact_in_bfloat16 = b.exact_in_bfloat16(dw.a) && b.exact_in_bfloat16(dw.b);
         dx_ops.exact_in_bfloat16 = b.exact_in_bfloat16(dx_ops.a) && b.exact_in_bfloat16(dx_ops.b);
         for (Operands* o : {&dw, &dx_ops}) {
