@@ -559,6 +559,17 @@ public:
         CHECK_EQ(ConvKeyHash{}(a), ConvKeyHash{}(b));
         b.geometry.batch = 5;
         CHECK(!(a == b));
+        // Quantised copies holding bfloat16 values only multiply exactly on TF32 tensor cores,
+        // with the engine's TF32 switch off (strict float32 policies stay on FMA); the scales
+        // are per call, not per plan.
+        Conv2dArgs exact = g;
+        exact.exact_in_bfloat16 = true;
+        CHECK(conv_key(exact, DType::Float32, false).tf32);
+        CHECK(!conv_key(g, DType::Float32, false).tf32);
+        CHECK(!conv_key(exact, DType::Float16, false).tf32);
+        const Tensor scale;
+        exact.a_scale = exact.b_scale = &scale;
+        CHECK(conv_key(exact, DType::Float32, false) == conv_key(g, DType::Float32, true));
     }
 
     // Without a usable GPU: auto falls back to the CPU and says so; cuda fails clearly.

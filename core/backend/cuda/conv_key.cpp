@@ -33,7 +33,8 @@ std::size_t ConvKeyHash::operator()(const ConvKey& key) const {
 }
 
 ConvKey conv_key(const Conv2dArgs& args, DType dtype, bool tf32) {
-    return {args, dtype, tf32 && dtype == DType::Float32};
+    // Operands that hold only bfloat16 values (quantised copies) multiply exactly on TF32.
+    return {args, dtype, (tf32 || args.exact_in_bfloat16) && dtype == DType::Float32};
 }
 
 bool cudnn_padding_fits(const Conv2dArgs& g) {

@@ -21,6 +21,8 @@ struct ConvKeyHash {
     std::size_t operator()(const ConvKey& key) const;
 };
 
+// tf32: the engine's switch; a call whose operands are exact in bfloat16
+// (Conv2dArgs::exact_in_bfloat16) gets TF32 too. Only float32 data has a TF32 choice.
 ConvKey conv_key(const Conv2dArgs& args, DType dtype, bool tf32);
 
 // Whether cuDNN's symmetric padding reproduces this geometry: its output size from pad_top and

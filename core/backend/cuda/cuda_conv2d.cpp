@@ -302,8 +302,7 @@ ConvPlan::~ConvPlan() {
 
 ConvPlan& CudaBackend::Impl::conv_plan(const Conv2dArgs& args, DType dtype) {
     check_dtype(dtype, args);
-    // Operands that hold only bfloat16 values multiply exactly on TF32 tensor cores.
-    const cuda::ConvKey key = cuda::conv_key(args, dtype, tf32 || args.exact_in_bfloat16);
+    const cuda::ConvKey key = cuda::conv_key(args, dtype, tf32);
     if (auto it = convs.find(key); it != convs.end()) return *it->second;
     auto plan = std::make_unique<ConvPlan>(); // owns every descriptor, also when a call throws
     if (dtype != DType::Float64 && cuda::cudnn_padding_fits(args))
