@@ -1343,6 +1343,21 @@ void add_fake_quantize(Table& t, DType dt) {
     cases.push_back(
         gemm_scaled(hadamard_case("nvfp4 16x1 stochastic, hadamard seed 77, 40->48", 40, 12, true),
                     DType::Float32));
+    // A convolution's NVFP4 copies (float32, the tensor scale left to the pass; issue 26): the
+    // first MNIST convolution's input (one channel: a padded block per pixel), its 32-channel
+    // gradient row- and column-wise (stochastic), and a kernel in 16x16 tiles on its view.
+    cases.push_back(gemm_scaled({"nvfp4 1x16, one channel (NHWxC view)",
+                                 block_spec(nv, std::nullopt, 1, 16), 300, 1, false, 1, 3},
+                                DType::Float32));
+    cases.push_back(gemm_scaled({"nvfp4 1x16 stochastic seed 1234, two blocks a row",
+                                 block_spec(nv, std::nullopt, 1, 16, true), 300, 32},
+                                DType::Float32));
+    cases.push_back(gemm_scaled({"nvfp4 16x1 stochastic seed 1234, 32 columns",
+                                 block_spec(nv, std::nullopt, 16, 1, true), 300, 32},
+                                DType::Float32));
+    cases.push_back(gemm_scaled({"nvfp4 16x16, conv kernel view",
+                                 block_spec(nv, std::nullopt, 16, 16), 36, 20, false, 1, 3},
+                                DType::Float32));
     for (ElementFormat e : {ElementFormat::Float8E4M3, ElementFormat::Float8E5M2}) {
         QuantSpec current;
         current.scaling = QuantScaling::Current;

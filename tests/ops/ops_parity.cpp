@@ -82,9 +82,9 @@ void table_is_complete() {
             quant.insert(c.geometry);
             CHECK_MSG(c.tolerance == 0.0 && c.float64_tolerance == 0.0, describe(c).c_str());
         }
-    // 13 of them NVFP4 copies without the tensor scale, 5 the CUDA line kernels' thread shapes
-    // (issue 26).
-    CHECK(quant.size() == 50);
+    // 17 of them NVFP4 copies without the tensor scale (4 on a convolution's views), 5 the CUDA
+    // line kernels' thread shapes (issue 26).
+    CHECK(quant.size() == 54);
     for (const char* g :
          {"7x80 mxfp8_e4m3 1x32 floor (NaN, zero block)",
           "7x80 mxfp4 1x32 floor (NaN, zero block), bfloat16 copy",
@@ -223,6 +223,9 @@ void quant_cases_clip_flush_and_count() {
     // of 40 channels (2 blocks each; 4 x 200 would give 28), and 36 x 20 in 16 x 16 tiles (6).
     CHECK(stats["20x40 mxfp8_e4m3 1x32 floor, NHWxC view"][5] == 20 * 2);
     CHECK(stats["36x20 nvfp4 16x16, conv kernel view"][5] == 3 * 2);
+    // One channel: a block (padded from 1 to 16) per pixel.
+    CHECK(stats["300x1 nvfp4 1x16, one channel (NHWxC view), tensor scale in the GEMM, float32 "
+                "copy"][5] == 300);
     CHECK(stats["7x80 per-tensor delayed float8_e4m3, 2 steps"][2] >= 1);
     CHECK(stats["7x80 per-tensor current float8_e4m3"][2] == 0);
     // The Hadamard cases quantise the padded rows too: 16 x 80 values in 80 blocks of 16 x 1.
@@ -277,7 +280,7 @@ void checker_catches_a_wrong_quantiser() {
             other_fails += r.ok() ? 0 : 1;
         }
     }
-    CHECK(quant_cases == 200); // 50 cases x 4 dtypes
+    CHECK(quant_cases == 216); // 54 cases x 4 dtypes
     CHECK(quant_as_expected == quant_cases);
     CHECK(other_fails == 0);
 }
