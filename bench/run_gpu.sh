@@ -13,8 +13,8 @@
 #                   PyTorch (seeds 1-3)
 #   --stage speed   issue 26's step-time cases, side by side in one bench call per model:
 #                   seed-mlp under mixed_float16, mixed_bfloat16, mixed_float8 (FP8 GEMMs),
-#                   mxfp8_e4m3 and nvfp4; cnn under mixed_float16, mixed_float8 and nvfp4;
-#                   mlp-small eager and --graph over 1000 steps; PyTorch bfloat16 on
+#                   mxfp8_e4m3 and nvfp4; cnn under mixed_float16, mixed_float8, mxfp8_e4m3
+#                   and nvfp4; mlp-small eager and --graph over 1000 steps; PyTorch bfloat16 on
 #                   seed-mlp, eager and torch.compile(mode="reduce-overhead"); `mantissa-cli profile
 #                   --json` of a seed-mlp step (mixed_float16, mixed_bfloat16, mixed_float8,
 #                   nvfp4) and of a cnn step (mixed_float16, mixed_float8, nvfp4); then a
@@ -389,7 +389,7 @@ if [ $do_speed -eq 1 ]; then
         fi
     }
     speed_case seed-mlp "$out/seed-fp8.config.json" mixed_float16,mixed_bfloat16,mixed_float8,mxfp8_e4m3,nvfp4 30
-    speed_case cnn $exp/cnn.json mixed_float16,mixed_float8,nvfp4 30
+    speed_case cnn $exp/cnn.json mixed_float16,mixed_float8,mxfp8_e4m3,nvfp4 30
     speed_case mlp-small-eager $exp/mlp-small.json mixed_float16 1000
     speed_case mlp-small-graph $exp/mlp-small.json mixed_float16 1000 --graph
     limit 90 python3 bench/peer_torch.py --config $exp/seed-mlp.json --policy mixed_bfloat16 \

@@ -365,6 +365,26 @@ public:
         // With TF32 the tensor-core entry comes first.
         auto tf32 = usable_conv_algos(answer, ConvPass::BackwardData, DType::Float32, true, limit);
         CHECK_EQ(tf32.front().math, ConvMath::TensorOp);
+        // TF32 granted by exact operands only: a transform algorithm keeps its FMA entry, not
+        // its tensor-core one (its transformed operands would round to TF32); the GEMM-type
+        // tensor-core entries stay, in order.
+        const std::vector<ConvAlgoPerf> mixed = {
+            perf(6, ConvMath::TensorOp), // WINOGRAD on TF32: dropped
+            perf(1, ConvMath::TensorOp), // IMPLICIT_PRECOMP_GEMM on TF32
+            perf(6, ConvMath::Fma),      // WINOGRAD in float32
+            perf(4, ConvMath::Default),  // FFT, cuDNN's choice of math: dropped
+        };
+        auto exact = usable_conv_algos(mixed, ConvPass::Forward, DType::Float32, true, limit, true);
+        CHECK_EQ(exact.size(), std::size_t(2));
+        CHECK(exact[0].algo == 1 && exact[0].math == ConvMath::TensorOp);
+        CHECK(exact[1].algo == 6 && exact[1].math == ConvMath::Fma);
+        CHECK_EQ(usable_conv_algos(mixed, ConvPass::Forward, DType::Float32, true, limit).size(),
+                 std::size_t(4)); // the user's TF32: all of them
+        CHECK(conv_algo_transforms(ConvPass::BackwardFilter, 2) &&
+              !conv_algo_transforms(ConvPass::BackwardFilter, 3) &&
+              conv_algo_transforms(ConvPass::BackwardData, 5) &&
+              !conv_algo_transforms(ConvPass::BackwardData, 1) &&
+              !conv_algo_transforms(ConvPass::Forward, 3));
         // Nothing usable: the pass runs the direct kernel (an empty list), the others do not
         // care.
         CHECK(usable_conv_algos({perf(0, ConvMath::TensorOp)}, ConvPass::Forward, DType::Float32,
@@ -565,11 +585,15 @@ public:
         Conv2dArgs exact = g;
         exact.exact_in_bfloat16 = true;
         CHECK(conv_key(exact, DType::Float32, false).tf32);
+        CHECK(conv_key(exact, DType::Float32, false).tf32_exact_only);
+        CHECK(!conv_key(exact, DType::Float32, true).tf32_exact_only); // the user asked for TF32
         CHECK(!conv_key(g, DType::Float32, false).tf32);
         CHECK(!conv_key(exact, DType::Float16, false).tf32);
         const Tensor scale;
         exact.a_scale = exact.b_scale = &scale;
-        CHECK(conv_key(exact, DType::Float32, false) == conv_key(g, DType::Float32, true));
+        CHECK(!(conv_key(exact, DType::Float32, false) == conv_key(g, DType::Float32, true)));
+        CHECK(conv_key(exact, DType::Float32, false) == conv_key(exact, DType::Float32, false));
+        CHECK(conv_key(exact, DType::Float32, true) == conv_key(g, DType::Float32, true));
     }
 
     // Without a usable GPU: auto falls back to the CPU and says so; cuda fails clearly.

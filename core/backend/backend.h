@@ -78,7 +78,9 @@ struct Conv2dArgs {
     const Tensor* b_scale = nullptr;
     // The operands (float32) hold only bfloat16 values (MX and NVFP4 copies; the plan knows): an
     // engine may multiply them on TF32 tensor cores, whose products of such values are exact, so
-    // only the summation order can differ from a float32 convolution. Engines may ignore it.
+    // only the summation (its order, the tensor cores' float32 accumulation) can differ from a
+    // float32 convolution: as for GemmArgs::exact_in_bfloat16, but for an MX block whose scale is
+    // under 2^-119, whose subnormal values TF32 may not hold. Engines may ignore it.
     bool exact_in_bfloat16 = false;
 };
 

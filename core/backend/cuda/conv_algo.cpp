@@ -21,13 +21,28 @@ bool conv_math_allowed(ConvMath math, DType dtype, bool tf32) {
     }
 }
 
+bool conv_algo_transforms(ConvPass pass, int algo) {
+    switch (pass) {
+    case ConvPass::Forward: // FFT, FFT_TILING, WINOGRAD, WINOGRAD_NONFUSED
+        return algo >= 4 && algo <= 7;
+    case ConvPass::BackwardData: // FFT, FFT_TILING, WINOGRAD, WINOGRAD_NONFUSED
+        return algo >= 2 && algo <= 5;
+    case ConvPass::BackwardFilter: // FFT, WINOGRAD, WINOGRAD_NONFUSED, FFT_TILING (not ALGO_3)
+        return algo == 2 || (algo >= 4 && algo <= 6);
+    }
+    return true;
+}
+
 std::vector<ConvAlgoPerf> usable_conv_algos(const std::vector<ConvAlgoPerf>& perf, ConvPass pass,
-                                            DType dtype, bool tf32, std::size_t workspace_limit) {
+                                            DType dtype, bool tf32, std::size_t workspace_limit,
+                                            bool tf32_exact_only) {
     std::vector<ConvAlgoPerf> out;
     for (const ConvAlgoPerf& p : perf) {
         if (!p.status_ok || p.memory > workspace_limit || !conv_math_allowed(p.math, dtype, tf32))
             continue;
         if (pass != ConvPass::Forward && !p.deterministic) continue;
+        if (tf32_exact_only && p.math != ConvMath::Fma && conv_algo_transforms(pass, p.algo))
+            continue;
         // An algorithm listed twice (two math types) stays twice: one may fail where the other
         // runs.
         out.push_back(p);

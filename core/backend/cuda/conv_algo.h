@@ -36,11 +36,20 @@ struct ConvAlgoPerf {
 // - float64 never reaches cuDNN here (the direct kernels run it): nothing is allowed.
 bool conv_math_allowed(ConvMath math, DType dtype, bool tf32);
 
+// Whether an algorithm multiplies transformed operands (FFT, FFT_TILING, WINOGRAD,
+// WINOGRAD_NONFUSED) rather than the operands themselves (the GEMM-type ones).
+bool conv_algo_transforms(ConvPass pass, int algo);
+
 // The heuristic's answers a pass may run, in the heuristic's order (fastest first): status
 // SUCCESS, within `workspace_limit`, an allowed math type, and for the backward passes
 // deterministic, so a seed gives the same run twice. Empty: the pass runs the direct kernel.
+// `tf32_exact_only`: TF32 comes from the operands (Conv2dArgs::exact_in_bfloat16: values TF32
+// multiplies exactly), not from the engine's switch, so tensor-core entries of the transform
+// algorithms are dropped: their transformed operands are no longer such values and would round
+// to TF32's 10 bits. Their FMA entries stay, as under strict float32.
 std::vector<ConvAlgoPerf> usable_conv_algos(const std::vector<ConvAlgoPerf>& perf, ConvPass pass,
-                                            DType dtype, bool tf32, std::size_t workspace_limit);
+                                            DType dtype, bool tf32, std::size_t workspace_limit,
+                                            bool tf32_exact_only = false);
 
 // Whether a cuDNN status returned by an execution sends the pass on to its next algorithm (and
 // at the end of the list to the direct kernel): the NOT_SUPPORTED (3xxx) and EXECUTION_FAILED

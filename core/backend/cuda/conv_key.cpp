@@ -21,11 +21,12 @@ constexpr int kFields = 13;
 bool ConvKey::operator==(const ConvKey& other) const {
     for (int i = 0; i < kFields; ++i)
         if (fields(geometry, i) != fields(other.geometry, i)) return false;
-    return dtype == other.dtype && tf32 == other.tf32;
+    return dtype == other.dtype && tf32 == other.tf32 && tf32_exact_only == other.tf32_exact_only;
 }
 
 std::size_t ConvKeyHash::operator()(const ConvKey& key) const {
-    std::size_t seed = static_cast<std::size_t>(key.dtype) * 2 + (key.tf32 ? 1 : 0);
+    std::size_t seed = static_cast<std::size_t>(key.dtype) * 4 + (key.tf32 ? 1 : 0) +
+                       (key.tf32_exact_only ? 2 : 0);
     const std::hash<std::int64_t> h;
     for (int i = 0; i < kFields; ++i)
         seed ^= h(fields(key.geometry, i)) + 0x9E3779B97F4A7C15ull + (seed << 6) + (seed >> 2);
@@ -34,7 +35,9 @@ std::size_t ConvKeyHash::operator()(const ConvKey& key) const {
 
 ConvKey conv_key(const Conv2dArgs& args, DType dtype, bool tf32) {
     // Operands that hold only bfloat16 values (quantised copies) multiply exactly on TF32.
-    return {args, dtype, (tf32 || args.exact_in_bfloat16) && dtype == DType::Float32};
+    const bool float32 = dtype == DType::Float32;
+    return {args, dtype, (tf32 || args.exact_in_bfloat16) && float32,
+            args.exact_in_bfloat16 && !tf32 && float32};
 }
 
 bool cudnn_padding_fits(const Conv2dArgs& g) {

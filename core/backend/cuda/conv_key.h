@@ -13,6 +13,9 @@ struct ConvKey {
     Conv2dArgs geometry;
     DType dtype = DType::Float32;
     bool tf32 = false;
+    // TF32 only because the operands are exact in it (Conv2dArgs::exact_in_bfloat16), the
+    // engine's switch being off: no tensor-core transform algorithms (usable_conv_algos).
+    bool tf32_exact_only = false;
 
     bool operator==(const ConvKey& other) const;
 };

@@ -7,8 +7,10 @@
 // (issue 26: those passes ran on the direct kernels, and the quantised cnn took 5-8x
 // mixed_float16's step on an H100). Copies that hold only bfloat16 values
 // (Conv2dArgs::exact_in_bfloat16: MX, and NVFP4 with its tensor scale left out) convolve on TF32
-// tensor cores, exact for them; their tensor scales (Conv2dArgs::a_scale, b_scale) multiply the
-// float32 sums in that rounding kernel, as cuBLASLt's alpha does for a Dense layer.
+// tensor cores with the GEMM-type algorithms, whose products of such values are exact (FFT and
+// Winograd would round their transformed operands to TF32: usable_conv_algos); their tensor scales
+// (Conv2dArgs::a_scale, b_scale) multiply the float32 sums in that rounding kernel, as cuBLASLt's
+// alpha does for a Dense layer.
 #include <algorithm>
 #include <optional>
 #include <string>
@@ -133,7 +135,8 @@ void apply_math(ConvPassPlan& pass) {
 // Fills the plan's cuDNN part: each pass keeps the heuristic's algorithms it may run; a pass
 // with none (or a shape cuDNN's descriptors refuse) runs the direct kernel, the others stay on
 // cuDNN.
-void build_cudnn(cudnnHandle_t dnn, const Conv2dArgs& g, DType dtype, bool tf32, ConvPlan& p) {
+void build_cudnn(cudnnHandle_t dnn, const Conv2dArgs& g, DType dtype, bool tf32,
+                 bool tf32_exact_only, ConvPlan& p) {
     const bool strict = dtype == DType::Float32 && !tf32;
     const cudnnDataType_t type = cudnn_type(dtype);
     MANTISSA_CUDNN_CHECK(cudnnCreateTensorDescriptor(&p.x));
@@ -162,7 +165,7 @@ void build_cudnn(cudnnHandle_t dnn, const Conv2dArgs& g, DType dtype, bool tf32,
     if (cudnnGetConvolutionForwardAlgorithm_v7(dnn, p.x, p.w, p.fwd.desc, p.y, int(fwd.size()),
                                                &found, fwd.data()) == CUDNN_STATUS_SUCCESS)
         p.fwd.algos = cuda::usable_conv_algos(to_perf(fwd.data(), found), ConvPass::Forward, dtype,
-                                              tf32, kCudnnWorkspaceLimit);
+                                              tf32, kCudnnWorkspaceLimit, tf32_exact_only);
     found = max_count = 0;
     counted = cudnnGetConvolutionBackwardDataAlgorithmMaxCount(dnn, &max_count);
     std::vector<cudnnConvolutionBwdDataAlgoPerf_t> data(
@@ -170,8 +173,9 @@ void build_cudnn(cudnnHandle_t dnn, const Conv2dArgs& g, DType dtype, bool tf32,
     if (cudnnGetConvolutionBackwardDataAlgorithm_v7(dnn, p.w, p.y, p.bwd_data.desc, p.x,
                                                     int(data.size()), &found,
                                                     data.data()) == CUDNN_STATUS_SUCCESS)
-        p.bwd_data.algos = cuda::usable_conv_algos(
-            to_perf(data.data(), found), ConvPass::BackwardData, dtype, tf32, kCudnnWorkspaceLimit);
+        p.bwd_data.algos =
+            cuda::usable_conv_algos(to_perf(data.data(), found), ConvPass::BackwardData, dtype,
+                                    tf32, kCudnnWorkspaceLimit, tf32_exact_only);
     found = max_count = 0;
     counted = cudnnGetConvolutionBackwardFilterAlgorithmMaxCount(dnn, &max_count);
     std::vector<cudnnConvolutionBwdFilterAlgoPerf_t> filter(
@@ -181,7 +185,7 @@ void build_cudnn(cudnnHandle_t dnn, const Conv2dArgs& g, DType dtype, bool tf32,
                                                       filter.data()) == CUDNN_STATUS_SUCCESS)
         p.bwd_filter.algos =
             cuda::usable_conv_algos(to_perf(filter.data(), found), ConvPass::BackwardFilter, dtype,
-                                    tf32, kCudnnWorkspaceLimit);
+                                    tf32, kCudnnWorkspaceLimit, tf32_exact_only);
     for (ConvPassPlan* pass : {&p.fwd, &p.bwd_data, &p.bwd_filter}) {
         apply_math(*pass);
         // Room for whichever algorithm of the list a failure falls to.
@@ -306,7 +310,7 @@ ConvPlan& CudaBackend::Impl::conv_plan(const Conv2dArgs& args, DType dtype) {
     if (auto it = convs.find(key); it != convs.end()) return *it->second;
     auto plan = std::make_unique<ConvPlan>(); // owns every descriptor, also when a call throws
     if (dtype != DType::Float64 && cuda::cudnn_padding_fits(args))
-        build_cudnn(dnn, args, dtype, key.tf32, *plan);
+        build_cudnn(dnn, args, dtype, key.tf32, key.tf32_exact_only, *plan);
     if (!plan->any_cudnn()) plan->cudnn_workspace = plan->filter_bytes = 0;
     ConvPlan& out = *plan;
     convs.emplace(key, std::move(plan));
