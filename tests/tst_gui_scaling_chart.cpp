@@ -49,10 +49,12 @@ Experiment mxfp8_experiment() {
 
 } // namespace
 
-// The roles mlp-small's first layer records under mxfp8: the three GEMM inputs and the
-// column-wise copies dW reads (it computes no dX, so it has no column-wise weights).
-const QString kRoles[] = {"activation", "weight", "gradient", "activation_columnwise",
-                          "gradient_columnwise"};
+// The roles mlp-small's second layer records under mxfp8: the three GEMM inputs and the three
+// column-wise copies (X and dZ for dW, W for dX). The first computes no dX: it makes neither a
+// row-wise dZ nor a column-wise W.
+const QString kRoles[] = {"activation",        "weight",
+                          "gradient",          "activation_columnwise",
+                          "weight_columnwise", "gradient_columnwise"};
 
 class TestGuiScalingChart : public QObject {
     Q_OBJECT
@@ -97,7 +99,21 @@ private slots:
         QCOMPARE(run_rows.count(), 0);
         QCOMPARE(layer_rows.count(), 0);
 
-        // Every record of the picked layer and role is a point on each series.
+        // The first layer makes no row-wise gradient copy: the chart says so and names the
+        // copies it makes, rather than drawing empty axes.
+        QCOMPARE(chart->layer(), layers->itemData(0).toString());
+        chart->set_role("gradient");
+        QVERIFY(chart->empty_state());
+        QVERIFY2(chart->empty_text().contains("makes no copy of its gradients") &&
+                     chart->empty_text().contains("gradients, column-wise (dW)") &&
+                     chart->empty_text().contains("computes no dX"),
+                 qPrintable(chart->empty_text()));
+        QCOMPARE(chart->drawn_points("amax"), 0);
+        chart->set_role("gradient_columnwise");
+        QVERIFY(!chart->empty_state());
+
+        // Every record of the second layer, which makes every copy, is a point on each series.
+        chart->set_layer(layers->itemData(1).toString());
         for (const QString& role : kRoles) {
             chart->set_role(role);
             QCOMPARE(chart->role(), role);

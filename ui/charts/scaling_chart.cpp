@@ -259,14 +259,20 @@ void ScalingChart::refresh() {
         m_shares->set_lines({});
         return;
     }
-    m_pages->setCurrentWidget(m_pages->widget(1));
     const std::string layer_name = layer().toStdString();
     const std::string role_name = role().toStdString();
     QVector<QPointF> amax, scale, clipped, flushed;
     QString format;
+    QStringList layer_roles; // the copies this layer makes, as the role box names them
+    bool recorded = false;
     for (const QuantRecord& record : run->quant)
         for (const QuantTensorRecord& t : record.tensors) {
-            if (t.layer != layer_name || t.role != role_name) continue;
+            if (t.layer != layer_name) continue;
+            const int index = m_role_box->findData(QString::fromStdString(t.role));
+            if (index >= 0 && !layer_roles.contains(m_role_box->itemText(index)))
+                layer_roles.append(m_role_box->itemText(index));
+            if (t.role != role_name) continue;
+            recorded = true;
             const double x = static_cast<double>(record.step);
             // log2 of 0 (an all-zero tensor) or NaN has no place on the axis: a gap.
             if (std::isfinite(t.amax) && t.amax > 0) amax.append({x, std::log2(t.amax)});
@@ -275,6 +281,22 @@ void ScalingChart::refresh() {
             if (std::isfinite(t.flushed)) flushed.append({x, 100.0 * t.flushed});
             format = QString::fromStdString(t.format);
         }
+    if (!recorded) {
+        // Not every layer makes every copy: say which it makes rather than draw empty axes.
+        m_empty->setText(
+            tr("%1 makes no copy of its %2 in run #%3. Its copies: %4.\n\nA layer that "
+               "computes no dX (the first) makes neither row-wise gradients nor column-wise "
+               "weights, and where one copy serves both products there is no column-wise one.")
+                .arg(layer(), m_role_box->currentText())
+                .arg(run->id)
+                .arg(layer_roles.join(QStringLiteral(" · "))));
+        m_pages->setCurrentWidget(m_empty);
+        m_points.clear();
+        m_values->set_lines({});
+        m_shares->set_lines({});
+        return;
+    }
+    m_pages->setCurrentWidget(m_pages->widget(1));
     m_points = {{QStringLiteral("amax"), amax},
                 {QStringLiteral("scale"), scale},
                 {QStringLiteral("clipped"), clipped},
