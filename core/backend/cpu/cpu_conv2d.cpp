@@ -15,6 +15,7 @@
 #include "core/backend/cpu/cpu_backend.h"
 #include "core/backend/cpu/cpu_kernels.h"
 #include "core/backend/fp8_gemm.h"
+#include "core/backend/tensor_scales.h"
 #include "core/error.h"
 #include "core/numeric/convert.h"
 #include "core/tensor/shape.h"
@@ -391,20 +392,12 @@ void epilogue(T* y, i64 rows, i64 n, const T* bias, T* pre, Activation act) {
                     "' is not a convolution epilogue; use linear, relu, gelu, tanh or sigmoid");
 }
 
-// The pass's tensor scales as one factor, formed in T as every engine forms it: 1 · a · b.
-template <class T>
-T pass_scale(const Conv2dArgs& a) {
-    T scale = T(1);
-    if (a.a_scale) scale *= T(*a.a_scale->as<const float>());
-    if (a.b_scale) scale *= T(*a.b_scale->as<const float>());
-    return scale;
-}
-
 // values[0, n) *= scale, when the pass has tensor scales (a NaN scale reaches every value).
 template <class T>
 void apply_scale(const Conv2dArgs& a, T* values, i64 n) {
     if (!uses_scaled_conv(a)) return;
-    const T scale = pass_scale<T>(a);
+    const T scale = tensor_scale_product<T>(a.a_scale ? a.a_scale->as<const float>() : nullptr,
+                                            a.b_scale ? a.b_scale->as<const float>() : nullptr);
     MANTISSA_SIMD
     for (i64 i = 0; i < n; ++i) values[i] *= scale;
 }

@@ -6,20 +6,17 @@
 #include "core/backend/cuda/conv_filter_taps.h"
 #include "core/backend/cuda/cuda_check.h"
 #include "core/backend/cuda/dtype_access.cuh"
+#include "core/backend/tensor_scales.h"
 
 namespace mantissa::cuda {
 
 namespace {
 
-// The sum times the pass's tensor scales (ConvIo::a_scale, b_scale), their product formed first
-// in T, as every engine forms it; the sum itself without them.
+// The sum times the pass's tensor scales (ConvIo::a_scale, b_scale); the sum itself without them.
 template <class T>
 __device__ T scaled(const ConvIo& io, T sum) {
     if (!io.a_scale && !io.b_scale) return sum;
-    T scale = T(1);
-    if (io.a_scale) scale *= T(*io.a_scale);
-    if (io.b_scale) scale *= T(*io.b_scale);
-    return sum * scale;
+    return sum * tensor_scale_product<T>(io.a_scale, io.b_scale);
 }
 
 template <class T>

@@ -9,24 +9,16 @@
 #include "core/backend/cuda/dtype_access.cuh"
 #include "core/backend/cuda/gemm_epilogue.cuh"
 #include "core/backend/cuda/vec8.cuh"
+#include "core/backend/tensor_scales.h"
 
 namespace mantissa::cuda {
 
 namespace {
 
-// The tensor scales' product, formed as every engine forms it: 1 · a · b in T.
-template <class T>
-__device__ T scale_product(const float* a_scale, const float* b_scale) {
-    T scale = T(1);
-    if (a_scale) scale *= T(*a_scale);
-    if (b_scale) scale *= T(*b_scale);
-    return scale;
-}
-
 template <class T>
 __global__ void epilogue_kernel(EpilogueArgs a) {
     const bool scaled = a.a_scale || a.b_scale;
-    const T scale = scale_product<T>(a.a_scale, a.b_scale);
+    const T scale = tensor_scale_product<T>(a.a_scale, a.b_scale);
     const i64 count = a.rows * a.cols;
     for (i64 i = blockIdx.x * i64(blockDim.x) + threadIdx.x; i < count;
          i += i64(gridDim.x) * blockDim.x) {
@@ -46,7 +38,7 @@ __global__ void epilogue_vec_kernel(const Acc* acc, const float* a_scale, const 
                                     const Bias* bias, Pre* pre, Out* out, Activation act,
                                     i64 vectors, i64 row_vectors) {
     const bool scaled = a_scale || b_scale;
-    const float scale = scale_product<float>(a_scale, b_scale);
+    const float scale = tensor_scale_product<float>(a_scale, b_scale);
     for (i64 v = blockIdx.x * i64(blockDim.x) + threadIdx.x; v < vectors;
          v += i64(gridDim.x) * blockDim.x) {
         float x[kVec];
