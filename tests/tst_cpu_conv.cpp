@@ -702,6 +702,34 @@ public:
                                               nullptr, as_workspace(ws));
                  }),
                  int(ErrorKind::InvalidArgument));
+        // Tensor scales (a quantised layer's NVFP4 copies) are one-element float32 tensors, and
+        // a scaled filter pass takes no bias gradient: it would sum the unscaled dy.
+        HostTensor half_scale(DType::Float32, {1}, "x scale"),
+            bad_scale(DType::Float16, {1}, "w scale");
+        half_scale.set(0, 0.5);
+        Conv2dArgs scaled = a;
+        scaled.a_scale = &half_scale.t;
+        HostTensor db(DType::Float32, {a.out_c}, "db"), dw(DType::Float32, op.w.t.shape, "dw");
+        CHECK_EQ(kind_of([&] {
+                     m_backend.conv2d_backward_filter(scaled, op.x.t, op.dy.t, dw.t, &db.t,
+                                                      as_workspace(ws));
+                 }),
+                 int(ErrorKind::InvalidArgument));
+        scaled.b_scale = &bad_scale.t;
+        CHECK_EQ(kind_of([&] {
+                     m_backend.conv2d_backward_data(scaled, op.dy.t, op.w.t, op.x.t,
+                                                    as_workspace(ws));
+                 }),
+                 int(ErrorKind::InvalidArgument));
+        // A scale of 1/2 halves every sum of the forward pass, exactly (before the bias).
+        scaled.b_scale = nullptr;
+        HostTensor plain(DType::Float32, op.dy.t.shape, "y"),
+            halved(DType::Float32, op.dy.t.shape, "y");
+        m_backend.conv2d_forward(a, op.x.t, op.w.t, nullptr, Activation::Linear, plain.t, nullptr,
+                                 as_workspace(ws));
+        m_backend.conv2d_forward(scaled, op.x.t, op.w.t, nullptr, Activation::Linear, halved.t,
+                                 nullptr, as_workspace(ws));
+        for (i64 i = 0; i < plain.t.numel(); ++i) CHECK_EQ(halved.get(i), plain.get(i) / 2);
         // A larger workspace than asked for, at an odd address, gives the same bits.
         HostTensor y1(DType::Float32, op.dy.t.shape, "y"), y2(DType::Float32, op.dy.t.shape, "y");
         m_backend.conv2d_forward(a, op.x.t, op.w.t, &op.bias.t, Activation::Gelu, y1.t, nullptr,
