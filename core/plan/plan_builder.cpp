@@ -218,26 +218,24 @@ QuantSpec scale_free_copy_spec(QuantSpec spec) {
 
 } // namespace
 
-bool PlanBuilder::bfloat16_quant_copies() const {
-    if (!m_policy.quant || m_policy.compute != DType::BFloat16) return false;
+bool PlanBuilder::every_copy(const std::function<bool(const QuantSpec&)>& holds) const {
+    if (!m_policy.quant) return false;
     for (QuantRole role : {QuantRole::Activation, QuantRole::Weight, QuantRole::Gradient}) {
-        if (!quant_copy_dtype_ok(scale_free_copy_spec(m_policy.quant->spec(role)), DType::BFloat16))
-            return false;
+        if (!holds(scale_free_copy_spec(m_policy.quant->spec(role)))) return false;
         const std::optional<QuantSpec> col = m_policy.quant->columnwise(role);
-        if (col && !quant_copy_dtype_ok(scale_free_copy_spec(*col), DType::BFloat16)) return false;
+        if (col && !holds(scale_free_copy_spec(*col))) return false;
     }
     return true;
 }
 
+bool PlanBuilder::bfloat16_quant_copies() const {
+    return m_policy.compute == DType::BFloat16 && every_copy([](const QuantSpec& spec) {
+               return quant_copy_dtype_ok(spec, DType::BFloat16);
+           });
+}
+
 bool PlanBuilder::quant_copies_exact_in_bfloat16() const {
-    if (!m_policy.quant) return false;
-    for (QuantRole role : {QuantRole::Activation, QuantRole::Weight, QuantRole::Gradient}) {
-        if (!decodes_exactly_in_bfloat16(scale_free_copy_spec(m_policy.quant->spec(role))))
-            return false;
-        const std::optional<QuantSpec> col = m_policy.quant->columnwise(role);
-        if (col && !decodes_exactly_in_bfloat16(scale_free_copy_spec(*col))) return false;
-    }
-    return true;
+    return every_copy([](const QuantSpec& spec) { return decodes_exactly_in_bfloat16(spec); });
 }
 
 TensorId PlanBuilder::quantize_input(TensorId source, QuantRole role, TensorId rowwise,

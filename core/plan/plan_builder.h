@@ -2,6 +2,7 @@
 // It makes casts explicit, creates gradient tensors, and orders each layer's backward block.
 #pragma once
 
+#include <functional>
 #include <initializer_list>
 #include <string>
 #include <vector>
@@ -150,6 +151,9 @@ private:
     void add_quant_state(PlanQuant& q, const std::string& name);
     // Places a quantise step by its role and records it in PlanSpec::quant.
     void emit_quant_step(StepSpec step, PlanQuant q);
+    // Whether `holds` is true of every copy the layer's recipe makes (each role, row- and
+    // column-wise, NVFP4's tensor scale left to the product); false without a recipe.
+    bool every_copy(const std::function<bool(const QuantSpec&)>& holds) const;
     // quantize_input's copy under `spec` (row- or column-wise, as the recipe says).
     TensorId quantize_copy(TensorId source, QuantRole role, QuantSpec spec, bool columnwise,
                            const QuantView& view);
