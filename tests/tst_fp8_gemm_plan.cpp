@@ -117,7 +117,11 @@ public:
         // dense_1 (48 -> 32, batch 16): codes, FP8 GEMMs, no float32 copies.
         CHECK(has_step(*plan, "dense_1", "quantize activation to FP8 codes and transposed"));
         CHECK(has_step(*plan, "dense_1", "quantize weight to FP8 codes transposed"));
-        CHECK(has_step(*plan, "dense_1", "quantize gradient to FP8 codes transposed"));
+        // Delayed scaling: dZ's codes come from the step that forms dZ and db (one pass on the
+        // CUDA engine, which never stores dZ), so no quantise step of its own.
+        CHECK(has_step(*plan, "dense_1",
+                       "drelu+bias_grad, quantize gradient to FP8 codes transposed"));
+        CHECK(!has_step(*plan, "dense_1", "quantize gradient"));
         CHECK(has_step(*plan, "dense_1", "fp8 gemm+bias+relu"));
         CHECK(has_step(*plan, "dense_1", "fp8 gemm dW"));
         CHECK(!has_step(*plan, "dense_1", "fp8 gemm dX")); // the first layer computes no dX
@@ -145,6 +149,11 @@ public:
         }
         CHECK_EQ(codes, 6);
         CHECK_EQ(decoded, 0);
+        // Current scaling reads dZ's amax before its codes: dZ is stored, then quantised.
+        std::unique_ptr<Model> model_current;
+        auto current = mlp_plan(cpu, fp8_policy("fp8", "current"), true, model_current);
+        CHECK(has_step(*current, "dense_1", "drelu+bias_grad"));
+        CHECK(has_step(*current, "dense_1", "quantize gradient to FP8 codes transposed"));
         // Without fp8_gemm nothing changes: every GEMM reads float32 copies.
         std::unique_ptr<Model> model2;
         auto fake = mlp_plan(cpu, fp8_policy("fp8"), false, model2);

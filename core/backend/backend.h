@@ -294,6 +294,20 @@ public:
         throw Error(ErrorKind::Config, "this engine has no FP8 GEMMs: use recipe.gemm "
                                        "\"fake_quant\"");
     }
+    // A Dense layer's backward up to its FP8 GEMMs: activation_backward_bias_grad(act, x, y, dy,
+    // dz, db), then quantize_fp8 of dz into codes (codes.src is ignored). An engine may run the
+    // three in one pass without storing dZ (the CUDA engine does for ReLU under delayed scaling,
+    // TE's fused dbias + cast-transpose), so dz holds dZ or is left as it was: nothing may read
+    // it afterwards. The codes, scale, stats and state are quantize_fp8's, bit for bit; db is
+    // activation_backward_bias_grad's up to its summation order.
+    virtual void activation_backward_bias_grad_fp8(Activation act, const Tensor& x, const Tensor& y,
+                                                   const Tensor& dy, Tensor& dz, Tensor& db,
+                                                   const Fp8QuantArgs& codes) {
+        activation_backward_bias_grad(act, x, y, dy, dz, db);
+        Fp8QuantArgs of_dz = codes;
+        of_dz.src = &dz;
+        quantize_fp8(of_dz);
+    }
 
     // --- the training step's control, all on the device ---
     // Zeroes found_inf, nonfinite_mask, loss_sum, correct and examples.

@@ -1649,6 +1649,83 @@ void add_quantize_fp8(Table& t, DType dt) {
         }
 }
 
+// A ReLU layer's dZ, bias gradient and FP8 codes in one step
+// (Backend::activation_backward_bias_grad_fp8), in place as the plan runs it, under delayed
+// scaling: the CUDA engine's fused pass (dZ formed from dY and y as the tiles load, never stored)
+// against the CPU engine's activation_backward_bias_grad then quantize_fp8. Two rows each: the
+// codes, scale, stats and state exactly; the bias gradient at the dtype's tolerance (its partial
+// sums run by row tile). 130 x 96: two chunks of the sums (two row tiles, then one partial tile),
+// two column tiles, both layouts, two steps (the second a spike the history has not seen);
+// 67 x 40: only the transposed codes (a first layer's dZ, which no dX reads), an odd row count
+// (byte stores), one step.
+void add_relu_grad_fp8(Table& t, DType dt) {
+    struct Shape {
+        std::int64_t rows, cols;
+        ElementFormat element;
+        bool rowwise;
+        int steps;
+    };
+    for (const Shape shape : {Shape{130, 96, ElementFormat::Float8E5M2, true, 2},
+                              Shape{67, 40, ElementFormat::Float8E4M3, false, 1}}) {
+        QuantSpec spec;
+        spec.scaling = QuantScaling::Delayed;
+        spec.element = shape.element;
+        spec.history_len = 4;
+        spec.margin = 1;
+        const std::string layouts = shape.rowwise ? "codes and codes^T" : "codes^T only";
+        const std::string geometry = dims({shape.rows, shape.cols}) + " delayed " +
+                                     std::string(element_format_name(shape.element)) + ", " +
+                                     std::to_string(shape.steps) +
+                                     (shape.steps > 1 ? " steps, " : " step, ") + layouts;
+        // Runs the steps on both engines; `codes_side`: return the codes' outputs, else db.
+        auto body = [dt, spec, shape](bool codes_side) {
+            return [dt, spec, shape, codes_side](CaseContext& c) {
+                const std::int64_t rows = shape.rows, cols = shape.cols;
+                const DType code = spec.element == ElementFormat::Float8E5M2 ? DType::Float8E5M2
+                                                                             : DType::Float8E4M3;
+                Twin& x = c.make("x", dt, {rows, cols}, random_values(rows * cols, 1, 3.0));
+                Twin& y = c.make("y", dt, {rows, cols});
+                std::vector<Twin*> dy{
+                    &c.make("dy then dz", dt, {rows, cols}, quant_values(rows, cols, true))};
+                std::vector<double> spike = quant_values(rows, cols, false);
+                for (double& v : spike) v *= 4.0;
+                dy.push_back(&c.make("dy then dz, step 2", dt, {rows, cols}, spike));
+                Twin& db = c.make("db", dt, {cols});
+                Twin* codes = shape.rowwise ? &c.make("codes", code, {rows, cols}) : nullptr;
+                Twin& codes_t = c.make("codes^T", code, {cols, rows});
+                Twin& scale_inv = c.make("scale_inv", DType::Float32, {1});
+                Twin& stats = c.make("stats", DType::Float64, {kQuantStatsValues});
+                Twin& state = c.make("state", DType::Float32,
+                                     {static_cast<std::int64_t>(quant_state_floats(spec))});
+                for (int step = 0; step < shape.steps; ++step)
+                    c.both([&](Backend& be, int i) {
+                        Fp8QuantArgs a;
+                        a.spec = &spec;
+                        a.codes = codes ? &codes->on(i) : nullptr;
+                        a.codes_t = &codes_t.on(i);
+                        a.scale_inv = &scale_inv.on(i);
+                        a.state = &state.on(i);
+                        a.stats = &stats.on(i);
+                        Tensor& grad = dy[static_cast<std::size_t>(step)]->on(i);
+                        be.activation_forward(Activation::Relu, x.on(i), y.on(i));
+                        be.activation_backward_bias_grad_fp8(Activation::Relu, x.on(i), y.on(i),
+                                                             grad, grad, db.on(i), a);
+                    });
+                if (!codes_side) return std::vector<Twin*>{&db};
+                std::vector<Twin*> outs{&codes_t, &scale_inv, &stats, &state};
+                if (codes) outs.insert(outs.begin(), codes);
+                return outs;
+            };
+        };
+        t.add("drelu+bias_grad+fp8 codes", dt, geometry + ": the codes", 0.0, 0.0, body(true));
+        t.cases.back().needs_fp8_gemm = true;
+        const double tol = dtype_tolerance(dt);
+        t.add("drelu+bias_grad+fp8 codes", dt, geometry + ": the bias gradient", tol, tol,
+              body(false));
+        t.cases.back().needs_fp8_gemm = true;
+    }
+}
+
 } // namespace
 
 double dtype_tolerance(DType dtype) {
@@ -1681,6 +1758,7 @@ std::vector<OpCase> op_cases() {
         add_step_end(t, dt);
         add_fake_quantize(t, dt);
         add_quantize_fp8(t, dt);
+        if (dt == DType::Float32 || dt == DType::BFloat16) add_relu_grad_fp8(t, dt);
     }
     add_fp8_gemm(t);
     return std::move(t.cases);

@@ -399,12 +399,35 @@ bool PlanBuilder::fp8_gemm(std::initializer_list<std::int64_t> sizes) const {
 
 PlanBuilder::Fp8Operand PlanBuilder::quantize_fp8(TensorId source, QuantRole role, bool rowwise,
                                                   bool transposed) {
-    if (!m_policy.quant || (!rowwise && !transposed))
-        throw Error(ErrorKind::Internal, "quantize_fp8: no FP8 recipe, or no layout asked for");
-    const QuantSpec spec = m_policy.quant->spec(role);
     // TE casts weights from the float32 master, not from a bfloat16 copy (no double rounding).
     if (TensorId master = m_master_of[static_cast<std::size_t>(source)]; master != kNoTensor)
         source = master;
+    StepSpec step;
+    step.inputs = {source};
+    step.is_cast = true;
+    return quantize_fp8_within(std::move(step), source, role, rowwise, transposed,
+                               [source](const BoundTensors& t) -> Fp8Run {
+                                   const Tensor* src = t.ptr(source);
+                                   return [src](Backend& be, const RunContext&,
+                                                const Fp8QuantArgs& codes) {
+                                       Fp8QuantArgs of_src = codes;
+                                       of_src.src = src;
+                                       be.quantize_fp8(of_src);
+                                   };
+                               });
+}
+
+bool PlanBuilder::fuses_gradient_codes() const {
+    return m_policy.quant && m_policy.quant->gradient.scaling == QuantScaling::Delayed;
+}
+
+PlanBuilder::Fp8Operand
+PlanBuilder::quantize_fp8_within(StepSpec producer, TensorId source, QuantRole role, bool rowwise,
+                                 bool transposed,
+                                 const std::function<Fp8Run(const BoundTensors&)>& bind) {
+    if (!m_policy.quant || (!rowwise && !transposed))
+        throw Error(ErrorKind::Internal, "quantize_fp8: no FP8 recipe, or no layout asked for");
+    const QuantSpec spec = m_policy.quant->spec(role);
     const Tensor src = m_spec.tensor(source); // a copy: add_tensor grows the vector
     const std::int64_t rows = src.rows(), cols = rows ? src.numel() / rows : 0;
     const DType code =
@@ -423,32 +446,30 @@ PlanBuilder::Fp8Operand PlanBuilder::quantize_fp8(TensorId source, QuantRole rol
     q.fp8_codes = true;
     q.tensor = m_spec.tensor(rowwise ? out.codes : out.codes_t).name;
     add_quant_state(q, name);
-    StepSpec step;
     const std::string layouts = rowwise && transposed ? " and transposed" : "";
-    step.op = "quantize " + std::string(quant_role_name(role)) + " to FP8 codes" +
-              (rowwise ? std::string() : std::string(" transposed")) + layouts + ": " +
-              describe_quant_spec(spec);
-    step.inputs = {source};
+    const std::string what = "quantize " + std::string(quant_role_name(role)) + " to FP8 codes" +
+                             (rowwise ? std::string() : std::string(" transposed")) + layouts +
+                             ": " + describe_quant_spec(spec);
+    producer.op = producer.op.empty() ? what : producer.op + ", " + what;
     for (TensorId t : {out.codes, out.codes_t, out.scale_inv})
-        if (t != kNoTensor) step.outputs.push_back(t);
-    step.is_cast = true;
-    step.flops = 4.0 * static_cast<double>(src.numel());
+        if (t != kNoTensor) producer.outputs.push_back(t);
+    producer.flops += 4.0 * static_cast<double>(src.numel());
     const TensorId state = q.state, stats = q.stats;
-    step.bind = [spec, source, out, state, stats](const BoundTensors& t) -> StepRun {
+    producer.bind = [spec, out, state, stats, bind](const BoundTensors& t) -> StepRun {
         Fp8QuantArgs args;
-        args.src = t.ptr(source);
         args.codes = t.ptr(out.codes);
         args.codes_t = t.ptr(out.codes_t);
         args.scale_inv = t.ptr(out.scale_inv);
         args.state = t.ptr(state);
         args.stats = t.ptr(stats);
-        return [spec, args](Backend& be, const RunContext& ctx) mutable {
+        Fp8Run run = bind(t);
+        return [spec, args, run](Backend& be, const RunContext& ctx) mutable {
             args.spec = &spec;
             args.record = ctx.training;
-            be.quantize_fp8(args);
+            run(be, ctx, args);
         };
     };
-    emit_quant_step(std::move(step), std::move(q));
+    emit_quant_step(std::move(producer), std::move(q));
     return out;
 }
 

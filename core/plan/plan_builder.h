@@ -127,6 +127,20 @@ public:
         TensorId scale_inv = kNoTensor;
     };
     Fp8Operand quantize_fp8(TensorId source, QuantRole role, bool rowwise, bool transposed);
+    // A quantise step's work once its arguments are bound: runs with the codes' arguments (spec,
+    // codes, scale, state, stats and record set; src left to the step).
+    using Fp8Run = std::function<void(Backend&, const RunContext&, const Fp8QuantArgs&)>;
+    // quantize_fp8's copy of `source`, written by `producer`, the step that forms it (its op,
+    // inputs, outputs and flops so far; bind returns what it runs), which gets the codes as
+    // outputs and is placed and recorded as quantize_fp8's step. For a fused pass that never
+    // stores `source` (Backend::activation_backward_bias_grad_fp8).
+    Fp8Operand quantize_fp8_within(StepSpec producer, TensorId source, QuantRole role, bool rowwise,
+                                   bool transposed,
+                                   const std::function<Fp8Run(const BoundTensors&)>& bind);
+    // Whether a layer's gradient codes may come from the pass that forms the gradient: its recipe
+    // scales gradients by delayed scaling, whose scale is known before the pass (under current
+    // scaling the amax must be read first, so dZ is stored and quantised by its own step).
+    bool fuses_gradient_codes() const;
 
     // --- steps ---
     void forward(StepSpec step);

@@ -232,6 +232,13 @@ bool launch_activation_bias_grad(Activation act, const void* in, const void* dy,
     return true;
 }
 
+void launch_bias_totals(const float* partial, std::int64_t chunks, std::int64_t cols, void* db,
+                        DType db_dtype, cudaStream_t stream) {
+    if (cols <= 0) return;
+    total_kernel<float><<<blocks_for(cols), 256, 0, stream>>>(partial, chunks, cols, db, db_dtype);
+    MANTISSA_CUDA_LAUNCH_CHECK();
+}
+
 void launch_bias_grad(const void* dy, DType dy_dtype, std::int64_t rows, std::int64_t cols,
                       void* db, DType db_dtype, bool f64, void* scratch, cudaStream_t stream) {
     if (cols <= 0) return;

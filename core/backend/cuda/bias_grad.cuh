@@ -30,4 +30,10 @@ bool launch_activation_bias_grad(Activation act, const void* in, const void* dy,
                                  DType dtype, std::int64_t rows, std::int64_t cols, void* db,
                                  DType db_dtype, void* scratch, cudaStream_t stream);
 
+// db(j) = the sum of column j of `partial` (chunks x cols float32 on the device), added in chunk
+// order: the chunked bias gradient's second stage, for a pass that wrote its own partial sums
+// (launch_relu_grad_fp8). db is float32, float16 or bfloat16.
+void launch_bias_totals(const float* partial, std::int64_t chunks, std::int64_t cols, void* db,
+                        DType db_dtype, cudaStream_t stream);
+
 } // namespace mantissa::cuda

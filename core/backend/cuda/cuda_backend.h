@@ -76,6 +76,9 @@ public:
     bool supports_fp8_gemm() const override;                              // cuda_gemm_fp8.cpp
     bool native_fp8_gemm() const override { return supports_fp8_gemm(); } // FP8 tensor cores
     void quantize_fp8(const Fp8QuantArgs& args) override;                 // cuda_quantize.cpp
+    void activation_backward_bias_grad_fp8(Activation act, const Tensor& x, const Tensor& y,
+                                           const Tensor& dy, Tensor& dz, Tensor& db,
+                                           const Fp8QuantArgs& codes) override; // ditto
 
     void begin_step(Tensor& scalars) override;
     void unscale_and_check_finite(std::span<Tensor* const> grads, Tensor& scalars,

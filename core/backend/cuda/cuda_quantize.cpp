@@ -3,11 +3,14 @@
 // otherwise the input widened to float32 in the output by the engine's cast (zero rows after it
 // when NVFP4's Hadamard transform pads the batch), the transform (hadamard.cu) where the spec asks
 // for it, then the quantise kernels (fake_quantize.cu) in place, with the spec resolved once here
-// into the plain values the kernels take.
+// into the plain values the kernels take. quantize_fp8 writes an FP8 GEMM's codes;
+// activation_backward_bias_grad_fp8 forms a ReLU layer's dZ, its bias gradient and its codes in one
+// pass under delayed scaling (launch_relu_grad_fp8), the other cases as the base class composes.
 #include <algorithm>
 #include <array>
 #include <string>
 
+#include "core/backend/cuda/bias_grad.cuh"
 #include "core/backend/cuda/cuda_backend.h"
 #include "core/backend/cuda/cuda_check.h"
 #include "core/backend/cuda/cuda_state.h"
@@ -153,6 +156,31 @@ void CudaBackend::quantize_fp8(const Fp8QuantArgs& a) {
                               a.codes_t ? static_cast<std::uint8_t*>(a.codes_t->data) : nullptr,
                               static_cast<float*>(a.scale_inv->data), m_impl->quant_scratch,
                               m_impl->stream);
+}
+
+void CudaBackend::activation_backward_bias_grad_fp8(Activation act, const Tensor& x,
+                                                    const Tensor& y, const Tensor& dy, Tensor& dz,
+                                                    Tensor& db, const Fp8QuantArgs& codes) {
+    Fp8QuantArgs of_dz = codes;
+    of_dz.src = &dz;
+    const Fp8QuantShape view = check_quantize_fp8(of_dz); // the codes' shape and rules
+    const bool fits = act == Activation::Relu && y.dtype == dy.dtype && dz.dtype == dy.dtype &&
+                      y.numel() == dy.numel() && dz.numel() == dy.numel() &&
+                      view.rows * view.cols == dy.numel() && db.numel() == view.cols && y.data &&
+                      dy.data && db.data;
+    if (fits) {
+        const cuda::DeviceQuant q = device_quant(*codes.spec, 0);
+        const bool ran = cuda::launch_relu_grad_fp8(
+            y.data, dy.data, dy.dtype, view.rows, view.cols, q,
+            quant_state_floats(*codes.spec) ? static_cast<float*>(codes.state->data) : nullptr,
+            static_cast<double*>(codes.stats->data), codes.record,
+            codes.codes ? static_cast<std::uint8_t*>(codes.codes->data) : nullptr,
+            codes.codes_t ? static_cast<std::uint8_t*>(codes.codes_t->data) : nullptr,
+            static_cast<float*>(codes.scale_inv->data), m_impl->quant_scratch, m_impl->bias_scratch,
+            cuda::kBiasGradScratchBytes, db.data, db.dtype, m_impl->stream);
+        if (ran) return;
+    }
+    Backend::activation_backward_bias_grad_fp8(act, x, y, dy, dz, db, codes);
 }
 
 } // namespace mantissa

@@ -25,13 +25,17 @@
 // decoded value is one), then finish_kernel.
 // quantize_fp8 (codes for the FP8 GEMMs): a typed amax over the source (current scaling only),
 // then code_tile_kernel, which writes each code row-major and transposed in one pass (and, under
-// delayed scaling, finds the amax), then finish_kernel.
+// delayed scaling, finds the amax), then finish_kernel. launch_relu_grad_fp8 runs the same tiled
+// pass on a ReLU layer's dZ formed from dY and y as it loads (never stored), adding the bias
+// gradient's partial sums on the way, then finish_kernel and bias_grad's totals.
 // Clipped and flushed counts are integer atomics, so they are exact in any order.
 #include <string>
 #include <type_traits>
 
 #include <cuda_fp8.h>
 
+#include "core/backend/activation_math.h"
+#include "core/backend/cuda/bias_grad.cuh"
 #include "core/backend/cuda/cuda_check.h"
 #include "core/backend/cuda/dtype_access.cuh"
 #include "core/backend/cuda/fake_quantize.cuh"
@@ -837,14 +841,42 @@ __device__ inline std::uint32_t code_pair(float v0, float v1, float scale, unsig
 constexpr int kTile = 64;
 constexpr int kTilePitch = kTile + 2;
 constexpr int kTileThreads = 256;
+constexpr int kTileWarps = kTileThreads / 32;
+constexpr int kTileRowsPerWarp = kTile / kTileWarps;
 
-// pair_loads: every row starts at an even element of a source aligned to a SourcePair, so a
-// lane's two elements (an even column and the next) load as one SourcePair; pair_stores: the same
-// for the two-byte code stores.
-template <class T, ElementFormat F>
-__global__ void code_tile_kernel(const T* src, i64 rows, i64 cols, DeviceQuant q,
-                                 const float* state, std::uint8_t* codes, std::uint8_t* codes_t,
-                                 bool pair_loads, bool pair_stores, float* scale_inv_out,
+// Where a codes tile's values come from: a tensor (quantize_fp8), or a ReLU layer's gradient
+// dZ = dY where y > 0, else 0, formed as the tile loads dY and y (the fused backward step,
+// launch_relu_grad_fp8: dZ is never stored; its column sums, the bias gradient's, are added on the
+// way). ReLU's dZ needs no rounding: each value is dY's own or 0.
+enum class TileSource { Tensor, ReluGrad };
+
+// Elements (row, col) and (row, col + 1) as float, 0 outside the tensor; one load where
+// pair_loads (every row starts at an even element of a SourcePair-aligned tensor).
+template <class T>
+__device__ inline void load_two(const T* p, i64 row, i64 col, i64 rows, i64 cols, bool pair_loads,
+                                float (&v)[2]) {
+    if (pair_loads && row < rows && col + 1 < cols) { // one load, one index
+        const SourcePair<T> pair = *reinterpret_cast<const SourcePair<T>*>(p + row * cols + col);
+        v[0] = to_float(pair.lo);
+        v[1] = to_float(pair.hi);
+        return;
+    }
+#pragma unroll
+    for (int j = 0; j < 2; ++j)
+        v[j] = row < rows && col + j < cols ? to_float(p[row * cols + col + j]) : 0.0f;
+}
+
+// A block codes `tiles_per_block` consecutive row tiles (blockIdx.x's) of each of its column
+// tiles (blockIdx.y, then every gridDim.y-th). Tensor: one row tile a block. ReluGrad: src is dY,
+// relu_y the layer's output y, and a block's row tiles are one chunk of the bias gradient's
+// partial sums: bias_partial[blockIdx.x][col] = the chunk's sum of column col, added in a fixed
+// order (each lane down its rows, then the warps in order), so the sums are deterministic.
+// pair_stores: a lane's two codes of a row (or of a transposed row) store as one 2-byte word.
+template <class T, ElementFormat F, TileSource kSource>
+__global__ void code_tile_kernel(const T* src, const T* relu_y, i64 rows, i64 cols,
+                                 i64 tiles_per_block, DeviceQuant q, const float* state,
+                                 std::uint8_t* codes, std::uint8_t* codes_t, bool pair_loads,
+                                 bool pair_stores, float* scale_inv_out, float* bias_partial,
                                  Scratch* s) {
     // Aligned so that a lane's two codes of a row store as one 2-byte word (pitch and column even).
     __shared__ alignas(4) std::uint8_t tile[kTile][kTilePitch];
@@ -857,98 +889,155 @@ __global__ void code_tile_kernel(const T* src, i64 rows, i64 cols, DeviceQuant q
 #endif
     if (blockIdx.x == 0 && blockIdx.y == 0 && threadIdx.x == 0) *scale_inv_out = scale_inv;
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-    constexpr int kWarps = kTileThreads / 32;
     const int pos = 2 * lane; // this lane's first column (row-major pass) or row (transposed)
-    const i64 row0 = i64(blockIdx.x) * kTile;
+    const i64 row_tiles = (rows + kTile - 1) / kTile;
+    const i64 first_row_tile = i64(blockIdx.x) * tiles_per_block;
+    const i64 end_row_tile =
+        first_row_tile + tiles_per_block < row_tiles ? first_row_tile + tiles_per_block : row_tiles;
     const i64 col_tiles = (cols + kTile - 1) / kTile;
-    // A thread codes 16 elements of each of its column tiles (gridDim.y = min(tiles, 65535)):
-    // 32-bit counts suffice for any tensor that fits in memory.
+    // A thread codes 16 elements of each of its tiles (gridDim.y = min(tiles, 65535), at most
+    // a few row tiles a block): 32-bit counts suffice for any tensor that fits in memory.
     unsigned clipped = 0, zeros = 0, amax = 0;
     const bool fold_amax = !amax_before_cast(q); // delayed scaling: this pass finds the amax
-    // Every thread of the block runs the same trips of this loop, so the barriers are uniform.
+    // Every thread of the block runs the same trips of these loops, so the barriers are uniform.
     for (i64 ct = blockIdx.y; ct < col_tiles; ct += gridDim.y) {
         const i64 col0 = ct * kTile;
-        // Every load of the tile first (kTile / kWarps rows of two elements a lane), so that a
-        // thread has them all in flight at once, then the codes: one row at a time the loads
-        // would wait on memory in turn (issue 26: 0.22 ms for 8192 x 4096 bfloat16 on an H100).
-        constexpr int kRowsPerWarp = kTile / kWarps;
-        float in[kRowsPerWarp][2];
+        float col_sum[2] = {0.0f, 0.0f}; // ReluGrad: this lane's two columns over its rows
+        for (i64 rt = first_row_tile; rt < end_row_tile; ++rt) {
+            const i64 row0 = rt * kTile;
+            // Every load of the tile first (kTileRowsPerWarp rows of two elements a lane), so that
+            // a thread has them all in flight at once, then the codes: one row at a time the loads
+            // would wait on memory in turn (issue 26: 0.22 ms for 8192 x 4096 bfloat16 on an H100).
+            float in[kTileRowsPerWarp][2];
+            if constexpr (kSource == TileSource::Tensor) {
 #pragma unroll
-        for (int k = 0; k < kRowsPerWarp; ++k) {
-            const i64 row = row0 + warp + k * kWarps;
-            const i64 col = col0 + pos;
-            if (pair_loads && row < rows && col + 1 < cols) { // one load, one index
-                const SourcePair<T> pair =
-                    *reinterpret_cast<const SourcePair<T>*>(src + row * cols + col);
-                in[k][0] = to_float(pair.lo);
-                in[k][1] = to_float(pair.hi);
-                continue;
+                for (int k = 0; k < kTileRowsPerWarp; ++k)
+                    load_two(src, row0 + warp + k * kTileWarps, col0 + pos, rows, cols, pair_loads,
+                             in[k]);
+            } else {
+                float y[kTileRowsPerWarp][2];
+#pragma unroll
+                for (int k = 0; k < kTileRowsPerWarp; ++k) {
+                    load_two(src, row0 + warp + k * kTileWarps, col0 + pos, rows, cols, pair_loads,
+                             in[k]);
+                    load_two(relu_y, row0 + warp + k * kTileWarps, col0 + pos, rows, cols,
+                             pair_loads, y[k]);
+                }
+#pragma unroll
+                for (int k = 0; k < kTileRowsPerWarp; ++k)
+#pragma unroll
+                    for (int j = 0; j < 2; ++j) { // outside the tensor dY and y load as 0: dZ 0
+                        in[k][j] = activation_math::relu_backward(y[k][j], in[k][j]);
+                        col_sum[j] += in[k][j];
+                    }
+            }
+            if (fold_amax) { // uniform; elements outside the tensor are 0
+#pragma unroll
+                for (int k = 0; k < kTileRowsPerWarp; ++k)
+#pragma unroll
+                    for (int j = 0; j < 2; ++j) {
+                        const unsigned b = abs_bits(in[k][j]);
+                        amax = b > amax ? b : amax;
+                    }
             }
 #pragma unroll
-            for (int j = 0; j < 2; ++j)
-                in[k][j] =
-                    row < rows && col + j < cols ? to_float(src[row * cols + col + j]) : 0.0f;
-        }
-        if (fold_amax) { // uniform; elements outside the tensor loaded as 0
+            for (int k = 0; k < kTileRowsPerWarp; ++k) {
+                const int r = warp + k * kTileWarps;
+                const i64 row = row0 + r;
+                if (row >= rows) break;
+                std::uint8_t pair[2] = {0, 0};
+                if (pair_route && col0 + pos + 1 < cols && abs_bits(in[k][0]) < 0x7F800000u &&
+                    abs_bits(in[k][1]) < 0x7F800000u) {
+                    const std::uint32_t codes2 =
+                        code_pair<F>(in[k][0], in[k][1], scale, clipped, zeros);
+                    pair[0] = static_cast<std::uint8_t>(codes2);
+                    pair[1] = static_cast<std::uint8_t>(codes2 >> 8);
+                } else { // a row's last odd element, a NaN or infinity, or a GPU before 8.9
 #pragma unroll
-            for (int k = 0; k < kRowsPerWarp; ++k)
-#pragma unroll
-                for (int j = 0; j < 2; ++j) {
-                    const unsigned b = abs_bits(in[k][j]);
-                    amax = b > amax ? b : amax;
+                    for (int j = 0; j < 2; ++j) {
+                        if (col0 + pos + j >= cols) continue;
+                        const qm::CodeResult c =
+                            per_tensor_code<F>(in[k][j], scale, scale_inv, q.max_elem);
+                        pair[j] = static_cast<std::uint8_t>(c.code);
+                        clipped += c.clipped ? 1 : 0;
+                        zeros += c.zero ? 1 : 0;
+                    }
                 }
-        }
-#pragma unroll
-        for (int k = 0; k < kRowsPerWarp; ++k) {
-            const int r = warp + k * kWarps;
-            const i64 row = row0 + r;
-            if (row >= rows) break;
-            std::uint8_t pair[2] = {0, 0};
-            if (pair_route && col0 + pos + 1 < cols && abs_bits(in[k][0]) < 0x7F800000u &&
-                abs_bits(in[k][1]) < 0x7F800000u) {
-                const std::uint32_t codes2 =
-                    code_pair<F>(in[k][0], in[k][1], scale, clipped, zeros);
-                pair[0] = static_cast<std::uint8_t>(codes2);
-                pair[1] = static_cast<std::uint8_t>(codes2 >> 8);
-            } else { // a row's last odd element, a NaN or infinity, or a GPU before 8.9
-#pragma unroll
-                for (int j = 0; j < 2; ++j) {
-                    if (col0 + pos + j >= cols) continue;
-                    const qm::CodeResult c =
-                        per_tensor_code<F>(in[k][j], scale, scale_inv, q.max_elem);
-                    pair[j] = static_cast<std::uint8_t>(c.code);
-                    clipped += c.clipped ? 1 : 0;
-                    zeros += c.zero ? 1 : 0;
-                }
-            }
-            *reinterpret_cast<std::uint16_t*>(&tile[r][pos]) =
-                static_cast<std::uint16_t>(pair[0] | (pair[1] << 8));
-            if (!codes) continue;
-            std::uint8_t* out = codes + row * cols + col0 + pos;
-            if (pair_stores && col0 + pos + 1 < cols) {
-                *reinterpret_cast<std::uint16_t*>(out) =
+                *reinterpret_cast<std::uint16_t*>(&tile[r][pos]) =
                     static_cast<std::uint16_t>(pair[0] | (pair[1] << 8));
-            } else {
-                if (col0 + pos < cols) out[0] = pair[0];
-                if (col0 + pos + 1 < cols) out[1] = pair[1];
+                if (!codes) continue;
+                std::uint8_t* out = codes + row * cols + col0 + pos;
+                if (pair_stores && col0 + pos + 1 < cols) {
+                    *reinterpret_cast<std::uint16_t*>(out) =
+                        static_cast<std::uint16_t>(pair[0] | (pair[1] << 8));
+                } else {
+                    if (col0 + pos < cols) out[0] = pair[0];
+                    if (col0 + pos + 1 < cols) out[1] = pair[1];
+                }
             }
-        }
-        if (!codes_t) continue; // uniform: every thread skips the barriers alike
-        __syncthreads();
-        for (int c = warp; c < kTile && col0 + c < cols; c += kWarps) {
-            const i64 row = row0 + pos;
-            std::uint8_t* out = codes_t + (col0 + c) * rows + row;
-            if (pair_stores && row + 1 < rows) {
-                *reinterpret_cast<std::uint16_t*>(out) =
-                    static_cast<std::uint16_t>(tile[pos][c] | (tile[pos + 1][c] << 8));
-            } else {
-                if (row < rows) out[0] = tile[pos][c];
-                if (row + 1 < rows) out[1] = tile[pos + 1][c];
+            if (!codes_t) continue; // uniform: every thread skips the barriers alike
+            __syncthreads();
+            for (int c = warp; c < kTile && col0 + c < cols; c += kTileWarps) {
+                const i64 row = row0 + pos;
+                std::uint8_t* out = codes_t + (col0 + c) * rows + row;
+                if (pair_stores && row + 1 < rows) {
+                    *reinterpret_cast<std::uint16_t*>(out) =
+                        static_cast<std::uint16_t>(tile[pos][c] | (tile[pos + 1][c] << 8));
+                } else {
+                    if (row < rows) out[0] = tile[pos][c];
+                    if (row + 1 < rows) out[1] = tile[pos + 1][c];
+                }
             }
+            __syncthreads(); // the next tile overwrites `tile`
         }
-        __syncthreads(); // the next column tile overwrites `tile`
+        if constexpr (kSource == TileSource::ReluGrad) { // the chunk's column sums, warps in order
+            __shared__ float sums[kTileWarps][kTile];
+            sums[warp][pos] = col_sum[0];
+            sums[warp][pos + 1] = col_sum[1];
+            __syncthreads();
+            if (threadIdx.x < kTile && col0 + threadIdx.x < cols) {
+                float total = 0.0f;
+#pragma unroll
+                for (int w = 0; w < kTileWarps; ++w) total += sums[w][threadIdx.x];
+                bias_partial[blockIdx.x * cols + col0 + threadIdx.x] = total;
+            }
+            __syncthreads(); // the next column tile overwrites `sums`
+        }
     }
     add_counts_amax(clipped, zeros, amax, s);
+}
+
+// The codes kernel for source type T and the recipe's element format. pair_loads: an even row
+// length and every source aligned to two elements; pair_stores: two-byte stores land on even
+// addresses (an even row length and an even base, in both layouts).
+template <class T, TileSource kSource>
+void launch_code_tiles(const T* src, const T* relu_y, i64 rows, i64 cols, i64 tiles_per_block,
+                       const DeviceQuant& q, const float* state, std::uint8_t* codes,
+                       std::uint8_t* codes_t, float* scale_inv, float* bias_partial, Scratch* s,
+                       cudaStream_t stream) {
+    auto even = [](const std::uint8_t* p) {
+        return p == nullptr || (reinterpret_cast<std::uintptr_t>(p) & 1u) == 0;
+    };
+    const bool pair_stores =
+        (!codes || cols % 2 == 0) && (!codes_t || rows % 2 == 0) && even(codes) && even(codes_t);
+    auto pair_aligned = [](const T* p) {
+        return p == nullptr || reinterpret_cast<std::uintptr_t>(p) % sizeof(SourcePair<T>) == 0;
+    };
+    const bool pair_loads = cols % 2 == 0 && pair_aligned(src) && pair_aligned(relu_y);
+    // With no elements one block still writes the scale.
+    const i64 row_tiles = rows > 0 ? (rows + kTile - 1) / kTile : 1;
+    const i64 col_tiles = cols > 0 ? (cols + kTile - 1) / kTile : 1;
+    const dim3 grid(static_cast<unsigned>((row_tiles + tiles_per_block - 1) / tiles_per_block),
+                    static_cast<unsigned>(col_tiles > 65535 ? 65535 : col_tiles));
+    if (q.element == ElementFormat::Float8E5M2)
+        code_tile_kernel<T, ElementFormat::Float8E5M2, kSource><<<grid, kTileThreads, 0, stream>>>(
+            src, relu_y, rows, cols, tiles_per_block, q, state, codes, codes_t, pair_loads,
+            pair_stores, scale_inv, bias_partial, s);
+    else
+        code_tile_kernel<T, ElementFormat::Float8E4M3, kSource><<<grid, kTileThreads, 0, stream>>>(
+            src, relu_y, rows, cols, tiles_per_block, q, state, codes, codes_t, pair_loads,
+            pair_stores, scale_inv, bias_partial, s);
+    MANTISSA_CUDA_LAUNCH_CHECK();
 }
 
 // Launches both passes for source type T.
@@ -964,27 +1053,8 @@ void launch_codes(const void* src, i64 rows, i64 cols, const DeviceQuant& q, con
         amax_src_kernel<T><<<grid, 256, 0, stream>>>(typed, n, s);
         MANTISSA_CUDA_LAUNCH_CHECK();
     }
-    // Two-byte stores need even addresses: an even row length and an even base (both layouts).
-    auto even = [](const std::uint8_t* p) {
-        return p == nullptr || (reinterpret_cast<std::uintptr_t>(p) & 1u) == 0;
-    };
-    const bool pair_stores =
-        (!codes || cols % 2 == 0) && (!codes_t || rows % 2 == 0) && even(codes) && even(codes_t);
-    // Pair loads need an even row length and a source aligned to two elements.
-    const bool pair_loads =
-        cols % 2 == 0 && reinterpret_cast<std::uintptr_t>(src) % sizeof(SourcePair<T>) == 0;
-    // With no elements one block still writes the scale.
-    const i64 row_tiles = rows > 0 ? (rows + kTile - 1) / kTile : 1;
-    const i64 col_tiles = cols > 0 ? (cols + kTile - 1) / kTile : 1;
-    const dim3 grid(static_cast<unsigned>(row_tiles),
-                    static_cast<unsigned>(col_tiles > 65535 ? 65535 : col_tiles));
-    if (q.element == ElementFormat::Float8E5M2)
-        code_tile_kernel<T, ElementFormat::Float8E5M2><<<grid, kTileThreads, 0, stream>>>(
-            typed, rows, cols, q, state, codes, codes_t, pair_loads, pair_stores, scale_inv, s);
-    else
-        code_tile_kernel<T, ElementFormat::Float8E4M3><<<grid, kTileThreads, 0, stream>>>(
-            typed, rows, cols, q, state, codes, codes_t, pair_loads, pair_stores, scale_inv, s);
-    MANTISSA_CUDA_LAUNCH_CHECK();
+    launch_code_tiles<T, TileSource::Tensor>(typed, nullptr, rows, cols, 1, q, state, codes,
+                                             codes_t, scale_inv, nullptr, s, stream);
 }
 
 __global__ void finish_kernel(i64 rows, i64 cols, DeviceQuant q, float* state, double* stats,
@@ -1267,6 +1337,42 @@ void launch_quantize_fp8(const void* src, DType src_dtype, std::int64_t rows, st
         finish_kernel<<<1, 1, 0, stream>>>(rows, cols, q, state, stats, record, s);
         MANTISSA_CUDA_LAUNCH_CHECK();
     });
+}
+
+bool launch_relu_grad_fp8(const void* y, const void* dy, DType dtype, std::int64_t rows,
+                          std::int64_t cols, const DeviceQuant& q, float* state, double* stats,
+                          bool record, std::uint8_t* codes, std::uint8_t* codes_t, float* scale_inv,
+                          void* scratch, void* bias_partial, std::size_t bias_partial_bytes,
+                          void* db, DType db_dtype, cudaStream_t stream) {
+    const bool types =
+        dtype == DType::Float32 || dtype == DType::Float16 || dtype == DType::BFloat16;
+    const bool db_type =
+        db_dtype == DType::Float32 || db_dtype == DType::Float16 || db_dtype == DType::BFloat16;
+    if (q.block || !q.delayed || !types || !db_type || rows <= 0 || cols <= 0 ||
+        bias_partial == nullptr)
+        return false;
+    // Chunks of two row tiles (128 rows; 64 chunks for a batch of 8192), or more where the
+    // scratch holds fewer rows of column sums.
+    const i64 max_chunks = static_cast<i64>(bias_partial_bytes / sizeof(float)) / cols;
+    if (max_chunks < 1) return false;
+    const i64 row_tiles = (rows + kTile - 1) / kTile;
+    const i64 needed = (row_tiles + max_chunks - 1) / max_chunks;
+    const i64 tiles_per_chunk = needed > 2 ? needed : 2;
+    const i64 chunks = (row_tiles + tiles_per_chunk - 1) / tiles_per_chunk;
+    auto* s = static_cast<Scratch*>(scratch);
+    auto* partial = static_cast<float*>(bias_partial);
+    with_scratch(s, stream, [&] {
+        with_storage(dtype, [&](auto tag) {
+            using S = typename decltype(tag)::type;
+            launch_code_tiles<S, TileSource::ReluGrad>(
+                static_cast<const S*>(dy), static_cast<const S*>(y), rows, cols, tiles_per_chunk, q,
+                state, codes, codes_t, scale_inv, partial, s, stream);
+        });
+        finish_kernel<<<1, 1, 0, stream>>>(rows, cols, q, state, stats, record, s);
+        MANTISSA_CUDA_LAUNCH_CHECK();
+        launch_bias_totals(partial, chunks, cols, db, db_dtype, stream);
+    });
+    return true;
 }
 
 } // namespace mantissa::cuda

@@ -68,4 +68,19 @@ void launch_quantize_fp8(const void* src, DType src_dtype, std::int64_t rows, st
                          std::uint8_t* codes, std::uint8_t* codes_t, float* scale_inv,
                          void* scratch, cudaStream_t stream);
 
+// A ReLU layer's dZ = dY where y > 0 (else 0), its FP8 codes as launch_quantize_fp8 writes them
+// from a stored dZ (same codes, decode scale, stats and delayed-scaling update), and its bias
+// gradient db = dZ's column sums, in one pass that never stores dZ (Backend::
+// activation_backward_bias_grad_fp8; Transformer Engine's fused dbias + cast-transpose). y and dY
+// are rows x cols of one float32 / float16 / bfloat16 `dtype`; db is float32, float16 or
+// bfloat16; `bias_partial` is `bias_partial_bytes` of device scratch for the column sums of each
+// chunk of rows. Delayed scaling only (its scale is known before the pass); false, with nothing
+// launched, where it does not apply (another scaling, dtype, an empty tensor, or more columns
+// than the scratch holds one row of sums for).
+bool launch_relu_grad_fp8(const void* y, const void* dy, DType dtype, std::int64_t rows,
+                          std::int64_t cols, const DeviceQuant& q, float* state, double* stats,
+                          bool record, std::uint8_t* codes, std::uint8_t* codes_t, float* scale_inv,
+                          void* scratch, void* bias_partial, std::size_t bias_partial_bytes,
+                          void* db, DType db_dtype, cudaStream_t stream);
+
 } // namespace mantissa::cuda

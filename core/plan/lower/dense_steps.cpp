@@ -1,12 +1,12 @@
 // Dense's steps: forward GEMM with fused bias + activation; backward dZ (with db in the same step
-// for ReLU, tanh and sigmoid), dW = Xᵀ·dZ, db, dX = dZ·Wᵀ. Each GEMM's workspace is the engine's to
-// size at bind (cuBLASLt's heuristics, the CPU's widening). Under a frontier policy the GEMMs read
-// quantised inputs: quantised-and-decoded copies (fake quantisation; NVFP4's without the tensor
-// scales, which the GEMM multiplies its sum by), or, for per-tensor
-// FP8 with CompileOptions::fp8_gemm, float8 codes with their decode
-// scales in cuBLASLt's one FP8 layout
+// for ReLU, tanh, sigmoid and GELU), dW = Xᵀ·dZ, db, dX = dZ·Wᵀ. Each GEMM's workspace is the
+// engine's to size at bind (cuBLASLt's heuristics, the CPU's widening). Under a frontier policy the
+// GEMMs read quantised inputs: quantised-and-decoded copies (fake quantisation; NVFP4's without the
+// tensor scales, which the GEMM multiplies its sum by), or, for per-tensor FP8 with
+// CompileOptions::fp8_gemm, float8 codes with their decode scales in cuBLASLt's one FP8 layout
 // ("TN": C = A·Bᵀ, both operands contiguous along the reduction), which is why X, W and dZ each
-// get a row-wise and a transposed copy of the same codes.
+// get a row-wise and a transposed copy of the same codes. Under delayed scaling dZ's codes come
+// from the step that forms dZ and db (Backend::activation_backward_bias_grad_fp8).
 #include "core/plan/lower/layer_steps.h"
 
 #include <functional>
@@ -138,7 +138,10 @@ TensorId dense_steps(PlanBuilder& b, const Dense& layer, TensorId input, bool fu
     TensorId dz_id = dy_id;
     const bool fused_bias_grad = act == Activation::Relu || act == Activation::Tanh ||
                                  act == Activation::Sigmoid || act == Activation::Gelu;
-    if (act != Activation::Linear) {
+    // On FP8 GEMMs under delayed scaling that step also writes dZ's codes (below), so an engine
+    // may form dZ, db and the codes in one pass without storing dZ (issue 26).
+    const bool codes_in_act_step = fp8 && fused_bias_grad && b.fuses_gradient_codes();
+    if (act != Activation::Linear && !codes_in_act_step) {
         // Elementwise derivatives run in place (dZ overwrites dY); softmax mixes a row, so it
         // writes into the pre-activation's own gradient.
         if (softmax_op) dz_id = b.grad_of(z);
@@ -171,8 +174,32 @@ TensorId dense_steps(PlanBuilder& b, const Dense& layer, TensorId input, bool fu
     // along the units for dX (the row-wise copy), down the batch for dW. As FP8 codes: dZ for
     // dX = dZ·(W)ᵀ, dZᵀ for dW = (Xᵀ)·(dZᵀ)ᵀ.
     if (fp8) {
-        const PlanBuilder::Fp8Operand dz8 =
-            b.quantize_fp8(dz_id, QuantRole::Gradient, needs_dx, true);
+        PlanBuilder::Fp8Operand dz8;
+        if (codes_in_act_step) {
+            // dZ is not among the outputs: an engine that fuses the pass never stores it, so
+            // nothing after this step reads it (the bias gradient is the step's own).
+            StepSpec s;
+            s.op = std::string("d") + activation_name(act) + "+bias_grad";
+            s.inputs = {dy_id, y};
+            s.outputs = {bias.grad};
+            s.flops = 3.0 * batch * units;
+            dz8 = b.quantize_fp8_within(
+                std::move(s), dz_id, QuantRole::Gradient, needs_dx, true,
+                [act, z, y, dy_id, dz_id, bias](const BoundTensors& t) -> PlanBuilder::Fp8Run {
+                    Tensor* pre = t.ptr(z);
+                    Tensor* Y = t.ptr(y);
+                    Tensor* dY = t.ptr(dy_id);
+                    Tensor* dZ = t.ptr(dz_id);
+                    Tensor* dB = t.ptr(bias.grad);
+                    return [act, pre, Y, dY, dZ, dB](Backend& be, const RunContext&,
+                                                     const Fp8QuantArgs& codes) {
+                        be.activation_backward_bias_grad_fp8(act, pre ? *pre : *Y, *Y, *dY, *dZ,
+                                                             *dB, codes);
+                    };
+                });
+        } else {
+            dz8 = b.quantize_fp8(dz_id, QuantRole::Gradient, needs_dx, true);
+        }
         dw = {x8.codes_t, dz8.codes_t, false, true, x8.scale_inv, dz8.scale_inv};
         dx_ops = {dz8.codes, w8.codes, false, true, dz8.scale_inv, w8.scale_inv};
     } else {
