@@ -1657,7 +1657,7 @@ void add_quantize_fp8(Table& t, DType dt) {
 // sums run by row tile). 130 x 96: two chunks of the sums (two row tiles, then one partial tile),
 // two column tiles, both layouts, two steps (the second a spike the history has not seen);
 // 67 x 40: only the transposed codes (a first layer's dZ, which no dX reads), an odd row count
-// (byte stores), one step.
+// (byte stores), one step; 45 x 37: odd rows and columns (one element a load and a store).
 void add_relu_grad_fp8(Table& t, DType dt) {
     struct Shape {
         std::int64_t rows, cols;
@@ -1666,7 +1666,8 @@ void add_relu_grad_fp8(Table& t, DType dt) {
         int steps;
     };
     for (const Shape shape : {Shape{130, 96, ElementFormat::Float8E5M2, true, 2},
-                              Shape{67, 40, ElementFormat::Float8E4M3, false, 1}}) {
+                              Shape{67, 40, ElementFormat::Float8E4M3, false, 1},
+                              Shape{45, 37, ElementFormat::Float8E4M3, true, 1}}) {
         QuantSpec spec;
         spec.scaling = QuantScaling::Delayed;
         spec.element = shape.element;

@@ -29,10 +29,14 @@ struct ExponentCounts {
 };
 
 struct LayerGradientHistogram {
-    std::string layer;         // "dense_1"
-    ExponentCounts activation; // d loss / d (the layer's output), in the layer's compute dtype
-    ExponentCounts weight;     // its variables' gradients in the compute dtype, before unscaling
-    bool has_weights = false;  // Dense and Conv2D have variables; Activation, Dropout... do not
+    std::string layer; // "dense_1"
+    // d loss / d (the layer's output), in the layer's compute dtype, as the tensor holds it after
+    // the step: a Dense layer's elementwise activation derivative runs in place, so there it is
+    // dZ, except where an engine fuses that derivative with dZ's FP8 codes and never writes dZ
+    // (the CUDA engine, ReLU on FP8 GEMMs under delayed scaling), which leaves dY.
+    ExponentCounts activation;
+    ExponentCounts weight;    // its variables' gradients in the compute dtype, before unscaling
+    bool has_weights = false; // Dense and Conv2D have variables; Activation, Dropout... do not
 };
 
 // The gradients of one training step. They carry the loss scale of that step: the unscaled

@@ -54,7 +54,8 @@ QString gpu_history_text() {
         "times: correct, but their quantise kernels still cost more than the format saves.\n"
         "Not yet run on a GPU: training across several GPUs (NCCL), this app on the CUDA "
         "engine (its Plan view timing included; the command line's profile has run), and the "
-        "faster quantise kernels and quantised convolutions written on 30 November.\n"
+        "faster quantise kernels, quantised convolutions and one-pass FP8 ReLU gradient written "
+        "on 30 November.\n"
         "Before the app trusts a GPU, the CUDA engine checks itself on it against the CPU engine "
         "(Check now, beside the Device box, or `mantissa-cli selftest --qualify`); the Device box "
         "shows each engine's verdict.");

@@ -847,7 +847,7 @@ constexpr int kTileRowsPerWarp = kTile / kTileWarps;
 // Where a codes tile's values come from: a tensor (quantize_fp8), or a ReLU layer's gradient
 // dZ = dY where y > 0, else 0, formed as the tile loads dY and y (the fused backward step,
 // launch_relu_grad_fp8: dZ is never stored; its column sums, the bias gradient's, are added on the
-// way). ReLU's dZ needs no rounding: each value is dY's own or 0.
+// way). ReLU's dZ is dY's own value or 0, so its rounding to T changes only a NaN's bits.
 enum class TileSource { Tensor, ReluGrad };
 
 // Elements (row, col) and (row, col + 1) as float, 0 outside the tensor; one load where
@@ -927,7 +927,10 @@ __global__ void code_tile_kernel(const T* src, const T* relu_y, i64 rows, i64 co
                 for (int k = 0; k < kTileRowsPerWarp; ++k)
 #pragma unroll
                     for (int j = 0; j < 2; ++j) { // outside the tensor dY and y load as 0: dZ 0
-                        in[k][j] = activation_math::relu_backward(y[k][j], in[k][j]);
+                        // Rounded to T as partial_act_vec_kernel stores dZ: no change to a
+                        // number, but a NaN becomes the conversion's NaN, as in the stored dZ.
+                        in[k][j] = to_float(
+                            from_float<T>(activation_math::relu_backward(y[k][j], in[k][j])));
                         col_sum[j] += in[k][j];
                     }
             }
