@@ -1688,9 +1688,11 @@ void add_relu_grad_fp8(Table& t, DType dt) {
                 Twin& y = c.make("y", dt, {rows, cols});
                 std::vector<Twin*> dy{
                     &c.make("dy then dz", dt, {rows, cols}, quant_values(rows, cols, true))};
-                std::vector<double> spike = quant_values(rows, cols, false);
-                for (double& v : spike) v *= 4.0;
-                dy.push_back(&c.make("dy then dz, step 2", dt, {rows, cols}, spike));
+                if (shape.steps > 1) {
+                    std::vector<double> spike = quant_values(rows, cols, false);
+                    for (double& v : spike) v *= 4.0;
+                    dy.push_back(&c.make("dy then dz, step 2", dt, {rows, cols}, spike));
+                }
                 Twin& db = c.make("db", dt, {cols});
                 Twin* codes = shape.rowwise ? &c.make("codes", code, {rows, cols}) : nullptr;
                 Twin& codes_t = c.make("codes^T", code, {cols, rows});

@@ -236,27 +236,31 @@ void ScalingChart::rebuild_layers() {
     m_updating = false;
 }
 
+void ScalingChart::show_empty(const QString& text) {
+    m_empty->setText(text);
+    m_pages->setCurrentWidget(m_empty);
+    m_points.clear();
+    m_values->set_lines({});
+    m_shares->set_lines({});
+}
+
 void ScalingChart::refresh() {
     const ShownRun* run = shown();
     if (!run || run->quant.isEmpty()) {
         if (!run)
-            m_empty->setText(tr("No run yet: train one under mixed_float8, an MX format or nvfp4 "
-                                "to see how its tensors are scaled."));
+            show_empty(tr("No run yet: train one under mixed_float8, an MX format or nvfp4 to "
+                          "see how its tensors are scaled."));
         else if (run->quantises && run->active)
-            m_empty->setText(tr("Waiting for run #%1's first quant record (step 1, then every "
-                                "quant_every steps).")
-                                 .arg(run->id));
+            show_empty(tr("Waiting for run #%1's first quant record (step 1, then every "
+                          "quant_every steps).")
+                           .arg(run->id));
         else if (run->quantises)
-            m_empty->setText(tr("Run #%1 recorded no quant records (a run from before they "
-                                "were written).")
-                                 .arg(run->id));
+            show_empty(tr("Run #%1 recorded no quant records (a run from before they were "
+                          "written).")
+                           .arg(run->id));
         else
-            m_empty->setText(tr("This run's policy does not quantise: pick mixed_float8, an MX "
-                                "format or nvfp4"));
-        m_pages->setCurrentWidget(m_empty);
-        m_points.clear();
-        m_values->set_lines({});
-        m_shares->set_lines({});
+            show_empty(tr("This run's policy does not quantise: pick mixed_float8, an MX format "
+                          "or nvfp4"));
         return;
     }
     const std::string layer_name = layer().toStdString();
@@ -283,17 +287,13 @@ void ScalingChart::refresh() {
         }
     if (!recorded) {
         // Not every layer makes every copy: say which it makes rather than draw empty axes.
-        m_empty->setText(
+        show_empty(
             tr("%1 makes no copy of its %2 in run #%3. Its copies: %4.\n\nA layer that "
                "computes no dX (the first) makes neither row-wise gradients nor column-wise "
                "weights, and where one copy serves both products there is no column-wise one.")
                 .arg(layer(), m_role_box->currentText())
                 .arg(run->id)
                 .arg(layer_roles.join(QStringLiteral(" · "))));
-        m_pages->setCurrentWidget(m_empty);
-        m_points.clear();
-        m_values->set_lines({});
-        m_shares->set_lines({});
         return;
     }
     m_pages->setCurrentWidget(m_pages->widget(1));

@@ -51,6 +51,8 @@ public:
 private:
     void rebuild_layers();
     void refresh();
+    // The explanation `text` in place of the charts, which are emptied.
+    void show_empty(const QString& text);
 
     // What the chart needs of a visible run; `quant` shares the store's records (implicitly
     // shared), so no pointer into the store outlives a redraw.

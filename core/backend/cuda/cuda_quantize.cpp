@@ -60,6 +60,18 @@ cuda::DeviceQuant device_quant(const QuantSpec& spec, std::uint64_t step) {
     return q;
 }
 
+// Where a quantize_fp8 writes, as its kernels take it (check_quantize_fp8 has checked `a`).
+cuda::Fp8CodesOut codes_out(const Fp8QuantArgs& a) {
+    cuda::Fp8CodesOut out;
+    out.codes = a.codes ? static_cast<std::uint8_t*>(a.codes->data) : nullptr;
+    out.codes_t = a.codes_t ? static_cast<std::uint8_t*>(a.codes_t->data) : nullptr;
+    out.scale_inv = static_cast<float*>(a.scale_inv->data);
+    out.state = quant_state_floats(*a.spec) ? static_cast<float*>(a.state->data) : nullptr;
+    out.stats = static_cast<double*>(a.stats->data);
+    out.record = a.record;
+    return out;
+}
+
 } // namespace
 
 void CudaBackend::fake_quantize(const FakeQuantArgs& a) {
@@ -145,16 +157,8 @@ void CudaBackend::fake_quantize(const FakeQuantArgs& a) {
 
 void CudaBackend::quantize_fp8(const Fp8QuantArgs& a) {
     const Fp8QuantShape view = check_quantize_fp8(a); // fp8_gemm.h: the same rules on every engine
-    const Tensor& src = *a.src;
-    const std::int64_t rows = view.rows, cols = view.cols;
-    const std::size_t state_floats = quant_state_floats(*a.spec);
-    const cuda::DeviceQuant q = device_quant(*a.spec, 0);
-    cuda::launch_quantize_fp8(src.data, src.dtype, rows, cols, q,
-                              state_floats ? static_cast<float*>(a.state->data) : nullptr,
-                              static_cast<double*>(a.stats->data), a.record,
-                              a.codes ? static_cast<std::uint8_t*>(a.codes->data) : nullptr,
-                              a.codes_t ? static_cast<std::uint8_t*>(a.codes_t->data) : nullptr,
-                              static_cast<float*>(a.scale_inv->data), m_impl->quant_scratch,
+    cuda::launch_quantize_fp8(a.src->data, a.src->dtype, view.rows, view.cols,
+                              device_quant(*a.spec, 0), codes_out(a), m_impl->quant_scratch,
                               m_impl->stream);
 }
 
@@ -169,14 +173,9 @@ void CudaBackend::activation_backward_bias_grad_fp8(Activation act, const Tensor
                       view.rows * view.cols == dy.numel() && db.numel() == view.cols && y.data &&
                       dy.data && db.data;
     if (fits) {
-        const cuda::DeviceQuant q = device_quant(*codes.spec, 0);
         const bool ran = cuda::launch_relu_grad_fp8(
-            y.data, dy.data, dy.dtype, view.rows, view.cols, q,
-            quant_state_floats(*codes.spec) ? static_cast<float*>(codes.state->data) : nullptr,
-            static_cast<double*>(codes.stats->data), codes.record,
-            codes.codes ? static_cast<std::uint8_t*>(codes.codes->data) : nullptr,
-            codes.codes_t ? static_cast<std::uint8_t*>(codes.codes_t->data) : nullptr,
-            static_cast<float*>(codes.scale_inv->data), m_impl->quant_scratch, m_impl->bias_scratch,
+            y.data, dy.data, dy.dtype, view.rows, view.cols, device_quant(*codes.spec, 0),
+            codes_out(codes), m_impl->quant_scratch, m_impl->bias_scratch,
             cuda::kBiasGradScratchBytes, db.data, db.dtype, m_impl->stream);
         if (ran) return;
     }

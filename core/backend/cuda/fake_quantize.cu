@@ -1045,9 +1045,8 @@ void launch_code_tiles(const T* src, const T* relu_y, i64 rows, i64 cols, i64 ti
 
 // Launches both passes for source type T.
 template <class T>
-void launch_codes(const void* src, i64 rows, i64 cols, const DeviceQuant& q, const float* state,
-                  std::uint8_t* codes, std::uint8_t* codes_t, float* scale_inv, Scratch* s,
-                  cudaStream_t stream) {
+void launch_codes(const void* src, i64 rows, i64 cols, const DeviceQuant& q, const Fp8CodesOut& out,
+                  Scratch* s, cudaStream_t stream) {
     const auto* typed = static_cast<const T*>(src);
     const i64 n = rows * cols;
     if (n > 0 && amax_before_cast(q)) {
@@ -1056,8 +1055,8 @@ void launch_codes(const void* src, i64 rows, i64 cols, const DeviceQuant& q, con
         amax_src_kernel<T><<<grid, 256, 0, stream>>>(typed, n, s);
         MANTISSA_CUDA_LAUNCH_CHECK();
     }
-    launch_code_tiles<T, TileSource::Tensor>(typed, nullptr, rows, cols, 1, q, state, codes,
-                                             codes_t, scale_inv, nullptr, s, stream);
+    launch_code_tiles<T, TileSource::Tensor>(typed, nullptr, rows, cols, 1, q, out.state, out.codes,
+                                             out.codes_t, out.scale_inv, nullptr, s, stream);
 }
 
 __global__ void finish_kernel(i64 rows, i64 cols, DeviceQuant q, float* state, double* stats,
@@ -1311,25 +1310,23 @@ void launch_fake_quantize(float* data, std::int64_t rows, std::int64_t cols, con
 }
 
 void launch_quantize_fp8(const void* src, DType src_dtype, std::int64_t rows, std::int64_t cols,
-                         const DeviceQuant& q, float* state, double* stats, bool record,
-                         std::uint8_t* codes, std::uint8_t* codes_t, float* scale_inv,
-                         void* scratch, cudaStream_t stream) {
+                         const DeviceQuant& q, const Fp8CodesOut& out, void* scratch,
+                         cudaStream_t stream) {
     auto* s = static_cast<Scratch*>(scratch);
     with_scratch(s, stream, [&] {
         switch (
             src_dtype) { // the floating dtypes check_quantize_fp8 lets through (float8 has none)
         case DType::Float32:
-            launch_codes<float>(src, rows, cols, q, state, codes, codes_t, scale_inv, s, stream);
+            launch_codes<float>(src, rows, cols, q, out, s, stream);
             break;
         case DType::Float16:
-            launch_codes<__half>(src, rows, cols, q, state, codes, codes_t, scale_inv, s, stream);
+            launch_codes<__half>(src, rows, cols, q, out, s, stream);
             break;
         case DType::BFloat16:
-            launch_codes<__nv_bfloat16>(src, rows, cols, q, state, codes, codes_t, scale_inv, s,
-                                        stream);
+            launch_codes<__nv_bfloat16>(src, rows, cols, q, out, s, stream);
             break;
         case DType::Float64:
-            launch_codes<double>(src, rows, cols, q, state, codes, codes_t, scale_inv, s, stream);
+            launch_codes<double>(src, rows, cols, q, out, s, stream);
             break;
         default:
             throw Error(ErrorKind::InvalidArgument,
@@ -1337,14 +1334,13 @@ void launch_quantize_fp8(const void* src, DType src_dtype, std::int64_t rows, st
                                     "float16 or bfloat16 sources, not ") +
                             std::string(dtype_name(src_dtype)));
         }
-        finish_kernel<<<1, 1, 0, stream>>>(rows, cols, q, state, stats, record, s);
+        finish_kernel<<<1, 1, 0, stream>>>(rows, cols, q, out.state, out.stats, out.record, s);
         MANTISSA_CUDA_LAUNCH_CHECK();
     });
 }
 
 bool launch_relu_grad_fp8(const void* y, const void* dy, DType dtype, std::int64_t rows,
-                          std::int64_t cols, const DeviceQuant& q, float* state, double* stats,
-                          bool record, std::uint8_t* codes, std::uint8_t* codes_t, float* scale_inv,
+                          std::int64_t cols, const DeviceQuant& q, const Fp8CodesOut& out,
                           void* scratch, void* bias_partial, std::size_t bias_partial_bytes,
                           void* db, DType db_dtype, cudaStream_t stream) {
     const bool types =
@@ -1369,9 +1365,9 @@ bool launch_relu_grad_fp8(const void* y, const void* dy, DType dtype, std::int64
             using S = typename decltype(tag)::type;
             launch_code_tiles<S, TileSource::ReluGrad>(
                 static_cast<const S*>(dy), static_cast<const S*>(y), rows, cols, tiles_per_chunk, q,
-                state, codes, codes_t, scale_inv, partial, s, stream);
+                out.state, out.codes, out.codes_t, out.scale_inv, partial, s, stream);
         });
-        finish_kernel<<<1, 1, 0, stream>>>(rows, cols, q, state, stats, record, s);
+        finish_kernel<<<1, 1, 0, stream>>>(rows, cols, q, out.state, out.stats, out.record, s);
         MANTISSA_CUDA_LAUNCH_CHECK();
         launch_bias_totals(partial, chunks, cols, db, db_dtype, stream);
     });

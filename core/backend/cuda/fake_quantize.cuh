@@ -59,14 +59,25 @@ void launch_fake_quantize_lines(const void* src, DType src_dtype, void* dst, DTy
                                 std::int64_t rows, std::int64_t cols, const DeviceQuant& q,
                                 double* stats, bool record, void* scratch, cudaStream_t stream);
 
+// Where a per-tensor FP8 quantise writes (Fp8QuantArgs on the device): each code row-major into
+// `codes` and/or transposed (cols x rows) into `codes_t` (either may be null), the decode scale
+// into `*scale_inv`, delayed scaling's history into `state` (null for current scaling), and the
+// stats (written where `record`).
+struct Fp8CodesOut {
+    std::uint8_t* codes = nullptr;
+    std::uint8_t* codes_t = nullptr;
+    float* scale_inv = nullptr;
+    float* state = nullptr;
+    double* stats = nullptr;
+    bool record = true;
+};
+
 // Per-tensor FP8 into codes for the FP8 GEMM (Backend::quantize_fp8): src (rows x cols of
-// `src_dtype`) cast with the scale launch_fake_quantize would use, each code written row-major
-// into `codes` and/or transposed (cols x rows) into `codes_t` (either may be null), the decode
-// scale into `*scale_inv` (device), then the same stats and delayed-scaling update.
+// `src_dtype`) cast with the scale launch_fake_quantize would use, into `out`, then the same
+// stats and delayed-scaling update.
 void launch_quantize_fp8(const void* src, DType src_dtype, std::int64_t rows, std::int64_t cols,
-                         const DeviceQuant& q, float* state, double* stats, bool record,
-                         std::uint8_t* codes, std::uint8_t* codes_t, float* scale_inv,
-                         void* scratch, cudaStream_t stream);
+                         const DeviceQuant& q, const Fp8CodesOut& out, void* scratch,
+                         cudaStream_t stream);
 
 // A ReLU layer's dZ = dY where y > 0 (else 0), its FP8 codes as launch_quantize_fp8 writes them
 // from a stored dZ (same codes, decode scale, stats and delayed-scaling update), and its bias
@@ -78,8 +89,7 @@ void launch_quantize_fp8(const void* src, DType src_dtype, std::int64_t rows, st
 // launched, where it does not apply (another scaling, dtype, an empty tensor, or more columns
 // than the scratch holds one row of sums for).
 bool launch_relu_grad_fp8(const void* y, const void* dy, DType dtype, std::int64_t rows,
-                          std::int64_t cols, const DeviceQuant& q, float* state, double* stats,
-                          bool record, std::uint8_t* codes, std::uint8_t* codes_t, float* scale_inv,
+                          std::int64_t cols, const DeviceQuant& q, const Fp8CodesOut& out,
                           void* scratch, void* bias_partial, std::size_t bias_partial_bytes,
                           void* db, DType db_dtype, cudaStream_t stream);
 

@@ -141,6 +141,16 @@ TensorId dense_steps(PlanBuilder& b, const Dense& layer, TensorId input, bool fu
     // On FP8 GEMMs under delayed scaling that step also writes dZ's codes (below), so an engine
     // may form dZ, db and the codes in one pass without storing dZ (issue 26).
     const bool codes_in_act_step = fp8 && fused_bias_grad && b.fuses_gradient_codes();
+    // The derivative step's tensors once bound; `in` is what the derivative reads (the
+    // pre-activation for GELU, the output otherwise).
+    struct ActGrad {
+        Tensor *in, *y, *dy, *dz, *db;
+    };
+    auto act_grad_of = [z, y, dy_id, bias](TensorId dz, const BoundTensors& t) {
+        Tensor* Y = t.ptr(y);
+        Tensor* pre = t.ptr(z);
+        return ActGrad{pre ? pre : Y, Y, t.ptr(dy_id), t.ptr(dz), t.ptr(bias.grad)};
+    };
     if (act != Activation::Linear && !codes_in_act_step) {
         // Elementwise derivatives run in place (dZ overwrites dY); softmax mixes a row, so it
         // writes into the pre-activation's own gradient.
@@ -154,18 +164,13 @@ TensorId dense_steps(PlanBuilder& b, const Dense& layer, TensorId input, bool fu
             s.outputs.push_back(bias.grad);
             s.flops += 1.0 * batch * units;
         }
-        s.bind = [act, z, y, dy_id, dz_id, fused_bias_grad,
-                  bias](const BoundTensors& t) -> StepRun {
-            Tensor* pre = t.ptr(z);
-            Tensor* Y = t.ptr(y);
-            Tensor* dY = t.ptr(dy_id);
-            Tensor* dZ = t.ptr(dz_id);
-            Tensor* dB = t.ptr(bias.grad);
-            return [act, pre, Y, dY, dZ, dB, fused_bias_grad](Backend& be, const RunContext&) {
+        s.bind = [act, dz_id, fused_bias_grad, act_grad_of](const BoundTensors& t) -> StepRun {
+            const ActGrad g = act_grad_of(dz_id, t);
+            return [act, g, fused_bias_grad](Backend& be, const RunContext&) {
                 if (fused_bias_grad)
-                    be.activation_backward_bias_grad(act, pre ? *pre : *Y, *Y, *dY, *dZ, *dB);
+                    be.activation_backward_bias_grad(act, *g.in, *g.y, *g.dy, *g.dz, *g.db);
                 else
-                    be.activation_backward(act, pre ? *pre : *Y, *Y, *dY, *dZ);
+                    be.activation_backward(act, *g.in, *g.y, *g.dy, *g.dz);
             };
         };
         b.backward(std::move(s));
@@ -185,16 +190,11 @@ TensorId dense_steps(PlanBuilder& b, const Dense& layer, TensorId input, bool fu
             s.flops = 3.0 * batch * units;
             dz8 = b.quantize_fp8_within(
                 std::move(s), dz_id, QuantRole::Gradient, needs_dx, true,
-                [act, z, y, dy_id, dz_id, bias](const BoundTensors& t) -> PlanBuilder::Fp8Run {
-                    Tensor* pre = t.ptr(z);
-                    Tensor* Y = t.ptr(y);
-                    Tensor* dY = t.ptr(dy_id);
-                    Tensor* dZ = t.ptr(dz_id);
-                    Tensor* dB = t.ptr(bias.grad);
-                    return [act, pre, Y, dY, dZ, dB](Backend& be, const RunContext&,
-                                                     const Fp8QuantArgs& codes) {
-                        be.activation_backward_bias_grad_fp8(act, pre ? *pre : *Y, *Y, *dY, *dZ,
-                                                             *dB, codes);
+                [act, dz_id, act_grad_of](const BoundTensors& t) -> PlanBuilder::Fp8Run {
+                    const ActGrad g = act_grad_of(dz_id, t);
+                    return [act, g](Backend& be, const RunContext&, const Fp8QuantArgs& codes) {
+                        be.activation_backward_bias_grad_fp8(act, *g.in, *g.y, *g.dy, *g.dz, *g.db,
+                                                             codes);
                     };
                 });
         } else {
