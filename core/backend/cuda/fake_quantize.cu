@@ -879,7 +879,7 @@ __global__ void code_tile_kernel(const T* src, const T* relu_y, i64 rows, i64 co
                                  bool pair_stores, float* scale_inv_out, float* bias_partial,
                                  Scratch* s) {
     // Aligned so that a lane's two codes of a row store as one 2-byte word (pitch and column even).
-    __shared__ alignas(4) std::uint8_t tile[kTile][kTilePitch];
+    alignas(4) __shared__ std::uint8_t tile[kTile][kTilePitch];
     const float scale = tensor_scale_of(q, state, amax_of_bits(s->amax_bits));
     const float scale_inv = 1.0f / scale;
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 890

@@ -1,0 +1,465 @@
+// The kernel emulator's runtime: emulated threads as fibers (ucontext) with the block and warp
+// barriers emu_device.h's intrinsics wait on, and the part of the CUDA runtime API the CUDA engine
+// calls, on host memory. Each device allocation ends at a page the process may not touch, so a
+// kernel that reads or writes past a buffer's end stops with the kernel's name and the thread's
+// coordinates; new allocations hold 0xff bytes (NaN in every float format), so a kernel that leaves
+// an output element unwritten shows in the op case's comparison.
+#include <signal.h>
+#include <sys/mman.h>
+#include <ucontext.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <random>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "tests/cuda_emu/emu_device.h"
+// The runtime names the builtins' fields (cudaDeviceProp::warpSize), not the kernels' macros.
+#undef threadIdx
+#undef blockIdx
+#undef blockDim
+#undef gridDim
+#undef warpSize
+
+struct CUstream_st {};
+struct CUevent_st {};
+
+namespace mantissa_emu {
+namespace {
+
+constexpr std::size_t kFiberStack = 128 * 1024; // the kernels' register arrays live here
+constexpr int kWarp = 32;
+
+enum class Wait { None, Block, Warp, Done };
+
+struct Fiber {
+    ucontext_t context{};
+    std::unique_ptr<char[]> stack;
+    Coordinates where{};
+    Wait wait = Wait::Done;
+    int predicate = 0;
+};
+
+struct Run {
+    const char* kernel = "";
+    const std::function<void()>* body = nullptr;
+    std::vector<Fiber> fibers;
+    Fiber* running = nullptr;
+    ucontext_t scheduler{};
+    int block_or = 0;
+    std::vector<unsigned char> slots; // one 8-byte slot per thread, for the warp exchanges
+};
+
+Run* g_run = nullptr; // the launch in progress (launches run one at a time: a mutex guards it)
+std::mutex g_launch_mutex;
+cudaError_t g_last_error = cudaSuccess;
+
+void fiber_main() {
+    Run* run = g_run;
+    (*run->body)();
+    run->running->wait = Wait::Done; // uc_link returns to the scheduler
+}
+
+void yield_to_scheduler(Wait wait) {
+    Fiber* me = g_run->running;
+    me->wait = wait;
+    swapcontext(&me->context, &g_run->scheduler);
+}
+
+[[noreturn]] void fail(const std::string& what) {
+    std::fprintf(stderr, "cuda-emu: %s\n", what.c_str());
+    std::abort();
+}
+
+std::string describe_thread(const Run& run, const Fiber& f) {
+    char text[256];
+    std::snprintf(text, sizeof text, "%s, block (%u,%u,%u) thread (%u,%u,%u)", run.kernel,
+                  f.where.block.x, f.where.block.y, f.where.block.z, f.where.thread.x,
+                  f.where.thread.y, f.where.thread.z);
+    return text;
+}
+
+// Releases the barriers every live thread has reached; false when no fiber can go on.
+bool release_barriers(Run& run) {
+    const int n = static_cast<int>(run.fibers.size());
+    bool released = false;
+    for (int warp = 0; warp * kWarp < n; ++warp) {
+        const int first = warp * kWarp, last = std::min(n, first + kWarp);
+        bool any = false, all = true;
+        for (int i = first; i < last; ++i) {
+            const Wait w = run.fibers[i].wait;
+            any |= w == Wait::Warp;
+            all &= w == Wait::Warp || w == Wait::Done;
+        }
+        if (any && all) {
+            for (int i = first; i < last; ++i)
+                if (run.fibers[i].wait == Wait::Warp)
+                    run.fibers[i].wait = Wait::None;
+            released = true;
+        }
+    }
+    bool any = false, all = true;
+    int predicate = 0;
+    for (const Fiber& f : run.fibers) {
+        any |= f.wait == Wait::Block;
+        all &= f.wait == Wait::Block || f.wait == Wait::Done;
+        if (f.wait == Wait::Block)
+            predicate |= f.predicate;
+    }
+    if (any && all) {
+        run.block_or = predicate != 0;
+        for (Fiber& f : run.fibers)
+            if (f.wait == Wait::Block)
+                f.wait = Wait::None;
+        released = true;
+    }
+    return released;
+}
+
+void run_block(Run& run, uint3 block, dim3 grid, dim3 dim, std::mt19937& order_rng) {
+    const int n = static_cast<int>(run.fibers.size());
+    for (int i = 0; i < n; ++i) {
+        Fiber& f = run.fibers[i];
+        f.where.thread = uint3{static_cast<unsigned>(i) % dim.x,
+                               static_cast<unsigned>(i) / dim.x % dim.y,
+                               static_cast<unsigned>(i) / (dim.x * dim.y)};
+        f.where.block = block;
+        f.where.block_dim = dim;
+        f.where.grid_dim = grid;
+        f.wait = Wait::None;
+        f.predicate = 0;
+        getcontext(&f.context);
+        f.context.uc_stack.ss_sp = f.stack.get();
+        f.context.uc_stack.ss_size = kFiberStack;
+        f.context.uc_link = &run.scheduler;
+        makecontext(&f.context, fiber_main, 0);
+    }
+    // Each round runs every ready thread up to its next barrier, in a shuffled order, so a
+    // missing __syncthreads shows whichever way the threads' order would have hidden it.
+    std::vector<int> order(n);
+    for (int i = 0; i < n; ++i)
+        order[i] = i;
+    for (;;) {
+        std::shuffle(order.begin(), order.end(), order_rng);
+        bool ran = false;
+        for (int i : order) {
+            Fiber& f = run.fibers[i];
+            if (f.wait != Wait::None)
+                continue;
+            run.running = &f;
+            swapcontext(&run.scheduler, &f.context);
+            ran = true;
+        }
+        run.running = nullptr;
+        if (std::all_of(run.fibers.begin(), run.fibers.end(),
+                        [](const Fiber& f) { return f.wait == Wait::Done; }))
+            return;
+        if (!release_barriers(run) && !ran) {
+            for (const Fiber& f : run.fibers)
+                if (f.wait != Wait::Done)
+                    fail("threads wait at different barriers (a barrier some threads skip): " +
+                         describe_thread(run, f));
+        }
+    }
+}
+
+// --- device memory: each allocation ends where an inaccessible page begins ------------------
+
+struct Mapping {
+    void* base;
+    std::size_t length;
+};
+std::mutex g_memory_mutex;
+std::map<void*, Mapping> g_mappings;
+std::size_t g_in_use = 0;
+
+void* map_device(std::size_t bytes) {
+    const std::size_t page = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
+    const std::size_t rounded = (std::max<std::size_t>(bytes, 1) + 255) / 256 * 256;
+    const std::size_t pages = (rounded + page - 1) / page;
+    const std::size_t length = (pages + 1) * page;
+    void* base = mmap(nullptr, length, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (base == MAP_FAILED)
+        return nullptr;
+    char* guard = static_cast<char*>(base) + pages * page;
+    mprotect(guard, page, PROT_NONE);
+    void* ptr = guard - rounded; // 256-byte aligned, as cudaMalloc's pointers are
+    std::memset(ptr, 0xff, rounded);
+    std::lock_guard lock(g_memory_mutex);
+    g_mappings[ptr] = Mapping{base, length};
+    g_in_use += rounded;
+    return ptr;
+}
+
+void unmap_device(void* ptr) {
+    if (ptr == nullptr)
+        return;
+    std::lock_guard lock(g_memory_mutex);
+    auto it = g_mappings.find(ptr);
+    if (it == g_mappings.end())
+        fail("cudaFree of a pointer cudaMalloc did not return");
+    g_in_use -= it->second.length - static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
+    munmap(it->second.base, it->second.length);
+    g_mappings.erase(it);
+}
+
+void on_segv(int, siginfo_t* info, void*) {
+    char text[512];
+    const Run* run = g_run;
+    if (run != nullptr && run->running != nullptr)
+        std::snprintf(text, sizeof text,
+                      "cuda-emu: %s touched %p, outside every allocation (past a buffer's end?)\n",
+                      describe_thread(*run, *run->running).c_str(), info->si_addr);
+    else
+        std::snprintf(text, sizeof text, "cuda-emu: host code touched %p (no kernel running)\n",
+                      info->si_addr);
+    const ssize_t ignored = write(2, text, std::strlen(text));
+    (void)ignored;
+    signal(SIGSEGV, SIG_DFL);
+    raise(SIGSEGV);
+}
+
+// The fibers' stacks are outside the main stack, so a fault must be handled on its own stack.
+void install_fault_report() {
+    static bool installed = false;
+    if (installed)
+        return;
+    installed = true;
+    static std::vector<char> alt(1 << 16);
+    stack_t ss{};
+    ss.ss_sp = alt.data();
+    ss.ss_size = alt.size();
+    sigaltstack(&ss, nullptr);
+    struct sigaction sa{};
+    sa.sa_sigaction = on_segv;
+    sa.sa_flags = SA_SIGINFO | SA_ONSTACK;
+    sigaction(SIGSEGV, &sa, nullptr);
+}
+
+} // namespace
+
+const Coordinates& here() {
+    if (g_run == nullptr || g_run->running == nullptr)
+        fail("a device builtin (threadIdx, __syncthreads, ...) called outside a kernel");
+    return g_run->running->where;
+}
+
+int block_barrier(int predicate) {
+    g_run->running->predicate = predicate;
+    yield_to_scheduler(Wait::Block);
+    return g_run->block_or;
+}
+
+void warp_exchange(const void* mine, void* theirs, std::size_t bytes, int source_lane) {
+    if (bytes > 8)
+        fail("a warp shuffle of more than 8 bytes");
+    Run& run = *g_run;
+    const int index = static_cast<int>(run.running - run.fibers.data());
+    const int source = index / kWarp * kWarp + source_lane;
+    std::memcpy(&run.slots[static_cast<std::size_t>(index) * 8], mine, bytes);
+    yield_to_scheduler(Wait::Warp);
+    if (source >= static_cast<int>(run.fibers.size()) || run.fibers[source].wait == Wait::Done)
+        fail("a warp shuffle reads a lane that does not exist or has exited: " +
+             describe_thread(run, *run.running));
+    std::memcpy(theirs, &run.slots[static_cast<std::size_t>(source) * 8], bytes);
+    yield_to_scheduler(Wait::Warp);
+}
+
+void launch(const char* kernel, dim3 grid, dim3 block, std::size_t shared_bytes,
+            cudaStream_t /*stream*/, const std::function<void()>& body) {
+    const unsigned long long threads =
+        static_cast<unsigned long long>(block.x) * block.y * block.z;
+    if (grid.x == 0 || grid.y == 0 || grid.z == 0 || threads == 0 || threads > 1024 ||
+        block.z > 64 || grid.y > 65535 || grid.z > 65535 || shared_bytes > 48 * 1024) {
+        std::fprintf(stderr,
+                     "cuda-emu: %s launched with grid (%u,%u,%u) block (%u,%u,%u): the hardware "
+                     "refuses it\n",
+                     kernel, grid.x, grid.y, grid.z, block.x, block.y, block.z);
+        g_last_error = cudaErrorInvalidConfiguration;
+        return;
+    }
+    std::lock_guard lock(g_launch_mutex);
+    install_fault_report();
+    Run run;
+    run.kernel = kernel;
+    run.body = &body;
+    run.fibers.resize(threads);
+    for (Fiber& f : run.fibers)
+        f.stack.reset(new char[kFiberStack]); // untouched pages cost nothing
+    run.slots.assign(threads * 8, 0);
+    g_run = &run;
+    std::mt19937 order_rng(12345);
+    for (unsigned z = 0; z < grid.z; ++z)
+        for (unsigned y = 0; y < grid.y; ++y)
+            for (unsigned x = 0; x < grid.x; ++x)
+                run_block(run, uint3{x, y, z}, grid, block, order_rng);
+    g_run = nullptr;
+}
+
+} // namespace mantissa_emu
+
+// --- the CUDA runtime API the engine calls ----------------------------------------------------
+
+using mantissa_emu::g_last_error;
+
+extern "C" {
+
+cudaError_t cudaGetDeviceCount(int* count) {
+    *count = 1;
+    return cudaSuccess;
+}
+cudaError_t cudaSetDevice(int device) {
+    return device == 0 ? cudaSuccess : cudaErrorInvalidDevice;
+}
+cudaError_t cudaGetDeviceProperties(cudaDeviceProp* prop, int device) {
+    if (device != 0)
+        return cudaErrorInvalidDevice;
+    *prop = cudaDeviceProp{};
+    std::snprintf(prop->name, sizeof prop->name, "cuda-emu (kernels emulated on the CPU)");
+    prop->totalGlobalMem = std::size_t{8} << 30;
+    prop->major = 9; // the Hopper paths the GPU runs (sm_90), less its FP8 tensor cores
+    prop->minor = 0;
+    prop->multiProcessorCount = 4;
+    prop->warpSize = 32;
+    prop->maxThreadsPerBlock = 1024;
+    prop->sharedMemPerBlock = 48 * 1024;
+    return cudaSuccess;
+}
+cudaError_t cudaDriverGetVersion(int* version) {
+    *version = 13000;
+    return cudaSuccess;
+}
+cudaError_t cudaRuntimeGetVersion(int* version) {
+    *version = 13000;
+    return cudaSuccess;
+}
+cudaError_t cudaMemGetInfo(size_t* free_bytes, size_t* total) {
+    *total = std::size_t{8} << 30;
+    *free_bytes = *total - mantissa_emu::g_in_use;
+    return cudaSuccess;
+}
+const char* cudaGetErrorName(cudaError_t error) {
+    return error == cudaSuccess ? "cudaSuccess" : "cudaError (emulated)";
+}
+const char* cudaGetErrorString(cudaError_t error) {
+    switch (error) {
+    case cudaSuccess:
+        return "no error";
+    case cudaErrorInvalidConfiguration:
+        return "invalid configuration argument (emulated launch check)";
+    case cudaErrorMemoryAllocation:
+        return "out of memory (emulated)";
+    case cudaErrorNotSupported:
+        return "operation not supported by the kernel emulator";
+    default:
+        return "an emulated CUDA error";
+    }
+}
+cudaError_t cudaGetLastError(void) {
+    const cudaError_t e = g_last_error;
+    g_last_error = cudaSuccess;
+    return e;
+}
+cudaError_t cudaPeekAtLastError(void) {
+    return g_last_error;
+}
+
+cudaError_t cudaMalloc(void** ptr, size_t bytes) {
+    *ptr = mantissa_emu::map_device(bytes);
+    return *ptr != nullptr ? cudaSuccess : cudaErrorMemoryAllocation;
+}
+cudaError_t cudaMallocAsync(void** ptr, size_t bytes, cudaStream_t) {
+    return cudaMalloc(ptr, bytes);
+}
+cudaError_t cudaFree(void* ptr) {
+    mantissa_emu::unmap_device(ptr);
+    return cudaSuccess;
+}
+cudaError_t cudaFreeAsync(void* ptr, cudaStream_t) {
+    return cudaFree(ptr);
+}
+cudaError_t cudaMallocHost(void** ptr, size_t bytes) {
+    *ptr = std::malloc(std::max<size_t>(bytes, 1));
+    return *ptr != nullptr ? cudaSuccess : cudaErrorMemoryAllocation;
+}
+cudaError_t cudaFreeHost(void* ptr) {
+    std::free(ptr);
+    return cudaSuccess;
+}
+cudaError_t cudaMemcpy(void* dst, const void* src, size_t count, cudaMemcpyKind) {
+    std::memmove(dst, src, count);
+    return cudaSuccess;
+}
+cudaError_t cudaMemcpyAsync(void* dst, const void* src, size_t count, cudaMemcpyKind kind,
+                            cudaStream_t) {
+    return cudaMemcpy(dst, src, count, kind);
+}
+cudaError_t cudaMemset(void* ptr, int value, size_t count) {
+    std::memset(ptr, value, count);
+    return cudaSuccess;
+}
+cudaError_t cudaMemsetAsync(void* ptr, int value, size_t count, cudaStream_t) {
+    return cudaMemset(ptr, value, count);
+}
+
+cudaError_t cudaStreamCreateWithFlags(cudaStream_t* stream, unsigned int) {
+    *stream = new CUstream_st;
+    return cudaSuccess;
+}
+cudaError_t cudaStreamDestroy(cudaStream_t stream) {
+    delete stream;
+    return cudaSuccess;
+}
+cudaError_t cudaStreamSynchronize(cudaStream_t) {
+    return cudaSuccess; // every call ran when it was made
+}
+cudaError_t cudaDeviceSynchronize(void) {
+    return cudaSuccess;
+}
+cudaError_t cudaEventCreate(cudaEvent_t* event) {
+    *event = new CUevent_st;
+    return cudaSuccess;
+}
+cudaError_t cudaEventDestroy(cudaEvent_t event) {
+    delete event;
+    return cudaSuccess;
+}
+cudaError_t cudaEventRecord(cudaEvent_t, cudaStream_t) {
+    return cudaSuccess;
+}
+cudaError_t cudaEventSynchronize(cudaEvent_t) {
+    return cudaSuccess;
+}
+cudaError_t cudaEventElapsedTime(float* ms, cudaEvent_t, cudaEvent_t) {
+    *ms = 0; // the emulator measures no time
+    return cudaSuccess;
+}
+
+// CUDA Graphs: a launch here runs when it is made, so there is nothing to capture.
+cudaError_t cudaStreamBeginCapture(cudaStream_t, cudaStreamCaptureMode) {
+    return cudaErrorNotSupported;
+}
+cudaError_t cudaStreamEndCapture(cudaStream_t, cudaGraph_t*) {
+    return cudaErrorNotSupported;
+}
+cudaError_t cudaGraphInstantiate(cudaGraphExec_t*, cudaGraph_t, unsigned long long) {
+    return cudaErrorNotSupported;
+}
+cudaError_t cudaGraphLaunch(cudaGraphExec_t, cudaStream_t) {
+    return cudaErrorNotSupported;
+}
+cudaError_t cudaGraphDestroy(cudaGraph_t) {
+    return cudaSuccess;
+}
+cudaError_t cudaGraphExecDestroy(cudaGraphExec_t) {
+    return cudaSuccess;
+}
+
+} // extern "C"

@@ -1,0 +1,57 @@
+// The CUDA engine's own code on the CPU: every case of the op-case table (core/check/op_cases.h)
+// run on the CPU engine and on the kernel emulator's CudaBackend (README.md here), under the
+// table's rules, then a few training steps of every main policy compared step by step, as
+// `selftest --require-gpu` does on a GPU. What it proves: the kernels' indexing, barriers,
+// partial tiles and arithmetic as the host compiler builds them, and the engine's calls around
+// them. What it cannot: timing, the sm_89+ conversion instructions' branches, cuBLASLt's and
+// cuDNN's own kernels (emu_libraries.cpp), CUDA Graphs.
+//
+// usage: cuda_emu_ops [substring]   (only the cases whose name holds it; no training steps)
+#include <cstdio>
+#include <string>
+
+#include "core/backend/cpu/cpu_backend.h"
+#include "core/backend/cuda/cuda_backend.h"
+#include "core/check/op_cases.h"
+#include "core/check/parity.h"
+#include "core/data/synthetic_mnist.h"
+
+using namespace mantissa;
+
+int main(int argc, char** argv) {
+    const std::string only = argc > 1 ? argv[1] : "";
+    CpuBackend cpu;
+    CudaBackend emulated(0);
+    int failures = 0, ran = 0, skipped = 0;
+    for (const OpCase& c : op_cases()) {
+        if (!only.empty() && describe(c).find(only) == std::string::npos)
+            continue;
+        const CaseResult r = run_case(c, cpu, emulated);
+        if (!r.skipped.empty()) {
+            ++skipped;
+            continue;
+        }
+        ++ran;
+        if (r.ok())
+            continue;
+        ++failures;
+        std::printf("FAIL %s %s: error %.3g (tolerance %.1g)%s%s%s%s\n", r.name.c_str(),
+                    std::string(dtype_name(r.dtype)).c_str(), r.error, r.tolerance,
+                    r.failure.empty() ? "" : ": ", r.failure.c_str(),
+                    r.worst.empty() ? "" : " at ", r.worst.c_str());
+    }
+    std::printf("op cases on the emulated CUDA engine: %d ran, %d failed, %d skipped\n", ran,
+                failures, skipped);
+    if (only.empty()) {
+        const Mnist data = synthetic_mnist(512, 64);
+        for (const char* policy : {"float32", "mixed_float16", "mixed_bfloat16", "mixed_float8",
+                                   "mxfp8_e4m3", "nvfp4"}) {
+            const TrainingParity t = training_parity(cpu, emulated, data, policy, 3);
+            std::printf("training steps (3) %-15s loss rel err %.3g (tolerance %.1g) %s%s\n",
+                        policy, t.max_loss_rel_error, t.tolerance, t.ok() ? "ok" : "FAIL ",
+                        t.failure.c_str());
+            failures += t.ok() ? 0 : 1;
+        }
+    }
+    return failures == 0 ? 0 : 1;
+}
