@@ -47,8 +47,7 @@ void launch(const char* kernel, dim3 grid, dim3 block, std::size_t shared_bytes,
 
 inline int lane() {
     const Coordinates& c = here();
-    const unsigned linear =
-        c.thread.x + c.block_dim.x * (c.thread.y + c.block_dim.y * c.thread.z);
+    const unsigned linear = c.thread.x + c.block_dim.x * (c.thread.y + c.block_dim.y * c.thread.z);
     return static_cast<int>(linear % 32);
 }
 
@@ -100,8 +99,7 @@ template <class T>
 T __shfl_down_sync(unsigned /*mask*/, T value, unsigned delta, int width = 32) {
     const int lane = mantissa_emu::lane();
     int source = lane + static_cast<int>(delta);
-    if ((source & ~(width - 1)) != (lane & ~(width - 1)))
-        source = lane;
+    if ((source & ~(width - 1)) != (lane & ~(width - 1))) source = lane;
     T theirs{};
     mantissa_emu::warp_exchange(&value, &theirs, sizeof(T), source);
     return theirs;

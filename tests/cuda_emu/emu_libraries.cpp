@@ -8,10 +8,10 @@
 // - cuDNN: handles and descriptors, and no algorithm, so every convolution runs the engine's
 //   direct kernels (conv2d_direct.cu) as it does where cuDNN refuses a pass.
 #include <cublasLt.h>
-#include <cudnn.h>
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <cuda_fp8.h>
+#include <cudnn.h>
 
 #include <cmath>
 #include <cstdint>
@@ -154,8 +154,7 @@ cublasStatus_t cublasLtMatmulDescSetAttribute(cublasLtMatmulDesc_t desc,
                                               size_t bytes) {
     FakeDesc& d = *desc_of(desc);
     const auto copy = [&](auto& field) {
-        if (bytes != sizeof field)
-            return CUBLAS_STATUS_INVALID_VALUE;
+        if (bytes != sizeof field) return CUBLAS_STATUS_INVALID_VALUE;
         std::memcpy(&field, buf, bytes);
         return CUBLAS_STATUS_SUCCESS;
     };
@@ -193,8 +192,7 @@ cublasStatus_t cublasLtMatmulDescSetAttribute(cublasLtMatmulDesc_t desc,
 
 cublasStatus_t cublasLtMatrixLayoutCreate(cublasLtMatrixLayout_t* layout, cudaDataType type,
                                           uint64_t rows, uint64_t cols, int64_t ld) {
-    if (ld < static_cast<std::int64_t>(rows))
-        return CUBLAS_STATUS_INVALID_VALUE;
+    if (ld < static_cast<std::int64_t>(rows)) return CUBLAS_STATUS_INVALID_VALUE;
     *layout = reinterpret_cast<cublasLtMatrixLayout_t>(new FakeLayout{type, rows, cols, ld});
     return CUBLAS_STATUS_SUCCESS;
 }
@@ -225,16 +223,13 @@ cublasStatus_t cublasLtMatmulAlgoGetHeuristic(cublasLtHandle_t, cublasLtMatmulDe
                                               int* returned) {
     *returned = 0;
     const FakeDesc& f = *desc_of(desc);
-    const FakeLayout *la = layout_of(a), *lb = layout_of(b), *lc = layout_of(c),
-                     *ld = layout_of(d);
+    const FakeLayout *la = layout_of(a), *lb = layout_of(b), *lc = layout_of(c), *ld = layout_of(d);
     if (!known(la->type) || !known(lb->type) || !known(lc->type) || !known(ld->type))
         return CUBLAS_STATUS_NOT_SUPPORTED;
     if (ld->type == CUDA_R_8F_E4M3 || ld->type == CUDA_R_8F_E5M2) // no FP8 output emulated
         return CUBLAS_STATUS_NOT_SUPPORTED;
-    if (has_bias(f.epilogue) && f.bias == nullptr)
-        return CUBLAS_STATUS_INVALID_VALUE;
-    if (requested < 1)
-        return CUBLAS_STATUS_INVALID_VALUE;
+    if (has_bias(f.epilogue) && f.bias == nullptr) return CUBLAS_STATUS_INVALID_VALUE;
+    if (requested < 1) return CUBLAS_STATUS_INVALID_VALUE;
     results[0] = cublasLtMatmulHeuristicResult_t{};
     results[0].workspaceSize = 0;
     results[0].state = CUBLAS_STATUS_SUCCESS;
@@ -250,8 +245,7 @@ cublasStatus_t cublasLtMatmulAlgoConfigGetAttribute(const cublasLtMatmulAlgo_t*,
         return CUBLAS_STATUS_NOT_SUPPORTED;
     const std::int32_t id = 0; // "algo 0": the emulator's one reference algorithm
     std::memcpy(buf, &id, sizeof id);
-    if (written)
-        *written = sizeof id;
+    if (written) *written = sizeof id;
     return CUBLAS_STATUS_SUCCESS;
 }
 
@@ -269,20 +263,18 @@ cublasStatus_t cublasLtMatmul(cublasLtHandle_t, cublasLtMatmulDesc_t desc, const
     const std::uint64_t kb = f.trans_b == CUBLAS_OP_N ? lb.rows : lb.cols;
     const std::uint64_t n = f.trans_b == CUBLAS_OP_N ? lb.cols : lb.rows;
     if (k != kb || ld.rows != m || ld.cols != n || lc.rows != m || lc.cols != n) {
-        std::fprintf(stderr,
-                     "cuda-emu cuBLASLt: layouts disagree (A %llux%llu, B %llux%llu, D %llux%llu)\n",
-                     (unsigned long long)la.rows, (unsigned long long)la.cols,
-                     (unsigned long long)lb.rows, (unsigned long long)lb.cols,
-                     (unsigned long long)ld.rows, (unsigned long long)ld.cols);
+        std::fprintf(
+            stderr, "cuda-emu cuBLASLt: layouts disagree (A %llux%llu, B %llux%llu, D %llux%llu)\n",
+            (unsigned long long)la.rows, (unsigned long long)la.cols, (unsigned long long)lb.rows,
+            (unsigned long long)lb.cols, (unsigned long long)ld.rows, (unsigned long long)ld.cols);
         return CUBLAS_STATUS_INVALID_VALUE;
     }
     const bool f64 = f.scale_type == CUDA_R_64F;
     const double al = f64 ? *static_cast<const double*>(alpha) : *static_cast<const float*>(alpha);
     const double be = f64 ? *static_cast<const double*>(beta) : *static_cast<const float*>(beta);
     const bool fp8 = la.type == CUDA_R_8F_E4M3 || la.type == CUDA_R_8F_E5M2;
-    const double scale = fp8 ? double(f.a_scale ? *f.a_scale : 1.0f) *
-                                   double(f.b_scale ? *f.b_scale : 1.0f)
-                             : 1.0;
+    const double scale =
+        fp8 ? double(f.a_scale ? *f.a_scale : 1.0f) * double(f.b_scale ? *f.b_scale : 1.0f) : 1.0;
     if (has_aux(f.epilogue) && (f.aux == nullptr || f.aux_ld < static_cast<std::int64_t>(m)))
         return CUBLAS_STATUS_INVALID_VALUE;
     std::vector<double> out(m * n);
@@ -294,17 +286,13 @@ cublasStatus_t cublasLtMatmul(cublasLtHandle_t, cublasLtMatmulDesc_t desc, const
                 const std::size_t ib = f.trans_b == CUBLAS_OP_N ? p + j * lb.ld : j + p * lb.ld;
                 sum += load(la.type, A, ia) * load(lb.type, B, ib);
             }
-            if (!f64)
-                sum = static_cast<float>(sum);
+            if (!f64) sum = static_cast<float>(sum);
             double v = al * scale * sum;
-            if (!f64)
-                v = static_cast<float>(v);
-            if (be != 0)
-                v += be * load(lc.type, C, i + j * lc.ld);
+            if (!f64) v = static_cast<float>(v);
+            if (be != 0) v += be * load(lc.type, C, i + j * lc.ld);
             if (has_bias(f.epilogue))
                 v += load(f.bias_type, f.bias, i); // one bias per row of column-major D
-            if (!f64)
-                v = static_cast<float>(v);
+            if (!f64) v = static_cast<float>(v);
             if (has_aux(f.epilogue))
                 store(f.aux_type, f.aux, i + j * static_cast<std::size_t>(f.aux_ld), v, f64);
             switch (f.epilogue) {
@@ -324,8 +312,7 @@ cublasStatus_t cublasLtMatmul(cublasLtHandle_t, cublasLtMatmulDesc_t desc, const
             out[i + j * m] = v;
         }
     for (std::uint64_t j = 0; j < n; ++j)
-        for (std::uint64_t i = 0; i < m; ++i)
-            store(ld.type, D, i + j * ld.ld, out[i + j * m], f64);
+        for (std::uint64_t i = 0; i < m; ++i) store(ld.type, D, i + j * ld.ld, out[i + j * m], f64);
     return CUBLAS_STATUS_SUCCESS;
 }
 
@@ -381,8 +368,8 @@ cudnnStatus_t cudnnSetFilter4dDescriptor(cudnnFilterDescriptor_t, cudnnDataType_
                                          cudnnTensorFormat_t, int, int, int, int) {
     return CUDNN_STATUS_SUCCESS;
 }
-cudnnStatus_t cudnnSetConvolution2dDescriptor(cudnnConvolutionDescriptor_t, int, int, int, int,
-                                              int, int, cudnnConvolutionMode_t, cudnnDataType_t) {
+cudnnStatus_t cudnnSetConvolution2dDescriptor(cudnnConvolutionDescriptor_t, int, int, int, int, int,
+                                              int, cudnnConvolutionMode_t, cudnnDataType_t) {
     return CUDNN_STATUS_SUCCESS;
 }
 cudnnStatus_t cudnnSetConvolutionMathType(cudnnConvolutionDescriptor_t, cudnnMathType_t) {
@@ -409,13 +396,10 @@ cudnnStatus_t cudnnGetConvolutionForwardAlgorithm_v7(cudnnHandle_t, const cudnnT
     *returned = 0;
     return CUDNN_STATUS_NOT_SUPPORTED;
 }
-cudnnStatus_t cudnnGetConvolutionBackwardDataAlgorithm_v7(cudnnHandle_t,
-                                                          const cudnnFilterDescriptor_t,
-                                                          const cudnnTensorDescriptor_t,
-                                                          const cudnnConvolutionDescriptor_t,
-                                                          const cudnnTensorDescriptor_t, const int,
-                                                          int* returned,
-                                                          cudnnConvolutionBwdDataAlgoPerf_t*) {
+cudnnStatus_t cudnnGetConvolutionBackwardDataAlgorithm_v7(
+    cudnnHandle_t, const cudnnFilterDescriptor_t, const cudnnTensorDescriptor_t,
+    const cudnnConvolutionDescriptor_t, const cudnnTensorDescriptor_t, const int, int* returned,
+    cudnnConvolutionBwdDataAlgoPerf_t*) {
     *returned = 0;
     return CUDNN_STATUS_NOT_SUPPORTED;
 }

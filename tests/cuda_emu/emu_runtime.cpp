@@ -1,4 +1,4 @@
-// The kernel emulator's runtime: emulated threads as fibers (ucontext) with the block and warp
+// The kernel emulator's runtime: emulated threads as fibers with the block and warp
 // barriers emu_device.h's intrinsics wait on, and the part of the CUDA runtime API the CUDA engine
 // calls, on host memory. Each device allocation ends at a page the process may not touch, so a
 // kernel that reads or writes past a buffer's end stops with the kernel's name and the thread's
@@ -39,9 +39,72 @@ constexpr int kWarp = 32;
 
 enum class Wait { None, Block, Warp, Done };
 
+// Switching fibers. On x86-64: the six callee-saved registers and the stack pointer, as a
+// function call would save them (swapcontext also sets the signal mask, two system calls a
+// switch, which took half the emulator's time). Elsewhere: ucontext.
+#if defined(__x86_64__)
+extern "C" void mantissa_emu_switch(void** save_sp, void* load_sp);
+asm(R"(
+    .text
+    .globl mantissa_emu_switch
+    .type mantissa_emu_switch, @function
+mantissa_emu_switch:
+    pushq %rbp
+    pushq %rbx
+    pushq %r12
+    pushq %r13
+    pushq %r14
+    pushq %r15
+    movq %rsp, (%rdi)
+    movq %rsi, %rsp
+    popq %r15
+    popq %r14
+    popq %r13
+    popq %r12
+    popq %rbx
+    popq %rbp
+    ret
+    .size mantissa_emu_switch, .-mantissa_emu_switch
+)");
+
+struct Context {
+    void* sp = nullptr;
+};
+
+// The first switch into `c` "returns" into `entry` with the stack aligned as at a call.
+void prepare(Context& c, char* stack, std::size_t bytes, void (*entry)()) {
+    const auto top = reinterpret_cast<std::uintptr_t>(stack + bytes) & ~std::uintptr_t{15};
+    void** slots = reinterpret_cast<void**>(top) - 8; // six registers, the return address, pad
+    for (int i = 0; i < 6; ++i) slots[i] = nullptr;
+    slots[6] = reinterpret_cast<void*>(entry);
+    slots[7] = nullptr;
+    c.sp = slots;
+}
+
+void switch_to(Context& from, Context& to) {
+    mantissa_emu_switch(&from.sp, to.sp);
+}
+#else
+struct Context {
+    ucontext_t uc{};
+};
+
+void prepare(Context& c, char* stack, std::size_t bytes, void (*entry)()) {
+    getcontext(&c.uc);
+    c.uc.uc_stack.ss_sp = stack;
+    c.uc.uc_stack.ss_size = bytes;
+    c.uc.uc_link = nullptr;
+    makecontext(&c.uc, entry, 0);
+}
+
+void switch_to(Context& from, Context& to) {
+    swapcontext(&from.uc, &to.uc);
+}
+#endif
+
 struct Fiber {
-    ucontext_t context{};
-    std::unique_ptr<char[]> stack;
+    Context context;
+    char* stack = nullptr; // kFiberStack bytes, from the launch's pool
     Coordinates where{};
     Wait wait = Wait::Done;
     int predicate = 0;
@@ -52,7 +115,7 @@ struct Run {
     const std::function<void()>* body = nullptr;
     std::vector<Fiber> fibers;
     Fiber* running = nullptr;
-    ucontext_t scheduler{};
+    Context scheduler;
     int block_or = 0;
     std::vector<unsigned char> slots; // one 8-byte slot per thread, for the warp exchanges
 };
@@ -61,16 +124,20 @@ Run* g_run = nullptr; // the launch in progress (launches run one at a time: a m
 std::mutex g_launch_mutex;
 cudaError_t g_last_error = cudaSuccess;
 
+// A fiber's whole life: the kernel's body once, then back to the scheduler for good.
 void fiber_main() {
     Run* run = g_run;
     (*run->body)();
-    run->running->wait = Wait::Done; // uc_link returns to the scheduler
+    Fiber* me = run->running;
+    me->wait = Wait::Done;
+    switch_to(me->context, run->scheduler);
+    std::abort(); // a finished fiber is never resumed
 }
 
 void yield_to_scheduler(Wait wait) {
     Fiber* me = g_run->running;
     me->wait = wait;
-    swapcontext(&me->context, &g_run->scheduler);
+    switch_to(me->context, g_run->scheduler);
 }
 
 [[noreturn]] void fail(const std::string& what) {
@@ -100,8 +167,7 @@ bool release_barriers(Run& run) {
         }
         if (any && all) {
             for (int i = first; i < last; ++i)
-                if (run.fibers[i].wait == Wait::Warp)
-                    run.fibers[i].wait = Wait::None;
+                if (run.fibers[i].wait == Wait::Warp) run.fibers[i].wait = Wait::None;
             released = true;
         }
     }
@@ -110,14 +176,12 @@ bool release_barriers(Run& run) {
     for (const Fiber& f : run.fibers) {
         any |= f.wait == Wait::Block;
         all &= f.wait == Wait::Block || f.wait == Wait::Done;
-        if (f.wait == Wait::Block)
-            predicate |= f.predicate;
+        if (f.wait == Wait::Block) predicate |= f.predicate;
     }
     if (any && all) {
         run.block_or = predicate != 0;
         for (Fiber& f : run.fibers)
-            if (f.wait == Wait::Block)
-                f.wait = Wait::None;
+            if (f.wait == Wait::Block) f.wait = Wait::None;
         released = true;
     }
     return released;
@@ -127,34 +191,28 @@ void run_block(Run& run, uint3 block, dim3 grid, dim3 dim, std::mt19937& order_r
     const int n = static_cast<int>(run.fibers.size());
     for (int i = 0; i < n; ++i) {
         Fiber& f = run.fibers[i];
-        f.where.thread = uint3{static_cast<unsigned>(i) % dim.x,
-                               static_cast<unsigned>(i) / dim.x % dim.y,
-                               static_cast<unsigned>(i) / (dim.x * dim.y)};
+        f.where.thread =
+            uint3{static_cast<unsigned>(i) % dim.x, static_cast<unsigned>(i) / dim.x % dim.y,
+                  static_cast<unsigned>(i) / (dim.x * dim.y)};
         f.where.block = block;
         f.where.block_dim = dim;
         f.where.grid_dim = grid;
         f.wait = Wait::None;
         f.predicate = 0;
-        getcontext(&f.context);
-        f.context.uc_stack.ss_sp = f.stack.get();
-        f.context.uc_stack.ss_size = kFiberStack;
-        f.context.uc_link = &run.scheduler;
-        makecontext(&f.context, fiber_main, 0);
+        prepare(f.context, f.stack, kFiberStack, fiber_main);
     }
     // Each round runs every ready thread up to its next barrier, in a shuffled order, so a
     // missing __syncthreads shows whichever way the threads' order would have hidden it.
     std::vector<int> order(n);
-    for (int i = 0; i < n; ++i)
-        order[i] = i;
+    for (int i = 0; i < n; ++i) order[i] = i;
     for (;;) {
         std::shuffle(order.begin(), order.end(), order_rng);
         bool ran = false;
         for (int i : order) {
             Fiber& f = run.fibers[i];
-            if (f.wait != Wait::None)
-                continue;
+            if (f.wait != Wait::None) continue;
             run.running = &f;
-            swapcontext(&run.scheduler, &f.context);
+            switch_to(run.scheduler, f.context);
             ran = true;
         }
         run.running = nullptr;
@@ -186,8 +244,7 @@ void* map_device(std::size_t bytes) {
     const std::size_t pages = (rounded + page - 1) / page;
     const std::size_t length = (pages + 1) * page;
     void* base = mmap(nullptr, length, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (base == MAP_FAILED)
-        return nullptr;
+    if (base == MAP_FAILED) return nullptr;
     char* guard = static_cast<char*>(base) + pages * page;
     mprotect(guard, page, PROT_NONE);
     void* ptr = guard - rounded; // 256-byte aligned, as cudaMalloc's pointers are
@@ -199,12 +256,10 @@ void* map_device(std::size_t bytes) {
 }
 
 void unmap_device(void* ptr) {
-    if (ptr == nullptr)
-        return;
+    if (ptr == nullptr) return;
     std::lock_guard lock(g_memory_mutex);
     auto it = g_mappings.find(ptr);
-    if (it == g_mappings.end())
-        fail("cudaFree of a pointer cudaMalloc did not return");
+    if (it == g_mappings.end()) fail("cudaFree of a pointer cudaMalloc did not return");
     g_in_use -= it->second.length - static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
     munmap(it->second.base, it->second.length);
     g_mappings.erase(it);
@@ -229,15 +284,14 @@ void on_segv(int, siginfo_t* info, void*) {
 // The fibers' stacks are outside the main stack, so a fault must be handled on its own stack.
 void install_fault_report() {
     static bool installed = false;
-    if (installed)
-        return;
+    if (installed) return;
     installed = true;
     static std::vector<char> alt(1 << 16);
     stack_t ss{};
     ss.ss_sp = alt.data();
     ss.ss_size = alt.size();
     sigaltstack(&ss, nullptr);
-    struct sigaction sa{};
+    struct sigaction sa {};
     sa.sa_sigaction = on_segv;
     sa.sa_flags = SA_SIGINFO | SA_ONSTACK;
     sigaction(SIGSEGV, &sa, nullptr);
@@ -258,8 +312,7 @@ int block_barrier(int predicate) {
 }
 
 void warp_exchange(const void* mine, void* theirs, std::size_t bytes, int source_lane) {
-    if (bytes > 8)
-        fail("a warp shuffle of more than 8 bytes");
+    if (bytes > 8) fail("a warp shuffle of more than 8 bytes");
     Run& run = *g_run;
     const int index = static_cast<int>(run.running - run.fibers.data());
     const int source = index / kWarp * kWarp + source_lane;
@@ -274,8 +327,7 @@ void warp_exchange(const void* mine, void* theirs, std::size_t bytes, int source
 
 void launch(const char* kernel, dim3 grid, dim3 block, std::size_t shared_bytes,
             cudaStream_t /*stream*/, const std::function<void()>& body) {
-    const unsigned long long threads =
-        static_cast<unsigned long long>(block.x) * block.y * block.z;
+    const unsigned long long threads = static_cast<unsigned long long>(block.x) * block.y * block.z;
     if (grid.x == 0 || grid.y == 0 || grid.z == 0 || threads == 0 || threads > 1024 ||
         block.z > 64 || grid.y > 65535 || grid.z > 65535 || shared_bytes > 48 * 1024) {
         std::fprintf(stderr,
@@ -291,8 +343,10 @@ void launch(const char* kernel, dim3 grid, dim3 block, std::size_t shared_bytes,
     run.kernel = kernel;
     run.body = &body;
     run.fibers.resize(threads);
-    for (Fiber& f : run.fibers)
-        f.stack.reset(new char[kFiberStack]); // untouched pages cost nothing
+    // The stacks outlive the launch: a new mapping per thread and launch was most of the time.
+    static std::vector<std::unique_ptr<char[]>> stacks;
+    while (stacks.size() < threads) stacks.emplace_back(new char[kFiberStack]);
+    for (std::size_t i = 0; i < threads; ++i) run.fibers[i].stack = stacks[i].get();
     run.slots.assign(threads * 8, 0);
     g_run = &run;
     std::mt19937 order_rng(12345);
@@ -319,13 +373,17 @@ cudaError_t cudaSetDevice(int device) {
     return device == 0 ? cudaSuccess : cudaErrorInvalidDevice;
 }
 cudaError_t cudaGetDeviceProperties(cudaDeviceProp* prop, int device) {
-    if (device != 0)
-        return cudaErrorInvalidDevice;
+    if (device != 0) return cudaErrorInvalidDevice;
     *prop = cudaDeviceProp{};
-    std::snprintf(prop->name, sizeof prop->name, "cuda-emu (kernels emulated on the CPU)");
-    prop->totalGlobalMem = std::size_t{8} << 30;
-    prop->major = 9; // the Hopper paths the GPU runs (sm_90), less its FP8 tensor cores
+#if defined(MANTISSA_EMU_FP8_CONVERSIONS) // the emulated GPU (tests/cuda_emu/CMakeLists.txt)
+    std::snprintf(prop->name, sizeof prop->name, "cuda-emu Hopper (kernels emulated on the CPU)");
+    prop->major = 9;
+#else
+    std::snprintf(prop->name, sizeof prop->name, "cuda-emu Ampere (kernels emulated on the CPU)");
+    prop->major = 8;
+#endif
     prop->minor = 0;
+    prop->totalGlobalMem = std::size_t{8} << 30;
     prop->multiProcessorCount = 4;
     prop->warpSize = 32;
     prop->maxThreadsPerBlock = 1024;

@@ -24,24 +24,22 @@ int main(int argc, char** argv) {
     CudaBackend emulated(0);
     int failures = 0, ran = 0, skipped = 0;
     for (const OpCase& c : op_cases()) {
-        if (!only.empty() && describe(c).find(only) == std::string::npos)
-            continue;
+        if (!only.empty() && describe(c).find(only) == std::string::npos) continue;
         const CaseResult r = run_case(c, cpu, emulated);
         if (!r.skipped.empty()) {
             ++skipped;
             continue;
         }
         ++ran;
-        if (r.ok())
-            continue;
+        if (r.ok()) continue;
         ++failures;
         std::printf("FAIL %s %s: error %.3g (tolerance %.1g)%s%s%s%s\n", r.name.c_str(),
                     std::string(dtype_name(r.dtype)).c_str(), r.error, r.tolerance,
-                    r.failure.empty() ? "" : ": ", r.failure.c_str(),
-                    r.worst.empty() ? "" : " at ", r.worst.c_str());
+                    r.failure.empty() ? "" : ": ", r.failure.c_str(), r.worst.empty() ? "" : " at ",
+                    r.worst.c_str());
     }
-    std::printf("op cases on the emulated CUDA engine: %d ran, %d failed, %d skipped\n", ran,
-                failures, skipped);
+    std::printf("op cases on %s: %d ran, %d failed, %d skipped\n", emulated.info().name.c_str(),
+                ran, failures, skipped);
     if (only.empty()) {
         const Mnist data = synthetic_mnist(512, 64);
         for (const char* policy : {"float32", "mixed_float16", "mixed_bfloat16", "mixed_float8",

@@ -176,7 +176,7 @@ constexpr std::uint32_t kFp8MaxMag = F == ElementFormat::Float8E5M2 ? 0x7Bu : 0x
 // Older GPUs take round_product_to_code (the same codes in 32-bit integer arithmetic).
 template <ElementFormat F>
 __device__ inline std::uint32_t hardware_code(float v, float scale) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 890
+#if MANTISSA_FP8_CONVERSIONS
     const float odd = element_codec::product_round_to_odd(v, scale);
     if (!isfinite(odd)) {
         return (__float_as_uint(odd) >> 31) << 7 | kFp8MaxMag<F>;
@@ -303,7 +303,7 @@ struct E2m1Table {
 // values, checked against it on the host), else round_to_element on the float32 bits.
 template <ElementFormat F>
 __device__ inline float mx_round(float x) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 890
+#if MANTISSA_FP8_CONVERSIONS
     constexpr bool kHardware = kIsFp8<F>;
 #else
     constexpr bool kHardware = false;
@@ -882,7 +882,7 @@ __global__ void code_tile_kernel(const T* src, const T* relu_y, i64 rows, i64 co
     alignas(4) __shared__ std::uint8_t tile[kTile][kTilePitch];
     const float scale = tensor_scale_of(q, state, amax_of_bits(s->amax_bits));
     const float scale_inv = 1.0f / scale;
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 890
+#if MANTISSA_FP8_CONVERSIONS
     const bool pair_route = isfinite(scale); // uniform: code_pair's conditions, less the values'
 #else
     const bool pair_route = false;

@@ -15,6 +15,15 @@
 #include "core/numeric/element_format.h"
 #include "core/numeric/quant_math.h"
 
+// Whether the code being compiled may use the FP8 conversion instructions (compute capability
+// 8.9+): nvcc's device pass for such a GPU, or the kernel emulator's Hopper build
+// (tests/cuda_emu), which runs the same branches on NVIDIA's host forms of the conversions.
+#if (defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 890) || defined(MANTISSA_EMU_FP8_CONVERSIONS)
+#define MANTISSA_FP8_CONVERSIONS 1
+#else
+#define MANTISSA_FP8_CONVERSIONS 0
+#endif
+
 namespace mantissa::cuda {
 
 template <ElementFormat F>
