@@ -55,7 +55,8 @@ QString gpu_history_text() {
         "Not yet run on a GPU: training across several GPUs (NCCL), this app on the CUDA "
         "engine (its Plan view timing included; the command line's profile has run), and the "
         "faster quantise kernels, quantised convolutions and one-pass FP8 ReLU gradient written "
-        "on 30 November.\n"
+        "on 30 November (they pass the whole check in an emulator that runs the CUDA engine's "
+        "kernels on the CPU; only a GPU shows their speed).\n"
         "Before the app trusts a GPU, the CUDA engine checks itself on it against the CPU engine "
         "(Check now, beside the Device box, or `mantissa-cli selftest --qualify`); the Device box "
         "shows each engine's verdict.");
