@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <map>
@@ -29,7 +30,11 @@
 #undef warpSize
 
 struct CUstream_st {};
-struct CUevent_st {};
+// An event holds the host time it was recorded at: every call runs when it is made, so the time
+// between two events is the emulated work between them (what a step's device time reads).
+struct CUevent_st {
+    std::chrono::steady_clock::time_point at{};
+};
 
 namespace mantissa_emu {
 namespace {
@@ -489,14 +494,15 @@ cudaError_t cudaEventDestroy(cudaEvent_t event) {
     delete event;
     return cudaSuccess;
 }
-cudaError_t cudaEventRecord(cudaEvent_t, cudaStream_t) {
+cudaError_t cudaEventRecord(cudaEvent_t event, cudaStream_t) {
+    event->at = std::chrono::steady_clock::now();
     return cudaSuccess;
 }
 cudaError_t cudaEventSynchronize(cudaEvent_t) {
     return cudaSuccess;
 }
-cudaError_t cudaEventElapsedTime(float* ms, cudaEvent_t, cudaEvent_t) {
-    *ms = 0; // the emulator measures no time
+cudaError_t cudaEventElapsedTime(float* ms, cudaEvent_t start, cudaEvent_t end) {
+    *ms = std::chrono::duration<float, std::milli>(end->at - start->at).count();
     return cudaSuccess;
 }
 
