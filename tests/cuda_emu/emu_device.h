@@ -32,16 +32,25 @@ struct Coordinates {
     dim3 grid_dim;
 };
 
-// The running fiber's coordinates (threadIdx, blockIdx, blockDim, gridDim).
-const Coordinates& here();
+// The running fiber's coordinates (threadIdx, blockIdx, blockDim, gridDim), set by the scheduler
+// before each switch; inline, since kernels read them in their inner loops. Outside a kernel it is
+// null, and the fault report names the host code that read it.
+extern const Coordinates* g_here;
+inline const Coordinates& here() {
+    return *g_here;
+}
 // __syncthreads: waits until every thread of the block that has not exited arrives; returns
 // the OR of their predicates (__syncthreads_or).
 int block_barrier(int predicate);
 // One warp-wide exchange: publishes `mine`, waits for the warp's lanes, copies lane
 // `source_lane`'s value into `theirs`, and waits again so the next exchange cannot overwrite it.
 void warp_exchange(const void* mine, void* theirs, std::size_t bytes, int source_lane);
-// Runs `body` once per thread of `grid` x `block`, block after block. A configuration the
-// hardware refuses records cudaErrorInvalidConfiguration for cudaGetLastError instead.
+// Runs `work` now, or records it as the next node of the graph `stream` is capturing (every
+// launch, copy, fill, event and library call goes through here).
+void enqueue(cudaStream_t stream, std::function<void()> work);
+// Runs `body` once per thread of `grid` x `block`, block after block, through enqueue. A
+// configuration the hardware refuses records cudaErrorInvalidConfiguration for cudaGetLastError
+// instead.
 void launch(const char* kernel, dim3 grid, dim3 block, std::size_t shared_bytes,
             cudaStream_t stream, const std::function<void()>& body);
 

@@ -17,8 +17,13 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <functional>
 #include <stdexcept>
 #include <vector>
+
+namespace mantissa_emu {
+void enqueue(cudaStream_t stream, std::function<void()> work); // emu_runtime.cpp
+}
 
 namespace {
 
@@ -106,6 +111,85 @@ bool has_bias(cublasLtEpilogue_t e) {
 }
 bool has_aux(cublasLtEpilogue_t e) {
     return e == CUBLASLT_EPILOGUE_GELU_AUX || e == CUBLASLT_EPILOGUE_GELU_AUX_BIAS;
+}
+
+} // namespace
+
+namespace {
+
+// Whether the layouts describe one product: op(A) m x k, op(B) k x n, C and D m x n.
+bool layouts_agree(const FakeDesc& f, const FakeLayout& la, const FakeLayout& lb,
+                   const FakeLayout& lc, const FakeLayout& ld) {
+    const std::uint64_t m = f.trans_a == CUBLAS_OP_N ? la.rows : la.cols;
+    const std::uint64_t k = f.trans_a == CUBLAS_OP_N ? la.cols : la.rows;
+    const std::uint64_t kb = f.trans_b == CUBLAS_OP_N ? lb.rows : lb.cols;
+    const std::uint64_t n = f.trans_b == CUBLAS_OP_N ? lb.cols : lb.rows;
+    if (k == kb && ld.rows == m && ld.cols == n && lc.rows == m && lc.cols == n) return true;
+    std::fprintf(
+        stderr, "cuda-emu cuBLASLt: layouts disagree (A %llux%llu, B %llux%llu, D %llux%llu)\n",
+        (unsigned long long)la.rows, (unsigned long long)la.cols, (unsigned long long)lb.rows,
+        (unsigned long long)lb.cols, (unsigned long long)ld.rows, (unsigned long long)ld.cols);
+    return false;
+}
+
+double scalar(const void* p, bool f64) {
+    return f64 ? *static_cast<const double*>(p) : *static_cast<const float*>(p);
+}
+
+// D = epilogue(alpha · scales · op(A)·op(B) + beta · C + bias), summed in float64, rounded once.
+void matmul(const FakeDesc& f, const FakeLayout& la, const FakeLayout& lb, const FakeLayout& lc,
+            const FakeLayout& ld, double al, double be, const void* A, const void* B, const void* C,
+            void* D) {
+    const std::uint64_t m = ld.rows, n = ld.cols;
+    const std::uint64_t k = f.trans_a == CUBLAS_OP_N ? la.cols : la.rows;
+    const bool f64 = f.scale_type == CUDA_R_64F;
+    const bool fp8 = la.type == CUDA_R_8F_E4M3 || la.type == CUDA_R_8F_E5M2;
+    const double scale =
+        fp8 ? double(f.a_scale ? *f.a_scale : 1.0f) * double(f.b_scale ? *f.b_scale : 1.0f) : 1.0;
+    // op(A) as m rows of k and op(B) as n rows of k, decoded once, so the sums run over
+    // contiguous float64s.
+    std::vector<double> a(m * k), b(n * k), out(m * n);
+    for (std::uint64_t i = 0; i < m; ++i)
+        for (std::uint64_t p = 0; p < k; ++p)
+            a[i * k + p] =
+                load(la.type, A, f.trans_a == CUBLAS_OP_N ? i + p * la.ld : p + i * la.ld);
+    for (std::uint64_t j = 0; j < n; ++j)
+        for (std::uint64_t p = 0; p < k; ++p)
+            b[j * k + p] =
+                load(lb.type, B, f.trans_b == CUBLAS_OP_N ? p + j * lb.ld : j + p * lb.ld);
+    for (std::uint64_t j = 0; j < n; ++j)
+        for (std::uint64_t i = 0; i < m; ++i) {
+            const double* ai = &a[i * k];
+            const double* bj = &b[j * k];
+            double sum = 0;
+            for (std::uint64_t p = 0; p < k; ++p) sum += ai[p] * bj[p];
+            if (!f64) sum = static_cast<float>(sum);
+            double v = al * scale * sum;
+            if (!f64) v = static_cast<float>(v);
+            if (be != 0) v += be * load(lc.type, C, i + j * lc.ld);
+            if (has_bias(f.epilogue))
+                v += load(f.bias_type, f.bias, i); // one bias per row of column-major D
+            if (!f64) v = static_cast<float>(v);
+            if (has_aux(f.epilogue))
+                store(f.aux_type, f.aux, i + j * static_cast<std::size_t>(f.aux_ld), v, f64);
+            switch (f.epilogue) {
+            case CUBLASLT_EPILOGUE_RELU:
+            case CUBLASLT_EPILOGUE_RELU_BIAS:
+                v = v < 0 ? 0 : v; // NaN stays NaN, as the H100 and H200 gave it (op table)
+                break;
+            case CUBLASLT_EPILOGUE_GELU:
+            case CUBLASLT_EPILOGUE_GELU_BIAS:
+            case CUBLASLT_EPILOGUE_GELU_AUX:
+            case CUBLASLT_EPILOGUE_GELU_AUX_BIAS:
+                v = gelu_tanh(v);
+                break;
+            default:
+                break;
+            }
+            out[i + j * m] = v;
+        }
+    for (std::uint64_t j = 0; j < n; ++j)
+        for (std::uint64_t i = 0; i < m; ++i) store(ld.type, D, i + j * ld.ld, out[i + j * m], f64);
 }
 
 } // namespace
@@ -253,66 +337,24 @@ cublasStatus_t cublasLtMatmul(cublasLtHandle_t, cublasLtMatmulDesc_t desc, const
                               const void* A, cublasLtMatrixLayout_t a_desc, const void* B,
                               cublasLtMatrixLayout_t b_desc, const void* beta, const void* C,
                               cublasLtMatrixLayout_t c_desc, void* D, cublasLtMatrixLayout_t d_desc,
-                              const cublasLtMatmulAlgo_t*, void*, size_t, cudaStream_t) {
-    const FakeDesc& f = *desc_of(desc);
-    const FakeLayout &la = *layout_of(a_desc), &lb = *layout_of(b_desc), &lc = *layout_of(c_desc),
-                     &ld = *layout_of(d_desc);
-    // op(A) is m x k, op(B) k x n, D m x n (column-major).
-    const std::uint64_t m = f.trans_a == CUBLAS_OP_N ? la.rows : la.cols;
-    const std::uint64_t k = f.trans_a == CUBLAS_OP_N ? la.cols : la.rows;
-    const std::uint64_t kb = f.trans_b == CUBLAS_OP_N ? lb.rows : lb.cols;
-    const std::uint64_t n = f.trans_b == CUBLAS_OP_N ? lb.cols : lb.rows;
-    if (k != kb || ld.rows != m || ld.cols != n || lc.rows != m || lc.cols != n) {
-        std::fprintf(
-            stderr, "cuda-emu cuBLASLt: layouts disagree (A %llux%llu, B %llux%llu, D %llux%llu)\n",
-            (unsigned long long)la.rows, (unsigned long long)la.cols, (unsigned long long)lb.rows,
-            (unsigned long long)lb.cols, (unsigned long long)ld.rows, (unsigned long long)ld.cols);
+                              const cublasLtMatmulAlgo_t*, void*, size_t, cudaStream_t stream) {
+    // What the call passes is read now, as cuBLASLt reads it (the descriptors, and alpha and
+    // beta in host pointer mode); device pointers are read when the work runs, which in a
+    // captured stream is each replay.
+    const FakeDesc f = *desc_of(desc);
+    const FakeLayout la = *layout_of(a_desc), lb = *layout_of(b_desc), lc = *layout_of(c_desc),
+                     ld = *layout_of(d_desc);
+    if (!layouts_agree(f, la, lb, lc, ld)) return CUBLAS_STATUS_INVALID_VALUE;
+    if (has_aux(f.epilogue) && (f.aux == nullptr || f.aux_ld < static_cast<std::int64_t>(ld.rows)))
         return CUBLAS_STATUS_INVALID_VALUE;
-    }
     const bool f64 = f.scale_type == CUDA_R_64F;
-    const double al = f64 ? *static_cast<const double*>(alpha) : *static_cast<const float*>(alpha);
-    const double be = f64 ? *static_cast<const double*>(beta) : *static_cast<const float*>(beta);
-    const bool fp8 = la.type == CUDA_R_8F_E4M3 || la.type == CUDA_R_8F_E5M2;
-    const double scale =
-        fp8 ? double(f.a_scale ? *f.a_scale : 1.0f) * double(f.b_scale ? *f.b_scale : 1.0f) : 1.0;
-    if (has_aux(f.epilogue) && (f.aux == nullptr || f.aux_ld < static_cast<std::int64_t>(m)))
-        return CUBLAS_STATUS_INVALID_VALUE;
-    std::vector<double> out(m * n);
-    for (std::uint64_t j = 0; j < n; ++j)
-        for (std::uint64_t i = 0; i < m; ++i) {
-            double sum = 0;
-            for (std::uint64_t p = 0; p < k; ++p) {
-                const std::size_t ia = f.trans_a == CUBLAS_OP_N ? i + p * la.ld : p + i * la.ld;
-                const std::size_t ib = f.trans_b == CUBLAS_OP_N ? p + j * lb.ld : j + p * lb.ld;
-                sum += load(la.type, A, ia) * load(lb.type, B, ib);
-            }
-            if (!f64) sum = static_cast<float>(sum);
-            double v = al * scale * sum;
-            if (!f64) v = static_cast<float>(v);
-            if (be != 0) v += be * load(lc.type, C, i + j * lc.ld);
-            if (has_bias(f.epilogue))
-                v += load(f.bias_type, f.bias, i); // one bias per row of column-major D
-            if (!f64) v = static_cast<float>(v);
-            if (has_aux(f.epilogue))
-                store(f.aux_type, f.aux, i + j * static_cast<std::size_t>(f.aux_ld), v, f64);
-            switch (f.epilogue) {
-            case CUBLASLT_EPILOGUE_RELU:
-            case CUBLASLT_EPILOGUE_RELU_BIAS:
-                v = v > 0 ? v : 0;
-                break;
-            case CUBLASLT_EPILOGUE_GELU:
-            case CUBLASLT_EPILOGUE_GELU_BIAS:
-            case CUBLASLT_EPILOGUE_GELU_AUX:
-            case CUBLASLT_EPILOGUE_GELU_AUX_BIAS:
-                v = gelu_tanh(v);
-                break;
-            default:
-                break;
-            }
-            out[i + j * m] = v;
-        }
-    for (std::uint64_t j = 0; j < n; ++j)
-        for (std::uint64_t i = 0; i < m; ++i) store(ld.type, D, i + j * ld.ld, out[i + j * m], f64);
+    const bool host_scalars = f.pointer_mode == CUBLASLT_POINTER_MODE_HOST;
+    const double host_alpha = host_scalars ? scalar(alpha, f64) : 0,
+                 host_beta = host_scalars ? scalar(beta, f64) : 0;
+    mantissa_emu::enqueue(stream, [=] {
+        matmul(f, la, lb, lc, ld, host_scalars ? host_alpha : scalar(alpha, f64),
+               host_scalars ? host_beta : scalar(beta, f64), A, B, C, D);
+    });
     return CUBLAS_STATUS_SUCCESS;
 }
 

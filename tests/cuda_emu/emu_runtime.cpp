@@ -29,7 +29,37 @@
 #undef gridDim
 #undef warpSize
 
-struct CUstream_st {};
+// What a captured stream records instead of running: one node per launch, copy, fill or event,
+// replayed in order by cudaGraphLaunch.
+struct CUevent_st;
+struct EmuNode {
+    std::function<void()> run;
+};
+namespace mantissa_emu {
+void unmap_device(void* ptr);
+// Allocations made in a capture (cudaMallocAsync): they keep their address for the graph's life,
+// as CUDA's graph allocations do, and are freed with the last graph or executable holding them.
+struct GraphMemory {
+    std::vector<void*> ptrs;
+    ~GraphMemory() {
+        for (void* p : ptrs) unmap_device(p);
+    }
+};
+} // namespace mantissa_emu
+struct CUstream_st {
+    bool capturing = false;
+    bool invalidated = false; // an unsafe call during the capture: EndCapture fails, as CUDA's does
+    std::vector<EmuNode> nodes;
+    std::shared_ptr<mantissa_emu::GraphMemory> owned;
+};
+struct CUgraph_st {
+    std::vector<EmuNode> nodes;
+    std::shared_ptr<mantissa_emu::GraphMemory> owned;
+};
+struct CUgraphExec_st {
+    std::vector<EmuNode> nodes;
+    std::shared_ptr<mantissa_emu::GraphMemory> owned;
+};
 // An event holds the host time it was recorded at: every call runs when it is made, so the time
 // between two events is the emulated work between them (what a step's device time reads).
 struct CUevent_st {
@@ -113,6 +143,7 @@ struct Fiber {
     Coordinates where{};
     Wait wait = Wait::Done;
     int predicate = 0;
+    unsigned shuffles = 0; // warp shuffles made, whose parity picks the exchange slots
 };
 
 struct Run {
@@ -123,6 +154,8 @@ struct Run {
     Context scheduler;
     int block_or = 0;
     std::vector<unsigned char> slots; // one 8-byte slot per thread, for the warp exchanges
+    unsigned long long barriers = 0;  // barriers and shuffles met so far in this launch
+    bool direct = false;              // blocks after the first run without fibers
 };
 
 Run* g_run = nullptr; // the launch in progress (launches run one at a time: a mutex guards it)
@@ -204,26 +237,30 @@ void run_block(Run& run, uint3 block, dim3 grid, dim3 dim, std::mt19937& order_r
         f.where.grid_dim = grid;
         f.wait = Wait::None;
         f.predicate = 0;
+        f.shuffles = 0;
         prepare(f.context, f.stack, kFiberStack, fiber_main);
     }
-    // Each round runs every ready thread up to its next barrier, in a shuffled order, so a
-    // missing __syncthreads shows whichever way the threads' order would have hidden it.
+    // Each round runs every ready thread up to its next barrier, in an order shuffled for each
+    // block, so a missing __syncthreads shows whichever way the threads' order would have hidden
+    // it.
     std::vector<int> order(n);
     for (int i = 0; i < n; ++i) order[i] = i;
+    std::shuffle(order.begin(), order.end(), order_rng);
+    int done = 0;
     for (;;) {
-        std::shuffle(order.begin(), order.end(), order_rng);
         bool ran = false;
         for (int i : order) {
             Fiber& f = run.fibers[i];
             if (f.wait != Wait::None) continue;
             run.running = &f;
+            g_here = &f.where;
             switch_to(run.scheduler, f.context);
+            done += f.wait == Wait::Done ? 1 : 0;
             ran = true;
         }
         run.running = nullptr;
-        if (std::all_of(run.fibers.begin(), run.fibers.end(),
-                        [](const Fiber& f) { return f.wait == Wait::Done; }))
-            return;
+        g_here = nullptr;
+        if (done == n) return;
         if (!release_barriers(run) && !ran) {
             for (const Fiber& f : run.fibers)
                 if (f.wait != Wait::Done)
@@ -233,17 +270,48 @@ void run_block(Run& run, uint3 block, dim3 grid, dim3 dim, std::mt19937& order_r
     }
 }
 
+// A block of a kernel without barriers: each thread's body called in turn on this stack.
+void run_block_direct(Run& run, uint3 block, dim3 grid, dim3 dim) {
+    Fiber& f = run.fibers[0]; // its coordinates, for the fault report
+    run.running = &f;
+    f.where.block = block;
+    f.where.block_dim = dim;
+    f.where.grid_dim = grid;
+    g_here = &f.where;
+    const unsigned n = dim.x * dim.y * dim.z;
+    for (unsigned i = 0; i < n; ++i) {
+        f.where.thread = uint3{i % dim.x, i / dim.x % dim.y, i / (dim.x * dim.y)};
+        (*run.body)();
+    }
+    run.running = nullptr;
+}
+
+[[noreturn]] void fail_direct(const char* what) {
+    fail(std::string(what) + " in " + describe_thread(*g_run, *g_run->running) +
+         ", a block after the first; the first block met none, so the emulator ran this one "
+         "without fibers. A kernel whose blocks differ in their barriers needs the emulator to "
+         "run every block as fibers (run_grid)");
+}
+
 // --- device memory: each allocation ends where an inaccessible page begins ------------------
 
 struct Mapping {
     void* base;
     std::size_t length;
+    std::size_t bytes; // what counts as in use: the request rounded to 256
 };
 std::mutex g_memory_mutex;
 std::map<void*, Mapping> g_mappings;
 std::size_t g_in_use = 0;
 
+constexpr std::size_t kDeviceBytes = std::size_t{8} << 30; // the emulated GPU's memory
+
 void* map_device(std::size_t bytes) {
+    {
+        std::lock_guard lock(g_memory_mutex);
+        if (bytes > kDeviceBytes || g_in_use + bytes > kDeviceBytes)
+            return nullptr; // out of device memory, as cudaMalloc reports it
+    }
     const std::size_t page = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
     const std::size_t rounded = (std::max<std::size_t>(bytes, 1) + 255) / 256 * 256;
     const std::size_t pages = (rounded + page - 1) / page;
@@ -255,20 +323,24 @@ void* map_device(std::size_t bytes) {
     void* ptr = guard - rounded; // 256-byte aligned, as cudaMalloc's pointers are
     std::memset(ptr, 0xff, rounded);
     std::lock_guard lock(g_memory_mutex);
-    g_mappings[ptr] = Mapping{base, length};
+    g_mappings[ptr] = Mapping{base, length, rounded};
     g_in_use += rounded;
     return ptr;
 }
+
+} // namespace
 
 void unmap_device(void* ptr) {
     if (ptr == nullptr) return;
     std::lock_guard lock(g_memory_mutex);
     auto it = g_mappings.find(ptr);
     if (it == g_mappings.end()) fail("cudaFree of a pointer cudaMalloc did not return");
-    g_in_use -= it->second.length - static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
+    g_in_use -= it->second.bytes;
     munmap(it->second.base, it->second.length);
     g_mappings.erase(it);
 }
+
+namespace {
 
 void on_segv(int, siginfo_t* info, void*) {
     char text[512];
@@ -304,13 +376,11 @@ void install_fault_report() {
 
 } // namespace
 
-const Coordinates& here() {
-    if (g_run == nullptr || g_run->running == nullptr)
-        fail("a device builtin (threadIdx, __syncthreads, ...) called outside a kernel");
-    return g_run->running->where;
-}
+const Coordinates* g_here = nullptr;
 
 int block_barrier(int predicate) {
+    if (g_run->direct) fail_direct("__syncthreads");
+    ++g_run->barriers;
     g_run->running->predicate = predicate;
     yield_to_scheduler(Wait::Block);
     return g_run->block_or;
@@ -318,20 +388,31 @@ int block_barrier(int predicate) {
 
 void warp_exchange(const void* mine, void* theirs, std::size_t bytes, int source_lane) {
     if (bytes > 8) fail("a warp shuffle of more than 8 bytes");
+    if (g_run->direct) fail_direct("a warp shuffle");
+    ++g_run->barriers;
     Run& run = *g_run;
-    const int index = static_cast<int>(run.running - run.fibers.data());
+    Fiber& me = *run.running;
+    const int index = static_cast<int>(&me - run.fibers.data());
     const int source = index / kWarp * kWarp + source_lane;
-    std::memcpy(&run.slots[static_cast<std::size_t>(index) * 8], mine, bytes);
+    // Two slots a thread, alternating: a lane cannot start its next-but-one shuffle before every
+    // lane of its warp has read this one (the next one's barrier waits for them), so one barrier
+    // per shuffle suffices.
+    const std::size_t half = run.fibers.size() * 8;
+    unsigned char* slots = run.slots.data() + (me.shuffles++ & 1) * half;
+    std::memcpy(slots + static_cast<std::size_t>(index) * 8, mine, bytes);
     yield_to_scheduler(Wait::Warp);
-    if (source >= static_cast<int>(run.fibers.size()) || run.fibers[source].wait == Wait::Done)
+    // The source lane took part in this shuffle if it has made as many as this lane (it may
+    // have gone on, or even exited, since: its slot keeps the value until its next-but-one).
+    if (source >= static_cast<int>(run.fibers.size()) || run.fibers[source].shuffles < me.shuffles)
         fail("a warp shuffle reads a lane that does not exist or has exited: " +
-             describe_thread(run, *run.running));
-    std::memcpy(theirs, &run.slots[static_cast<std::size_t>(source) * 8], bytes);
-    yield_to_scheduler(Wait::Warp);
+             describe_thread(run, me));
+    std::memcpy(theirs, slots + static_cast<std::size_t>(source) * 8, bytes);
 }
 
+void run_grid(const char* kernel, dim3 grid, dim3 block, const std::function<void()>& body);
+
 void launch(const char* kernel, dim3 grid, dim3 block, std::size_t shared_bytes,
-            cudaStream_t /*stream*/, const std::function<void()>& body) {
+            cudaStream_t stream, const std::function<void()>& body) {
     const unsigned long long threads = static_cast<unsigned long long>(block.x) * block.y * block.z;
     if (grid.x == 0 || grid.y == 0 || grid.z == 0 || threads == 0 || threads > 1024 ||
         block.z > 64 || grid.y > 65535 || grid.z > 65535 || shared_bytes > 48 * 1024) {
@@ -342,6 +423,19 @@ void launch(const char* kernel, dim3 grid, dim3 block, std::size_t shared_bytes,
         g_last_error = cudaErrorInvalidConfiguration;
         return;
     }
+    // The body holds copies of the arguments (unchevron.py's [=]), as a graph's kernel node does.
+    enqueue(stream, [kernel, grid, block, body] { run_grid(kernel, grid, block, body); });
+}
+
+void enqueue(cudaStream_t stream, std::function<void()> work) {
+    if (stream != nullptr && stream->capturing)
+        stream->nodes.push_back({std::move(work)});
+    else
+        work();
+}
+
+void run_grid(const char* kernel, dim3 grid, dim3 block, const std::function<void()>& body) {
+    const unsigned long long threads = static_cast<unsigned long long>(block.x) * block.y * block.z;
     std::lock_guard lock(g_launch_mutex);
     install_fault_report();
     Run run;
@@ -352,14 +446,25 @@ void launch(const char* kernel, dim3 grid, dim3 block, std::size_t shared_bytes,
     static std::vector<std::unique_ptr<char[]>> stacks;
     while (stacks.size() < threads) stacks.emplace_back(new char[kFiberStack]);
     for (std::size_t i = 0; i < threads; ++i) run.fibers[i].stack = stacks[i].get();
-    run.slots.assign(threads * 8, 0);
+    run.slots.assign(threads * 16, 0);
     g_run = &run;
     std::mt19937 order_rng(12345);
+    // The first block runs as fibers. Where it met no barrier and no shuffle, the kernel has none
+    // (CUDA asks every thread of a block to meet the same barriers), and the other blocks run
+    // each thread straight through, several times faster (fail_direct guards the assumption).
+    bool first = true;
     for (unsigned z = 0; z < grid.z; ++z)
         for (unsigned y = 0; y < grid.y; ++y)
-            for (unsigned x = 0; x < grid.x; ++x)
-                run_block(run, uint3{x, y, z}, grid, block, order_rng);
+            for (unsigned x = 0; x < grid.x; ++x) {
+                if (first || !run.direct)
+                    run_block(run, uint3{x, y, z}, grid, block, order_rng);
+                else
+                    run_block_direct(run, uint3{x, y, z}, grid, block);
+                if (first) run.direct = run.barriers == 0;
+                first = false;
+            }
     g_run = nullptr;
+    g_here = nullptr;
 }
 
 } // namespace mantissa_emu
@@ -367,6 +472,10 @@ void launch(const char* kernel, dim3 grid, dim3 block, std::size_t shared_bytes,
 // --- the CUDA runtime API the engine calls ----------------------------------------------------
 
 using mantissa_emu::g_last_error;
+
+namespace mantissa_emu {
+CUstream_st* g_capture = nullptr; // the stream being captured (one engine, one stream)
+}
 
 extern "C" {
 
@@ -388,7 +497,7 @@ cudaError_t cudaGetDeviceProperties(cudaDeviceProp* prop, int device) {
     prop->major = 8;
 #endif
     prop->minor = 0;
-    prop->totalGlobalMem = std::size_t{8} << 30;
+    prop->totalGlobalMem = mantissa_emu::kDeviceBytes;
     prop->multiProcessorCount = 4;
     prop->warpSize = 32;
     prop->maxThreadsPerBlock = 1024;
@@ -404,7 +513,7 @@ cudaError_t cudaRuntimeGetVersion(int* version) {
     return cudaSuccess;
 }
 cudaError_t cudaMemGetInfo(size_t* free_bytes, size_t* total) {
-    *total = std::size_t{8} << 30;
+    *total = mantissa_emu::kDeviceBytes;
     *free_bytes = *total - mantissa_emu::g_in_use;
     return cudaSuccess;
 }
@@ -434,42 +543,72 @@ cudaError_t cudaPeekAtLastError(void) {
     return g_last_error;
 }
 
+// A call CUDA refuses while this thread captures a stream (cudaStreamCaptureModeThreadLocal: a
+// synchronising or allocating call): the capture is invalidated, as CUDA's is, so a step that
+// synchronises with the host or allocates fails its capture here as it would on a GPU.
+static cudaError_t refused_in_capture(const char* call) {
+    CUstream_st* capture = mantissa_emu::g_capture;
+    if (capture == nullptr) return cudaSuccess;
+    std::fprintf(stderr, "cuda-emu: %s during a stream capture (CUDA refuses it there)\n", call);
+    capture->invalidated = true;
+    return cudaErrorStreamCaptureUnsupported;
+}
+
 cudaError_t cudaMalloc(void** ptr, size_t bytes) {
+    if (const cudaError_t e = refused_in_capture("cudaMalloc")) return e;
     *ptr = mantissa_emu::map_device(bytes);
     return *ptr != nullptr ? cudaSuccess : cudaErrorMemoryAllocation;
 }
-cudaError_t cudaMallocAsync(void** ptr, size_t bytes, cudaStream_t) {
-    return cudaMalloc(ptr, bytes);
+cudaError_t cudaMallocAsync(void** ptr, size_t bytes, cudaStream_t stream) {
+    *ptr = mantissa_emu::map_device(bytes);
+    if (*ptr == nullptr) return cudaErrorMemoryAllocation;
+    // In a capture: a graph allocation, which keeps its address for the graph's life.
+    if (stream != nullptr && stream->capturing) stream->owned->ptrs.push_back(*ptr);
+    return cudaSuccess;
 }
 cudaError_t cudaFree(void* ptr) {
+    if (const cudaError_t e = refused_in_capture("cudaFree")) return e;
     mantissa_emu::unmap_device(ptr);
     return cudaSuccess;
 }
-cudaError_t cudaFreeAsync(void* ptr, cudaStream_t) {
-    return cudaFree(ptr);
+cudaError_t cudaFreeAsync(void* ptr, cudaStream_t stream) {
+    if (stream != nullptr && stream->capturing) {
+        auto& owned = stream->owned->ptrs;
+        if (std::find(owned.begin(), owned.end(), ptr) != owned.end())
+            return cudaSuccess; // the graph's own allocation: freed with the graph
+    }
+    mantissa_emu::enqueue(stream, [ptr] { mantissa_emu::unmap_device(ptr); });
+    return cudaSuccess;
 }
 cudaError_t cudaMallocHost(void** ptr, size_t bytes) {
+    if (const cudaError_t e = refused_in_capture("cudaMallocHost")) return e;
     *ptr = std::malloc(std::max<size_t>(bytes, 1));
     return *ptr != nullptr ? cudaSuccess : cudaErrorMemoryAllocation;
 }
 cudaError_t cudaFreeHost(void* ptr) {
+    if (const cudaError_t e = refused_in_capture("cudaFreeHost")) return e;
     std::free(ptr);
     return cudaSuccess;
 }
 cudaError_t cudaMemcpy(void* dst, const void* src, size_t count, cudaMemcpyKind) {
+    if (const cudaError_t e = refused_in_capture("cudaMemcpy")) return e;
     std::memmove(dst, src, count);
     return cudaSuccess;
 }
-cudaError_t cudaMemcpyAsync(void* dst, const void* src, size_t count, cudaMemcpyKind kind,
-                            cudaStream_t) {
-    return cudaMemcpy(dst, src, count, kind);
+cudaError_t cudaMemcpyAsync(void* dst, const void* src, size_t count, cudaMemcpyKind,
+                            cudaStream_t stream) {
+    // In a capture, the source is read at each replay, as a graph's memcpy node reads it.
+    mantissa_emu::enqueue(stream, [dst, src, count] { std::memmove(dst, src, count); });
+    return cudaSuccess;
 }
 cudaError_t cudaMemset(void* ptr, int value, size_t count) {
+    if (const cudaError_t e = refused_in_capture("cudaMemset")) return e;
     std::memset(ptr, value, count);
     return cudaSuccess;
 }
-cudaError_t cudaMemsetAsync(void* ptr, int value, size_t count, cudaStream_t) {
-    return cudaMemset(ptr, value, count);
+cudaError_t cudaMemsetAsync(void* ptr, int value, size_t count, cudaStream_t stream) {
+    mantissa_emu::enqueue(stream, [ptr, value, count] { std::memset(ptr, value, count); });
+    return cudaSuccess;
 }
 
 cudaError_t cudaStreamCreateWithFlags(cudaStream_t* stream, unsigned int) {
@@ -481,9 +620,11 @@ cudaError_t cudaStreamDestroy(cudaStream_t stream) {
     return cudaSuccess;
 }
 cudaError_t cudaStreamSynchronize(cudaStream_t) {
+    if (const cudaError_t e = refused_in_capture("cudaStreamSynchronize")) return e;
     return cudaSuccess; // every call ran when it was made
 }
 cudaError_t cudaDeviceSynchronize(void) {
+    if (const cudaError_t e = refused_in_capture("cudaDeviceSynchronize")) return e;
     return cudaSuccess;
 }
 cudaError_t cudaEventCreate(cudaEvent_t* event) {
@@ -494,11 +635,12 @@ cudaError_t cudaEventDestroy(cudaEvent_t event) {
     delete event;
     return cudaSuccess;
 }
-cudaError_t cudaEventRecord(cudaEvent_t event, cudaStream_t) {
-    event->at = std::chrono::steady_clock::now();
+cudaError_t cudaEventRecord(cudaEvent_t event, cudaStream_t stream) {
+    mantissa_emu::enqueue(stream, [event] { event->at = std::chrono::steady_clock::now(); });
     return cudaSuccess;
 }
 cudaError_t cudaEventSynchronize(cudaEvent_t) {
+    if (const cudaError_t e = refused_in_capture("cudaEventSynchronize")) return e;
     return cudaSuccess;
 }
 cudaError_t cudaEventElapsedTime(float* ms, cudaEvent_t start, cudaEvent_t end) {
@@ -506,23 +648,46 @@ cudaError_t cudaEventElapsedTime(float* ms, cudaEvent_t start, cudaEvent_t end) 
     return cudaSuccess;
 }
 
-// CUDA Graphs: a launch here runs when it is made, so there is nothing to capture.
-cudaError_t cudaStreamBeginCapture(cudaStream_t, cudaStreamCaptureMode) {
-    return cudaErrorNotSupported;
-}
-cudaError_t cudaStreamEndCapture(cudaStream_t, cudaGraph_t*) {
-    return cudaErrorNotSupported;
-}
-cudaError_t cudaGraphInstantiate(cudaGraphExec_t*, cudaGraph_t, unsigned long long) {
-    return cudaErrorNotSupported;
-}
-cudaError_t cudaGraphLaunch(cudaGraphExec_t, cudaStream_t) {
-    return cudaErrorNotSupported;
-}
-cudaError_t cudaGraphDestroy(cudaGraph_t) {
+// CUDA Graphs: a captured stream records its launches, copies, fills and events as nodes (a
+// launch's arguments copied, as CUDA copies them), which each replay runs in order.
+cudaError_t cudaStreamBeginCapture(cudaStream_t stream, cudaStreamCaptureMode) {
+    if (stream == nullptr || stream->capturing || mantissa_emu::g_capture != nullptr)
+        return cudaErrorIllegalState;
+    stream->capturing = true;
+    stream->invalidated = false;
+    stream->nodes.clear();
+    stream->owned = std::make_shared<mantissa_emu::GraphMemory>();
+    mantissa_emu::g_capture = stream;
     return cudaSuccess;
 }
-cudaError_t cudaGraphExecDestroy(cudaGraphExec_t) {
+cudaError_t cudaStreamEndCapture(cudaStream_t stream, cudaGraph_t* graph) {
+    if (stream == nullptr || !stream->capturing) return cudaErrorIllegalState;
+    stream->capturing = false;
+    mantissa_emu::g_capture = nullptr;
+    *graph = nullptr;
+    if (stream->invalidated) {
+        stream->nodes.clear();
+        stream->owned.reset();
+        return cudaErrorStreamCaptureInvalidated;
+    }
+    *graph = new CUgraph_st{std::move(stream->nodes), std::move(stream->owned)};
+    stream->nodes.clear();
+    return cudaSuccess;
+}
+cudaError_t cudaGraphInstantiate(cudaGraphExec_t* exec, cudaGraph_t graph, unsigned long long) {
+    *exec = new CUgraphExec_st{graph->nodes, graph->owned};
+    return cudaSuccess;
+}
+cudaError_t cudaGraphLaunch(cudaGraphExec_t exec, cudaStream_t stream) {
+    for (const EmuNode& node : exec->nodes) mantissa_emu::enqueue(stream, node.run);
+    return cudaSuccess;
+}
+cudaError_t cudaGraphDestroy(cudaGraph_t graph) {
+    delete graph;
+    return cudaSuccess;
+}
+cudaError_t cudaGraphExecDestroy(cudaGraphExec_t exec) {
+    delete exec;
     return cudaSuccess;
 }
 

@@ -2,8 +2,9 @@
 """Rewrites a CUDA source's kernel launches for the kernel emulator (tests/cuda_emu).
 
 `kernel<T, F><<<grid, block, shared, stream>>>(a, b)` becomes
-`::mantissa_emu::launch("kernel<T, F>", grid, block, shared, stream, [&] { kernel<T, F>(a, b); })`,
-which the host compiler accepts: every emulated thread calls the kernel with the same arguments.
+`::mantissa_emu::launch("kernel<T, F>", grid, block, shared, stream, [=] { kernel<T, F>(a, b); })`,
+which the host compiler accepts: every emulated thread calls the kernel with the same arguments,
+copied when the launch is made (as CUDA copies them), so a captured launch replays them.
 Everything else is copied unchanged, and each launch keeps its newlines (and a macro's line
 continuations), so compiler messages name the source's own lines.
 
@@ -83,7 +84,7 @@ def rewrite(text):
         name = " ".join(kernel.split())
         out.append(text[pos:start])
         out.append(
-            '::mantissa_emu::launch("%s",%s%s,%s[&] { %s%s; })'
+            '::mantissa_emu::launch("%s",%s%s,%s[=] { %s%s; })'
             % (name, text[kernel_end:chevron], config, text[close + 3 : paren], kernel,
                text[paren:args_end])
         )
