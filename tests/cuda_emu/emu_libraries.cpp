@@ -200,6 +200,20 @@ struct cudnnTensorStruct {};
 struct cudnnFilterStruct {};
 struct cudnnConvolutionStruct {};
 
+namespace {
+// cuDNN's handle and descriptors hold nothing here: each is an empty object.
+template <class T>
+cudnnStatus_t make_object(T** out) {
+    *out = new T;
+    return CUDNN_STATUS_SUCCESS;
+}
+template <class T>
+cudnnStatus_t free_object(T* object) {
+    delete object;
+    return CUDNN_STATUS_SUCCESS;
+}
+} // namespace
+
 extern "C" {
 
 cublasStatus_t cublasLtCreate(cublasLtHandle_t* handle) {
@@ -312,6 +326,16 @@ cublasStatus_t cublasLtMatmulAlgoGetHeuristic(cublasLtHandle_t, cublasLtMatmulDe
         return CUBLAS_STATUS_NOT_SUPPORTED;
     if (ld->type == CUDA_R_8F_E4M3 || ld->type == CUDA_R_8F_E5M2) // no FP8 output emulated
         return CUBLAS_STATUS_NOT_SUPPORTED;
+    // cuBLASLt's FP8 rules (its documentation's FP8 table): A transposed and B not (TN), not
+    // E5M2 x E5M2, leading dimensions of whole 16 bytes.
+    const bool fp8_a = la->type == CUDA_R_8F_E4M3 || la->type == CUDA_R_8F_E5M2;
+    const bool fp8_b = lb->type == CUDA_R_8F_E4M3 || lb->type == CUDA_R_8F_E5M2;
+    if (fp8_a || fp8_b) {
+        if (!fp8_a || !fp8_b || f.trans_a != CUBLAS_OP_T || f.trans_b != CUBLAS_OP_N ||
+            (la->type == CUDA_R_8F_E5M2 && lb->type == CUDA_R_8F_E5M2) || la->ld % 16 != 0 ||
+            lb->ld % 16 != 0)
+            return CUBLAS_STATUS_NOT_SUPPORTED;
+    }
     if (has_bias(f.epilogue) && f.bias == nullptr) return CUBLAS_STATUS_INVALID_VALUE;
     if (requested < 1) return CUBLAS_STATUS_INVALID_VALUE;
     results[0] = cublasLtMatmulHeuristicResult_t{};
@@ -361,12 +385,10 @@ cublasStatus_t cublasLtMatmul(cublasLtHandle_t, cublasLtMatmulDesc_t desc, const
 // --- cuDNN: descriptors, and no algorithm ----------------------------------------------------
 
 cudnnStatus_t cudnnCreate(cudnnHandle_t* handle) {
-    *handle = new cudnnContext;
-    return CUDNN_STATUS_SUCCESS;
+    return make_object(handle);
 }
 cudnnStatus_t cudnnDestroy(cudnnHandle_t handle) {
-    delete handle;
-    return CUDNN_STATUS_SUCCESS;
+    return free_object(handle);
 }
 cudnnStatus_t cudnnSetStream(cudnnHandle_t, cudaStream_t) {
     return CUDNN_STATUS_SUCCESS;
@@ -379,28 +401,22 @@ const char* cudnnGetErrorString(cudnnStatus_t status) {
                                           : "CUDNN_STATUS_NOT_SUPPORTED (the cuda-emu cuDNN)";
 }
 cudnnStatus_t cudnnCreateTensorDescriptor(cudnnTensorDescriptor_t* d) {
-    *d = new cudnnTensorStruct;
-    return CUDNN_STATUS_SUCCESS;
+    return make_object(d);
 }
 cudnnStatus_t cudnnDestroyTensorDescriptor(cudnnTensorDescriptor_t d) {
-    delete d;
-    return CUDNN_STATUS_SUCCESS;
+    return free_object(d);
 }
 cudnnStatus_t cudnnCreateFilterDescriptor(cudnnFilterDescriptor_t* d) {
-    *d = new cudnnFilterStruct;
-    return CUDNN_STATUS_SUCCESS;
+    return make_object(d);
 }
 cudnnStatus_t cudnnDestroyFilterDescriptor(cudnnFilterDescriptor_t d) {
-    delete d;
-    return CUDNN_STATUS_SUCCESS;
+    return free_object(d);
 }
 cudnnStatus_t cudnnCreateConvolutionDescriptor(cudnnConvolutionDescriptor_t* d) {
-    *d = new cudnnConvolutionStruct;
-    return CUDNN_STATUS_SUCCESS;
+    return make_object(d);
 }
 cudnnStatus_t cudnnDestroyConvolutionDescriptor(cudnnConvolutionDescriptor_t d) {
-    delete d;
-    return CUDNN_STATUS_SUCCESS;
+    return free_object(d);
 }
 cudnnStatus_t cudnnSetTensor4dDescriptor(cudnnTensorDescriptor_t, cudnnTensorFormat_t,
                                          cudnnDataType_t, int, int, int, int) {

@@ -144,6 +144,7 @@ struct Fiber {
     Wait wait = Wait::Done;
     int predicate = 0;
     unsigned shuffles = 0; // warp shuffles made, whose parity picks the exchange slots
+    unsigned syncs = 0;    // __syncthreads met
 };
 
 struct Run {
@@ -160,7 +161,7 @@ struct Run {
 
 Run* g_run = nullptr; // the launch in progress (launches run one at a time: a mutex guards it)
 std::mutex g_launch_mutex;
-cudaError_t g_last_error = cudaSuccess;
+thread_local cudaError_t g_last_error = cudaSuccess; // per host thread, as CUDA keeps it
 
 // A fiber's whole life: the kernel's body once, then back to the scheduler for good.
 void fiber_main() {
@@ -191,32 +192,53 @@ std::string describe_thread(const Run& run, const Fiber& f) {
     return text;
 }
 
+// The waiters of one barrier must all be at the same one: the same count of __syncthreads (or of
+// shuffles, for a warp). A thread that skipped a barrier would otherwise pair with the next. (Not
+// the call site: the compiler may duplicate one source barrier into several call sites.)
+void check_same_barrier(const Run& run, const Fiber& a, const Fiber& b, unsigned count_a,
+                        unsigned count_b, const char* what) {
+    if (count_a != count_b)
+        fail(std::string("threads wait at different ") + what + " (one skipped one): " +
+             describe_thread(run, a) + " at its " + std::to_string(count_a) + ", " +
+             describe_thread(run, b) + " at its " + std::to_string(count_b));
+}
+
 // Releases the barriers every live thread has reached; false when no fiber can go on.
 bool release_barriers(Run& run) {
     const int n = static_cast<int>(run.fibers.size());
     bool released = false;
     for (int warp = 0; warp * kWarp < n; ++warp) {
         const int first = warp * kWarp, last = std::min(n, first + kWarp);
-        bool any = false, all = true;
+        const Fiber* waiter = nullptr;
+        bool all = true;
         for (int i = first; i < last; ++i) {
-            const Wait w = run.fibers[i].wait;
-            any |= w == Wait::Warp;
-            all &= w == Wait::Warp || w == Wait::Done;
+            const Fiber& f = run.fibers[i];
+            if (f.wait == Wait::Warp) {
+                if (waiter)
+                    check_same_barrier(run, *waiter, f, waiter->shuffles, f.shuffles, "shuffles");
+                waiter = &f;
+            }
+            all &= f.wait == Wait::Warp || f.wait == Wait::Done;
         }
-        if (any && all) {
+        if (waiter && all) {
             for (int i = first; i < last; ++i)
                 if (run.fibers[i].wait == Wait::Warp) run.fibers[i].wait = Wait::None;
             released = true;
         }
     }
-    bool any = false, all = true;
+    const Fiber* waiter = nullptr;
+    bool all = true;
     int predicate = 0;
     for (const Fiber& f : run.fibers) {
-        any |= f.wait == Wait::Block;
+        if (f.wait == Wait::Block) {
+            if (waiter)
+                check_same_barrier(run, *waiter, f, waiter->syncs, f.syncs, "__syncthreads");
+            waiter = &f;
+            predicate |= f.predicate;
+        }
         all &= f.wait == Wait::Block || f.wait == Wait::Done;
-        if (f.wait == Wait::Block) predicate |= f.predicate;
     }
-    if (any && all) {
+    if (waiter && all) {
         run.block_or = predicate != 0;
         for (Fiber& f : run.fibers)
             if (f.wait == Wait::Block) f.wait = Wait::None;
@@ -238,6 +260,7 @@ void run_block(Run& run, uint3 block, dim3 grid, dim3 dim, std::mt19937& order_r
         f.wait = Wait::None;
         f.predicate = 0;
         f.shuffles = 0;
+        f.syncs = 0;
         prepare(f.context, f.stack, kFiberStack, fiber_main);
     }
     // Each round runs every ready thread up to its next barrier, in an order shuffled for each
@@ -270,6 +293,16 @@ void run_block(Run& run, uint3 block, dim3 grid, dim3 dim, std::mt19937& order_r
     }
 }
 
+// kFiberStack bytes above one inaccessible page.
+char* map_fiber_stack() {
+    const std::size_t page = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
+    void* base = mmap(nullptr, kFiberStack + page, PROT_READ | PROT_WRITE,
+                      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (base == MAP_FAILED) fail("no memory for a fiber's stack");
+    mprotect(base, page, PROT_NONE);
+    return static_cast<char*>(base) + page;
+}
+
 // A block of a kernel without barriers: each thread's body called in turn on this stack.
 void run_block_direct(Run& run, uint3 block, dim3 grid, dim3 dim) {
     Fiber& f = run.fibers[0]; // its coordinates, for the fault report
@@ -298,10 +331,13 @@ void run_block_direct(Run& run, uint3 block, dim3 grid, dim3 dim) {
 struct Mapping {
     void* base;
     std::size_t length;
-    std::size_t bytes; // what counts as in use: the request rounded to 256
+    std::size_t bytes;     // what counts as in use: the request rounded to 256
+    std::size_t requested; // the rest, up to `bytes`, holds kCanary
 };
+constexpr unsigned char kCanary = 0xA5;
 std::mutex g_memory_mutex;
-std::map<void*, Mapping> g_mappings;
+// Never destroyed: a buffer freed by a static destructor at exit still finds it.
+std::map<void*, Mapping>& g_mappings = *new std::map<void*, Mapping>;
 std::size_t g_in_use = 0;
 
 constexpr std::size_t kDeviceBytes = std::size_t{8} << 30; // the emulated GPU's memory
@@ -321,9 +357,12 @@ void* map_device(std::size_t bytes) {
     char* guard = static_cast<char*>(base) + pages * page;
     mprotect(guard, page, PROT_NONE);
     void* ptr = guard - rounded; // 256-byte aligned, as cudaMalloc's pointers are
-    std::memset(ptr, 0xff, rounded);
+    std::memset(ptr, 0xff, bytes);
+    // Between the request and the page's end (under 256 bytes) a canary, which check_canaries
+    // reads after every kernel: an overrun short of the guard page shows there.
+    std::memset(static_cast<char*>(ptr) + bytes, kCanary, rounded - bytes);
     std::lock_guard lock(g_memory_mutex);
-    g_mappings[ptr] = Mapping{base, length, rounded};
+    g_mappings[ptr] = Mapping{base, length, rounded, bytes};
     g_in_use += rounded;
     return ptr;
 }
@@ -338,6 +377,27 @@ void unmap_device(void* ptr) {
     g_in_use -= it->second.bytes;
     munmap(it->second.base, it->second.length);
     g_mappings.erase(it);
+}
+
+std::size_t in_use() {
+    std::lock_guard lock(g_memory_mutex);
+    return g_in_use;
+}
+
+// After each kernel: every allocation's bytes past its request still hold the canary.
+void check_canaries(const char* kernel) {
+    std::lock_guard lock(g_memory_mutex);
+    for (const auto& [ptr, m] : g_mappings) {
+        const auto* tail = static_cast<const unsigned char*>(ptr) + m.requested;
+        for (std::size_t i = 0; i < m.bytes - m.requested; ++i)
+            if (tail[i] != kCanary) {
+                char text[256];
+                std::snprintf(text, sizeof text,
+                              "%s wrote %zu bytes past the end of a %zu-byte device buffer", kernel,
+                              i + 1, m.requested);
+                fail(text);
+            }
+    }
 }
 
 namespace {
@@ -363,10 +423,10 @@ void install_fault_report() {
     static bool installed = false;
     if (installed) return;
     installed = true;
-    static std::vector<char> alt(1 << 16);
+    static char* alt = new char[1 << 16]; // never freed: the handler may run until exit
     stack_t ss{};
-    ss.ss_sp = alt.data();
-    ss.ss_size = alt.size();
+    ss.ss_sp = alt;
+    ss.ss_size = 1 << 16;
     sigaltstack(&ss, nullptr);
     struct sigaction sa {};
     sa.sa_sigaction = on_segv;
@@ -381,6 +441,7 @@ const Coordinates* g_here = nullptr;
 int block_barrier(int predicate) {
     if (g_run->direct) fail_direct("__syncthreads");
     ++g_run->barriers;
+    ++g_run->running->syncs;
     g_run->running->predicate = predicate;
     yield_to_scheduler(Wait::Block);
     return g_run->block_or;
@@ -442,29 +503,45 @@ void run_grid(const char* kernel, dim3 grid, dim3 block, const std::function<voi
     run.kernel = kernel;
     run.body = &body;
     run.fibers.resize(threads);
-    // The stacks outlive the launch: a new mapping per thread and launch was most of the time.
-    static std::vector<std::unique_ptr<char[]>> stacks;
-    while (stacks.size() < threads) stacks.emplace_back(new char[kFiberStack]);
-    for (std::size_t i = 0; i < threads; ++i) run.fibers[i].stack = stacks[i].get();
+    // The stacks outlive the launch (a new mapping per thread and launch was most of the time),
+    // each above an inaccessible page, so an overflow stops with the fault report.
+    static std::vector<char*>& stacks = *new std::vector<char*>;
+    while (stacks.size() < threads) stacks.push_back(map_fiber_stack());
+    for (std::size_t i = 0; i < threads; ++i) run.fibers[i].stack = stacks[i];
     run.slots.assign(threads * 16, 0);
     g_run = &run;
-    std::mt19937 order_rng(12345);
+    // Blocks run in a shuffled order too (up to 65,536 of them; a bigger grid in order), so a
+    // block that reads what another writes in the same launch shows whichever order hid it.
+    // MANTISSA_EMU_SEED varies both orders from run to run.
+    static const unsigned seed = [] {
+        const char* text = std::getenv("MANTISSA_EMU_SEED");
+        return text ? static_cast<unsigned>(std::strtoul(text, nullptr, 10)) : 12345u;
+    }();
+    std::mt19937 order_rng(seed);
+    const unsigned long long blocks = 1ull * grid.x * grid.y * grid.z;
+    std::vector<unsigned long long> block_order;
+    if (blocks <= 65536) {
+        block_order.resize(blocks);
+        for (unsigned long long b = 0; b < blocks; ++b) block_order[b] = b;
+        std::shuffle(block_order.begin(), block_order.end(), order_rng);
+    }
     // The first block runs as fibers. Where it met no barrier and no shuffle, the kernel has none
     // (CUDA asks every thread of a block to meet the same barriers), and the other blocks run
     // each thread straight through, several times faster (fail_direct guards the assumption).
-    bool first = true;
-    for (unsigned z = 0; z < grid.z; ++z)
-        for (unsigned y = 0; y < grid.y; ++y)
-            for (unsigned x = 0; x < grid.x; ++x) {
-                if (first || !run.direct)
-                    run_block(run, uint3{x, y, z}, grid, block, order_rng);
-                else
-                    run_block_direct(run, uint3{x, y, z}, grid, block);
-                if (first) run.direct = run.barriers == 0;
-                first = false;
-            }
+    for (unsigned long long b = 0; b < blocks; ++b) {
+        const unsigned long long linear = block_order.empty() ? b : block_order[b];
+        const uint3 where{static_cast<unsigned>(linear % grid.x),
+                          static_cast<unsigned>(linear / grid.x % grid.y),
+                          static_cast<unsigned>(linear / (1ull * grid.x * grid.y))};
+        if (b == 0 || !run.direct)
+            run_block(run, where, grid, block, order_rng);
+        else
+            run_block_direct(run, where, grid, block);
+        if (b == 0) run.direct = run.barriers == 0;
+    }
     g_run = nullptr;
     g_here = nullptr;
+    check_canaries(kernel);
 }
 
 } // namespace mantissa_emu
@@ -474,8 +551,10 @@ void run_grid(const char* kernel, dim3 grid, dim3 block, const std::function<voi
 using mantissa_emu::g_last_error;
 
 namespace mantissa_emu {
-CUstream_st* g_capture = nullptr; // the stream being captured (one engine, one stream)
-}
+// The stream this host thread captures: under cudaStreamCaptureModeThreadLocal only the capturing
+// thread's unsafe calls invalidate it (the GUI thread may allocate while the worker captures).
+thread_local CUstream_st* g_capture = nullptr;
+} // namespace mantissa_emu
 
 extern "C" {
 
@@ -514,7 +593,7 @@ cudaError_t cudaRuntimeGetVersion(int* version) {
 }
 cudaError_t cudaMemGetInfo(size_t* free_bytes, size_t* total) {
     *total = mantissa_emu::kDeviceBytes;
-    *free_bytes = *total - mantissa_emu::g_in_use;
+    *free_bytes = *total - mantissa_emu::in_use();
     return cudaSuccess;
 }
 const char* cudaGetErrorName(cudaError_t error) {

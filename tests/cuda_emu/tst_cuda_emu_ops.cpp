@@ -3,8 +3,8 @@
 // table's rules, then a few training steps of every main policy compared step by step, as
 // `selftest --require-gpu` does on a GPU. What it proves: the kernels' indexing, barriers,
 // partial tiles and arithmetic as the host compiler builds them, and the engine's calls around
-// them. What it cannot: timing, the sm_89+ conversion instructions' branches, cuBLASLt's and
-// cuDNN's own kernels (emu_libraries.cpp), CUDA Graphs.
+// them. What it cannot: timing, the hardware's FP8 instructions themselves, cuBLASLt's and cuDNN's
+// own kernels (emu_libraries.cpp). CUDA Graph replay runs in cuda_emu_selftest instead.
 //
 // usage: cuda_emu_ops [substring]   (only the cases whose name holds it; no training steps)
 #include <cstdio>

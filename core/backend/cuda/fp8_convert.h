@@ -18,6 +18,12 @@
 // Whether the code being compiled may use the FP8 conversion instructions (compute capability
 // 8.9+): nvcc's device pass for such a GPU, or the kernel emulator's Hopper build
 // (tests/cuda_emu), which runs the same branches on NVIDIA's host forms of the conversions.
+// The emulator compiles a kernel file once per emulated GPU only when the file itself names this
+// header or the macro; one that reaches it through another header would run one branch on both.
+#if defined(MANTISSA_EMU_SHARED_KERNELS)
+#error                                                                                             \
+    "fp8_convert.h reached from a kernel file the emulator compiles once for both GPUs: include it in the .cu file itself (tests/cuda_emu/CMakeLists.txt)"
+#endif
 #if (defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 890) || defined(MANTISSA_EMU_FP8_CONVERSIONS)
 #define MANTISSA_FP8_CONVERSIONS 1
 #else
