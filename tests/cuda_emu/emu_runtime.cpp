@@ -1,9 +1,10 @@
-// The kernel emulator's runtime: emulated threads as fibers with the block and warp
-// barriers emu_device.h's intrinsics wait on, and the part of the CUDA runtime API the CUDA engine
-// calls, on host memory. Each device allocation ends at a page the process may not touch, so a
-// kernel that reads or writes past a buffer's end stops with the kernel's name and the thread's
-// coordinates; new allocations hold 0xff bytes (NaN in every float format), so a kernel that leaves
-// an output element unwritten shows in the op case's comparison.
+// The kernel emulator's runtime (README.md here): emulated threads as fibers with the block and
+// warp barriers emu_device.h's intrinsics wait on, device memory with guard pages and canaries,
+// stream capture and CUDA Graph replay, and the part of the CUDA runtime API the CUDA engine calls,
+// on host memory. Each device allocation ends at a page the process may not touch, so a kernel
+// that reads or writes past a buffer's end stops with the kernel's name and the thread's
+// coordinates; new allocations hold 0xff bytes (NaN in float32, float16 and bfloat16), so a kernel
+// that leaves an output element unwritten shows in the op case's comparison.
 #include <signal.h>
 #include <sys/mman.h>
 #include <ucontext.h>
@@ -29,8 +30,8 @@
 #undef gridDim
 #undef warpSize
 
-// What a captured stream records instead of running: one node per launch, copy, fill or event,
-// replayed in order by cudaGraphLaunch.
+// What a captured stream records instead of running: one node per launch, copy, fill, event or
+// library call, replayed in order by cudaGraphLaunch.
 struct CUevent_st;
 struct EmuNode {
     std::function<void()> run;
@@ -154,7 +155,7 @@ struct Run {
     Fiber* running = nullptr;
     Context scheduler;
     int block_or = 0;
-    std::vector<unsigned char> slots; // one 8-byte slot per thread, for the warp exchanges
+    std::vector<unsigned char> slots; // two 8-byte slots per thread, for the warp exchanges
     unsigned long long barriers = 0;  // barriers and shuffles met so far in this launch
     bool direct = false;              // blocks after the first run without fibers
 };
