@@ -39,11 +39,12 @@ extern const Coordinates* g_here;
 inline const Coordinates& here() {
     return *g_here;
 }
-// __syncthreads: waits until every thread of the block that has not exited arrives; returns
-// the OR of their predicates (__syncthreads_or).
-int block_barrier(int predicate);
-// One warp-wide exchange: publishes `mine`, waits for the warp's lanes, copies lane
-// `source_lane`'s value into `theirs`, and waits again so the next exchange cannot overwrite it.
+// __syncthreads at source line `line`: waits until every thread of the block that has not exited
+// arrives at the same barrier (the same line, and the same count of barriers met); returns the OR
+// of their predicates (__syncthreads_or).
+int block_barrier(int predicate, int line);
+// One warp-wide exchange: publishes `mine`, waits for the warp's lanes, and copies lane
+// `source_lane`'s value into `theirs` (two slots a lane, used in turn, so one wait suffices).
 void warp_exchange(const void* mine, void* theirs, std::size_t bytes, int source_lane);
 // Runs `work` now, or records it as the next node of the graph `stream` is capturing (every
 // launch, copy, fill, event and library call goes through here).
@@ -53,6 +54,14 @@ void enqueue(cudaStream_t stream, std::function<void()> work);
 // instead.
 void launch(const char* kernel, dim3 grid, dim3 block, std::size_t shared_bytes,
             cudaStream_t stream, const std::function<void()>& body);
+// <<<grid, block>>> and <<<grid, block, shared>>>: the default stream.
+inline void launch(const char* kernel, dim3 grid, dim3 block, const std::function<void()>& body) {
+    launch(kernel, grid, block, 0, nullptr, body);
+}
+inline void launch(const char* kernel, dim3 grid, dim3 block, std::size_t shared_bytes,
+                   const std::function<void()>& body) {
+    launch(kernel, grid, block, shared_bytes, nullptr, body);
+}
 
 inline int lane() {
     const Coordinates& c = here();
@@ -85,12 +94,11 @@ inline int lane() {
 #define gridDim (::mantissa_emu::here().grid_dim)
 #define warpSize 32
 
-inline void __syncthreads() {
-    mantissa_emu::block_barrier(0);
-}
-inline int __syncthreads_or(int predicate) {
-    return mantissa_emu::block_barrier(predicate);
-}
+// Macros, so that each barrier knows its source line: a thread that skipped one barrier and met
+// the next would otherwise pass for one waiting at the first. (Not the return address: the
+// compiler may copy one source barrier into several call sites.)
+#define __syncthreads() ::mantissa_emu::block_barrier(0, __LINE__)
+#define __syncthreads_or(predicate) ::mantissa_emu::block_barrier((predicate), __LINE__)
 inline void __threadfence() {}
 inline void __syncwarp(unsigned = 0xffffffffu) {}
 

@@ -18,7 +18,6 @@
 #include <memory>
 #include <mutex>
 #include <random>
-#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -146,6 +145,7 @@ struct Fiber {
     int predicate = 0;
     unsigned shuffles = 0; // warp shuffles made, whose parity picks the exchange slots
     unsigned syncs = 0;    // __syncthreads met
+    int sync_line = 0;     // the source line of the one it waits at
 };
 
 struct Run {
@@ -194,8 +194,7 @@ std::string describe_thread(const Run& run, const Fiber& f) {
 }
 
 // The waiters of one barrier must all be at the same one: the same count of __syncthreads (or of
-// shuffles, for a warp). A thread that skipped a barrier would otherwise pair with the next. (Not
-// the call site: the compiler may duplicate one source barrier into several call sites.)
+// shuffles, for a warp), and for __syncthreads the same source line (release_barriers).
 void check_same_barrier(const Run& run, const Fiber& a, const Fiber& b, unsigned count_a,
                         unsigned count_b, const char* what) {
     if (count_a != count_b)
@@ -234,6 +233,10 @@ bool release_barriers(Run& run) {
         if (f.wait == Wait::Block) {
             if (waiter)
                 check_same_barrier(run, *waiter, f, waiter->syncs, f.syncs, "__syncthreads");
+            if (waiter && waiter->sync_line != f.sync_line)
+                fail("threads wait at different __syncthreads: " + describe_thread(run, *waiter) +
+                     " at line " + std::to_string(waiter->sync_line) + ", " +
+                     describe_thread(run, f) + " at line " + std::to_string(f.sync_line));
             waiter = &f;
             predicate |= f.predicate;
         }
@@ -248,16 +251,17 @@ bool release_barriers(Run& run) {
     return released;
 }
 
+// Thread `linear` of `block` (x fastest, as CUDA numbers a block's threads).
+Coordinates coordinates(unsigned linear, uint3 block, dim3 grid, dim3 dim) {
+    return {uint3{linear % dim.x, linear / dim.x % dim.y, linear / (dim.x * dim.y)}, block, dim,
+            grid};
+}
+
 void run_block(Run& run, uint3 block, dim3 grid, dim3 dim, std::mt19937& order_rng) {
     const int n = static_cast<int>(run.fibers.size());
     for (int i = 0; i < n; ++i) {
         Fiber& f = run.fibers[i];
-        f.where.thread =
-            uint3{static_cast<unsigned>(i) % dim.x, static_cast<unsigned>(i) / dim.x % dim.y,
-                  static_cast<unsigned>(i) / (dim.x * dim.y)};
-        f.where.block = block;
-        f.where.block_dim = dim;
-        f.where.grid_dim = grid;
+        f.where = coordinates(static_cast<unsigned>(i), block, grid, dim);
         f.wait = Wait::None;
         f.predicate = 0;
         f.shuffles = 0;
@@ -308,13 +312,10 @@ char* map_fiber_stack() {
 void run_block_direct(Run& run, uint3 block, dim3 grid, dim3 dim) {
     Fiber& f = run.fibers[0]; // its coordinates, for the fault report
     run.running = &f;
-    f.where.block = block;
-    f.where.block_dim = dim;
-    f.where.grid_dim = grid;
     g_here = &f.where;
     const unsigned n = dim.x * dim.y * dim.z;
     for (unsigned i = 0; i < n; ++i) {
-        f.where.thread = uint3{i % dim.x, i / dim.x % dim.y, i / (dim.x * dim.y)};
+        f.where = coordinates(i, block, grid, dim);
         (*run.body)();
     }
     run.running = nullptr;
@@ -394,8 +395,8 @@ void check_canaries(const char* kernel) {
             if (tail[i] != kCanary) {
                 char text[256];
                 std::snprintf(text, sizeof text,
-                              "%s wrote %zu bytes past the end of a %zu-byte device buffer", kernel,
-                              i + 1, m.requested);
+                              "%s wrote past the end of a %zu-byte device buffer (its byte %zu)",
+                              kernel, m.requested, m.requested + i);
                 fail(text);
             }
     }
@@ -439,10 +440,11 @@ void install_fault_report() {
 
 const Coordinates* g_here = nullptr;
 
-int block_barrier(int predicate) {
+int block_barrier(int predicate, int line) {
     if (g_run->direct) fail_direct("__syncthreads");
     ++g_run->barriers;
     ++g_run->running->syncs;
+    g_run->running->sync_line = line;
     g_run->running->predicate = predicate;
     yield_to_scheduler(Wait::Block);
     return g_run->block_or;
