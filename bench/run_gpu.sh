@@ -14,7 +14,8 @@
 #   --stage speed   issue 26's step-time cases, side by side in one bench call per model:
 #                   seed-mlp under mixed_float16, mixed_bfloat16, mixed_float8 (FP8 GEMMs),
 #                   mxfp8_e4m3 and nvfp4; cnn under mixed_float16, mixed_float8, mxfp8_e4m3
-#                   and nvfp4; mlp-small eager and --graph over 1000 steps; PyTorch bfloat16 on
+#                   and nvfp4; mlp-small eager and --graph over 1000 steps, and over a run's
+#                   first 50 steps (capture included); PyTorch bfloat16 on
 #                   seed-mlp, eager and torch.compile(mode="reduce-overhead"); `mantissa-cli profile
 #                   --json` of a seed-mlp step (mixed_float16, mixed_bfloat16, mixed_float8,
 #                   nvfp4) and of a cnn step (mixed_float16, mixed_float8, nvfp4); then a
@@ -375,11 +376,11 @@ if [ $do_speed -eq 1 ]; then
     log "stage speed: step time per policy, side by side"
     t0=$(date +%s)
     write_fp8_config
-    speed_case() { # tag config policies steps [extra flags]
-        local tag=$1 config=$2 policies=$3 steps=$4
-        shift 4
+    speed_case() { # tag config policies steps warmup [extra flags]
+        local tag=$1 config=$2 policies=$3 steps=$4 warmup=$5
+        shift 5
         if limit 120 "$cli" bench --config "$config" --device cuda --policies "$policies" \
-            --steps "$steps" --warmup 10 --json "$@" > "$out/speed-$tag.json" 2> "$out/speed-$tag.err"; then
+            --steps "$steps" --warmup "$warmup" --json "$@" > "$out/speed-$tag.json" 2> "$out/speed-$tag.err"; then
             grep -v '^{' "$out/speed-$tag.err" | tail -12 || true
             python3 bench/gpu_results.py speed "$out/speed-$tag.json" "$tag" "$results" "$versions" \
                 | tee -a "$out/results.jsonl" || fail "recording speed $tag"
@@ -388,10 +389,14 @@ if [ $do_speed -eq 1 ]; then
             tail -5 "$out/speed-$tag.err" || true
         fi
     }
-    speed_case seed-mlp "$out/seed-fp8.config.json" mixed_float16,mixed_bfloat16,mixed_float8,mxfp8_e4m3,nvfp4 30
-    speed_case cnn $exp/cnn.json mixed_float16,mixed_float8,mxfp8_e4m3,nvfp4 30
-    speed_case mlp-small-eager $exp/mlp-small.json mixed_float16 1000
-    speed_case mlp-small-graph $exp/mlp-small.json mixed_float16 1000 --graph
+    speed_case seed-mlp "$out/seed-fp8.config.json" mixed_float16,mixed_bfloat16,mixed_float8,mxfp8_e4m3,nvfp4 30 10
+    speed_case cnn $exp/cnn.json mixed_float16,mixed_float8,mxfp8_e4m3,nvfp4 30 10
+    speed_case mlp-small-eager $exp/mlp-small.json mixed_float16 1000 10
+    speed_case mlp-small-graph $exp/mlp-small.json mixed_float16 1000 10 --graph
+    # Issue 26: "at 50 steps no slower than eager": a short run from its first step, the graph's
+    # capture inside the timed steps (no warm-up), eager the same way.
+    speed_case mlp-small-eager-50 $exp/mlp-small.json mixed_float16 50 0
+    speed_case mlp-small-graph-50 $exp/mlp-small.json mixed_float16 50 0 --graph
     limit 90 python3 bench/peer_torch.py --config $exp/seed-mlp.json --policy mixed_bfloat16 \
         --steps 30 --warmup 10 > "$out/speed-peer-seed-bf16.json" 2> "$out/speed-peer-seed-bf16.err" \
         || fail "peer seed-mlp bfloat16 (see speed-peer-seed-bf16.err)"

@@ -167,12 +167,12 @@ private slots:
             forward += row.phase == StepPhase::Forward;
             backward += row.phase == StepPhase::Backward;
         }
-        // Each Dense's input and kernel, and its input's column-wise copy for dW (16×1 blocks
-        // down the batch; nvfp4's 16×16 kernel tiles serve dX as they are).
-        QCOMPARE(forward, 3 * 3);
-        // Each Dense's dZ, row-wise (for dX) and column-wise (for dW); the first Dense computes
-        // no dX, so its dZ has only the column-wise copy.
-        QCOMPARE(backward, 3 * 2 - 1);
+        // Each Dense's input (with its column-wise copy for dW, 16×1 blocks down the batch, made
+        // by the same step) and kernel (nvfp4's 16×16 tiles serve dX as they are).
+        QCOMPARE(forward, 3 * 2);
+        // Each Dense's dZ, row-wise (for dX) and column-wise (for dW) in one step; the first Dense
+        // computes no dX, so its dZ has only the column-wise copy.
+        QCOMPARE(backward, 3);
     }
 
     // Delayed FP8's quantise step reads "float32→bfloat16, quantize: float8_e4m3 per tensor,

@@ -418,9 +418,15 @@ public:
         CHECK_EQ(spec.quant.size(), std::size_t(14));
         CHECK_EQ(spec.quant.front().layer, std::string("dense_1"));
         CHECK_EQ(spec.quant.front().policy, std::string("nvfp4"));
-        int quantise_steps = 0;
-        for (const StepSpec& step : spec.steps) quantise_steps += contains(step.op, "quantize");
-        CHECK_EQ(quantise_steps, 14);
+        // A column-wise copy is made by its row-wise copy's step (one pass where the engine
+        // can): 14 copies in 9 steps, the first layer's dZ copy alone.
+        int quantise_steps = 0, pairs = 0;
+        for (const StepSpec& step : spec.steps) {
+            quantise_steps += contains(step.op, "quantize");
+            pairs += contains(step.op, ", and column-wise for dW");
+        }
+        CHECK_EQ(quantise_steps, 9);
+        CHECK_EQ(pairs, 5);
         CpuBackend cpu;
         ForwardingBackend no_kernels(cpu); // forwards every op but fake_quantize
         try {

@@ -255,12 +255,21 @@ public:
                 // Each product reads copies blocked along its own reduction.
                 const std::string& a = producer[static_cast<std::size_t>(s.inputs[0])];
                 const std::string& b = producer[static_cast<std::size_t>(s.inputs[1])];
+                // A column-wise copy is made by its row-wise copy's step ("quantize activation:
+                // …, and column-wise for dW: …"), or alone where no row-wise copy is made (the
+                // first layer's gradient: no dX).
+                const auto made_by = [](const std::string& from, const std::string& role,
+                                        const std::string& usage) {
+                    return from.rfind("quantize " + role + " " + usage, 0) == 0 ||
+                           (from.rfind("quantize " + role + ": ", 0) == 0 &&
+                            from.find(", and " + usage) != std::string::npos);
+                };
                 if (s.op == "conv2d dW") {
-                    CHECK_MSG(a.rfind("quantize activation column-wise for dW", 0) == 0, a);
-                    CHECK_MSG(b.rfind("quantize gradient column-wise for dW", 0) == 0, b);
+                    CHECK_MSG(made_by(a, "activation", "column-wise for dW"), a);
+                    CHECK_MSG(made_by(b, "gradient", "column-wise for dW"), b);
                 } else if (s.op == "conv2d dX") {
                     CHECK_MSG(a.rfind("quantize gradient: ", 0) == 0, a);
-                    CHECK_MSG(b.rfind("quantize weight column-wise for dX", 0) == 0, b);
+                    CHECK_MSG(made_by(b, "weight", "column-wise for dX"), b);
                 } else {
                     CHECK_MSG(a.rfind("quantize activation: ", 0) == 0, a);
                     CHECK_MSG(b.rfind("quantize weight: ", 0) == 0, b);

@@ -152,8 +152,30 @@ std::uint32_t bits(float v) {
 }
 
 // Writes `values` into `t` (any float dtype) and runs `step` alone, returning its float32 output.
+// A column-wise copy's step in `layer` (`usage`: "column-wise for dW") and the copy it writes:
+// the row-wise copy's step, which makes both ("quantize gradient: …, and column-wise for dW: …"),
+// or its own where no row-wise copy is made.
+struct CopyStep {
+    PlanStep& step;
+    TensorId copy;
+};
+CopyStep column_copy_step(Plan& plan, const std::string& layer, const std::string& role,
+                          const std::string& usage) {
+    for (PlanStep& s : plan.steps) {
+        if (s.layer != layer || s.op.rfind("quantize " + role, 0) != 0 ||
+            s.op.find(usage) == std::string::npos)
+            continue;
+        for (TensorId out : s.outputs)
+            if (plan.tensor(out).name.ends_with(":q colwise")) return {s, out};
+    }
+    throw Error(ErrorKind::Internal,
+                "no step making the " + role + " copy " + usage + " in " + layer);
+}
+
+// Runs `step` on `values` uploaded into its input; returns its output `out` (its first when
+// kNoTensor), decoded.
 std::vector<float> run_step_on(Backend& be, Plan& plan, PlanStep& step,
-                               const std::vector<float>& values) {
+                               const std::vector<float>& values, TensorId out = kNoTensor) {
     Tensor& in = plan.tensor(step.inputs[0]);
     std::vector<double> v(values.begin(), values.end());
     std::vector<unsigned char> bytes(in.bytes());
@@ -162,7 +184,7 @@ std::vector<float> run_step_on(Backend& be, Plan& plan, PlanStep& step,
     RunContext ctx;
     ctx.step = 1;
     step.run(be, ctx);
-    return download_decoded(be, plan, plan.tensor(step.outputs[0]).name);
+    return download_decoded(be, plan, plan.tensor(out == kNoTensor ? step.outputs[0] : out).name);
 }
 
 // The reference for blocks running down the columns of a rows x cols matrix: each column's
@@ -396,16 +418,26 @@ public:
             if (s.op.rfind("gemm", 0) != 0 || s.layer == model.layer(1).name()) continue;
             ++gemms;
             // Each GEMM reads the copies blocked along its own reduction dimension.
-            const char* expected[2] = {"quantize activation: ", "quantize weight: "};
+            // A column-wise copy is made by its row-wise copy's step (one pass over the source
+            // where the engine can: "quantize activation: mxfp8_e4m3 1×32, and column-wise for
+            // dW: mxfp8_e4m3 32×1"), or alone where there is no row-wise copy (a first layer's
+            // gradient: no dX reads one).
+            const auto made_by = [](const std::string& from, const std::string& role,
+                                    const std::string& usage) {
+                if (usage.rfind(":", 0) == 0) return from.rfind("quantize " + role + usage, 0) == 0;
+                return from.rfind("quantize " + role + " " + usage, 0) == 0 ||
+                       (from.rfind("quantize " + role + ": ", 0) == 0 &&
+                        from.find(", and " + usage) != std::string::npos);
+            };
+            std::string role[2] = {"activation", "weight"}, usage[2] = {": ", ": "};
             if (s.op == "gemm dW=Xᵀ·dZ")
-                expected[0] = "quantize activation column-wise for dW: mxfp8_e4m3 32×1",
-                expected[1] = "quantize gradient column-wise for dW: mxfp8_e4m3 32×1";
+                role[1] = "gradient", usage[0] = usage[1] = "column-wise for dW: mxfp8_e4m3 32×1";
             else if (s.op == "gemm dX=dZ·Wᵀ")
-                expected[0] = "quantize gradient: mxfp8_e4m3 1×32",
-                expected[1] = "quantize weight column-wise for dX: mxfp8_e4m3 1×32";
+                role[0] = "gradient", usage[0] = ": mxfp8_e4m3 1×32",
+                usage[1] = "column-wise for dX: mxfp8_e4m3 1×32";
             for (std::size_t i = 0; i < 2; ++i) {
                 const std::string& from = producer[static_cast<std::size_t>(s.inputs[i])];
-                CHECK_MSG(from.rfind(expected[i], 0) == 0, (s.op + " reads " + from).c_str());
+                CHECK_MSG(made_by(from, role[i], usage[i]), (s.op + " reads " + from).c_str());
             }
         }
         CHECK_EQ(gemms, 6); // forward, dW and dX of two layers
@@ -592,8 +624,8 @@ public:
 
         // dZ (dense_2, 48 x 10): down the batch for dW; the row-wise copy along the units for dX.
         const std::vector<float> dz = grid_input(batch, units);
-        PlanStep& dz_col = layer_step(*plan, l2, "quantize gradient column-wise for dW");
-        const std::vector<float> dzc = run_step_on(be, *plan, dz_col, dz);
+        const CopyStep dz_col = column_copy_step(*plan, l2, "gradient", "column-wise for dW");
+        const std::vector<float> dzc = run_step_on(be, *plan, dz_col.step, dz, dz_col.copy);
         const std::vector<double> dzd(dz.begin(), dz.end());
         const std::vector<double> ref_dzc = column_blocks_reference(dzd, batch, units, gs->block);
         for (std::size_t i = 0; i < dz.size(); ++i)
@@ -608,7 +640,7 @@ public:
         }
         // The GEMMs read them: dW the two column-wise copies, dX the row-wise dZ.
         const PlanStep& dw = layer_step(*plan, l2, "gemm dW");
-        CHECK_EQ(dw.inputs[1], dz_col.outputs[0]);
+        CHECK_EQ(dw.inputs[1], dz_col.copy);
         CHECK_EQ(plan->tensor(dw.inputs[0]).name, l1 + "/output:q colwise");
         CHECK_EQ(dx.inputs[0], dz_row.outputs[0]);
         // Memory counts each copy and its scales: 48 x 32 X values in 32x1 (or 16x1) blocks.
@@ -714,7 +746,9 @@ public:
         const Model* model = nullptr;
         auto plan = mlp2_plan(be, p, in, hidden, units, batch, &model);
         const std::string l2 = model->layer(1).name();
-        PlanStep& xs = layer_step(*plan, model->layer(0).name(), "quantize activation column");
+        const PlanStep& xs =
+            column_copy_step(*plan, model->layer(0).name(), "activation", "column-wise for dW")
+                .step;
         CHECK_MSG(xs.op.find("random Hadamard 16, tensor scale in the GEMM, rows padded 40→48") !=
                       std::string::npos,
                   xs.op.c_str());
@@ -729,9 +763,9 @@ public:
         const std::vector<double> ref_x = column_blocks_reference(hx, 48, in, as->block);
         for (std::size_t i = 0; i < ref_x.size(); ++i)
             CHECK_EQ(bits(xc[i]), bits(static_cast<float>(ref_x[i])));
-        PlanStep& dzs = layer_step(*plan, l2, "quantize gradient column-wise for dW");
+        const CopyStep dzs = column_copy_step(*plan, l2, "gradient", "column-wise for dW");
         const std::vector<float> dz = grid_input(batch, units);
-        const std::vector<float> dzc = run_step_on(be, *plan, dzs, dz);
+        const std::vector<float> dzc = run_step_on(be, *plan, dzs.step, dz, dzs.copy);
         CHECK_EQ(dzc.size(), std::size_t(48 * units));
         const std::vector<double> hdz =
             reference_hadamard(std::vector<double>(dz.begin(), dz.end()), batch, units, signs);
@@ -741,7 +775,7 @@ public:
         // dW's GEMM reads the two padded copies (48 rows each).
         const PlanStep& dw = layer_step(*plan, l2, "gemm dW");
         CHECK_EQ(plan->tensor(dw.inputs[0]).rows(), std::int64_t(48));
-        CHECK_EQ(dw.inputs[1], dzs.outputs[0]);
+        CHECK_EQ(dw.inputs[1], dzs.copy);
     }
 
     // An engine that quantises but has no Hadamard kernel (an engine added later, say) is refused

@@ -279,6 +279,15 @@ public:
         (void)args;
         throw Error(ErrorKind::Config, "quantised policies run on the CPU engine for now");
     }
+    // Both copies of one tensor that a layer's GEMMs read (TE quantises both usages at once):
+    // `rowwise` for the GEMM reducing along its columns, `columnwise` for the other, with the
+    // same src. fake_quantize(rowwise), then fake_quantize(columnwise); an engine may
+    // make both in one pass over src (the CUDA engine does for MX's 1×32 and 32×1 blocks, issue
+    // 26), with the copies, stats and states of the two calls, bit for bit.
+    virtual void fake_quantize_pair(const FakeQuantArgs& rowwise, const FakeQuantArgs& columnwise) {
+        fake_quantize(rowwise);
+        fake_quantize(columnwise);
+    }
 
     // --- FP8 GEMM operands (GemmArgs::a_scale / b_scale) ---
     // The CPU engine decodes the codes exactly; the CUDA engine runs cuBLASLt's FP8 matmul,

@@ -1411,6 +1411,85 @@ void add_fake_quantize(Table& t, DType dt) {
     }
 }
 
+// Both copies of one tensor in one call (Backend::fake_quantize_pair, issue 26: the CUDA engine
+// reads the source once for MX's 1x32 and 32x1 copies): every output equal to the CPU engine's two
+// fake_quantize calls. The CUDA kernel's tiles are 32 rows x 64 columns: 70 x 100 leaves partial
+// tiles at both edges (its last tile holds a 1x32 block wholly past the last column, which has no
+// scale), 64 x 128 is whole tiles in 16-byte loads, 45 x 37 an odd row length (no vector loads);
+// with a NaN (its row block and its column block NaN) and an all-zero block; a weight's pair, whose
+// "row-wise" copy runs down the columns; a convolution's view; and NVFP4's stochastic pair, which
+// the kernel does not take (two calls on every engine).
+struct QuantPairCase {
+    std::string geometry;
+    QuantSpec rowwise, columnwise;
+    std::int64_t rows, cols;
+    bool specials = false;
+    DType copy = DType::BFloat16;
+    std::int64_t view_split = 0; // as QuantCase's
+};
+
+void add_fake_quantize_pair(Table& t, DType dt) {
+    const auto mx = [](BlockFormat f, ScaleRule rule, bool weight = false) {
+        const QuantSpec along = block_spec(f, rule, 1, 32), down = block_spec(f, rule, 32, 1);
+        return weight ? std::pair{down, along} : std::pair{along, down};
+    };
+    std::vector<QuantPairCase> cases;
+    const auto add = [&](std::string geometry, std::pair<QuantSpec, QuantSpec> specs,
+                         std::int64_t rows, std::int64_t cols, bool specials, DType copy,
+                         std::int64_t view_split = 0) {
+        cases.push_back({std::move(geometry), specs.first, specs.second, rows, cols, specials, copy,
+                         view_split});
+    };
+    const BlockFormat e4m3 = BlockFormat::MxFp8E4M3;
+    add("mxfp8_e4m3 1x32 + 32x1 floor (NaN, zero block), bfloat16 copies",
+        mx(e4m3, ScaleRule::Floor), 70, 100, true, DType::BFloat16);
+    add("mxfp8_e4m3 1x32 + 32x1 ceil (NaN, zero block), float32 copies", mx(e4m3, ScaleRule::Ceil),
+        70, 100, true, DType::Float32);
+    add("mxfp8_e4m3 1x32 + 32x1 floor, whole tiles", mx(e4m3, ScaleRule::Floor), 64, 128, false,
+        DType::BFloat16);
+    add("mxfp8_e5m2 1x32 + 32x1 ceil, odd row length", mx(BlockFormat::MxFp8E5M2, ScaleRule::Ceil),
+        45, 37, false, DType::BFloat16);
+    add("mxfp8_e4m3 32x1 + 1x32 (a weight's pair) floor", mx(e4m3, ScaleRule::Floor, true), 40, 96,
+        false, DType::BFloat16);
+    add("mxfp6_e3m2 1x32 + 32x1 floor, float32 copies",
+        mx(BlockFormat::MxFp6E3M2, ScaleRule::Floor), 33, 64, false, DType::Float32);
+    add("mxfp4 1x32 + 32x1 floor (NaN, zero block)", mx(BlockFormat::MxFp4, ScaleRule::Floor), 70,
+        100, true, DType::BFloat16);
+    add("mxfp8_e4m3 1x32 + 32x1 floor, NHWxC view", mx(e4m3, ScaleRule::Floor), 40, 48, false,
+        DType::Float32, 4);
+    add("nvfp4 1x16 + 16x1 stochastic seed 1234 (not fused)",
+        {block_spec(BlockFormat::NvFp4, std::nullopt, 1, 16, true),
+         block_spec(BlockFormat::NvFp4, std::nullopt, 16, 1, true)},
+        40, 48, false, DType::Float32);
+    for (const QuantPairCase& q : cases) {
+        const std::string geometry = dims({q.rows, q.cols}) + " " + q.geometry;
+        t.add("fake_quantize_pair", dt, geometry, 0.0, 0.0, [dt, q](CaseContext& c) {
+            const Shape shape = q.view_split ? Shape{q.view_split, q.rows / q.view_split, q.cols}
+                                             : Shape{q.rows, q.cols};
+            Twin& x = c.make("x", dt, shape, quant_values(q.rows, q.cols, q.specials));
+            Twin& row_copy = c.make("row-wise copy", q.copy, shape);
+            Twin& col_copy = c.make("column-wise copy", q.copy, shape);
+            Twin& row_stats = c.make("row-wise stats", DType::Float64, {kQuantStatsValues});
+            Twin& col_stats = c.make("column-wise stats", DType::Float64, {kQuantStatsValues});
+            c.both([&](Backend& be, int i) {
+                const auto args = [&](const QuantSpec& spec, Twin& copy, Twin& stats) {
+                    FakeQuantArgs a;
+                    a.spec = &spec;
+                    a.src = &x.on(i);
+                    a.dst = &copy.on(i);
+                    a.stats = &stats.on(i);
+                    a.step = 5;
+                    a.rows = q.view_split ? q.rows : 0;
+                    return a;
+                };
+                be.fake_quantize_pair(args(q.rowwise, row_copy, row_stats),
+                                      args(q.columnwise, col_copy, col_stats));
+            });
+            return std::vector<Twin*>{&row_copy, &col_copy, &row_stats, &col_stats};
+        });
+    }
+}
+
 // The tolerance of an FP8 GEMM case. Hopper's FP8 tensor cores accumulate in a float with a
 // 13-bit mantissa that truncates (Khattak & Mikaitis, "Accurate Models of NVIDIA Tensor Cores",
 // arXiv:2512.07004), while the CPU engine adds the exact code products in float32: a float32 C
@@ -1760,6 +1839,7 @@ std::vector<OpCase> op_cases() {
         add_dropout_and_histogram(t, dt);
         add_step_end(t, dt);
         add_fake_quantize(t, dt);
+        add_fake_quantize_pair(t, dt);
         add_quantize_fp8(t, dt);
         if (dt == DType::Float32 || dt == DType::BFloat16) add_relu_grad_fp8(t, dt);
     }

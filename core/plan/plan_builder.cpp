@@ -216,6 +216,35 @@ QuantSpec scale_free_copy_spec(QuantSpec spec) {
     return spec;
 }
 
+// A quantise call bound to its tensors. args() points into this object: call it where the
+// object lives (the step's run closure).
+struct BoundQuantCall {
+    QuantSpec spec;
+    Tensor *src = nullptr, *dst = nullptr, *state = nullptr, *stats = nullptr,
+           *gemm_scale = nullptr;
+    std::int64_t rows = 0;
+    FakeQuantArgs args(const RunContext& ctx) const {
+        FakeQuantArgs a;
+        a.spec = &spec;
+        a.src = src;
+        a.dst = dst;
+        a.rows = rows;
+        a.state = state;
+        a.stats = stats;
+        a.step = ctx.step;
+        a.record = ctx.training;
+        a.gemm_scale = gemm_scale;
+        return a;
+    }
+};
+
+// PlanBuilder::QuantCall (a template: the type is PlanBuilder's own) bound to `t`'s tensors.
+template <class Call>
+BoundQuantCall bind_quant_call(const Call& call, const BoundTensors& t) {
+    return {call.spec,         t.ptr(call.source),     t.ptr(call.out), t.ptr(call.state),
+            t.ptr(call.stats), t.ptr(call.gemm_scale), call.rows};
+}
+
 } // namespace
 
 bool PlanBuilder::every_copy(const std::function<bool(const QuantSpec&)>& holds) const {
@@ -246,7 +275,7 @@ TensorId PlanBuilder::quantize_input(TensorId source, QuantRole role, TensorId r
     const std::optional<QuantSpec> colwise_spec = m_policy.quant->columnwise(role);
     // An inference plan drops the backward GEMMs that would read a column-wise copy.
     if (!colwise_spec || m_spec.inference_only) return rowwise;
-    return quantize_copy(source, role, *colwise_spec, true, view);
+    return quantize_copy(source, role, *colwise_spec, true, view, rowwise);
 }
 
 PlanBuilder::GradientCopies PlanBuilder::quantize_gradient(TensorId dz, bool needs_dx,
@@ -262,7 +291,7 @@ PlanBuilder::GradientCopies PlanBuilder::quantize_gradient(TensorId dz, bool nee
 }
 
 TensorId PlanBuilder::quantize_copy(TensorId source, QuantRole role, QuantSpec spec,
-                                    bool columnwise, const QuantView& view) {
+                                    bool columnwise, const QuantView& view, TensorId rowwise) {
     // NVFP4's Hadamard option transforms runs of 16 rows of a Dense layer's dW inputs (TE applies
     // it to Linear layers' wgrad); a convolution's view keeps its copies untransformed.
     if (view.rows > 0) spec.hadamard = false;
@@ -329,37 +358,55 @@ TensorId PlanBuilder::quantize_copy(TensorId source, QuantRole role, QuantSpec s
     const std::string usage = !columnwise                 ? std::string()
                               : role == QuantRole::Weight ? std::string(" column-wise for dX")
                                                           : std::string(" column-wise for dW");
-    step.op = "quantize " + role_name + usage + ": " + describe_quant_spec(spec) + padding;
+    const std::string what = describe_quant_spec(spec) + padding;
+    step.op = "quantize " + role_name + usage + ": " + what;
     step.inputs = {source};
     step.outputs = {out};
     if (gemm_scale != kNoTensor) step.outputs.push_back(gemm_scale);
     step.is_cast = true;
     step.training_only = columnwise;
     step.flops = (spec.hadamard ? 12.0 : 4.0) * static_cast<double>(shape_numel(shape));
-    const TensorId state = q.state, stats = q.stats;
-    step.bind = [spec, source, out, state, stats, rows,
-                 gemm_scale](const BoundTensors& t) -> StepRun {
-        Tensor* in = t.ptr(source);
-        Tensor* dst = t.ptr(out);
-        Tensor* st = t.ptr(state);
-        Tensor* sx = t.ptr(stats);
-        Tensor* gs = t.ptr(gemm_scale);
-        return [spec, in, dst, st, sx, rows, gs](Backend& be, const RunContext& ctx) {
-            FakeQuantArgs args;
-            args.spec = &spec;
-            args.src = in;
-            args.dst = dst;
-            args.rows = rows;
-            args.state = st;
-            args.stats = sx;
-            args.step = ctx.step;
-            args.record = ctx.training;
-            args.gemm_scale = gs;
-            be.fake_quantize(args);
+    const QuantCall call{spec, source, out, q.state, q.stats, gemm_scale, rows};
+    m_quant_calls.push_back(call);
+    if (rowwise != kNoTensor &&
+        join_rowwise_step(rowwise, role, call, step, usage.substr(1) + ": " + what)) {
+        m_spec.quant.push_back(std::move(q));
+        return out;
+    }
+    step.bind = [call](const BoundTensors& t) -> StepRun {
+        return [bound = bind_quant_call(call, t)](Backend& be, const RunContext& ctx) {
+            be.fake_quantize(bound.args(ctx));
         };
     };
     emit_quant_step(std::move(step), std::move(q));
     return out;
+}
+
+bool PlanBuilder::join_rowwise_step(TensorId rowwise, QuantRole role, const QuantCall& col,
+                                    const StepSpec& step, const std::string& what) {
+    const auto call = std::find_if(m_quant_calls.begin(), m_quant_calls.end(),
+                                   [&](const QuantCall& c) { return c.out == rowwise; });
+    if (call == m_quant_calls.end() || call->source != col.source) return false;
+    // The block the copy would run in: emit_quant_step's.
+    std::vector<StepSpec>& block = role == QuantRole::Gradient ? m_blocks.back().own : m_forward;
+    const auto row = std::find_if(block.begin(), block.end(), [&](const StepSpec& s) {
+        return s.is_cast && !s.outputs.empty() && s.outputs.front() == rowwise;
+    });
+    if (row == block.end()) return false;
+    row->op += ", and " + what;
+    row->outputs.insert(row->outputs.end(), step.outputs.begin(), step.outputs.end());
+    row->flops += step.flops;
+    // Both copies in training; an evaluation pass (no backward GEMM) makes the row-wise one.
+    row->bind = [rowcall = *call, col](const BoundTensors& t) -> StepRun {
+        return [r = bind_quant_call(rowcall, t),
+                c = bind_quant_call(col, t)](Backend& be, const RunContext& ctx) {
+            if (ctx.training)
+                be.fake_quantize_pair(r.args(ctx), c.args(ctx));
+            else
+                be.fake_quantize(r.args(ctx));
+        };
+    };
+    return true;
 }
 
 void PlanBuilder::emit_quant_step(StepSpec step, PlanQuant q) {

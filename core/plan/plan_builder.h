@@ -78,8 +78,8 @@ public:
     // columns), makes the column-wise copy for the GEMM reducing along its rows (dW = Xᵀ·dZ for
     // X and dZ, dX = dZ·Wᵀ for W; QuantRecipe::columnwise) from the high-precision tensor, or
     // returns `rowwise` when that copy serves both (per-tensor scaling, square tiles, and in an
-    // inference plan). Activation and weight copies run in the forward block as training-only
-    // steps (TE quantises both usages at once), gradient copies in the backward block.
+    // inference plan). The column-wise copy is made by the row-wise copy's step, in training
+    // only (TE quantises both usages at once): one pass over the source where the engine can.
     // `view` lays the blocks on another 2-D view than (first dimension, the rest).
     TensorId quantize_input(TensorId source, QuantRole role, TensorId rowwise = kNoTensor,
                             const QuantView& view = {});
@@ -168,9 +168,23 @@ private:
     // Whether `holds` is true of every copy the layer's recipe makes (each role, row- and
     // column-wise, NVFP4's tensor scale left to the product); false without a recipe.
     bool every_copy(const std::function<bool(const QuantSpec&)>& holds) const;
-    // quantize_input's copy under `spec` (row- or column-wise, as the recipe says).
+    // quantize_input's copy under `spec` (row- or column-wise, as the recipe says). A
+    // column-wise copy with `rowwise` (the row-wise copy of the same source) joins that copy's
+    // step, which then makes both in one call (Backend::fake_quantize_pair; issue 26).
     TensorId quantize_copy(TensorId source, QuantRole role, QuantSpec spec, bool columnwise,
-                           const QuantView& view);
+                           const QuantView& view, TensorId rowwise = kNoTensor);
+    // What a quantise step passes the engine, by tensor id: kept so that a column-wise copy can
+    // join the step of the row-wise copy of the same source.
+    struct QuantCall {
+        QuantSpec spec;
+        TensorId source = kNoTensor, out = kNoTensor, state = kNoTensor, stats = kNoTensor,
+                 gemm_scale = kNoTensor;
+        std::int64_t rows = 0; // the 2-D view's rows
+    };
+    // Makes `step` (the column-wise copy `col`) part of the step that writes `rowwise`; false
+    // where no such step is in the block the copy would run in.
+    bool join_rowwise_step(TensorId rowwise, QuantRole role, const QuantCall& col,
+                           const StepSpec& step, const std::string& what);
     struct BackwardBlock {
         std::vector<StepSpec> own;  // the layer's steps
         std::vector<StepSpec> tail; // gradient casts, run after the layer's steps
@@ -185,6 +199,7 @@ private:
     std::vector<TensorId> m_gemm_scale_of; // tensor id -> its tensor scale for the GEMM
     std::vector<StepSpec> m_forward;
     std::vector<BackwardBlock> m_blocks;
+    std::vector<QuantCall> m_quant_calls; // every quantise step's, in the order made
 };
 
 // The bound workspace as a backend op takes it (call inside run(), when the arena exists).

@@ -71,8 +71,10 @@ public:
     void exponent_histogram(const Tensor& x, Tensor& counts_i32) override;
 
     bool supports_fake_quantize() const override { return true; }
-    bool supports_hadamard_quantize() const override { return true; }     // hadamard.cu
-    void fake_quantize(const FakeQuantArgs& args) override;               // cuda_quantize.cpp
+    bool supports_hadamard_quantize() const override { return true; } // hadamard.cu
+    void fake_quantize(const FakeQuantArgs& args) override;           // cuda_quantize.cpp
+    void fake_quantize_pair(const FakeQuantArgs& rowwise,             // cuda_quantize.cpp
+                            const FakeQuantArgs& columnwise) override;
     bool supports_fp8_gemm() const override;                              // cuda_gemm_fp8.cpp
     bool native_fp8_gemm() const override { return supports_fp8_gemm(); } // FP8 tensor cores
     void quantize_fp8(const Fp8QuantArgs& args) override;                 // cuda_quantize.cpp

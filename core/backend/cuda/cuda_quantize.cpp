@@ -1,5 +1,6 @@
 // CudaBackend::fake_quantize: the CPU engine's checks (cpu_quantize.cpp); one-dimensional blocks
-// and NVFP4's 16x16 tiles in one kernel from the source into the copy (launch_fake_quantize_lines);
+// and NVFP4's 16x16 tiles in one kernel from the source into the copy (launch_fake_quantize_lines),
+// and MX's two copies of one tensor in one kernel (fake_quantize_pair, launch_fake_quantize_pair);
 // otherwise the input widened to float32 in the output by the engine's cast (zero rows after it
 // when NVFP4's Hadamard transform pads the batch), the transform (hadamard.cu) where the spec asks
 // for it, then the quantise kernels (fake_quantize.cu) in place, with the spec resolved once here
@@ -72,12 +73,11 @@ cuda::Fp8CodesOut codes_out(const Fp8QuantArgs& a) {
     return out;
 }
 
-} // namespace
-
-void CudaBackend::fake_quantize(const FakeQuantArgs& a) {
+// fake_quantize's arguments checked as the CPU engine checks them; the rows of the 2-D view.
+std::int64_t check_fake_quantize(const FakeQuantArgs& a) {
     require(a.spec && a.src && a.dst && a.stats, "fake_quantize: missing argument");
     const Tensor& src = *a.src;
-    Tensor& dst = *a.dst;
+    const Tensor& dst = *a.dst;
     require(is_floating(src.dtype),
             "fake_quantize: tensor " + describe(src) + " must have a floating dtype");
     // Under the Hadamard transform the output may have extra (zero) rows: a multiple of 16.
@@ -107,6 +107,17 @@ void CudaBackend::fake_quantize(const FakeQuantArgs& a) {
     require(!a.spec->hadamard || rows % static_cast<std::int64_t>(kHadamardSize) == 0,
             "fake_quantize: the Hadamard transform needs rows in multiples of 16, got " +
                 std::to_string(rows) + " (the plan pads the batch)");
+    return rows;
+}
+
+} // namespace
+
+void CudaBackend::fake_quantize(const FakeQuantArgs& a) {
+    const std::int64_t rows = check_fake_quantize(a);
+    const Tensor& src = *a.src;
+    Tensor& dst = *a.dst;
+    const bool gemm_scale = tensor_scale_in_gemm(*a.spec);
+    const std::size_t state_floats = quant_state_floats(*a.spec);
     cuda::DeviceQuant q = device_quant(*a.spec, a.step);
     if (gemm_scale) q.gemm_scale = static_cast<float*>(a.gemm_scale->data);
     auto* stats = static_cast<double*>(a.stats->data);
@@ -153,6 +164,31 @@ void CudaBackend::fake_quantize(const FakeQuantArgs& a) {
     cuda::launch_fake_quantize(data, rows, dst.numel() / rows, q,
                                state_floats ? static_cast<float*>(a.state->data) : nullptr, stats,
                                a.record, m_impl->quant_scratch, m_impl->stream);
+}
+
+void CudaBackend::fake_quantize_pair(const FakeQuantArgs& rowwise,
+                                     const FakeQuantArgs& columnwise) {
+    const std::int64_t rows = check_fake_quantize(rowwise);
+    // MX's 1x32 and 32x1 copies of one source (either may be the "row-wise" one: a weight's
+    // row-wise copy runs down its columns): one kernel reads the source once for both.
+    if (check_fake_quantize(columnwise) == rows && rowwise.src == columnwise.src &&
+        !rowwise.spec->hadamard && !columnwise.spec->hadamard &&
+        rowwise.dst->dtype == columnwise.dst->dtype && rowwise.record == columnwise.record) {
+        const bool along = rowwise.spec->block_rows == 1;
+        const FakeQuantArgs& ones = along ? rowwise : columnwise; // 1x32 blocks
+        const FakeQuantArgs& down = along ? columnwise : rowwise; // 32x1 blocks
+        const cuda::DeviceQuant oq = device_quant(*ones.spec, ones.step);
+        const cuda::DeviceQuant dq = device_quant(*down.spec, down.step);
+        if (cuda::fake_quantize_pair_apply(oq, dq, ones.src->dtype, ones.dst->dtype)) {
+            cuda::launch_fake_quantize_pair(
+                ones.src->data, ones.src->dtype, ones.dst->data, down.dst->data, ones.dst->dtype,
+                rows, ones.dst->numel() / rows, oq, dq, static_cast<double*>(ones.stats->data),
+                static_cast<double*>(down.stats->data), ones.record, m_impl->quant_scratch,
+                m_impl->stream);
+            return;
+        }
+    }
+    Backend::fake_quantize_pair(rowwise, columnwise);
 }
 
 void CudaBackend::quantize_fp8(const Fp8QuantArgs& a) {

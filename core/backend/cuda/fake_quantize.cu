@@ -22,7 +22,9 @@
 // One-dimensional blocks (stochastic rounding only for E2M1) and NVFP4's 16x16 weight tiles take
 // launch_fake_quantize_lines instead: (NVFP4: a typed amax over the source,) line_block_kernel
 // or nvfp4_tile_kernel from the source straight into the copy (float32, or bfloat16 where every
-// decoded value is one), then finish_kernel.
+// decoded value is one), then finish_kernel. Both MX copies of one tensor (1x32 and 32x1 blocks,
+// launch_fake_quantize_pair) take mx_pair_kernel, one read of the source for the two, then
+// finish_pair_kernel with a scratch for each.
 // quantize_fp8 (codes for the FP8 GEMMs): a typed amax over the source (current scaling only),
 // then code_tile_kernel, which writes each code row-major and transposed in one pass (and, under
 // delayed scaling, finds the amax), then finish_kernel. launch_relu_grad_fp8 runs the same tiled
@@ -744,6 +746,126 @@ __global__ void nvfp4_tile_kernel(const TS* src, TD* dst, i64 rows, i64 cols, De
     add_block_totals(totals, s);
 }
 
+// Issue 26: both MX copies of one tensor in one pass (Backend::fake_quantize_pair; Transformer
+// Engine quantises both usages of an MXFP8 tensor at once): the 1×32 copy for the GEMM reducing
+// along the rows and the 32×1 copy for the one reducing down the columns, from one read of the
+// source (two line_block_kernel launches read it twice). A thread block takes a tile of 32 rows
+// × 64 columns, each thread 8 adjacent elements of one row: a 1×32 block is four adjacent lanes
+// (two shuffles of their maxima), a 32×1 block one column of the tile (the maxima of its four
+// rows in each warp by shuffles, then of the eight warps through shared memory). Both copies keep
+// the source's layout, so each thread stores its 8 values twice, in 16-byte stores where `vec`.
+// Values, scales and counts are line_block_kernel's kMx path's for each copy, element for element
+// (the op-case table's fake_quantize_pair rows check it against the CPU engine's two calls).
+constexpr int kPairTileRows = 32, kPairTileCols = 64, kPairThreads = 256;
+static_assert(kPairTileRows * kPairTileCols == kPairThreads * kVec, "a tile is 8 values a thread");
+
+// One MX block's share held by this thread: v[0 … 8) rounded in place under the block's amax bits
+// m, the counts into `totals`; the block's scale counted where `counted` (the block lies in the
+// tensor; a thread past the edge holds zeros, which change no count).
+template <ElementFormat F>
+__device__ inline float mx_round_one(float v, unsigned m, bool ceil, float max_elem,
+                                     BlockTotals& totals, bool counted) {
+    const MxScaleBits scale = mx_scale_bits<F>(m, ceil);
+    if (counted) {
+        const unsigned long long bits = scale.scale_bits64();
+        totals.top_scale = bits > totals.top_scale ? bits : totals.top_scale;
+    }
+    if (scale.code == 0xFFu) // a NaN or infinity in the block: every value NaN (quantize_line's)
+        return static_cast<float>(
+            qm::degenerate_element(static_cast<double>(v), qm::nan_value(), F).decoded);
+    const MxBlockRounding<F> mx(scale.inverse, scale.scale, max_elem);
+    unsigned clipped = 0, zeros = 0;
+    v = mx.round(v, clipped, zeros);
+    totals.clipped += clipped;
+    totals.zeros += zeros;
+    return v;
+}
+
+template <class TS, class TD, ElementFormat F>
+__global__ void mx_pair_kernel(const TS* src, TD* row_dst, TD* col_dst, i64 rows, i64 cols,
+                               bool vec, bool ceil, float max_elem, Scratch* row_s,
+                               Scratch* col_s) {
+    __shared__ unsigned warp_col_max[kPairThreads / 32][kPairTileCols];
+    __shared__ unsigned col_max[kPairTileCols];
+    const unsigned t = threadIdx.x, warp = t >> 5;
+    const int r = static_cast<int>(t / 8), c = static_cast<int>(t % 8) * kVec;
+    const i64 tile_cols = (cols + kPairTileCols - 1) / kPairTileCols;
+    const i64 tiles = ((rows + kPairTileRows - 1) / kPairTileRows) * tile_cols;
+    BlockTotals row_totals, col_totals;
+    for (i64 tile = blockIdx.x; tile < tiles; tile += gridDim.x) { // uniform across the block
+        const i64 row = (tile / tile_cols) * kPairTileRows + r;
+        const i64 tile_col0 = (tile % tile_cols) * kPairTileCols;
+        const i64 col0 = tile_col0 + c;
+        const i64 at = row * cols + col0;
+        const i64 left = row < rows ? cols - col0 : 0;
+        const int n = left >= kVec ? kVec : left > 0 ? static_cast<int>(left) : 0;
+        float x[kVec];
+        if (vec && n == kVec) {
+            load8(src + at, 0, x);
+        } else {
+#pragma unroll
+            for (int j = 0; j < kVec; ++j) x[j] = j < n ? to_float(src[at + j]) : 0.0f;
+        }
+        // The 1×32 block: lanes 4k … 4k + 3, one row's 32 columns.
+        unsigned m = 0;
+#pragma unroll
+        for (int j = 0; j < kVec; ++j) m = abs_bits(x[j]) > m ? abs_bits(x[j]) : m;
+        for (int offset = 1; offset < 4; offset <<= 1) {
+            const unsigned o = __shfl_xor_sync(kFullMask, m, offset);
+            m = o > m ? o : m;
+        }
+        row_totals.amax_bits = m > row_totals.amax_bits ? m : row_totals.amax_bits;
+        const bool row_block_in = row < rows && tile_col0 + (c / 32) * 32 < cols;
+        float y[kVec];
+#pragma unroll
+        for (int j = 0; j < kVec; ++j)
+            y[j] = mx_round_one<F>(x[j], m, ceil, max_elem, row_totals, row_block_in);
+        // The 32×1 blocks: each column's maximum over the warp's four rows (lanes 8 apart),
+        // then over the eight warps.
+        unsigned cm[kVec];
+#pragma unroll
+        for (int j = 0; j < kVec; ++j) {
+            cm[j] = abs_bits(x[j]);
+            for (int offset = 8; offset < 32; offset <<= 1) {
+                const unsigned o = __shfl_xor_sync(kFullMask, cm[j], offset);
+                cm[j] = o > cm[j] ? o : cm[j];
+            }
+        }
+        if ((t & 31) < 8)
+#pragma unroll
+            for (int j = 0; j < kVec; ++j) warp_col_max[warp][c + j] = cm[j];
+        __syncthreads();
+        if (t < kPairTileCols) {
+            unsigned mc = 0;
+#pragma unroll
+            for (int w = 0; w < kPairThreads / 32; ++w)
+                mc = warp_col_max[w][t] > mc ? warp_col_max[w][t] : mc;
+            col_max[t] = mc;
+        }
+        __syncthreads();
+#pragma unroll
+        for (int j = 0; j < kVec; ++j) {
+            const unsigned mc = col_max[c + j];
+            col_totals.amax_bits = mc > col_totals.amax_bits ? mc : col_totals.amax_bits;
+            x[j] = mx_round_one<F>(x[j], mc, ceil, max_elem, col_totals, col0 + j < cols);
+        }
+        if (vec && n == kVec) {
+            store8(row_dst + at, 0, y);
+            store8(col_dst + at, 0, x);
+        } else {
+#pragma unroll
+            for (int j = 0; j < kVec; ++j) {
+                if (j >= n) continue;
+                row_dst[at + j] = from_float<TD>(y[j]);
+                col_dst[at + j] = from_float<TD>(x[j]);
+            }
+        }
+    }
+    add_block_totals(row_totals, row_s);
+    __syncthreads(); // add_block_totals' shared partial sums are read by thread 0 until here
+    add_block_totals(col_totals, col_s);
+}
+
 // kFixed: the format is F (FP8, the fast rounding); otherwise q.element through cast_element.
 // Under delayed scaling the amax is this pass's (amax_before_cast). A thread's counts stay below
 // 2^32 (n / threads elements each), so they add in 32 bits.
@@ -1059,7 +1181,7 @@ void launch_codes(const void* src, i64 rows, i64 cols, const DeviceQuant& q, con
                                              out.codes_t, out.scale_inv, nullptr, s, stream);
 }
 
-__global__ void finish_kernel(i64 rows, i64 cols, DeviceQuant q, float* state, double* stats,
+__device__ void finish_totals(i64 rows, i64 cols, const DeviceQuant& q, float* state, double* stats,
                               bool record, Scratch* s) {
     const Scratch totals = *s;
     *s = Scratch{}; // zero again for the next launch sequence (fake_quantize.cuh)
@@ -1086,6 +1208,18 @@ __global__ void finish_kernel(i64 rows, i64 cols, DeviceQuant q, float* state, d
     stats[3] = static_cast<double>(totals.zeros);
     stats[4] = static_cast<double>(rows * cols);
     stats[5] = static_cast<double>(blocks);
+}
+
+__global__ void finish_kernel(i64 rows, i64 cols, DeviceQuant q, float* state, double* stats,
+                              bool record, Scratch* s) {
+    finish_totals(rows, cols, q, state, stats, record, s);
+}
+
+// mx_pair_kernel's two copies' totals (scratch s and s + 1), in one launch.
+__global__ void finish_pair_kernel(i64 rows, i64 cols, DeviceQuant row_q, DeviceQuant col_q,
+                                   double* row_stats, double* col_stats, bool record, Scratch* s) {
+    finish_totals(rows, cols, row_q, nullptr, row_stats, record, s);
+    finish_totals(rows, cols, col_q, nullptr, col_stats, record, s + 1);
 }
 
 // block_kernel on the fast path that applies.
@@ -1307,6 +1441,92 @@ void launch_fake_quantize(float* data, std::int64_t rows, std::int64_t cols, con
         finish_kernel<<<1, 1, 0, stream>>>(rows, cols, q, state, stats, record, s);
         MANTISSA_CUDA_LAUNCH_CHECK();
     });
+}
+
+bool fake_quantize_pair_apply(const DeviceQuant& row_q, const DeviceQuant& col_q, DType src_dtype,
+                              DType dst_dtype) {
+    const auto mx_nearest = [](const DeviceQuant& q) {
+        return q.block && !q.tensor_scale && !q.stochastic &&
+               (q.element == ElementFormat::Float8E4M3 || q.element == ElementFormat::Float8E5M2 ||
+                q.element == ElementFormat::Float6E3M2 || q.element == ElementFormat::Float6E2M3 ||
+                q.element == ElementFormat::Float4E2M1);
+    };
+    const bool shapes = row_q.block_rows == 1 && row_q.block_cols == 32 && col_q.block_rows == 32 &&
+                        col_q.block_cols == 1;
+    const bool types = (src_dtype == DType::Float32 || src_dtype == DType::BFloat16) &&
+                       (dst_dtype == DType::Float32 || dst_dtype == DType::BFloat16);
+    return mx_nearest(row_q) && mx_nearest(col_q) && shapes && types &&
+           row_q.element == col_q.element && row_q.ceil == col_q.ceil &&
+           row_q.max_elem == col_q.max_elem;
+}
+
+namespace {
+
+template <class TS, class TD>
+void launch_pair_for(const void* src, void* row_dst, void* col_dst, i64 rows, i64 cols,
+                     const DeviceQuant& q, Scratch* s, cudaStream_t stream) {
+    const i64 tiles =
+        ((rows + kPairTileRows - 1) / kPairTileRows) * ((cols + kPairTileCols - 1) / kPairTileCols);
+    const unsigned grid = static_cast<unsigned>(tiles > 4096 ? 4096 : tiles);
+    // 16-byte loads and stores: rows of a multiple of 8 elements from aligned bases.
+    const bool vec =
+        cols % kVec == 0 && vec8_aligned(src) && vec8_aligned(row_dst) && vec8_aligned(col_dst);
+    const auto* in = static_cast<const TS*>(src);
+    auto* row_out = static_cast<TD*>(row_dst);
+    auto* col_out = static_cast<TD*>(col_dst);
+    const auto max_elem = static_cast<float>(q.max_elem);
+    switch (q.element) {
+#define MANTISSA_PAIR(format)                                                                      \
+    case ElementFormat::format:                                                                    \
+        mx_pair_kernel<TS, TD, ElementFormat::format><<<grid, kPairThreads, 0, stream>>>(          \
+            in, row_out, col_out, rows, cols, vec, q.ceil, max_elem, s, s + 1);                    \
+        break;
+        MANTISSA_PAIR(Float8E4M3)
+        MANTISSA_PAIR(Float8E5M2)
+        MANTISSA_PAIR(Float6E3M2)
+        MANTISSA_PAIR(Float6E2M3)
+        MANTISSA_PAIR(Float4E2M1)
+#undef MANTISSA_PAIR
+    default: // fake_quantize_pair_apply takes these five only
+        throw Error(ErrorKind::Internal, "launch_fake_quantize_pair: not an MX element format");
+    }
+    MANTISSA_CUDA_LAUNCH_CHECK();
+}
+
+} // namespace
+
+void launch_fake_quantize_pair(const void* src, DType src_dtype, void* row_dst, void* col_dst,
+                               DType dst_dtype, std::int64_t rows, std::int64_t cols,
+                               const DeviceQuant& row_q, const DeviceQuant& col_q,
+                               double* row_stats, double* col_stats, bool record, void* scratch,
+                               cudaStream_t stream) {
+    static_assert(2 * sizeof(Scratch) <= kQuantScratchBytes, "the pair needs two scratches");
+    if (!fake_quantize_pair_apply(row_q, col_q, src_dtype, dst_dtype))
+        throw Error(ErrorKind::Internal, "launch_fake_quantize_pair: not an MX pair");
+    auto* s = static_cast<Scratch*>(scratch);
+    try {
+        if (rows * cols > 0) {
+            const bool from_bf16 = src_dtype == DType::BFloat16;
+            const bool to_bf16 = dst_dtype == DType::BFloat16;
+            if (from_bf16 && to_bf16)
+                launch_pair_for<__nv_bfloat16, __nv_bfloat16>(src, row_dst, col_dst, rows, cols,
+                                                              row_q, s, stream);
+            else if (from_bf16)
+                launch_pair_for<__nv_bfloat16, float>(src, row_dst, col_dst, rows, cols, row_q, s,
+                                                      stream);
+            else if (to_bf16)
+                launch_pair_for<float, __nv_bfloat16>(src, row_dst, col_dst, rows, cols, row_q, s,
+                                                      stream);
+            else
+                launch_pair_for<float, float>(src, row_dst, col_dst, rows, cols, row_q, s, stream);
+        }
+        finish_pair_kernel<<<1, 1, 0, stream>>>(rows, cols, row_q, col_q, row_stats, col_stats,
+                                                record, s);
+        MANTISSA_CUDA_LAUNCH_CHECK();
+    } catch (...) { // as with_scratch: both scratches left zero for the next sequence
+        cudaMemsetAsync(s, 0, 2 * sizeof(Scratch), stream);
+        throw;
+    }
 }
 
 void launch_quantize_fp8(const void* src, DType src_dtype, std::int64_t rows, std::int64_t cols,
