@@ -1418,8 +1418,8 @@ void add_fake_quantize(Table& t, DType dt) {
 // tile holds a 1x32 block wholly past the last column, which has no scale), 64 x 128 is whole tiles
 // in 16-byte loads, 45 x 37 an odd row length (no vector loads); with a NaN (its row block and its
 // column block NaN) and an all-zero block; a weight's pair, whose "row-wise" copy runs down the
-// columns; a convolution's view; and NVFP4's stochastic pair, which the kernel does not take (two
-// calls on every engine).
+// columns; a convolution's view; and a 10-column tensor and NVFP4's stochastic pair, which the
+// kernel does not take (two calls on every engine).
 struct QuantPairCase {
     std::string geometry;
     QuantSpec rowwise, columnwise;
@@ -1458,6 +1458,8 @@ void add_fake_quantize_pair(Table& t, DType dt) {
         100, true, DType::BFloat16);
     add("mxfp8_e4m3 1x32 + 32x1 floor, NHWxC view", mx(e4m3, ScaleRule::Floor), 40, 48, false,
         DType::Float32, 4);
+    add("mxfp8_e4m3 1x32 + 32x1 floor, 10 columns (not fused: under one block a row)",
+        mx(e4m3, ScaleRule::Floor), 40, 10, false, DType::BFloat16);
     add("nvfp4 1x16 + 16x1 stochastic seed 1234 (not fused)",
         {block_spec(BlockFormat::NvFp4, std::nullopt, 1, 16, true),
          block_spec(BlockFormat::NvFp4, std::nullopt, 16, 1, true)},

@@ -179,12 +179,13 @@ void CudaBackend::fake_quantize_pair(const FakeQuantArgs& rowwise,
         const FakeQuantArgs& down = along ? columnwise : rowwise; // 32x1 blocks
         const cuda::DeviceQuant oq = device_quant(*ones.spec, ones.step);
         const cuda::DeviceQuant dq = device_quant(*down.spec, down.step);
-        if (cuda::fake_quantize_pair_apply(oq, dq, ones.src->dtype, ones.dst->dtype)) {
-            cuda::launch_fake_quantize_pair(
-                ones.src->data, ones.src->dtype, ones.dst->data, down.dst->data, ones.dst->dtype,
-                rows, ones.dst->numel() / rows, oq, dq, static_cast<double*>(ones.stats->data),
-                static_cast<double*>(down.stats->data), ones.record, m_impl->quant_scratch,
-                m_impl->stream);
+        const std::int64_t cols = ones.dst->numel() / rows;
+        if (cuda::fake_quantize_pair_apply(oq, dq, ones.src->dtype, ones.dst->dtype, cols)) {
+            cuda::launch_fake_quantize_pair(ones.src->data, ones.src->dtype, ones.dst->data,
+                                            down.dst->data, ones.dst->dtype, rows, cols, oq, dq,
+                                            static_cast<double*>(ones.stats->data),
+                                            static_cast<double*>(down.stats->data), ones.record,
+                                            m_impl->quant_scratch, m_impl->stream);
             return;
         }
     }

@@ -1444,7 +1444,11 @@ void launch_fake_quantize(float* data, std::int64_t rows, std::int64_t cols, con
 }
 
 bool fake_quantize_pair_apply(const DeviceQuant& row_q, const DeviceQuant& col_q, DType src_dtype,
-                              DType dst_dtype) {
+                              DType dst_dtype, std::int64_t cols) {
+    // Narrower than one block a row, most of a tile's threads would hold nothing (a one-channel
+    // convolution's N·H·W x 1 input: one in 64), where the line kernels shape their threads to
+    // the tensor; a 10-unit layer's weight and gradient are small either way.
+    if (cols < 32) return false;
     const auto mx_nearest = [](const DeviceQuant& q) {
         return q.block && !q.tensor_scale && !q.stochastic &&
                (q.element == ElementFormat::Float8E4M3 || q.element == ElementFormat::Float8E5M2 ||
@@ -1501,7 +1505,7 @@ void launch_fake_quantize_pair(const void* src, DType src_dtype, void* row_dst, 
                                double* row_stats, double* col_stats, bool record, void* scratch,
                                cudaStream_t stream) {
     static_assert(2 * sizeof(Scratch) <= kQuantScratchBytes, "the pair needs two scratches");
-    if (!fake_quantize_pair_apply(row_q, col_q, src_dtype, dst_dtype))
+    if (!fake_quantize_pair_apply(row_q, col_q, src_dtype, dst_dtype, cols))
         throw Error(ErrorKind::Internal, "launch_fake_quantize_pair: not an MX pair");
     auto* s = static_cast<Scratch*>(scratch);
     try {

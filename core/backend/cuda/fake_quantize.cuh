@@ -65,9 +65,9 @@ void launch_fake_quantize_lines(const void* src, DType src_dtype, void* dst, DTy
 // bfloat16) and src's layout, with the values and stats of launch_fake_quantize_lines for each.
 // `scratch` holds two launch sequences' totals (kQuantScratchBytes). fake_quantize_pair_apply
 // says whether a pair takes it: MX formats with nearest rounding, one element format and scale
-// rule for both.
+// rule for both, and at least one block a row (narrower tensors keep the line kernels).
 bool fake_quantize_pair_apply(const DeviceQuant& row_q, const DeviceQuant& col_q, DType src_dtype,
-                              DType dst_dtype);
+                              DType dst_dtype, std::int64_t cols);
 void launch_fake_quantize_pair(const void* src, DType src_dtype, void* row_dst, void* col_dst,
                                DType dst_dtype, std::int64_t rows, std::int64_t cols,
                                const DeviceQuant& row_q, const DeviceQuant& col_q,
