@@ -1247,6 +1247,12 @@ std::vector<double> quant_values(std::int64_t rows, std::int64_t cols, bool spec
     return v;
 }
 
+// A quantise case's input shape: rows x cols, or {view_split, rows / view_split, cols}, which the
+// case quantises on the rows x cols view (a convolution's N·H·W x C).
+Shape quant_case_shape(std::int64_t rows, std::int64_t cols, std::int64_t view_split) {
+    return view_split ? Shape{view_split, rows / view_split, cols} : Shape{rows, cols};
+}
+
 QuantSpec block_spec(BlockFormat format, std::optional<ScaleRule> rule, int rows, int cols,
                      bool stochastic = false) {
     QuantSpec q;
@@ -1373,8 +1379,7 @@ void add_fake_quantize(Table& t, DType dt) {
     for (const QuantCase& q : cases) {
         const std::string geometry = dims({q.rows, q.cols}) + " " + q.geometry;
         t.add("fake_quantize", dt, geometry, 0.0, 0.0, [dt, q](CaseContext& c) {
-            const Shape shape = q.view_split ? Shape{q.view_split, q.rows / q.view_split, q.cols}
-                                             : Shape{q.rows, q.cols};
+            const Shape shape = quant_case_shape(q.rows, q.cols, q.view_split);
             Twin& x = c.make("x", dt, shape, quant_values(q.rows, q.cols, q.specials));
             // Step 2 of a delayed case sees a spike the history has not: it clips.
             std::vector<double> spike = quant_values(q.rows, q.cols, false);
@@ -1467,8 +1472,7 @@ void add_fake_quantize_pair(Table& t, DType dt) {
     for (const QuantPairCase& q : cases) {
         const std::string geometry = dims({q.rows, q.cols}) + " " + q.geometry;
         t.add("fake_quantize_pair", dt, geometry, 0.0, 0.0, [dt, q](CaseContext& c) {
-            const Shape shape = q.view_split ? Shape{q.view_split, q.rows / q.view_split, q.cols}
-                                             : Shape{q.rows, q.cols};
+            const Shape shape = quant_case_shape(q.rows, q.cols, q.view_split);
             Twin& x = c.make("x", dt, shape, quant_values(q.rows, q.cols, q.specials));
             Twin& row_copy = c.make("row-wise copy", q.copy, shape);
             Twin& col_copy = c.make("column-wise copy", q.copy, shape);
