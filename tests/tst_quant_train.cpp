@@ -656,6 +656,63 @@ public:
     // them in bfloat16. NVFP4's copies leave their float32 tensor scale to the GEMM, so they hold
     // bfloat16 values too; per-tensor FP8's scale makes values of up to 24 bits, which stay
     // float32.
+    // A column-wise copy joins its row-wise copy's step: in training the step makes both in one
+    // fake_quantize_pair call (the row-wise copy first, as its step's first output), in
+    // evaluation only the row-wise copy (no backward GEMM reads the other).
+    void joinedCopiesAreOnePairCallInTraining() {
+        class CallRecorder final : public ForwardingBackend {
+        public:
+            using ForwardingBackend::ForwardingBackend;
+            bool supports_fake_quantize() const override { return true; }
+            void fake_quantize(const FakeQuantArgs& a) override {
+                singles.push_back(a.dst);
+                m_inner.fake_quantize(a);
+            }
+            void fake_quantize_pair(const FakeQuantArgs& r, const FakeQuantArgs& c) override {
+                pairs.push_back({r.dst, c.dst});
+                m_inner.fake_quantize_pair(r, c);
+            }
+            std::vector<const Tensor*> singles;
+            std::vector<std::pair<const Tensor*, const Tensor*>> pairs;
+        };
+        CpuBackend cpu;
+        CallRecorder be(cpu);
+        const Model* model = nullptr;
+        auto plan = mlp2_plan(be, policy_from_name("mxfp8_e4m3"), 64, 48, 10, 40, &model);
+        be.upload(grid_input(40, 64).data(), plan->tensor(plan->input));
+        int joined = 0;
+        for (PlanStep& s : plan->steps) {
+            if (s.op.rfind("quantize", 0) != 0 ||
+                s.op.find(", and column-wise") == std::string::npos)
+                continue;
+            ++joined;
+            CHECK_EQ(s.outputs.size(), std::size_t{2});
+            const Tensor* row = &plan->tensor(s.outputs[0]);
+            const Tensor* col = &plan->tensor(s.outputs[1]);
+            CHECK_MSG(col->name.ends_with(":q colwise"), col->name.c_str());
+            RunContext ctx;
+            ctx.step = 1;
+            be.pairs.clear();
+            be.singles.clear();
+            s.run(be, ctx);
+            CHECK_EQ(be.pairs.size(), std::size_t{1});
+            CHECK(be.singles.empty());
+            if (!be.pairs.empty()) {
+                CHECK(be.pairs[0].first == row);
+                CHECK(be.pairs[0].second == col);
+            }
+            ctx.training = false;
+            be.pairs.clear();
+            s.run(be, ctx);
+            CHECK(be.pairs.empty());
+            CHECK_EQ(be.singles.size(), std::size_t{1});
+            if (!be.singles.empty()) CHECK(be.singles[0] == row);
+        }
+        // X1 and X2, W2 (dense_1 computes no dX: no column-wise W1), and dZ2 (dZ1 has only its
+        // column-wise copy).
+        CHECK_EQ(joined, 4);
+    }
+
     void mxGemmOperandsAreBfloat16Exact_data() {
         add_column<std::string>("policy");
         add_column<bool>("exact");
@@ -1071,8 +1128,9 @@ public:
 MANTISSA_TEST_MAIN(TestQuantTrain, mxGemmOperandsAreBfloat16Exact, policiesCarryTheirRecipes,
                    recipeReadsAndRoundTrips, badRecipesNameTheField, planQuantisesEveryDenseInput,
                    paddingIsNamedAndCounted, forwardMatchesBlockReference,
-                   columnwiseCopiesMatchBlockReference, hadamardMatchesSylvesterReference,
-                   hadamardNeedsAnEngineThatHasIt, hadamardPreservesTheProduct,
-                   hadamardRunMatchesRows, perTensorFp8MatchesTheFormula, delayedScalingLagsASpike,
+                   columnwiseCopiesMatchBlockReference, joinedCopiesAreOnePairCallInTraining,
+                   hadamardMatchesSylvesterReference, hadamardNeedsAnEngineThatHasIt,
+                   hadamardPreservesTheProduct, hadamardRunMatchesRows,
+                   perTensorFp8MatchesTheFormula, delayedScalingLagsASpike,
                    trainingRunsUnderEveryQuantisedPolicy, initializeResetsDelayedScaling,
                    quantRecordIsWrittenAsJsonl)

@@ -1460,8 +1460,7 @@ bool fake_quantize_pair_apply(const DeviceQuant& row_q, const DeviceQuant& col_q
     const bool types = (src_dtype == DType::Float32 || src_dtype == DType::BFloat16) &&
                        (dst_dtype == DType::Float32 || dst_dtype == DType::BFloat16);
     return mx_nearest(row_q) && mx_nearest(col_q) && shapes && types &&
-           row_q.element == col_q.element && row_q.ceil == col_q.ceil &&
-           row_q.max_elem == col_q.max_elem;
+           row_q.element == col_q.element && row_q.ceil == col_q.ceil;
 }
 
 namespace {
