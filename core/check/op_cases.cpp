@@ -1423,16 +1423,33 @@ void add_fake_quantize(Table& t, DType dt) {
 // tile holds a 1x32 block wholly past the last column, which has no scale), 64 x 128 is whole tiles
 // in 16-byte loads, 45 x 37 an odd row length (no vector loads); with a NaN (its row block and its
 // column block NaN) and an all-zero block; a weight's pair, whose "row-wise" copy runs down the
-// columns; a convolution's view; and a 10-column tensor and NVFP4's stochastic pair, which the
-// kernel does not take (two calls on every engine).
+// columns; a convolution's view; and a 10-column tensor, which the kernel does not take (two calls
+// on every engine). NVFP4's pairs (1x16 and 16x1, nearest or stochastic; the same kernel's tiles
+// with 16-element blocks) on the same geometries, with the tensor scale left to the GEMM (each
+// copy's gemm_scale an output too) or in the values, all-zero row and column blocks, and a NaN
+// (the tensor scale NaN: every value NaN); and two NVFP4 pairs it does not take: 16 columns, and
+// nearest beside stochastic.
 struct QuantPairCase {
     std::string geometry;
     QuantSpec rowwise, columnwise;
     std::int64_t rows, cols;
-    bool specials = false;
+    bool specials = false; // quant_values' NaN and all-zero row block
     DType copy = DType::BFloat16;
     std::int64_t view_split = 0; // as QuantCase's
+    bool zero_blocks = false;    // instead: all-zero row and column blocks and no NaN
 };
+
+// A pair case's input: quant_values', or with zero_blocks its all-zero run of row 2 (two 1x16
+// blocks, one 1x32) without the NaN, and rows 16 … 31 of column 3 zero (a 16x1 block).
+std::vector<double> pair_values(const QuantPairCase& q) {
+    std::vector<double> v = quant_values(q.rows, q.cols, q.specials || q.zero_blocks);
+    if (q.zero_blocks) {
+        v[static_cast<std::size_t>(4 * q.cols + 40)] = 1.5; // the NaN's place
+        for (std::int64_t r = 16; r < 32 && r < q.rows; ++r)
+            v[static_cast<std::size_t>(r * q.cols + 3)] = 0;
+    }
+    return v;
+}
 
 void add_fake_quantize_pair(Table& t, DType dt) {
     const auto mx = [](BlockFormat f, ScaleRule rule, bool weight = false) {
@@ -1465,21 +1482,58 @@ void add_fake_quantize_pair(Table& t, DType dt) {
         DType::Float32, 4);
     add("mxfp8_e4m3 1x32 + 32x1 floor, 10 columns (not fused: under one block a row)",
         mx(e4m3, ScaleRule::Floor), 40, 10, false, DType::BFloat16);
-    add("nvfp4 1x16 + 16x1 stochastic seed 1234 (not fused)",
-        {block_spec(BlockFormat::NvFp4, std::nullopt, 1, 16, true),
-         block_spec(BlockFormat::NvFp4, std::nullopt, 16, 1, true)},
-        40, 48, false, DType::Float32);
+    // NVFP4: the tensor scale in the GEMM (a Dense layer's and a convolution's copies) or not.
+    const auto nv = [](bool stochastic, bool in_gemm, bool column_first = false) {
+        QuantSpec along = block_spec(BlockFormat::NvFp4, std::nullopt, 1, 16, stochastic);
+        QuantSpec down = block_spec(BlockFormat::NvFp4, std::nullopt, 16, 1, stochastic);
+        along.block.tensor_scale_in_gemm = down.block.tensor_scale_in_gemm = in_gemm;
+        return column_first ? std::pair{down, along} : std::pair{along, down};
+    };
+    const auto add_zero_blocks = [&](std::string geometry, std::pair<QuantSpec, QuantSpec> specs,
+                                     std::int64_t rows, std::int64_t cols, DType copy) {
+        cases.push_back(
+            {std::move(geometry), specs.first, specs.second, rows, cols, false, copy, 0, true});
+    };
+    add_zero_blocks("nvfp4 1x16 + 16x1, tensor scale in the GEMM (zero blocks), bfloat16 copies",
+                    nv(false, true), 70, 100, DType::BFloat16);
+    add("nvfp4 1x16 + 16x1, tensor scale in the GEMM, whole tiles", nv(false, true), 64, 128, false,
+        DType::BFloat16);
+    add("nvfp4 1x16 + 16x1 (a NaN: every value NaN), float32 copies", nv(false, false), 70, 80,
+        true, DType::Float32);
+    add("nvfp4 16x1 + 1x16 (column-wise first), odd row length, float32 copies",
+        nv(false, false, true), 45, 37, false, DType::Float32);
+    add_zero_blocks("nvfp4 1x16 + 16x1 stochastic seed 1234, tensor scale in the GEMM (zero "
+                    "blocks), bfloat16 copies",
+                    nv(true, true), 70, 100, DType::BFloat16);
+    add("nvfp4 1x16 + 16x1 stochastic seed 1234, tensor scale in the GEMM, whole tiles",
+        nv(true, true), 64, 128, false, DType::BFloat16);
+    add("nvfp4 1x16 + 16x1 stochastic seed 1234, tensor scale in the GEMM, NHWxC view, float32 "
+        "copies",
+        nv(true, true), 40, 48, false, DType::Float32, 4);
+    add("nvfp4 1x16 + 16x1 stochastic seed 1234, 16 columns (not fused: under 32 a row)",
+        nv(true, true), 40, 16, false, DType::BFloat16);
+    add("nvfp4 1x16 nearest + 16x1 stochastic (not fused: the roundings differ)",
+        {nv(false, true).first, nv(true, true).second}, 40, 48, false, DType::BFloat16);
     for (const QuantPairCase& q : cases) {
         const std::string geometry = dims({q.rows, q.cols}) + " " + q.geometry;
         t.add("fake_quantize_pair", dt, geometry, 0.0, 0.0, [dt, q](CaseContext& c) {
             const Shape shape = quant_case_shape(q.rows, q.cols, q.view_split);
-            Twin& x = c.make("x", dt, shape, quant_values(q.rows, q.cols, q.specials));
+            Twin& x = c.make("x", dt, shape, pair_values(q));
             Twin& row_copy = c.make("row-wise copy", q.copy, shape);
             Twin& col_copy = c.make("column-wise copy", q.copy, shape);
             Twin& row_stats = c.make("row-wise stats", DType::Float64, {kQuantStatsValues});
             Twin& col_stats = c.make("column-wise stats", DType::Float64, {kQuantStatsValues});
+            std::vector<Twin*> outs{&row_copy, &col_copy, &row_stats, &col_stats};
+            // NVFP4's tensor scale for the GEMM, one per copy where the spec leaves it there.
+            const auto gemm_scale = [&](const QuantSpec& spec, const char* name) -> Twin* {
+                if (!tensor_scale_in_gemm(spec)) return nullptr;
+                outs.push_back(&c.make(name, DType::Float32, {1}));
+                return outs.back();
+            };
+            Twin* row_gemm_scale = gemm_scale(q.rowwise, "row-wise gemm_scale");
+            Twin* col_gemm_scale = gemm_scale(q.columnwise, "column-wise gemm_scale");
             c.both([&](Backend& be, int i) {
-                const auto args = [&](const QuantSpec& spec, Twin& copy, Twin& stats) {
+                const auto args = [&](const QuantSpec& spec, Twin& copy, Twin& stats, Twin* scale) {
                     FakeQuantArgs a;
                     a.spec = &spec;
                     a.src = &x.on(i);
@@ -1487,12 +1541,13 @@ void add_fake_quantize_pair(Table& t, DType dt) {
                     a.stats = &stats.on(i);
                     a.step = 5;
                     a.rows = q.view_split ? q.rows : 0;
+                    a.gemm_scale = scale ? &scale->on(i) : nullptr;
                     return a;
                 };
-                be.fake_quantize_pair(args(q.rowwise, row_copy, row_stats),
-                                      args(q.columnwise, col_copy, col_stats));
+                be.fake_quantize_pair(args(q.rowwise, row_copy, row_stats, row_gemm_scale),
+                                      args(q.columnwise, col_copy, col_stats, col_gemm_scale));
             });
-            return std::vector<Twin*>{&row_copy, &col_copy, &row_stats, &col_stats};
+            return outs;
         });
     }
 }

@@ -1,6 +1,7 @@
 // CudaBackend::fake_quantize: the CPU engine's checks (cpu_quantize.cpp); one-dimensional blocks
 // and NVFP4's 16x16 tiles in one kernel from the source into the copy (launch_fake_quantize_lines),
-// and MX's two copies of one tensor in one kernel (fake_quantize_pair, launch_fake_quantize_pair);
+// and the two copies of one MX or NVFP4 tensor in one kernel (fake_quantize_pair,
+// launch_fake_quantize_pair);
 // otherwise the input widened to float32 in the output by the engine's cast (zero rows after it
 // when NVFP4's Hadamard transform pads the batch), the transform (hadamard.cu) where the spec asks
 // for it, then the quantise kernels (fake_quantize.cu) in place, with the spec resolved once here
@@ -169,16 +170,23 @@ void CudaBackend::fake_quantize(const FakeQuantArgs& a) {
 void CudaBackend::fake_quantize_pair(const FakeQuantArgs& rowwise,
                                      const FakeQuantArgs& columnwise) {
     const std::int64_t rows = check_fake_quantize(rowwise);
-    // MX's 1x32 and 32x1 copies of one source (either may be the "row-wise" one: a weight's
-    // row-wise copy runs down its columns): one kernel reads the source once for both.
+    // MX's 1x32 and 32x1 copies of one source, or NVFP4's 1x16 and 16x1 (either may be the
+    // "row-wise" one: a weight's row-wise copy runs down its columns): one kernel reads the
+    // source once for both.
     if (check_fake_quantize(columnwise) == rows && rowwise.src == columnwise.src &&
         !rowwise.spec->hadamard && !columnwise.spec->hadamard &&
         rowwise.dst->dtype == columnwise.dst->dtype && rowwise.record == columnwise.record) {
         const bool along = rowwise.spec->block_rows == 1;
-        const FakeQuantArgs& ones = along ? rowwise : columnwise; // 1x32 blocks
-        const FakeQuantArgs& down = along ? columnwise : rowwise; // 32x1 blocks
-        const cuda::DeviceQuant oq = device_quant(*ones.spec, ones.step);
-        const cuda::DeviceQuant dq = device_quant(*down.spec, down.step);
+        const FakeQuantArgs& ones = along ? rowwise : columnwise; // 1xn blocks
+        const FakeQuantArgs& down = along ? columnwise : rowwise; // nx1 blocks
+        const auto with_gemm_scale = [](const FakeQuantArgs& a) {
+            cuda::DeviceQuant q = device_quant(*a.spec, a.step);
+            if (tensor_scale_in_gemm(*a.spec))
+                q.gemm_scale = static_cast<float*>(a.gemm_scale->data);
+            return q;
+        };
+        const cuda::DeviceQuant oq = with_gemm_scale(ones);
+        const cuda::DeviceQuant dq = with_gemm_scale(down);
         const std::int64_t cols = ones.dst->numel() / rows;
         if (cuda::fake_quantize_pair_apply(oq, dq, ones.src->dtype, ones.dst->dtype, cols)) {
             cuda::launch_fake_quantize_pair(ones.src->data, ones.src->dtype, ones.dst->data,

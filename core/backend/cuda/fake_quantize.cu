@@ -759,6 +759,58 @@ __global__ void nvfp4_tile_kernel(const TS* src, TD* dst, i64 rows, i64 cols, De
 constexpr int kPairTileRows = 32, kPairTileCols = 64, kPairThreads = 256;
 static_assert(kPairTileRows * kPairTileCols == kPairThreads * kVec, "a tile is 8 values a thread");
 
+// How many of a thread's 8 elements (row, col0 … col0 + 7) lie in the tensor.
+__device__ inline int pair_elements(i64 row, i64 col0, i64 rows, i64 cols) {
+    const i64 left = row < rows ? cols - col0 : 0;
+    return left >= kVec ? kVec : left > 0 ? static_cast<int>(left) : 0;
+}
+
+// A thread's share of a pair tile: its n elements from `at` (a 16-byte load where `vec` and all 8
+// lie in the tensor), zeros past the tensor's edge, which change no block's maximum or count.
+template <class TS>
+__device__ inline void load_pair_share(const TS* src, i64 at, int n, bool vec, float (&x)[kVec]) {
+    if (vec && n == kVec) {
+        load8(src + at, 0, x);
+        return;
+    }
+#pragma unroll
+    for (int j = 0; j < kVec; ++j) x[j] = j < n ? to_float(src[at + j]) : 0.0f;
+}
+
+// The column maxima of a warp's four rows of a pair tile (lanes 8 apart hold one column's
+// elements): lanes 0 … 7 write their 8 columns' maxima to out[0 … 8).
+__device__ inline void warp_column_maxima(const float (&x)[kVec], unsigned* out) {
+    unsigned cm[kVec];
+#pragma unroll
+    for (int j = 0; j < kVec; ++j) {
+        cm[j] = abs_bits(x[j]);
+        for (int offset = 8; offset < 32; offset <<= 1) {
+            const unsigned o = __shfl_xor_sync(kFullMask, cm[j], offset);
+            cm[j] = o > cm[j] ? o : cm[j];
+        }
+    }
+    if ((threadIdx.x & 31) < 8)
+#pragma unroll
+        for (int j = 0; j < kVec; ++j) out[j] = cm[j];
+}
+
+// A thread's two copies of its share, each in the source's layout at `at`.
+template <class TD>
+__device__ inline void store_pair_shares(TD* row_dst, TD* col_dst, i64 at, int n, bool vec,
+                                         const float (&row_v)[kVec], const float (&col_v)[kVec]) {
+    if (vec && n == kVec) {
+        store8(row_dst + at, 0, row_v);
+        store8(col_dst + at, 0, col_v);
+        return;
+    }
+#pragma unroll
+    for (int j = 0; j < kVec; ++j) {
+        if (j >= n) continue;
+        row_dst[at + j] = from_float<TD>(row_v[j]);
+        col_dst[at + j] = from_float<TD>(col_v[j]);
+    }
+}
+
 // One MX block's share held by this thread: v[0 … 8) rounded in place under the block's amax bits
 // m, the counts into `totals`; the block's scale counted where `counted` (the block lies in the
 // tensor; a thread past the edge holds zeros, which change no count).
@@ -797,15 +849,9 @@ __global__ void mx_pair_kernel(const TS* src, TD* row_dst, TD* col_dst, i64 rows
         const i64 tile_col0 = (tile % tile_cols) * kPairTileCols;
         const i64 col0 = tile_col0 + c;
         const i64 at = row * cols + col0;
-        const i64 left = row < rows ? cols - col0 : 0;
-        const int n = left >= kVec ? kVec : left > 0 ? static_cast<int>(left) : 0;
+        const int n = pair_elements(row, col0, rows, cols);
         float x[kVec];
-        if (vec && n == kVec) {
-            load8(src + at, 0, x);
-        } else {
-#pragma unroll
-            for (int j = 0; j < kVec; ++j) x[j] = j < n ? to_float(src[at + j]) : 0.0f;
-        }
+        load_pair_share(src, at, n, vec, x);
         // The 1×32 block: lanes 4k … 4k + 3, one row's 32 columns.
         unsigned m = 0;
 #pragma unroll
@@ -822,18 +868,7 @@ __global__ void mx_pair_kernel(const TS* src, TD* row_dst, TD* col_dst, i64 rows
             y[j] = mx_round_one<F>(x[j], m, ceil, max_elem, row_totals, row_block_in);
         // The 32×1 blocks: each column's maximum over the warp's four rows (lanes 8 apart),
         // then over the eight warps.
-        unsigned cm[kVec];
-#pragma unroll
-        for (int j = 0; j < kVec; ++j) {
-            cm[j] = abs_bits(x[j]);
-            for (int offset = 8; offset < 32; offset <<= 1) {
-                const unsigned o = __shfl_xor_sync(kFullMask, cm[j], offset);
-                cm[j] = o > cm[j] ? o : cm[j];
-            }
-        }
-        if ((t & 31) < 8)
-#pragma unroll
-            for (int j = 0; j < kVec; ++j) warp_col_max[warp][c + j] = cm[j];
+        warp_column_maxima(x, warp_col_max[warp] + c);
         __syncthreads();
         if (t < kPairTileCols) {
             unsigned mc = 0;
@@ -849,17 +884,169 @@ __global__ void mx_pair_kernel(const TS* src, TD* row_dst, TD* col_dst, i64 rows
             col_totals.amax_bits = mc > col_totals.amax_bits ? mc : col_totals.amax_bits;
             x[j] = mx_round_one<F>(x[j], mc, ceil, max_elem, col_totals, col0 + j < cols);
         }
-        if (vec && n == kVec) {
-            store8(row_dst + at, 0, y);
-            store8(col_dst + at, 0, x);
-        } else {
+        store_pair_shares(row_dst, col_dst, at, n, vec, y, x);
+    }
+    add_block_totals(row_totals, row_s);
+    __syncthreads(); // add_block_totals' shared partial sums are read by thread 0 until here
+    add_block_totals(col_totals, col_s);
+}
+
+// Issue 26: NVFP4's two copies of one tensor in one pass: an activation's 1×16 copy for the
+// forward GEMM and 16×1 copy for dW (nearest), a gradient's two (stochastic), after the amax pass
+// the tensor scale needs; the two line_block_kernel launches read the tensor twice and ran two
+// amax passes. mx_pair_kernel's tiles and thread layout with 16-element blocks: a 1×16 block is
+// two adjacent lanes, a 16×1 block one column of four warps. A block's rounding (E2m1Table's
+// float32 thresholds and decoded magnitudes, made in float64) is worth making once per block, not
+// per element: each of the tile's 128 row blocks and 128 column blocks has one thread make it
+// into shared memory, where its 16 elements read it. Values, scales and counts are
+// line_block_kernel's (kNvfp4 path, or kExact under stochastic rounding) for each copy, element
+// for element; element (row, col) draws its random bits from row · cols + col, as there.
+constexpr int kNvPairLen = 16;
+constexpr int kNvRowBlocks = kPairTileCols / kNvPairLen; // a tile row's 1×16 blocks
+constexpr int kNvColGroups = kPairTileRows / kNvPairLen; // 16×1 blocks down a tile column
+constexpr int kNvWarpsPerBlock = kNvPairLen / 4;         // a warp holds four rows of the tile
+static_assert(kPairTileRows * kNvRowBlocks == kPairThreads / 2 &&
+                  kNvColGroups * kPairTileCols == kPairThreads / 2,
+              "one thread makes each block's rounding");
+
+// One NVFP4 block's rounding, plain data for shared memory (E2m1Table's fields, which a
+// __shared__ variable may not construct). 80 bytes, 20 banks: with the column tables' index
+// padded by one every 8 columns (nv_col_slot), the 8 tables a quarter warp reads in one 16-byte
+// load fall in different banks.
+struct alignas(16) Nvfp4Rounding {
+    float T[7], clip; // the thresholds between E2M1 magnitudes, and the clip limit
+    float D[8];       // the decoded magnitudes
+    double eff;       // block scale × tensor scale; NaN or 0: degenerate_element's cases
+    double unused;
+};
+static_assert(sizeof(Nvfp4Rounding) == 80, "20 banks");
+
+__device__ inline int nv_col_slot(int col) {
+    return col + col / 8;
+}
+
+// The rounding of a block with amax bits m under the tensor scale `global`, as quantize_line
+// makes it (the same expressions, so the same scale bits, NaN included).
+__device__ inline void make_nvfp4_rounding(Nvfp4Rounding& r, unsigned m, float global,
+                                           double gemm_div, double max_elem) {
+    const double scale =
+        decode_element(qm::nvfp4_scale_code(amax_of_bits(m), global), ElementFormat::Float8E4M3);
+    const double eff = scale * static_cast<double>(global); // 4 x 24 bits: exact
+    r.eff = eff;
+    if (qm::is_nan(eff) || eff == 0) return;
+    const E2m1Table table(eff, eff / gemm_div, max_elem);
 #pragma unroll
-            for (int j = 0; j < kVec; ++j) {
-                if (j >= n) continue;
-                row_dst[at + j] = from_float<TD>(y[j]);
-                col_dst[at + j] = from_float<TD>(x[j]);
+    for (int j = 0; j < 7; ++j) r.T[j] = table.T[j];
+    r.clip = table.clip;
+#pragma unroll
+    for (int j = 0; j < 8; ++j) r.D[j] = table.D[j];
+}
+
+// One element v (flat index `index`) under its block's rounding, the counts into `totals`.
+// Nearest: E2m1Table::round, with the magnitude as the count of thresholds |v| exceeds (the
+// thresholds rise with the midpoints, so that count is the last one the select chain takes).
+// Stochastic: quantize_line's kExact form.
+template <bool kStochastic>
+__device__ inline float nvfp4_round_one(const Nvfp4Rounding& r, float v, std::uint64_t seed,
+                                        i64 index, BlockTotals& totals) {
+    const double eff = r.eff;
+    if (qm::is_nan(eff) || eff == 0) { // a NaN tensor or block, or an all-zero block
+        const qm::ElementResult e =
+            qm::degenerate_element(static_cast<double>(v), eff, ElementFormat::Float4E2M1);
+        totals.zeros += e.zero ? 1 : 0;
+        return static_cast<float>(e.decoded);
+    }
+    const float a = __uint_as_float(abs_bits(v));
+    totals.clipped += a > r.clip ? 1 : 0;
+    std::uint32_t mag = 0;
+    if constexpr (kStochastic) {
+        mag = element_codec::stochastic_magnitude_halves<ElementFormat::Float4E2M1>(
+            static_cast<double>(v) / eff, rounding_random(seed, static_cast<std::uint64_t>(index)));
+    } else {
+#pragma unroll
+        for (int k = 0; k < 7; ++k) mag += a > r.T[k] ? 1u : 0u;
+    }
+    totals.zeros += v != 0 && mag == 0 ? 1 : 0; // no NaN here (eff would be NaN)
+    return with_sign_of(r.D[mag], v);
+}
+
+template <class TS, class TD, bool kStochastic>
+__global__ void nvfp4_pair_kernel(const TS* src, TD* row_dst, TD* col_dst, i64 rows, i64 cols,
+                                  bool vec, DeviceQuant row_q, DeviceQuant col_q, Scratch* row_s,
+                                  Scratch* col_s) {
+    __shared__ unsigned warp_col_max[kPairThreads / 32][kPairTileCols];
+    __shared__ unsigned row_max[kPairTileRows][kNvRowBlocks];
+    __shared__ Nvfp4Rounding row_round[kPairTileRows * kNvRowBlocks];
+    __shared__ Nvfp4Rounding col_round[kNvColGroups][kPairTileCols + kPairTileCols / 8];
+    const unsigned t = threadIdx.x, warp = t >> 5;
+    const int r = static_cast<int>(t / 8), c = static_cast<int>(t % 8) * kVec;
+    const i64 tile_cols = (cols + kPairTileCols - 1) / kPairTileCols;
+    const i64 tiles = ((rows + kPairTileRows - 1) / kPairTileRows) * tile_cols;
+    // The tensor scale from the amax pass before this kernel (the same for both copies), and what
+    // each copy's decoded values are divided by (block_kernel's).
+    const float global = qm::nvfp4_global_scale(amax_of_bits(row_s->amax_bits));
+    const double row_div = row_q.scale_in_gemm ? qm::nvfp4_gemm_scale(global) : 1.0;
+    const double col_div = col_q.scale_in_gemm ? qm::nvfp4_gemm_scale(global) : 1.0;
+    BlockTotals row_totals, col_totals;
+    for (i64 tile = blockIdx.x; tile < tiles; tile += gridDim.x) { // uniform across the block
+        const i64 tile_row0 = (tile / tile_cols) * kPairTileRows;
+        const i64 tile_col0 = (tile % tile_cols) * kPairTileCols;
+        const i64 row = tile_row0 + r, col0 = tile_col0 + c;
+        const i64 at = row * cols + col0;
+        const int n = pair_elements(row, col0, rows, cols);
+        float x[kVec];
+        load_pair_share(src, at, n, vec, x);
+        // The maxima: a 1×16 block's over two lanes, each column's over the warp's four rows.
+        unsigned m = 0;
+#pragma unroll
+        for (int j = 0; j < kVec; ++j) m = abs_bits(x[j]) > m ? abs_bits(x[j]) : m;
+        const unsigned other = __shfl_xor_sync(kFullMask, m, 1);
+        if ((t & 1) == 0) row_max[r][c / kNvPairLen] = other > m ? other : m;
+        warp_column_maxima(x, warp_col_max[warp] + c);
+        __syncthreads();
+        // Each thread makes one block's rounding: the first half the row blocks, the second
+        // the column blocks (their maxima over four warps). A block past the tensor's edge holds
+        // zeros: its scale is not counted.
+        if (t < kPairThreads / 2) {
+            const int br = static_cast<int>(t) / kNvRowBlocks,
+                      bb = static_cast<int>(t) % kNvRowBlocks;
+            const unsigned bm = row_max[br][bb];
+            row_totals.amax_bits = bm > row_totals.amax_bits ? bm : row_totals.amax_bits;
+            make_nvfp4_rounding(row_round[t], bm, global, row_div, row_q.max_elem);
+            if (tile_row0 + br < rows && tile_col0 + bb * kNvPairLen < cols) {
+                const auto bits =
+                    static_cast<unsigned long long>(__double_as_longlong(row_round[t].eff));
+                row_totals.top_scale = bits > row_totals.top_scale ? bits : row_totals.top_scale;
+            }
+        } else {
+            const int u = static_cast<int>(t) - kPairThreads / 2;
+            const int g = u / kPairTileCols, col = u % kPairTileCols;
+            unsigned bm = 0;
+#pragma unroll
+            for (int w = 0; w < kNvWarpsPerBlock; ++w) {
+                const unsigned wm = warp_col_max[g * kNvWarpsPerBlock + w][col];
+                bm = wm > bm ? wm : bm;
+            }
+            col_totals.amax_bits = bm > col_totals.amax_bits ? bm : col_totals.amax_bits;
+            Nvfp4Rounding& round = col_round[g][nv_col_slot(col)];
+            make_nvfp4_rounding(round, bm, global, col_div, col_q.max_elem);
+            if (tile_col0 + col < cols && tile_row0 + g * kNvPairLen < rows) {
+                const auto bits = static_cast<unsigned long long>(__double_as_longlong(round.eff));
+                col_totals.top_scale = bits > col_totals.top_scale ? bits : col_totals.top_scale;
             }
         }
+        __syncthreads();
+        const Nvfp4Rounding& along = row_round[r * kNvRowBlocks + c / kNvPairLen];
+        const int g = r / kNvPairLen;
+        float y[kVec];
+#pragma unroll
+        for (int j = 0; j < kVec; ++j)
+            y[j] = nvfp4_round_one<kStochastic>(along, x[j], row_q.seed, at + j, row_totals);
+#pragma unroll
+        for (int j = 0; j < kVec; ++j)
+            x[j] = nvfp4_round_one<kStochastic>(col_round[g][nv_col_slot(c + j)], x[j], col_q.seed,
+                                                at + j, col_totals);
+        store_pair_shares(row_dst, col_dst, at, n, vec, y, x);
     }
     add_block_totals(row_totals, row_s);
     __syncthreads(); // add_block_totals' shared partial sums are read by thread 0 until here
@@ -1445,21 +1632,31 @@ void launch_fake_quantize(float* data, std::int64_t rows, std::int64_t cols, con
 
 bool fake_quantize_pair_apply(const DeviceQuant& row_q, const DeviceQuant& col_q, DType src_dtype,
                               DType dst_dtype, std::int64_t cols) {
-    // Narrower than one block a row, most of a tile's threads would hold nothing (a one-channel
+    // Narrower than one MX block a row, most of a tile's threads would hold nothing (a one-channel
     // convolution's N·H·W x 1 input: one in 64), where the line kernels shape their threads to
     // the tensor; a 10-unit layer's weight and gradient are small either way.
     if (cols < 32) return false;
+    const bool types = (src_dtype == DType::Float32 || src_dtype == DType::BFloat16) &&
+                       (dst_dtype == DType::Float32 || dst_dtype == DType::BFloat16);
+    const auto shapes = [&](std::int64_t len) {
+        return row_q.block_rows == 1 && row_q.block_cols == len && col_q.block_rows == len &&
+               col_q.block_cols == 1;
+    };
     const auto mx_nearest = [](const DeviceQuant& q) {
         return q.block && !q.tensor_scale && !q.stochastic &&
                (q.element == ElementFormat::Float8E4M3 || q.element == ElementFormat::Float8E5M2 ||
                 q.element == ElementFormat::Float6E3M2 || q.element == ElementFormat::Float6E2M3 ||
                 q.element == ElementFormat::Float4E2M1);
     };
-    const bool shapes = row_q.block_rows == 1 && row_q.block_cols == 32 && col_q.block_rows == 32 &&
-                        col_q.block_cols == 1;
-    const bool types = (src_dtype == DType::Float32 || src_dtype == DType::BFloat16) &&
-                       (dst_dtype == DType::Float32 || dst_dtype == DType::BFloat16);
-    return mx_nearest(row_q) && mx_nearest(col_q) && shapes && types &&
+    // NVFP4: a bfloat16 copy only where every decoded value is one (the tensor scale left to the
+    // GEMM), as fake_quantize_lines_apply; both copies nearest or both stochastic.
+    const auto nvfp4 = [&](const DeviceQuant& q) {
+        return q.block && q.tensor_scale && q.element == ElementFormat::Float4E2M1 &&
+               (dst_dtype == DType::Float32 || q.scale_in_gemm);
+    };
+    if (nvfp4(row_q) && nvfp4(col_q))
+        return shapes(kNvPairLen) && types && row_q.stochastic == col_q.stochastic;
+    return mx_nearest(row_q) && mx_nearest(col_q) && shapes(32) && types &&
            row_q.element == col_q.element && row_q.ceil == col_q.ceil;
 }
 
@@ -1467,7 +1664,8 @@ namespace {
 
 template <class TS, class TD>
 void launch_pair_for(const void* src, void* row_dst, void* col_dst, i64 rows, i64 cols,
-                     const DeviceQuant& q, Scratch* s, cudaStream_t stream) {
+                     const DeviceQuant& row_q, const DeviceQuant& col_q, Scratch* s,
+                     cudaStream_t stream) {
     const i64 tiles =
         ((rows + kPairTileRows - 1) / kPairTileRows) * ((cols + kPairTileCols - 1) / kPairTileCols);
     const unsigned grid = static_cast<unsigned>(tiles > 4096 ? 4096 : tiles);
@@ -1477,12 +1675,26 @@ void launch_pair_for(const void* src, void* row_dst, void* col_dst, i64 rows, i6
     const auto* in = static_cast<const TS*>(src);
     auto* row_out = static_cast<TD*>(row_dst);
     auto* col_out = static_cast<TD*>(col_dst);
-    const auto max_elem = static_cast<float>(q.max_elem);
-    switch (q.element) {
+    if (row_q.tensor_scale) { // NVFP4 (fake_quantize_pair_apply): the amax pass first
+        const i64 n = rows * cols;
+        const unsigned amax_grid = blocks_for(n) > 1024 ? 1024 : blocks_for(n);
+        amax_src_kernel<TS><<<amax_grid, 256, 0, stream>>>(in, n, s);
+        MANTISSA_CUDA_LAUNCH_CHECK();
+        if (row_q.stochastic)
+            nvfp4_pair_kernel<TS, TD, true><<<grid, kPairThreads, 0, stream>>>(
+                in, row_out, col_out, rows, cols, vec, row_q, col_q, s, s + 1);
+        else
+            nvfp4_pair_kernel<TS, TD, false><<<grid, kPairThreads, 0, stream>>>(
+                in, row_out, col_out, rows, cols, vec, row_q, col_q, s, s + 1);
+        MANTISSA_CUDA_LAUNCH_CHECK();
+        return;
+    }
+    const auto max_elem = static_cast<float>(row_q.max_elem);
+    switch (row_q.element) {
 #define MANTISSA_PAIR(format)                                                                      \
     case ElementFormat::format:                                                                    \
         mx_pair_kernel<TS, TD, ElementFormat::format><<<grid, kPairThreads, 0, stream>>>(          \
-            in, row_out, col_out, rows, cols, vec, q.ceil, max_elem, s, s + 1);                    \
+            in, row_out, col_out, rows, cols, vec, row_q.ceil, max_elem, s, s + 1);                \
         break;
         MANTISSA_PAIR(Float8E4M3)
         MANTISSA_PAIR(Float8E5M2)
@@ -1505,7 +1717,7 @@ void launch_fake_quantize_pair(const void* src, DType src_dtype, void* row_dst, 
                                cudaStream_t stream) {
     static_assert(2 * sizeof(Scratch) <= kQuantScratchBytes, "the pair needs two scratches");
     if (!fake_quantize_pair_apply(row_q, col_q, src_dtype, dst_dtype, cols))
-        throw Error(ErrorKind::Internal, "launch_fake_quantize_pair: not an MX pair");
+        throw Error(ErrorKind::Internal, "launch_fake_quantize_pair: not an MX or NVFP4 pair");
     auto* s = static_cast<Scratch*>(scratch);
     try {
         if (rows * cols > 0) {
@@ -1513,15 +1725,16 @@ void launch_fake_quantize_pair(const void* src, DType src_dtype, void* row_dst, 
             const bool to_bf16 = dst_dtype == DType::BFloat16;
             if (from_bf16 && to_bf16)
                 launch_pair_for<__nv_bfloat16, __nv_bfloat16>(src, row_dst, col_dst, rows, cols,
-                                                              row_q, s, stream);
+                                                              row_q, col_q, s, stream);
             else if (from_bf16)
-                launch_pair_for<__nv_bfloat16, float>(src, row_dst, col_dst, rows, cols, row_q, s,
-                                                      stream);
+                launch_pair_for<__nv_bfloat16, float>(src, row_dst, col_dst, rows, cols, row_q,
+                                                      col_q, s, stream);
             else if (to_bf16)
-                launch_pair_for<float, __nv_bfloat16>(src, row_dst, col_dst, rows, cols, row_q, s,
-                                                      stream);
+                launch_pair_for<float, __nv_bfloat16>(src, row_dst, col_dst, rows, cols, row_q,
+                                                      col_q, s, stream);
             else
-                launch_pair_for<float, float>(src, row_dst, col_dst, rows, cols, row_q, s, stream);
+                launch_pair_for<float, float>(src, row_dst, col_dst, rows, cols, row_q, col_q, s,
+                                              stream);
         }
         finish_pair_kernel<<<1, 1, 0, stream>>>(rows, cols, row_q, col_q, row_stats, col_stats,
                                                 record, s);

@@ -59,13 +59,15 @@ void launch_fake_quantize_lines(const void* src, DType src_dtype, void* dst, DTy
                                 std::int64_t rows, std::int64_t cols, const DeviceQuant& q,
                                 double* stats, bool record, void* scratch, cudaStream_t stream);
 
-// Both MX copies of one tensor from one read of it (Backend::fake_quantize_pair): src (rows x
-// cols, float32 or bfloat16) into `row_dst` in 1 x 32 blocks along the rows (`row_q`) and into
-// `col_dst` in 32 x 1 blocks down the columns (`col_q`), both of `dst_dtype` (float32 or
-// bfloat16) and src's layout, with the values and stats of launch_fake_quantize_lines for each.
-// `scratch` holds two launch sequences' totals (kQuantScratchBytes). fake_quantize_pair_apply
-// says whether a pair takes it: MX formats with nearest rounding, one element format and scale
-// rule for both, and at least one block a row (narrower tensors keep the line kernels).
+// Both copies of one MX or NVFP4 tensor from one read of it (Backend::fake_quantize_pair): src
+// (rows x cols, float32 or bfloat16) into `row_dst` in 1 x n blocks along the rows (`row_q`) and
+// into `col_dst` in n x 1 blocks down the columns (`col_q`), both of `dst_dtype` (float32 or
+// bfloat16) and src's layout, with the values and stats of launch_fake_quantize_lines for each
+// (and each q's gemm_scale written where it has one). `scratch` holds two launch sequences'
+// totals (kQuantScratchBytes). fake_quantize_pair_apply says whether a pair takes it: MX (n = 32)
+// with nearest rounding, one element format and scale rule for both; NVFP4 (n = 16) nearest or
+// stochastic, both alike, bfloat16 copies only with the tensor scale left to the GEMM; at least
+// 32 columns (narrower tensors keep the line kernels).
 bool fake_quantize_pair_apply(const DeviceQuant& row_q, const DeviceQuant& col_q, DType src_dtype,
                               DType dst_dtype, std::int64_t cols);
 void launch_fake_quantize_pair(const void* src, DType src_dtype, void* row_dst, void* col_dst,
