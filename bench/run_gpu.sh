@@ -23,8 +23,8 @@
 #                   mixed_bfloat16, mixed_float8, mxfp8_e4m3 and nvfp4, and of a cnn step under
 #                   mixed_float8 and nvfp4, where ncu is installed
 #   --stage detail  ncu's throughput, occupancy, instruction and stall sections for the quantise
-#                   kernels: FP8 codes (seed-mlp mixed_float8), MX pairs (mxfp8_e4m3), NVFP4's
-#                   stochastic lines (cnn nvfp4); about a minute
+#                   kernels: FP8 codes (seed-mlp mixed_float8), MX pairs (mxfp8_e4m3), NVFP4
+#                   pairs (seed-mlp nvfp4), NVFP4's stochastic lines (cnn nvfp4); about a minute
 #   --stage gui     the app on the CUDA engine: tst_gui_device_training (MainWindow trains
 #                   mlp-small in its worker thread, offscreen Qt) with MANTISSA_GUI_DEVICE=cuda,
 #                   from .deps/gui.tar.xz (bench/prepare_deps.sh --gui): Qt's libraries, the
@@ -460,7 +460,8 @@ fi
 if [ $do_detail -eq 1 ]; then
     # Why a quantise kernel takes several times its bytes' time: ncu's throughput, occupancy,
     # instruction and stall sections for the first launches of the FP8 codes kernel (seed-mlp,
-    # mixed_float8), the MX line kernels (mxfp8_e4m3) and NVFP4's stochastic line kernels (cnn).
+    # mixed_float8), the MX and NVFP4 pair kernels (seed-mlp) and NVFP4's stochastic line kernels
+    # (cnn).
     log "stage detail: ncu sections of the quantise kernels"
     t0=$(date +%s)
     if ! command -v ncu > /dev/null; then
@@ -473,11 +474,12 @@ if [ $do_detail -eq 1 ]; then
                 --section WarpStateStats --section InstructionStats -k "regex:$4" --launch-count "$5" \
                 "$cli" bench --config "$2" --device cuda --policies "$3" --steps 1 --warmup 1 \
                 > "$out/detail-$1.txt" 2> "$out/detail-$1.err" || fail "detail $1 (see detail-$1.err)"
-            grep -E "Kernel|line_block|mx_pair|code_tile|Duration|DRAM Throughput|Compute \(SM\)|Executed Ipc A|Registers Per|Achieved Occ|Executed Instructions  |Warp Cycles Per Issued" \
+            grep -E "Kernel|line_block|mx_pair|nvfp4_pair|code_tile|Duration|DRAM Throughput|Compute \(SM\)|Executed Ipc A|Registers Per|Achieved Occ|Executed Instructions  |Warp Cycles Per Issued" \
                 "$out/detail-$1.txt" | head -40 || true
         }
         detail seed-fp8-codes "$out/seed-fp8.config.json" mixed_float8 code_tile_kernel 3
         detail seed-mx-pairs $exp/seed-mlp.json mxfp8_e4m3 mx_pair_kernel 4
+        detail seed-nvfp4-pairs $exp/seed-mlp.json nvfp4 nvfp4_pair_kernel 4
         detail cnn-nvfp4-lines $exp/cnn.json nvfp4 line_block_kernel 6
     fi
     log "detail stage: $(elapsed "$t0") s"

@@ -9,27 +9,30 @@
 // (hardware_code) and MX elements in FP8 (mx_round).
 //
 // The launch sequence, all in stream order with no host synchronisation:
-//   1. (the scratch counters start at zero: the last sequence's finish_kernel cleared them;)
+//   1. (the scratch counters start at zero: the last sequence's finish cleared them;)
 //   2. amax_kernel: the tensor's amax, as the max of |x|'s float32 bits (a NaN's bits exceed
 //      infinity's, so "bits > 0x7F800000" means the tensor held a NaN), where the cast needs it
 //      first (current scaling, NVFP4); delayed scaling and MX fold it into step 3's pass;
 //   3. block_kernel (one warp per block of block_rows x block_cols over the row-major view, edge
 //      blocks partial: the block's amax by warp reduction, its scale, then each element) or
 //      cast_kernel (per tensor: every thread derives the same scale, then casts its elements);
-//   4. finish_kernel (one thread): the stats, and delayed scaling's history and next scale; then
-//      it zeroes the scratch, so no launch sequence needs a memset of its own (issue 26: one
-//      launch fewer per quantised tensor, ten a step for seed-mlp under mixed_float8).
+//   4. the finish (finish_totals), in step 3's kernel's last thread block to add its totals
+//      (add_totals_and_finish; a one-thread finish_kernel only where step 3 has no element):
+//      the stats, and delayed scaling's history and next scale; then it zeroes the scratch, so no
+//      launch sequence needs a memset of its own (issue 26: a memset, then a finish_kernel, were
+//      one launch each per quantised tensor).
 // One-dimensional blocks (stochastic rounding only for E2M1) and NVFP4's 16x16 weight tiles take
 // launch_fake_quantize_lines instead: (NVFP4: a typed amax over the source,) line_block_kernel
 // or nvfp4_tile_kernel from the source straight into the copy (float32, or bfloat16 where every
-// decoded value is one), then finish_kernel. Both MX copies of one tensor (1x32 and 32x1 blocks,
-// launch_fake_quantize_pair) take mx_pair_kernel, one read of the source for the two, then
-// finish_pair_kernel with a scratch for each.
+// decoded value is one), which finishes. Both MX copies of one tensor (1x32 and 32x1 blocks,
+// launch_fake_quantize_pair) take mx_pair_kernel, one read of the source for the two, with a
+// scratch for each copy, finishing both; both NVFP4 copies (1x16 and 16x1) take one typed amax
+// pass, then nvfp4_pair_kernel.
 // quantize_fp8 (codes for the FP8 GEMMs): a typed amax over the source (current scaling only),
 // then code_tile_kernel, which writes each code row-major and transposed in one pass (and, under
-// delayed scaling, finds the amax), then finish_kernel. launch_relu_grad_fp8 runs the same tiled
-// pass on a ReLU layer's dZ formed from dY and y as it loads (never stored), adding the bias
-// gradient's partial sums on the way, then finish_kernel and bias_grad's totals.
+// delayed scaling, finds the amax), and finishes. launch_relu_grad_fp8 runs the same tiled pass
+// on a ReLU layer's dZ formed from dY and y as it loads (never stored), adding the bias
+// gradient's partial sums on the way, then bias_grad's totals.
 // Clipped and flushed counts are integer atomics, so they are exact in any order.
 #include <string>
 #include <type_traits>
@@ -56,7 +59,8 @@ namespace qm = quant_math;
 
 struct Scratch {
     unsigned int amax_bits; // max over the tensor of |x|'s float32 bits
-    unsigned int unused;
+    unsigned int
+        blocks_done; // the sequence's last kernel: its thread blocks that have added theirs
     unsigned long long clipped, zeros;
     unsigned long long top_scale_bits; // max over blocks of the scale's float64 bits (>= 0)
 };
@@ -145,14 +149,14 @@ __host__ __device__ inline bool amax_before_cast(const DeviceQuant& q) {
     return q.block ? q.tensor_scale : !q.delayed;
 }
 
-// A thread's clipped and flushed counts and amax bits into the scratch totals (add_block_totals).
-__device__ inline void add_counts_amax(unsigned long long clipped, unsigned long long zeros,
-                                       unsigned amax_bits, Scratch* s) {
+// A thread's clipped and flushed counts and amax bits as BlockTotals.
+__device__ inline BlockTotals counts_amax(unsigned long long clipped, unsigned long long zeros,
+                                          unsigned amax_bits) {
     BlockTotals t;
     t.clipped = clipped;
     t.zeros = zeros;
     t.amax_bits = amax_bits;
-    add_block_totals(t, s);
+    return t;
 }
 
 // The per-tensor scale this step casts with (TE): current scaling from the tensor's amax,
@@ -160,6 +164,87 @@ __device__ inline void add_counts_amax(unsigned long long clipped, unsigned long
 __device__ inline float tensor_scale_of(const DeviceQuant& q, const float* state, double amax) {
     if (!q.delayed) return qm::fp8_scale_for(amax, q.max_elem, 0, 1.0f);
     return state[0] > 0 ? state[0] : 1.0f;
+}
+
+// What a launch sequence's finish writes besides the scratch: the view's shape, the stats and
+// delayed scaling's state.
+struct SequenceEnd {
+    i64 rows = 0, cols = 0;
+    float* state = nullptr;
+    double* stats = nullptr;
+    bool record = false;
+};
+
+// A launch sequence's finish, from the totals its kernels left in `s`: the stats, delayed
+// scaling's history and next scale, NVFP4's tensor scale for the GEMM; then `s` zeroed for the
+// next sequence (fake_quantize.cuh). The totals are read through volatile loads: in a sequence's
+// last kernel (add_totals_and_finish) other thread blocks' atomics wrote them, and this block may
+// hold an older copy of the line in its L1 (it read the amax when it started).
+__device__ inline void finish_totals(const DeviceQuant& q, const SequenceEnd& e, Scratch* s) {
+    const volatile Scratch* v = s;
+    Scratch totals;
+    totals.amax_bits = v->amax_bits;
+    totals.clipped = v->clipped;
+    totals.zeros = v->zeros;
+    totals.top_scale_bits = v->top_scale_bits;
+    *s = Scratch{};
+    const double amax = amax_of_bits(totals.amax_bits);
+    double scale;
+    i64 blocks = 1;
+    if (q.block) {
+        scale = __longlong_as_double(static_cast<long long>(totals.top_scale_bits));
+        blocks = ((e.rows + q.block_rows - 1) / q.block_rows) *
+                 ((e.cols + q.block_cols - 1) / q.block_cols);
+    } else {
+        const float used = tensor_scale_of(q, e.state, amax);
+        scale = static_cast<double>(1.0f / used);
+        if (q.delayed && e.record)
+            qm::delayed_record(e.state, static_cast<std::size_t>(q.history_len), amax, q.max_elem,
+                               q.margin, q.most_recent, used);
+    }
+    // NVFP4's tensor scale for the GEMM, from the amax the blocks' kernels scaled with.
+    if (q.gemm_scale) *q.gemm_scale = qm::nvfp4_gemm_scale(qm::nvfp4_global_scale(amax));
+    if (!e.record) return;
+    e.stats[0] = amax;
+    e.stats[1] = scale;
+    e.stats[2] = static_cast<double>(totals.clipped);
+    e.stats[3] = static_cast<double>(totals.zeros);
+    e.stats[4] = static_cast<double>(e.rows * e.cols);
+    e.stats[5] = static_cast<double>(blocks);
+}
+
+// Issue 26: a sequence's last kernel finishes it in its last thread block to add its totals,
+// where a one-thread finish_kernel launch followed it (one launch fewer per quantised tensor:
+// 10 to 18 a step for seed-mlp under the quantised policies). Called by thread 0 after its
+// atomics: the fence makes them visible before its ticket, so the block that draws the last
+// ticket sees every block's totals (the CUDA samples' threadFenceReduction).
+__device__ inline bool last_block_in(Scratch* s) {
+    __threadfence();
+    const unsigned blocks = gridDim.x * gridDim.y * gridDim.z;
+    return atomicAdd(&s->blocks_done, 1u) == blocks - 1;
+}
+
+// The block's totals into `s` (add_block_totals), then the sequence's finish in the last block.
+__device__ inline void add_totals_and_finish(BlockTotals t, Scratch* s, const DeviceQuant& q,
+                                             const SequenceEnd& end) {
+    add_block_totals(t, s);
+    if (threadIdx.x == 0 && threadIdx.y == 0 && last_block_in(s)) finish_totals(q, end, s);
+}
+
+// A pair's two copies' totals into s and s + 1, then both finishes in the last block (one ticket,
+// counted in s).
+__device__ inline void add_pair_totals_and_finish(BlockTotals row, BlockTotals col, Scratch* s,
+                                                  const DeviceQuant& row_q,
+                                                  const DeviceQuant& col_q,
+                                                  const SequenceEnd& row_end,
+                                                  const SequenceEnd& col_end) {
+    add_block_totals(row, s);
+    __syncthreads(); // add_block_totals' shared partial sums are read by thread 0 until here
+    add_block_totals(col, s + 1);
+    if (threadIdx.x == 0 && threadIdx.y == 0 && last_block_in(s)) {
+        finish_totals(row_q, row_end, s);
+        finish_totals(col_q, col_end, s + 1);
+    }
 }
 
 // F's largest finite magnitude code, where saturation lands.
@@ -339,7 +424,8 @@ struct MxBlockRounding {
 };
 
 template <ElementFormat F, BlockPath kPath>
-__global__ void block_kernel(float* data, i64 rows, i64 cols, DeviceQuant q, Scratch* s) {
+__global__ void block_kernel(float* data, i64 rows, i64 cols, DeviceQuant q, SequenceEnd end,
+                             Scratch* s) {
     const unsigned lane = threadIdx.x & 31;
     const i64 warp = (blockIdx.x * i64(blockDim.x) + threadIdx.x) >> 5;
     const i64 warps = (i64(gridDim.x) * blockDim.x) >> 5;
@@ -427,7 +513,7 @@ __global__ void block_kernel(float* data, i64 rows, i64 cols, DeviceQuant q, Scr
     totals.zeros = zeros;
     totals.top_scale = lane == 0 ? top_bits : 0;
     totals.amax_bits = tensor_amax; // NVFP4's amax pass found the same maximum
-    add_block_totals(totals, s);
+    add_totals_and_finish(totals, s, q, end);
 }
 
 // A thread's two adjacent elements as one load or store (4 bytes for 16-bit types, 8 for
@@ -601,7 +687,7 @@ __device__ inline void quantize_line(float (&v)[kLineBlockMax], int n, i64 first
 // a kernel that is already long.
 template <class TS, class TD, ElementFormat F, BlockPath kPath, bool kColumn>
 __global__ void line_block_kernel(const TS* src, TD* dst, i64 rows, i64 cols, int len, bool vec,
-                                  DeviceQuant q, Scratch* s) {
+                                  DeviceQuant q, SequenceEnd end, Scratch* s) {
     constexpr bool kPairs = line_pairs<kPath>(kColumn);
     const bool nvfp4 = line_is_nvfp4<kPath>(q);
     const float global = nvfp4 ? qm::nvfp4_global_scale(amax_of_bits(s->amax_bits)) : 1.0f;
@@ -677,7 +763,7 @@ __global__ void line_block_kernel(const TS* src, TD* dst, i64 rows, i64 cols, in
             }
         }
     }
-    add_block_totals(totals, s);
+    add_totals_and_finish(totals, s, q, end);
 }
 
 // NVFP4's 16x16 weight tiles without stochastic rounding, one warp per tile straight from the
@@ -690,7 +776,7 @@ constexpr int kNvTile = 16;
 
 template <class TS, class TD>
 __global__ void nvfp4_tile_kernel(const TS* src, TD* dst, i64 rows, i64 cols, DeviceQuant q,
-                                  Scratch* s) {
+                                  SequenceEnd end, Scratch* s) {
     const unsigned lane = threadIdx.x & 31;
     const i64 warp = (blockIdx.x * i64(blockDim.x) + threadIdx.x) >> 5;
     const i64 warps = (i64(gridDim.x) * blockDim.x) >> 5;
@@ -743,7 +829,7 @@ __global__ void nvfp4_tile_kernel(const TS* src, TD* dst, i64 rows, i64 cols, De
         for (int j = 0; j < 8; ++j)
             if (in[j]) dst[at0 + j] = from_float<TD>(v[j]);
     }
-    add_block_totals(totals, s);
+    add_totals_and_finish(totals, s, q, end);
 }
 
 // Issue 26: both MX copies of one tensor in one pass (Backend::fake_quantize_pair; Transformer
@@ -835,14 +921,16 @@ __device__ inline float mx_round_one(float v, unsigned m, bool ceil, float max_e
 
 template <class TS, class TD, ElementFormat F>
 __global__ void mx_pair_kernel(const TS* src, TD* row_dst, TD* col_dst, i64 rows, i64 cols,
-                               bool vec, bool ceil, float max_elem, Scratch* row_s,
-                               Scratch* col_s) {
+                               bool vec, DeviceQuant row_q, DeviceQuant col_q, SequenceEnd row_end,
+                               SequenceEnd col_end, Scratch* s) {
     __shared__ unsigned warp_col_max[kPairThreads / 32][kPairTileCols];
     __shared__ unsigned col_max[kPairTileCols];
     const unsigned t = threadIdx.x, warp = t >> 5;
     const int r = static_cast<int>(t / 8), c = static_cast<int>(t % 8) * kVec;
     const i64 tile_cols = (cols + kPairTileCols - 1) / kPairTileCols;
     const i64 tiles = ((rows + kPairTileRows - 1) / kPairTileRows) * tile_cols;
+    const bool ceil = row_q.ceil; // one scale rule and element format for both
+    const auto max_elem = static_cast<float>(row_q.max_elem);
     BlockTotals row_totals, col_totals;
     for (i64 tile = blockIdx.x; tile < tiles; tile += gridDim.x) { // uniform across the block
         const i64 row = (tile / tile_cols) * kPairTileRows + r;
@@ -886,9 +974,7 @@ __global__ void mx_pair_kernel(const TS* src, TD* row_dst, TD* col_dst, i64 rows
         }
         store_pair_shares(row_dst, col_dst, at, n, vec, y, x);
     }
-    add_block_totals(row_totals, row_s);
-    __syncthreads(); // add_block_totals' shared partial sums are read by thread 0 until here
-    add_block_totals(col_totals, col_s);
+    add_pair_totals_and_finish(row_totals, col_totals, s, row_q, col_q, row_end, col_end);
 }
 
 // Issue 26: NVFP4's two copies of one tensor in one pass: an activation's 1×16 copy for the
@@ -976,7 +1062,8 @@ __device__ inline float nvfp4_round_one(const Nvfp4Rounding& r, float v, std::ui
 template <class TS, class TD, bool kStochastic>
 __global__ void __launch_bounds__(kPairThreads, 3)
     nvfp4_pair_kernel(const TS* src, TD* row_dst, TD* col_dst, i64 rows, i64 cols, bool vec,
-                      DeviceQuant row_q, DeviceQuant col_q, Scratch* row_s, Scratch* col_s) {
+                      DeviceQuant row_q, DeviceQuant col_q, SequenceEnd row_end,
+                      SequenceEnd col_end, Scratch* s) {
     __shared__ unsigned warp_col_max[kPairThreads / 32][kPairTileCols];
     __shared__ unsigned row_max[kPairTileRows][kNvRowBlocks];
     __shared__ Nvfp4Rounding row_round[kPairTileRows * kNvRowBlocks];
@@ -987,7 +1074,7 @@ __global__ void __launch_bounds__(kPairThreads, 3)
     const i64 tiles = ((rows + kPairTileRows - 1) / kPairTileRows) * tile_cols;
     // The tensor scale from the amax pass before this kernel (the same for both copies), and what
     // each copy's decoded values are divided by (block_kernel's).
-    const float global = qm::nvfp4_global_scale(amax_of_bits(row_s->amax_bits));
+    const float global = qm::nvfp4_global_scale(amax_of_bits(s->amax_bits));
     const double row_div = row_q.scale_in_gemm ? qm::nvfp4_gemm_scale(global) : 1.0;
     const double col_div = col_q.scale_in_gemm ? qm::nvfp4_gemm_scale(global) : 1.0;
     BlockTotals row_totals, col_totals;
@@ -1051,16 +1138,15 @@ __global__ void __launch_bounds__(kPairThreads, 3)
                                                 at + j, col_totals);
         store_pair_shares(row_dst, col_dst, at, n, vec, y, x);
     }
-    add_block_totals(row_totals, row_s);
-    __syncthreads(); // add_block_totals' shared partial sums are read by thread 0 until here
-    add_block_totals(col_totals, col_s);
+    add_pair_totals_and_finish(row_totals, col_totals, s, row_q, col_q, row_end, col_end);
 }
 
 // kFixed: the format is F (FP8, the fast rounding); otherwise q.element through cast_element.
 // Under delayed scaling the amax is this pass's (amax_before_cast). A thread's counts stay below
 // 2^32 (n / threads elements each), so they add in 32 bits.
 template <ElementFormat F, bool kFixed>
-__global__ void cast_kernel(float* data, i64 n, DeviceQuant q, const float* state, Scratch* s) {
+__global__ void cast_kernel(float* data, i64 n, DeviceQuant q, const float* state, SequenceEnd end,
+                            Scratch* s) {
     const float scale = tensor_scale_of(q, state, amax_of_bits(s->amax_bits));
     const float scale_inv = 1.0f / scale;
     const bool fold_amax = !amax_before_cast(q);
@@ -1079,7 +1165,7 @@ __global__ void cast_kernel(float* data, i64 n, DeviceQuant q, const float* stat
         clipped += r.clipped ? 1 : 0;
         zeros += r.zero ? 1 : 0;
     }
-    add_counts_amax(clipped, zeros, amax, s);
+    add_totals_and_finish(counts_amax(clipped, zeros, amax), s, q, end);
 }
 
 // quantize_fp8's passes, at memory speed (issue 26): the amax read straight from the source dtype
@@ -1189,7 +1275,7 @@ __global__ void code_tile_kernel(const T* src, const T* relu_y, i64 rows, i64 co
                                  i64 tiles_per_block, DeviceQuant q, const float* state,
                                  std::uint8_t* codes, std::uint8_t* codes_t, bool pair_loads,
                                  bool pair_stores, float* scale_inv_out, float* bias_partial,
-                                 Scratch* s) {
+                                 SequenceEnd end, Scratch* s) {
     // Aligned so that a lane's two codes of a row store as one 2-byte word (pitch and column even).
     alignas(4) __shared__ std::uint8_t tile[kTile][kTilePitch];
     const float scale = tensor_scale_of(q, state, amax_of_bits(s->amax_bits));
@@ -1319,7 +1405,7 @@ __global__ void code_tile_kernel(const T* src, const T* relu_y, i64 rows, i64 co
             __syncthreads(); // the next column tile overwrites `sums`
         }
     }
-    add_counts_amax(clipped, zeros, amax, s);
+    add_totals_and_finish(counts_amax(clipped, zeros, amax), s, q, end);
 }
 
 // The codes kernel for source type T and the recipe's element format. pair_loads: an even row
@@ -1327,7 +1413,7 @@ __global__ void code_tile_kernel(const T* src, const T* relu_y, i64 rows, i64 co
 // addresses (an even row length and an even base, in both layouts).
 template <class T, TileSource kSource>
 void launch_code_tiles(const T* src, const T* relu_y, i64 rows, i64 cols, i64 tiles_per_block,
-                       const DeviceQuant& q, const float* state, std::uint8_t* codes,
+                       const DeviceQuant& q, const SequenceEnd& end, std::uint8_t* codes,
                        std::uint8_t* codes_t, float* scale_inv, float* bias_partial, Scratch* s,
                        cudaStream_t stream) {
     auto even = [](const std::uint8_t* p) {
@@ -1346,19 +1432,19 @@ void launch_code_tiles(const T* src, const T* relu_y, i64 rows, i64 cols, i64 ti
                     static_cast<unsigned>(col_tiles > 65535 ? 65535 : col_tiles));
     if (q.element == ElementFormat::Float8E5M2)
         code_tile_kernel<T, ElementFormat::Float8E5M2, kSource><<<grid, kTileThreads, 0, stream>>>(
-            src, relu_y, rows, cols, tiles_per_block, q, state, codes, codes_t, pair_loads,
-            pair_stores, scale_inv, bias_partial, s);
+            src, relu_y, rows, cols, tiles_per_block, q, end.state, codes, codes_t, pair_loads,
+            pair_stores, scale_inv, bias_partial, end, s);
     else
         code_tile_kernel<T, ElementFormat::Float8E4M3, kSource><<<grid, kTileThreads, 0, stream>>>(
-            src, relu_y, rows, cols, tiles_per_block, q, state, codes, codes_t, pair_loads,
-            pair_stores, scale_inv, bias_partial, s);
+            src, relu_y, rows, cols, tiles_per_block, q, end.state, codes, codes_t, pair_loads,
+            pair_stores, scale_inv, bias_partial, end, s);
     MANTISSA_CUDA_LAUNCH_CHECK();
 }
 
 // Launches both passes for source type T.
 template <class T>
 void launch_codes(const void* src, i64 rows, i64 cols, const DeviceQuant& q, const Fp8CodesOut& out,
-                  Scratch* s, cudaStream_t stream) {
+                  const SequenceEnd& end, Scratch* s, cudaStream_t stream) {
     const auto* typed = static_cast<const T*>(src);
     const i64 n = rows * cols;
     if (n > 0 && amax_before_cast(q)) {
@@ -1367,57 +1453,27 @@ void launch_codes(const void* src, i64 rows, i64 cols, const DeviceQuant& q, con
         amax_src_kernel<T><<<grid, 256, 0, stream>>>(typed, n, s);
         MANTISSA_CUDA_LAUNCH_CHECK();
     }
-    launch_code_tiles<T, TileSource::Tensor>(typed, nullptr, rows, cols, 1, q, out.state, out.codes,
+    launch_code_tiles<T, TileSource::Tensor>(typed, nullptr, rows, cols, 1, q, end, out.codes,
                                              out.codes_t, out.scale_inv, nullptr, s, stream);
 }
 
-__device__ void finish_totals(i64 rows, i64 cols, const DeviceQuant& q, float* state, double* stats,
-                              bool record, Scratch* s) {
-    const Scratch totals = *s;
-    *s = Scratch{}; // zero again for the next launch sequence (fake_quantize.cuh)
-    const double amax = amax_of_bits(totals.amax_bits);
-    double scale;
-    i64 blocks = 1;
-    if (q.block) {
-        scale = __longlong_as_double(static_cast<long long>(totals.top_scale_bits));
-        blocks =
-            ((rows + q.block_rows - 1) / q.block_rows) * ((cols + q.block_cols - 1) / q.block_cols);
-    } else {
-        const float used = tensor_scale_of(q, state, amax);
-        scale = static_cast<double>(1.0f / used);
-        if (q.delayed && record)
-            qm::delayed_record(state, static_cast<std::size_t>(q.history_len), amax, q.max_elem,
-                               q.margin, q.most_recent, used);
-    }
-    // NVFP4's tensor scale for the GEMM, from the amax the blocks' kernels scaled with.
-    if (q.gemm_scale) *q.gemm_scale = qm::nvfp4_gemm_scale(qm::nvfp4_global_scale(amax));
-    if (!record) return;
-    stats[0] = amax;
-    stats[1] = scale;
-    stats[2] = static_cast<double>(totals.clipped);
-    stats[3] = static_cast<double>(totals.zeros);
-    stats[4] = static_cast<double>(rows * cols);
-    stats[5] = static_cast<double>(blocks);
+__global__ void finish_kernel(DeviceQuant q, SequenceEnd end, Scratch* s) {
+    finish_totals(q, end, s);
 }
 
-__global__ void finish_kernel(i64 rows, i64 cols, DeviceQuant q, float* state, double* stats,
-                              bool record, Scratch* s) {
-    finish_totals(rows, cols, q, state, stats, record, s);
-}
-
-// mx_pair_kernel's two copies' totals (scratch s and s + 1), in one launch.
-__global__ void finish_pair_kernel(i64 rows, i64 cols, DeviceQuant row_q, DeviceQuant col_q,
-                                   double* row_stats, double* col_stats, bool record, Scratch* s) {
-    finish_totals(rows, cols, row_q, nullptr, row_stats, record, s);
-    finish_totals(rows, cols, col_q, nullptr, col_stats, record, s + 1);
+// Both copies' finish for a pair of scratches (s and s + 1), in one launch.
+__global__ void finish_pair_kernel(DeviceQuant row_q, DeviceQuant col_q, SequenceEnd row_end,
+                                   SequenceEnd col_end, Scratch* s) {
+    finish_totals(row_q, row_end, s);
+    finish_totals(col_q, col_end, s + 1);
 }
 
 // block_kernel on the fast path that applies.
-void launch_blocks(float* data, i64 rows, i64 cols, const DeviceQuant& q, Scratch* s, unsigned grid,
-                   cudaStream_t stream) {
+void launch_blocks(float* data, i64 rows, i64 cols, const DeviceQuant& q, const SequenceEnd& end,
+                   Scratch* s, unsigned grid, cudaStream_t stream) {
 #define MANTISSA_BLOCKS(format, path)                                                              \
     block_kernel<ElementFormat::format, BlockPath::path>                                           \
-        <<<grid, 256, 0, stream>>>(data, rows, cols, q, s)
+        <<<grid, 256, 0, stream>>>(data, rows, cols, q, end, s)
     if (q.stochastic)
         MANTISSA_BLOCKS(Float8E4M3, kExact);
     else if (q.tensor_scale && q.element == ElementFormat::Float4E2M1)
@@ -1441,8 +1497,8 @@ void launch_blocks(float* data, i64 rows, i64 cols, const DeviceQuant& q, Scratc
 
 // line_block_kernel for one source and copy type, down columns or along rows.
 template <class TS, class TD, ElementFormat F, BlockPath kPath>
-void launch_lines(const void* src, void* dst, i64 rows, i64 cols, const DeviceQuant& q, Scratch* s,
-                  cudaStream_t stream) {
+void launch_lines(const void* src, void* dst, i64 rows, i64 cols, const DeviceQuant& q,
+                  const SequenceEnd& end, Scratch* s, cudaStream_t stream) {
     const bool column = q.block_cols == 1;
     const bool pairs = line_pairs<kPath>(column);
     const int len = static_cast<int>(column ? q.block_rows : q.block_cols);
@@ -1466,17 +1522,17 @@ void launch_lines(const void* src, void* dst, i64 rows, i64 cols, const DeviceQu
                : len % kVec == 0 && cols % kVec == 0 && vec8_aligned(src) && vec8_aligned(dst);
     if (column)
         line_block_kernel<TS, TD, F, kPath, true>
-            <<<grid, threads, 0, stream>>>(in, out, rows, cols, len, vec, q, s);
+            <<<grid, threads, 0, stream>>>(in, out, rows, cols, len, vec, q, end, s);
     else
         line_block_kernel<TS, TD, F, kPath, false>
-            <<<grid, threads, 0, stream>>>(in, out, rows, cols, len, vec, q, s);
+            <<<grid, threads, 0, stream>>>(in, out, rows, cols, len, vec, q, end, s);
     MANTISSA_CUDA_LAUNCH_CHECK();
 }
 
 // The element format's instantiation for a source and copy type; false where none applies.
 template <class TS, class TD>
 bool launch_lines_for(const void* src, void* dst, i64 rows, i64 cols, const DeviceQuant& q,
-                      Scratch* s, cudaStream_t stream) {
+                      const SequenceEnd& end, Scratch* s, cudaStream_t stream) {
     // NVFP4: E2M1 elements only, and a bfloat16 copy only without the tensor scale.
     if (q.tensor_scale && (q.element != ElementFormat::Float4E2M1 ||
                            (!std::is_same_v<TD, float> && !q.scale_in_gemm)))
@@ -1485,26 +1541,26 @@ bool launch_lines_for(const void* src, void* dst, i64 rows, i64 cols, const Devi
         const i64 tiles = ((rows + kNvTile - 1) / kNvTile) * ((cols + kNvTile - 1) / kNvTile);
         const unsigned grid = blocks_for(tiles * 32) > 4096 ? 4096 : blocks_for(tiles * 32);
         nvfp4_tile_kernel<TS, TD><<<grid, 256, 0, stream>>>(
-            static_cast<const TS*>(src), static_cast<TD*>(dst), rows, cols, q, s);
+            static_cast<const TS*>(src), static_cast<TD*>(dst), rows, cols, q, end, s);
         MANTISSA_CUDA_LAUNCH_CHECK();
         return true;
     }
     if (q.stochastic) { // the CPU engine's fast form: E2M1 only (fake_quantize_lines_apply)
         if (q.element != ElementFormat::Float4E2M1) return false;
         launch_lines<TS, TD, ElementFormat::Float4E2M1, BlockPath::kExact>(src, dst, rows, cols, q,
-                                                                           s, stream);
+                                                                           end, s, stream);
         return true;
     }
     if (q.tensor_scale) {
         launch_lines<TS, TD, ElementFormat::Float4E2M1, BlockPath::kNvfp4>(src, dst, rows, cols, q,
-                                                                           s, stream);
+                                                                           end, s, stream);
         return true;
     }
     switch (q.element) {
 #define MANTISSA_LINES(format)                                                                     \
     case ElementFormat::format:                                                                    \
-        launch_lines<TS, TD, ElementFormat::format, BlockPath::kMx>(src, dst, rows, cols, q, s,    \
-                                                                    stream);                       \
+        launch_lines<TS, TD, ElementFormat::format, BlockPath::kMx>(src, dst, rows, cols, q, end,  \
+                                                                    s, stream);                    \
         return true;
         MANTISSA_LINES(Float8E4M3)
         MANTISSA_LINES(Float8E5M2)
@@ -1517,9 +1573,9 @@ bool launch_lines_for(const void* src, void* dst, i64 rows, i64 cols, const Devi
     }
 }
 
-// Runs one launch sequence that ends in finish_kernel. Should a launch fail before that kernel
-// is queued, the scratch is cleared in stream order as finish_kernel would have left it, so a
-// later sequence does not start from a stale amax or stale counts.
+// Runs one launch sequence, which its last kernel finishes. Should a launch fail before that
+// kernel is queued, the scratch is cleared in stream order as the finish would have left it, so a
+// later sequence does not start from a stale amax, stale counts or a stale block count.
 template <class Launches>
 void with_scratch(Scratch* s, cudaStream_t stream, Launches&& launches) {
     try {
@@ -1558,8 +1614,9 @@ void launch_fake_quantize_lines(const void* src, DType src_dtype, void* dst, DTy
         throw Error(ErrorKind::Internal, "launch_fake_quantize_lines: not a line-block case");
     auto* s = static_cast<Scratch*>(scratch);
     const i64 n = rows * cols;
+    const SequenceEnd end{rows, cols, nullptr, stats, record};
     with_scratch(s, stream, [&] {
-        if (n > 0) {
+        if (n > 0) { // the line kernel finishes the sequence
             const bool from_bf16 = src_dtype == DType::BFloat16;
             if (q.tensor_scale) { // NVFP4's tensor scale comes from the whole tensor's amax
                 const unsigned grid = blocks_for(n) > 1024 ? 1024 : blocks_for(n);
@@ -1575,23 +1632,24 @@ void launch_fake_quantize_lines(const void* src, DType src_dtype, void* dst, DTy
             bool launched;
             if (from_bf16 && to_bf16)
                 launched = launch_lines_for<__nv_bfloat16, __nv_bfloat16>(src, dst, rows, cols, q,
-                                                                          s, stream);
+                                                                          end, s, stream);
             else if (from_bf16)
                 launched =
-                    launch_lines_for<__nv_bfloat16, float>(src, dst, rows, cols, q, s, stream);
+                    launch_lines_for<__nv_bfloat16, float>(src, dst, rows, cols, q, end, s, stream);
             else if (to_bf16)
                 launched =
-                    launch_lines_for<float, __nv_bfloat16>(src, dst, rows, cols, q, s, stream);
+                    launch_lines_for<float, __nv_bfloat16>(src, dst, rows, cols, q, end, s, stream);
             else
-                launched = launch_lines_for<float, float>(src, dst, rows, cols, q, s, stream);
+                launched = launch_lines_for<float, float>(src, dst, rows, cols, q, end, s, stream);
             // fake_quantize_lines_apply and launch_lines_for must agree: a case one accepts and the
             // other has no kernel for would leave the copy unwritten.
             if (!launched)
                 throw Error(ErrorKind::Internal,
                             "launch_fake_quantize_lines: no line kernel for an accepted case");
+        } else {
+            finish_kernel<<<1, 1, 0, stream>>>(q, end, s);
+            MANTISSA_CUDA_LAUNCH_CHECK();
         }
-        finish_kernel<<<1, 1, 0, stream>>>(rows, cols, q, nullptr, stats, record, s);
-        MANTISSA_CUDA_LAUNCH_CHECK();
     });
 }
 
@@ -1600,8 +1658,9 @@ void launch_fake_quantize(float* data, std::int64_t rows, std::int64_t cols, con
                           cudaStream_t stream) {
     auto* s = static_cast<Scratch*>(scratch);
     const i64 n = rows * cols;
+    const SequenceEnd end{rows, cols, state, stats, record};
     with_scratch(s, stream, [&] {
-        if (n > 0) {
+        if (n > 0) { // the blocks' or the cast's kernel finishes the sequence
             // The amax: few blocks, so that few warps contend for the one atomic; the cast: enough
             // threads that their loads keep the memory busy (one 4-byte load each in flight).
             const unsigned grid = blocks_for(n) > 1024 ? 1024 : blocks_for(n);
@@ -1615,21 +1674,22 @@ void launch_fake_quantize(float* data, std::int64_t rows, std::int64_t cols, con
                                    ((cols + q.block_cols - 1) / q.block_cols);
                 const unsigned block_grid =
                     blocks_for(blocks * 32) > 4096 ? 4096 : blocks_for(blocks * 32);
-                launch_blocks(data, rows, cols, q, s, block_grid, stream);
+                launch_blocks(data, rows, cols, q, end, s, block_grid, stream);
             } else if (q.element == ElementFormat::Float8E4M3) {
                 cast_kernel<ElementFormat::Float8E4M3, true>
-                    <<<cast_grid, 256, 0, stream>>>(data, n, q, state, s);
+                    <<<cast_grid, 256, 0, stream>>>(data, n, q, state, end, s);
             } else if (q.element == ElementFormat::Float8E5M2) {
                 cast_kernel<ElementFormat::Float8E5M2, true>
-                    <<<cast_grid, 256, 0, stream>>>(data, n, q, state, s);
+                    <<<cast_grid, 256, 0, stream>>>(data, n, q, state, end, s);
             } else {
                 cast_kernel<ElementFormat::Float8E4M3, false>
-                    <<<cast_grid, 256, 0, stream>>>(data, n, q, state, s);
+                    <<<cast_grid, 256, 0, stream>>>(data, n, q, state, end, s);
             }
             MANTISSA_CUDA_LAUNCH_CHECK();
+        } else {
+            finish_kernel<<<1, 1, 0, stream>>>(q, end, s);
+            MANTISSA_CUDA_LAUNCH_CHECK();
         }
-        finish_kernel<<<1, 1, 0, stream>>>(rows, cols, q, state, stats, record, s);
-        MANTISSA_CUDA_LAUNCH_CHECK();
     });
 }
 
@@ -1667,8 +1727,8 @@ namespace {
 
 template <class TS, class TD>
 void launch_pair_for(const void* src, void* row_dst, void* col_dst, i64 rows, i64 cols,
-                     const DeviceQuant& row_q, const DeviceQuant& col_q, Scratch* s,
-                     cudaStream_t stream) {
+                     const DeviceQuant& row_q, const DeviceQuant& col_q, const SequenceEnd& row_end,
+                     const SequenceEnd& col_end, Scratch* s, cudaStream_t stream) {
     const i64 tiles =
         ((rows + kPairTileRows - 1) / kPairTileRows) * ((cols + kPairTileCols - 1) / kPairTileCols);
     const unsigned grid = static_cast<unsigned>(tiles > 4096 ? 4096 : tiles);
@@ -1685,19 +1745,18 @@ void launch_pair_for(const void* src, void* row_dst, void* col_dst, i64 rows, i6
         MANTISSA_CUDA_LAUNCH_CHECK();
         if (row_q.stochastic)
             nvfp4_pair_kernel<TS, TD, true><<<grid, kPairThreads, 0, stream>>>(
-                in, row_out, col_out, rows, cols, vec, row_q, col_q, s, s + 1);
+                in, row_out, col_out, rows, cols, vec, row_q, col_q, row_end, col_end, s);
         else
             nvfp4_pair_kernel<TS, TD, false><<<grid, kPairThreads, 0, stream>>>(
-                in, row_out, col_out, rows, cols, vec, row_q, col_q, s, s + 1);
+                in, row_out, col_out, rows, cols, vec, row_q, col_q, row_end, col_end, s);
         MANTISSA_CUDA_LAUNCH_CHECK();
         return;
     }
-    const auto max_elem = static_cast<float>(row_q.max_elem);
     switch (row_q.element) {
 #define MANTISSA_PAIR(format)                                                                      \
     case ElementFormat::format:                                                                    \
         mx_pair_kernel<TS, TD, ElementFormat::format><<<grid, kPairThreads, 0, stream>>>(          \
-            in, row_out, col_out, rows, cols, vec, row_q.ceil, max_elem, s, s + 1);                \
+            in, row_out, col_out, rows, cols, vec, row_q, col_q, row_end, col_end, s);             \
         break;
         MANTISSA_PAIR(Float8E4M3)
         MANTISSA_PAIR(Float8E5M2)
@@ -1722,26 +1781,28 @@ void launch_fake_quantize_pair(const void* src, DType src_dtype, void* row_dst, 
     if (!fake_quantize_pair_apply(row_q, col_q, src_dtype, dst_dtype, cols))
         throw Error(ErrorKind::Internal, "launch_fake_quantize_pair: not an MX or NVFP4 pair");
     auto* s = static_cast<Scratch*>(scratch);
+    const SequenceEnd row_end{rows, cols, nullptr, row_stats, record};
+    const SequenceEnd col_end{rows, cols, nullptr, col_stats, record};
     try {
-        if (rows * cols > 0) {
+        if (rows * cols > 0) { // the pair kernel finishes both sequences
             const bool from_bf16 = src_dtype == DType::BFloat16;
             const bool to_bf16 = dst_dtype == DType::BFloat16;
             if (from_bf16 && to_bf16)
-                launch_pair_for<__nv_bfloat16, __nv_bfloat16>(src, row_dst, col_dst, rows, cols,
-                                                              row_q, col_q, s, stream);
+                launch_pair_for<__nv_bfloat16, __nv_bfloat16>(
+                    src, row_dst, col_dst, rows, cols, row_q, col_q, row_end, col_end, s, stream);
             else if (from_bf16)
                 launch_pair_for<__nv_bfloat16, float>(src, row_dst, col_dst, rows, cols, row_q,
-                                                      col_q, s, stream);
+                                                      col_q, row_end, col_end, s, stream);
             else if (to_bf16)
                 launch_pair_for<float, __nv_bfloat16>(src, row_dst, col_dst, rows, cols, row_q,
-                                                      col_q, s, stream);
+                                                      col_q, row_end, col_end, s, stream);
             else
-                launch_pair_for<float, float>(src, row_dst, col_dst, rows, cols, row_q, col_q, s,
-                                              stream);
+                launch_pair_for<float, float>(src, row_dst, col_dst, rows, cols, row_q, col_q,
+                                              row_end, col_end, s, stream);
+        } else {
+            finish_pair_kernel<<<1, 1, 0, stream>>>(row_q, col_q, row_end, col_end, s);
+            MANTISSA_CUDA_LAUNCH_CHECK();
         }
-        finish_pair_kernel<<<1, 1, 0, stream>>>(rows, cols, row_q, col_q, row_stats, col_stats,
-                                                record, s);
-        MANTISSA_CUDA_LAUNCH_CHECK();
     } catch (...) { // as with_scratch: both scratches left zero for the next sequence
         cudaMemsetAsync(s, 0, 2 * sizeof(Scratch), stream);
         throw;
@@ -1752,20 +1813,21 @@ void launch_quantize_fp8(const void* src, DType src_dtype, std::int64_t rows, st
                          const DeviceQuant& q, const Fp8CodesOut& out, void* scratch,
                          cudaStream_t stream) {
     auto* s = static_cast<Scratch*>(scratch);
-    with_scratch(s, stream, [&] {
+    const SequenceEnd end{rows, cols, out.state, out.stats, out.record};
+    with_scratch(s, stream, [&] { // the codes kernel finishes the sequence (it runs for no element)
         switch (
             src_dtype) { // the floating dtypes check_quantize_fp8 lets through (float8 has none)
         case DType::Float32:
-            launch_codes<float>(src, rows, cols, q, out, s, stream);
+            launch_codes<float>(src, rows, cols, q, out, end, s, stream);
             break;
         case DType::Float16:
-            launch_codes<__half>(src, rows, cols, q, out, s, stream);
+            launch_codes<__half>(src, rows, cols, q, out, end, s, stream);
             break;
         case DType::BFloat16:
-            launch_codes<__nv_bfloat16>(src, rows, cols, q, out, s, stream);
+            launch_codes<__nv_bfloat16>(src, rows, cols, q, out, end, s, stream);
             break;
         case DType::Float64:
-            launch_codes<double>(src, rows, cols, q, out, s, stream);
+            launch_codes<double>(src, rows, cols, q, out, end, s, stream);
             break;
         default:
             throw Error(ErrorKind::InvalidArgument,
@@ -1773,8 +1835,6 @@ void launch_quantize_fp8(const void* src, DType src_dtype, std::int64_t rows, st
                                     "float16 or bfloat16 sources, not ") +
                             std::string(dtype_name(src_dtype)));
         }
-        finish_kernel<<<1, 1, 0, stream>>>(rows, cols, q, out.state, out.stats, out.record, s);
-        MANTISSA_CUDA_LAUNCH_CHECK();
     });
 }
 
@@ -1799,15 +1859,14 @@ bool launch_relu_grad_fp8(const void* y, const void* dy, DType dtype, std::int64
     const i64 chunks = (row_tiles + tiles_per_chunk - 1) / tiles_per_chunk;
     auto* s = static_cast<Scratch*>(scratch);
     auto* partial = static_cast<float*>(bias_partial);
+    const SequenceEnd end{rows, cols, out.state, out.stats, out.record};
     with_scratch(s, stream, [&] {
-        with_storage(dtype, [&](auto tag) {
+        with_storage(dtype, [&](auto tag) { // the codes kernel finishes the sequence
             using S = typename decltype(tag)::type;
             launch_code_tiles<S, TileSource::ReluGrad>(
                 static_cast<const S*>(dy), static_cast<const S*>(y), rows, cols, tiles_per_chunk, q,
-                out.state, out.codes, out.codes_t, out.scale_inv, partial, s, stream);
+                end, out.codes, out.codes_t, out.scale_inv, partial, s, stream);
         });
-        finish_kernel<<<1, 1, 0, stream>>>(rows, cols, q, out.state, out.stats, out.record, s);
-        MANTISSA_CUDA_LAUNCH_CHECK();
         launch_bias_totals(partial, chunks, cols, db, db_dtype, stream);
     });
     return true;
