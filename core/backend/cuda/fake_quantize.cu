@@ -851,16 +851,39 @@ __device__ inline int pair_elements(i64 row, i64 col0, i64 rows, i64 cols) {
     return left >= kVec ? kVec : left > 0 ? static_cast<int>(left) : 0;
 }
 
-// A thread's share of a pair tile: its n elements from `at` (a 16-byte load where `vec` and all 8
-// lie in the tensor), zeros past the tensor's edge, which change no block's maximum or count.
+// A thread's share of a pair tile: 8 adjacent elements of one row, where they lie, and their
+// largest magnitude's bits. Thread t takes row t / 8 of the tile, columns 8 · (t % 8) onwards.
+struct PairShare {
+    i64 tile_row0, tile_col0; // the tile's first row and column
+    i64 row, col0, at;        // the share's row, first column and flat index
+    int n;                    // how many of the 8 lie in the tensor
+    float x[kVec];            // the values (zeros past the tensor's edge: no maximum or count)
+    unsigned m;               // the largest |x|'s float32 bits
+};
+
+// Tile `tile` (of tile_cols a row of tiles)'s share of this thread: a 16-byte load where `vec` and
+// all 8 elements lie in the tensor.
 template <class TS>
-__device__ inline void load_pair_share(const TS* src, i64 at, int n, bool vec, float (&x)[kVec]) {
-    if (vec && n == kVec) {
-        load8(src + at, 0, x);
-        return;
-    }
+__device__ inline PairShare load_pair_share(const TS* src, i64 tile, i64 tile_cols, i64 rows,
+                                            i64 cols, bool vec) {
+    PairShare p;
+    const int r = static_cast<int>(threadIdx.x / 8), c = static_cast<int>(threadIdx.x % 8) * kVec;
+    p.tile_row0 = (tile / tile_cols) * kPairTileRows;
+    p.tile_col0 = (tile % tile_cols) * kPairTileCols;
+    p.row = p.tile_row0 + r;
+    p.col0 = p.tile_col0 + c;
+    p.at = p.row * cols + p.col0;
+    p.n = pair_elements(p.row, p.col0, rows, cols);
+    if (vec && p.n == kVec) {
+        load8(src + p.at, 0, p.x);
+    } else {
 #pragma unroll
-    for (int j = 0; j < kVec; ++j) x[j] = j < n ? to_float(src[at + j]) : 0.0f;
+        for (int j = 0; j < kVec; ++j) p.x[j] = j < p.n ? to_float(src[p.at + j]) : 0.0f;
+    }
+    p.m = 0;
+#pragma unroll
+    for (int j = 0; j < kVec; ++j) p.m = abs_bits(p.x[j]) > p.m ? abs_bits(p.x[j]) : p.m;
+    return p;
 }
 
 // The column maxima of a warp's four rows of a pair tile (lanes 8 apart hold one column's
@@ -926,24 +949,18 @@ __global__ void mx_pair_kernel(const TS* src, TD* row_dst, TD* col_dst, i64 rows
     __shared__ unsigned warp_col_max[kPairThreads / 32][kPairTileCols];
     __shared__ unsigned col_max[kPairTileCols];
     const unsigned t = threadIdx.x, warp = t >> 5;
-    const int r = static_cast<int>(t / 8), c = static_cast<int>(t % 8) * kVec;
+    const int c = static_cast<int>(t % 8) * kVec; // this thread's first column in the tile
     const i64 tile_cols = (cols + kPairTileCols - 1) / kPairTileCols;
     const i64 tiles = ((rows + kPairTileRows - 1) / kPairTileRows) * tile_cols;
     const bool ceil = row_q.ceil; // one scale rule and element format for both
     const auto max_elem = static_cast<float>(row_q.max_elem);
     BlockTotals row_totals, col_totals;
     for (i64 tile = blockIdx.x; tile < tiles; tile += gridDim.x) { // uniform across the block
-        const i64 row = (tile / tile_cols) * kPairTileRows + r;
-        const i64 tile_col0 = (tile % tile_cols) * kPairTileCols;
-        const i64 col0 = tile_col0 + c;
-        const i64 at = row * cols + col0;
-        const int n = pair_elements(row, col0, rows, cols);
-        float x[kVec];
-        load_pair_share(src, at, n, vec, x);
+        PairShare share = load_pair_share(src, tile, tile_cols, rows, cols, vec);
+        const i64 row = share.row, tile_col0 = share.tile_col0, col0 = share.col0;
+        float(&x)[kVec] = share.x;
         // The 1×32 block: lanes 4k … 4k + 3, one row's 32 columns.
-        unsigned m = 0;
-#pragma unroll
-        for (int j = 0; j < kVec; ++j) m = abs_bits(x[j]) > m ? abs_bits(x[j]) : m;
+        unsigned m = share.m;
         for (int offset = 1; offset < 4; offset <<= 1) {
             const unsigned o = __shfl_xor_sync(kFullMask, m, offset);
             m = o > m ? o : m;
@@ -972,7 +989,7 @@ __global__ void mx_pair_kernel(const TS* src, TD* row_dst, TD* col_dst, i64 rows
             col_totals.amax_bits = mc > col_totals.amax_bits ? mc : col_totals.amax_bits;
             x[j] = mx_round_one<F>(x[j], mc, ceil, max_elem, col_totals, col0 + j < cols);
         }
-        store_pair_shares(row_dst, col_dst, at, n, vec, y, x);
+        store_pair_shares(row_dst, col_dst, share.at, share.n, vec, y, x);
     }
     add_pair_totals_and_finish(row_totals, col_totals, s, row_q, col_q, row_end, col_end);
 }
@@ -1079,17 +1096,11 @@ __global__ void __launch_bounds__(kPairThreads, 3)
     const double col_div = col_q.scale_in_gemm ? qm::nvfp4_gemm_scale(global) : 1.0;
     BlockTotals row_totals, col_totals;
     for (i64 tile = blockIdx.x; tile < tiles; tile += gridDim.x) { // uniform across the block
-        const i64 tile_row0 = (tile / tile_cols) * kPairTileRows;
-        const i64 tile_col0 = (tile % tile_cols) * kPairTileCols;
-        const i64 row = tile_row0 + r, col0 = tile_col0 + c;
-        const i64 at = row * cols + col0;
-        const int n = pair_elements(row, col0, rows, cols);
-        float x[kVec];
-        load_pair_share(src, at, n, vec, x);
+        PairShare share = load_pair_share(src, tile, tile_cols, rows, cols, vec);
+        const i64 tile_row0 = share.tile_row0, tile_col0 = share.tile_col0, at = share.at;
+        float(&x)[kVec] = share.x;
         // The maxima: a 1×16 block's over two lanes, each column's over the warp's four rows.
-        unsigned m = 0;
-#pragma unroll
-        for (int j = 0; j < kVec; ++j) m = abs_bits(x[j]) > m ? abs_bits(x[j]) : m;
+        const unsigned m = share.m;
         const unsigned other = __shfl_xor_sync(kFullMask, m, 1);
         if ((t & 1) == 0) row_max[r][c / kNvPairLen] = other > m ? other : m;
         warp_column_maxima(x, warp_col_max[warp] + c);
@@ -1136,7 +1147,7 @@ __global__ void __launch_bounds__(kPairThreads, 3)
         for (int j = 0; j < kVec; ++j)
             x[j] = nvfp4_round_one<kStochastic>(col_round[g][nv_col_slot(c + j)], x[j], col_q.seed,
                                                 at + j, col_totals);
-        store_pair_shares(row_dst, col_dst, at, n, vec, y, x);
+        store_pair_shares(row_dst, col_dst, at, share.n, vec, y, x);
     }
     add_pair_totals_and_finish(row_totals, col_totals, s, row_q, col_q, row_end, col_end);
 }
