@@ -768,15 +768,18 @@ __global__ void line_block_kernel(const TS* src, TD* dst, i64 rows, i64 cols, in
 
 // NVFP4's 16x16 weight tiles without stochastic rounding, one warp per tile straight from the
 // source into the copy (float32, or bfloat16 when the GEMM applies the tensor scale): lane l takes
-// row l / 2 of the tile, columns (l % 2) * 8 onwards. The values, scales and counts are
+// row l / 2 of the tile, columns (l % 2) * 8 onwards, in 16-byte accesses where the row length
+// allows (2026-11-30, sixth session: they were eight scalar loads and stores a lane). The values,
+// scales and counts are
 // block_kernel's kNvfp4 path's, element for element. Issue 26: these tiles went through a float32
 // buffer, block_kernel in place (a 64-bit division per element to find it in the tile) and a
 // narrowing cast. Its amax pass runs first (the tensor scale needs it); this maximum repeats it.
 constexpr int kNvTile = 16;
+static_assert(kNvTile == 2 * kVec, "two lanes a tile row, one 8-element vector each");
 
 template <class TS, class TD>
-__global__ void nvfp4_tile_kernel(const TS* src, TD* dst, i64 rows, i64 cols, DeviceQuant q,
-                                  SequenceEnd end, Scratch* s) {
+__global__ void nvfp4_tile_kernel(const TS* src, TD* dst, i64 rows, i64 cols, bool vec,
+                                  DeviceQuant q, SequenceEnd end, Scratch* s) {
     const unsigned lane = threadIdx.x & 31;
     const i64 warp = (blockIdx.x * i64(blockDim.x) + threadIdx.x) >> 5;
     const i64 warps = (i64(gridDim.x) * blockDim.x) >> 5;
@@ -790,13 +793,17 @@ __global__ void nvfp4_tile_kernel(const TS* src, TD* dst, i64 rows, i64 cols, De
         const i64 row = (t / tile_cols) * kNvTile + r;
         const i64 col0 = (t % tile_cols) * kNvTile + c0;
         const i64 at0 = row * cols + col0;
+        // A lane's 8 elements in one 16-byte access (two for float32) where all lie in the tensor
+        // and `vec` (a row length of a multiple of 8, aligned bases).
+        const bool whole = vec && row < rows && col0 + 8 <= cols;
         bool in[8];
         float v[8];
+        if (whole) load8(src + at0, 0, v);
         unsigned m = 0;
 #pragma unroll
         for (int j = 0; j < 8; ++j) {
             in[j] = row < rows && col0 + j < cols;
-            v[j] = in[j] ? to_float(src[at0 + j]) : 0.0f;
+            if (!whole) v[j] = in[j] ? to_float(src[at0 + j]) : 0.0f;
             m = abs_bits(v[j]) > m ? abs_bits(v[j]) : m;
         }
         m = warp_max(m);
@@ -825,6 +832,10 @@ __global__ void nvfp4_tile_kernel(const TS* src, TD* dst, i64 rows, i64 cols, De
         }
         const auto bits = static_cast<unsigned long long>(__double_as_longlong(eff));
         totals.top_scale = bits > totals.top_scale ? bits : totals.top_scale;
+        if (whole) {
+            store8(dst + at0, 0, v);
+            continue;
+        }
 #pragma unroll
         for (int j = 0; j < 8; ++j)
             if (in[j]) dst[at0 + j] = from_float<TD>(v[j]);
@@ -1551,8 +1562,9 @@ bool launch_lines_for(const void* src, void* dst, i64 rows, i64 cols, const Devi
     if (q.block_rows == kNvTile && q.block_cols == kNvTile) { // NVFP4's weight tiles
         const i64 tiles = ((rows + kNvTile - 1) / kNvTile) * ((cols + kNvTile - 1) / kNvTile);
         const unsigned grid = blocks_for(tiles * 32) > 4096 ? 4096 : blocks_for(tiles * 32);
+        const bool vec = cols % kVec == 0 && vec8_aligned(src) && vec8_aligned(dst);
         nvfp4_tile_kernel<TS, TD><<<grid, 256, 0, stream>>>(
-            static_cast<const TS*>(src), static_cast<TD*>(dst), rows, cols, q, end, s);
+            static_cast<const TS*>(src), static_cast<TD*>(dst), rows, cols, vec, q, end, s);
         MANTISSA_CUDA_LAUNCH_CHECK();
         return true;
     }
