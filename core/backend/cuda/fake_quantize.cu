@@ -59,8 +59,8 @@ namespace qm = quant_math;
 
 struct Scratch {
     unsigned int amax_bits; // max over the tensor of |x|'s float32 bits
-    unsigned int
-        blocks_done; // the sequence's last kernel: its thread blocks that have added theirs
+    // The sequence's last kernel: how many of its thread blocks have added their totals.
+    unsigned int blocks_done;
     unsigned long long clipped, zeros;
     unsigned long long top_scale_bits; // max over blocks of the scale's float64 bits (>= 0)
 };
@@ -214,14 +214,16 @@ __device__ inline void finish_totals(const DeviceQuant& q, const SequenceEnd& e,
 }
 
 // Issue 26: a sequence's last kernel finishes it in its last thread block to add its totals,
-// where a one-thread finish_kernel launch followed it (one launch fewer per quantised tensor:
-// 10 to 18 a step for seed-mlp under the quantised policies). Called by thread 0 after its
-// atomics: the fence makes them visible before its ticket, so the block that draws the last
+// where a one-thread finish_kernel launch followed it (one launch fewer per quantised tensor: 9
+// to 11 a step for mlp-small under mixed_float8, nvfp4 and mxfp8_e4m3). Called by thread 0 after
+// its atomics: the fence makes them visible before its ticket, so the block that draws the last
 // ticket sees every block's totals (the CUDA samples' threadFenceReduction).
 __device__ inline bool last_block_in(Scratch* s) {
     __threadfence();
     const unsigned blocks = gridDim.x * gridDim.y * gridDim.z;
-    return atomicAdd(&s->blocks_done, 1u) == blocks - 1;
+    const bool last = atomicAdd(&s->blocks_done, 1u) == blocks - 1;
+    if (last) __threadfence(); // the totals are read only after the ticket
+    return last;
 }
 
 // The block's totals into `s` (add_block_totals), then the sequence's finish in the last block.
@@ -770,10 +772,10 @@ __global__ void line_block_kernel(const TS* src, TD* dst, i64 rows, i64 cols, in
 // source into the copy (float32, or bfloat16 when the GEMM applies the tensor scale): lane l takes
 // row l / 2 of the tile, columns (l % 2) * 8 onwards, in 16-byte accesses where the row length
 // allows (2026-11-30, sixth session: they were eight scalar loads and stores a lane). The values,
-// scales and counts are
-// block_kernel's kNvfp4 path's, element for element. Issue 26: these tiles went through a float32
-// buffer, block_kernel in place (a 64-bit division per element to find it in the tile) and a
-// narrowing cast. Its amax pass runs first (the tensor scale needs it); this maximum repeats it.
+// scales and counts are block_kernel's kNvfp4 path's, element for element. Issue 26: these tiles
+// went through a float32 buffer, block_kernel in place (a 64-bit division per element to find it
+// in the tile) and a narrowing cast. Its amax pass runs first (the tensor scale needs it); this
+// maximum repeats it.
 constexpr int kNvTile = 16;
 static_assert(kNvTile == 2 * kVec, "two lanes a tile row, one 8-element vector each");
 
