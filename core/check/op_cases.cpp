@@ -1482,10 +1482,14 @@ void add_fake_quantize_pair(Table& t, DType dt) {
         DType::Float32, 4);
     add("mxfp8_e4m3 1x32 + 32x1 floor, 10 columns (not fused: under one block a row)",
         mx(e4m3, ScaleRule::Floor), 40, 10, false, DType::BFloat16);
-    // NVFP4: the tensor scale in the GEMM (a Dense layer's and a convolution's copies) or not.
+    // NVFP4: the tensor scale in the GEMM (a Dense layer's and a convolution's copies) or not;
+    // the column-wise copy rounds stochastically on a stream of its own (seed 1237, as
+    // QuantRecipe::columnwise offsets it), so a kernel that drew it from the row-wise copy's
+    // stream would fail.
     const auto nv = [](bool stochastic, bool in_gemm, bool column_first = false) {
         QuantSpec along = block_spec(BlockFormat::NvFp4, std::nullopt, 1, 16, stochastic);
         QuantSpec down = block_spec(BlockFormat::NvFp4, std::nullopt, 16, 1, stochastic);
+        down.block.seed += 3;
         along.block.tensor_scale_in_gemm = down.block.tensor_scale_in_gemm = in_gemm;
         return column_first ? std::pair{down, along} : std::pair{along, down};
     };
@@ -1502,15 +1506,15 @@ void add_fake_quantize_pair(Table& t, DType dt) {
         true, DType::Float32);
     add("nvfp4 16x1 + 1x16 (column-wise first), odd row length, float32 copies",
         nv(false, false, true), 45, 37, false, DType::Float32);
-    add_zero_blocks("nvfp4 1x16 + 16x1 stochastic seed 1234, tensor scale in the GEMM (zero "
-                    "blocks), bfloat16 copies",
+    add_zero_blocks("nvfp4 1x16 + 16x1 stochastic seeds 1234 and 1237, tensor scale in the GEMM "
+                    "(zero blocks), bfloat16 copies",
                     nv(true, true), 70, 100, DType::BFloat16);
-    add("nvfp4 1x16 + 16x1 stochastic seed 1234, tensor scale in the GEMM, whole tiles",
+    add("nvfp4 1x16 + 16x1 stochastic seeds 1234 and 1237, tensor scale in the GEMM, whole tiles",
         nv(true, true), 64, 128, false, DType::BFloat16);
-    add("nvfp4 1x16 + 16x1 stochastic seed 1234, tensor scale in the GEMM, NHWxC view, float32 "
-        "copies",
+    add("nvfp4 1x16 + 16x1 stochastic seeds 1234 and 1237, tensor scale in the GEMM, NHWxC view, "
+        "float32 copies",
         nv(true, true), 40, 48, false, DType::Float32, 4);
-    add("nvfp4 1x16 + 16x1 stochastic seed 1234, 16 columns (not fused: under 32 a row)",
+    add("nvfp4 1x16 + 16x1 stochastic seeds 1234 and 1237, 16 columns (not fused: under 32 a row)",
         nv(true, true), 40, 16, false, DType::BFloat16);
     add("nvfp4 1x16 nearest + 16x1 stochastic (not fused: the roundings differ)",
         {nv(false, true).first, nv(true, true).second}, 40, 48, false, DType::BFloat16);
