@@ -648,14 +648,6 @@ public:
                  std::int64_t(nv ? 3 * 32 : 2 * 32));
     }
 
-    // MX copies hold bfloat16 values only (an E8M0 power of two times an element of at most 4
-    // significant bits), so a Dense layer computing in bfloat16 stores them in bfloat16 and its
-    // GEMMs read bfloat16 operands, as mixed_bfloat16's do (issue 26: tensor cores at half the
-    // bytes). The same copies in float32 (the Dense layers of a float32-compute policy) hold the
-    // same values: the plan marks their GEMMs exact_in_bfloat16, and the CUDA engine multiplies
-    // them in bfloat16. NVFP4's copies leave their float32 tensor scale to the GEMM, so they hold
-    // bfloat16 values too; per-tensor FP8's scale makes values of up to 24 bits, which stay
-    // float32.
     // A column-wise copy joins its row-wise copy's step: in training the step makes both in one
     // fake_quantize_pair call (the row-wise copy first, as its step's first output), in
     // evaluation only the row-wise copy (no backward GEMM reads the other).
@@ -713,6 +705,14 @@ public:
         CHECK_EQ(joined, 4);
     }
 
+    // MX copies hold bfloat16 values only (an E8M0 power of two times an element of at most 4
+    // significant bits), so a Dense layer computing in bfloat16 stores them in bfloat16 and its
+    // GEMMs read bfloat16 operands, as mixed_bfloat16's do (issue 26: tensor cores at half the
+    // bytes). The same copies in float32 (the Dense layers of a float32-compute policy) hold the
+    // same values: the plan marks their GEMMs exact_in_bfloat16, and the CUDA engine multiplies
+    // them in bfloat16. NVFP4's copies leave their float32 tensor scale to the GEMM, so they hold
+    // bfloat16 values too; per-tensor FP8's scale makes values of up to 24 bits, which stay
+    // float32.
     void mxGemmOperandsAreBfloat16Exact_data() {
         add_column<std::string>("policy");
         add_column<bool>("exact");

@@ -62,6 +62,14 @@ cuda::DeviceQuant device_quant(const QuantSpec& spec, std::uint64_t step) {
     return q;
 }
 
+// A fake_quantize call's spec resolved for its step, with NVFP4's tensor scale for the GEMM
+// written to its gemm_scale where the spec leaves it there (check_fake_quantize has checked it).
+cuda::DeviceQuant device_quant(const FakeQuantArgs& a) {
+    cuda::DeviceQuant q = device_quant(*a.spec, a.step);
+    if (tensor_scale_in_gemm(*a.spec)) q.gemm_scale = static_cast<float*>(a.gemm_scale->data);
+    return q;
+}
+
 // Where a quantize_fp8 writes, as its kernels take it (check_quantize_fp8 has checked `a`).
 cuda::Fp8CodesOut codes_out(const Fp8QuantArgs& a) {
     cuda::Fp8CodesOut out;
@@ -117,10 +125,8 @@ void CudaBackend::fake_quantize(const FakeQuantArgs& a) {
     const std::int64_t rows = check_fake_quantize(a);
     const Tensor& src = *a.src;
     Tensor& dst = *a.dst;
-    const bool gemm_scale = tensor_scale_in_gemm(*a.spec);
     const std::size_t state_floats = quant_state_floats(*a.spec);
-    cuda::DeviceQuant q = device_quant(*a.spec, a.step);
-    if (gemm_scale) q.gemm_scale = static_cast<float*>(a.gemm_scale->data);
+    const cuda::DeviceQuant q = device_quant(a);
     auto* stats = static_cast<double*>(a.stats->data);
     // One-dimensional blocks and NVFP4's weight tiles without a transform: one kernel from the
     // source into the copy.
@@ -179,14 +185,8 @@ void CudaBackend::fake_quantize_pair(const FakeQuantArgs& rowwise,
         const bool along = rowwise.spec->block_rows == 1;
         const FakeQuantArgs& ones = along ? rowwise : columnwise; // 1xn blocks
         const FakeQuantArgs& down = along ? columnwise : rowwise; // nx1 blocks
-        const auto with_gemm_scale = [](const FakeQuantArgs& a) {
-            cuda::DeviceQuant q = device_quant(*a.spec, a.step);
-            if (tensor_scale_in_gemm(*a.spec))
-                q.gemm_scale = static_cast<float*>(a.gemm_scale->data);
-            return q;
-        };
-        const cuda::DeviceQuant oq = with_gemm_scale(ones);
-        const cuda::DeviceQuant dq = with_gemm_scale(down);
+        const cuda::DeviceQuant oq = device_quant(ones);
+        const cuda::DeviceQuant dq = device_quant(down);
         const std::int64_t cols = ones.dst->numel() / rows;
         if (cuda::fake_quantize_pair_apply(oq, dq, ones.src->dtype, ones.dst->dtype, cols)) {
             cuda::launch_fake_quantize_pair(ones.src->data, ones.src->dtype, ones.dst->data,
