@@ -2,8 +2,10 @@
 # Pairs one `mantissa-cli bench --json` line with one peer_torch.py line into a results.jsonl
 # record (`pair`), appends GEMM throughput (`gemm`) and any other measured JSON object
 # (`record`: build, selftest, time to 99%), and regenerates the GPU table of bench/RESULTS.md
-# from bench/results.jsonl (`table`). Every record carries the versions bench/gpu_versions.py
-# printed (GPU, driver, CUDA runtime, cuBLASLt, cuDNN, torch) when a VERSIONS.json is given.
+# from bench/results.jsonl (`table`). `work` sums `mantissa-cli profile --json` files by work
+# (matrix math, casts and quantisation, the rest) into one table across policies. Every record
+# carries the versions bench/gpu_versions.py printed (GPU, driver, CUDA runtime, cuBLASLt, cuDNN,
+# torch) when a VERSIONS.json is given.
 # Only measured numbers are written; nothing is estimated.
 import datetime
 import json
@@ -170,6 +172,51 @@ def kernels(csv_path, steps):
         print(f"{total / steps / 1e6:8.3f} ms/step  {count / steps:5.1f} launches  grid {grid}  {name}")
 
 
+def step_work(row):
+    """A profile row's work: its "work" field, or for a profile written before it had one (before
+    2026-12-01) the same classes from the op's name."""
+    if "work" in row:
+        return row["work"]
+    op = row["op"]
+    if "gemm" in op or op.startswith("conv2d"):
+        return "matrix_math"
+    if op.startswith("cast ") or op.startswith("quantize "):
+        return "conversion"
+    return "other"
+
+
+def work(baseline, paths):
+    """Prints `mantissa-cli profile --json` files of one experiment under several policies as a
+    Markdown table of where each step goes: the matrix math (the format's own speed, against
+    BASELINE's), the casts and quantisation that feed it, and the rest."""
+    profiles = []
+    for path in paths:  # a profile that failed left no JSON: say so, and table the rest
+        try:
+            profiles.append(last_json(path, "profile"))
+        except (SystemExit, OSError, ValueError) as e:
+            print(f"(skipped: {e})")
+    sums = []
+    for p in profiles:
+        t = {"matrix_math": 0.0, "conversion": 0.0, "other": 0.0}
+        for row in p["steps"]:
+            t[step_work(row)] += row["ms"]
+        sums.append(t)
+    base = next((t for p, t in zip(profiles, sums) if p["policy"] == baseline), None)
+    configs = sorted({p["config"].split("/")[-1] for p in profiles})
+    devices = sorted({p["device"] for p in profiles})
+    print(f"{', '.join(configs)} on {', '.join(devices)}: ms a step, the plan steps' medians "
+          f"summed (mantissa-cli profile)\n")
+    print(f"| policy | step | matrix math | matrix math vs {baseline} | casts and quantisation "
+          f"| everything else |")
+    print("|---|---|---|---|---|---|")
+    for p, t in zip(profiles, sums):
+        step = sum(t.values())
+        ratio = (f"{t['matrix_math'] / base['matrix_math']:.2f}x"
+                 if base and base["matrix_math"] > 0 else "–")
+        print(f"| {p['policy']} | {step:.3f} | {t['matrix_math']:.3f} | {ratio} | "
+              f"{t['conversion']:.3f} ({100 * t['conversion'] / step:.0f}%) | {t['other']:.3f} |")
+
+
 def is_gemm_kernel(name):
     """Whether an ncu kernel name is cuBLASLt's GEMM (nvjet, CUTLASS, its split-K reduction)."""
     return any(tag in name for tag in ("nvjet", "cublasLt", "cutlass", "sm90_xmma", "gemm_kernel"))
@@ -274,6 +321,8 @@ if __name__ == "__main__":
         speed(a[1], a[2], a[3], a[4] if len(a) == 5 else None)
     elif len(a) == 3 and a[0] == "kernels":
         kernels(a[1], int(a[2]))
+    elif len(a) >= 3 and a[0] == "work":
+        work(a[1], a[2:])
     elif len(a) == 3 and a[0] == "table":
         table(a[1], a[2])
     else:
@@ -284,4 +333,5 @@ if __name__ == "__main__":
                          "       gpu_results.py fp8 BENCH.json MODEL GEMM RESULTS.jsonl [VERSIONS.json]\n"
                          "       gpu_results.py speed BENCH.json CASE RESULTS.jsonl [VERSIONS.json]\n"
                          "       gpu_results.py kernels NCU.csv STEPS\n"
+                         "       gpu_results.py work BASELINE_POLICY PROFILE.json...\n"
                          "       gpu_results.py table RESULTS.jsonl RESULTS.md")

@@ -413,7 +413,7 @@ if [ $do_speed -eq 1 ]; then
     # nvfp4: its GEMMs on bfloat16 operands with the tensor scales in alpha (2026-11-29);
     # mixed_float16: its gradients unscaled by the optimizer, no casts back (2026-11-29).
     # The FP8 recipe file only for mixed_float8: a recipe under another policy is refused.
-    for policy in mixed_float16 mixed_bfloat16 mixed_float8 nvfp4; do
+    for policy in mixed_float16 mixed_bfloat16 mixed_float8 mxfp8_e4m3 nvfp4; do
         config=$exp/seed-mlp.json
         [ $policy = mixed_float8 ] && config="$out/seed-fp8.config.json"
         limit 90 "$cli" profile --config "$config" --device cuda --policy $policy \
@@ -426,6 +426,15 @@ if [ $do_speed -eq 1 ]; then
         limit 90 "$cli" profile --config $exp/cnn.json --device cuda --policy $policy \
             --json > "$out/profile-cnn-$policy.json" 2> "$out/profile-cnn-$policy.err" \
             || fail "profile cnn $policy (see profile-cnn-$policy.err)"
+    done
+    # Where each step goes, policy beside policy: the matrix math (the format's own speed against
+    # the 16-bit policy's), the casts and quantisation that feed it, and the rest.
+    for model in seed cnn; do
+        base=mixed_bfloat16
+        [ $model = cnn ] && base=mixed_float16
+        python3 bench/gpu_results.py work $base "$out"/profile-$model-*.json \
+            > "$out/work-$model.md" 2>&1 || fail "work table $model (see work-$model.md)"
+        cat "$out/work-$model.md"
     done
     if command -v ncu > /dev/null; then
         for policy in mixed_bfloat16 mixed_float8 mxfp8_e4m3; do

@@ -10,6 +10,7 @@
 #include <chrono>
 #include <cmath>
 #include <csignal>
+#include <map>
 #include <string>
 #include <thread>
 #include <vector>
@@ -362,8 +363,9 @@ public:
     // `profile` on the CPU engine: one row per plan step in execution order, each with a time,
     // its work and a roof; GEMMs carry FLOPs, and the rows add up to the step.
     void profileReportsEachStep() {
-        const ProcessResult r = run_cli({"profile", "--config", kMlp, "--device", "cpu", "--steps",
-                                         "2", "--warmup", "1", "--json"});
+        const ProcessResult r =
+            run_cli({"profile", "--config", kMlp, "--device", "cpu", "--policy", "mixed_float8",
+                     "--steps", "2", "--warmup", "1", "--json"});
         CHECK_MSG(r.status == 0, (r.err));
         const nlohmann::json p = object_of(trimmed_last_line(r.out));
         CHECK_EQ(p.value("type", ""), std::string("profile"));
@@ -388,11 +390,44 @@ public:
         CHECK(phases_in_order);
         CHECK(gemm_flops > 0);
         CHECK(std::abs(sum - p.at("step_ms").get<double>()) <= 1e-6 * sum + 1e-9);
+        // Each row's work, from the plan (not from its name), and the totals by work: mlp-small
+        // has three Dense layers, so three forward GEMMs, three dW and two dX (the first layer
+        // computes no dX); mixed_float8 casts and quantises; the loss and the optimizer are
+        // neither.
+        std::map<std::string, double> ms_by_work;
+        std::map<std::string, int> steps_by_work;
+        for (const nlohmann::json& row : rows) {
+            const std::string work = row.at("work").get<std::string>();
+            const std::string op = row.at("op").get<std::string>();
+            ms_by_work[work] += row.at("ms").get<double>();
+            ++steps_by_work[work];
+            const bool gemm = op.find("gemm") != std::string::npos;
+            CHECK_MSG((work == "matrix_math") == gemm, (op + " is " + work));
+            if (op.rfind("cast ", 0) == 0 || op.rfind("quantize ", 0) == 0)
+                CHECK_MSG(work == "conversion", (op + " is " + work));
+            if (op == "softmax_xent") CHECK_EQ(work, std::string("other"));
+        }
+        CHECK_EQ(steps_by_work["matrix_math"], 8);
+        CHECK(steps_by_work["conversion"] > 0);
+        const nlohmann::json& by_work = p.at("by_work");
+        CHECK_EQ(by_work.size(), 3);
+        double work_sum = 0;
+        for (const char* work : {"matrix_math", "conversion", "other"}) {
+            const nlohmann::json& t = by_work.at(work);
+            CHECK_EQ(t.at("steps").get<int>(), steps_by_work[work]);
+            CHECK(std::abs(t.at("ms").get<double>() - ms_by_work[work]) <=
+                  1e-9 * (1 + ms_by_work[work]));
+            work_sum += t.at("ms").get<double>();
+        }
+        CHECK(std::abs(work_sum - p.at("step_ms").get<double>()) <= 1e-6 * work_sum + 1e-9);
         // The table says the same in words.
         const ProcessResult t = run_cli(
             {"profile", "--config", kMlp, "--device", "cpu", "--steps", "1", "--warmup", "0"});
         CHECK_MSG(t.status == 0, (t.err));
         CHECK(contains(t.out, "roof:") && contains(t.out, "memory") && contains(t.out, "step:"));
+        CHECK(contains(t.out, "where the step goes:") &&
+              contains(t.out, "matrix math (GEMMs, convolutions)") &&
+              contains(t.out, "casts and quantisation") && contains(t.out, "everything else"));
     }
 };
 

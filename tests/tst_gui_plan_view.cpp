@@ -286,6 +286,12 @@ private slots:
                      "steps after 2 warm-up")),
                  qPrintable(view.timing_text()));
         QVERIFY(!view.timing_text().contains("could not be placed"));
+        // The step's time by work, as mantissa-cli profile sums it.
+        QVERIFY2(view.timing_text().contains(QRegularExpression(
+                     "Where the step goes: matrix math \\(GEMMs, convolutions\\) <b>[0-9.e+]+ "
+                     "(µs|ms|s)</b> \\([0-9]+%, [0-9.]+× its roof\\) · casts and quantisation "
+                     "<b>[^<]+</b> \\([0-9]+%.*\\) · everything else <b>[^<]+</b>")),
+                 qPrintable(view.timing_text()));
         QVERIFY(view.timing_columns_shown());
         int gemms = 0;
         for (int r = 0; r < model->rowCount(); ++r) {

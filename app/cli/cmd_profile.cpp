@@ -3,7 +3,9 @@
 // step), its FLOPs and bytes, and the time the device's measured roof allows for them (a GEMM in
 // the policy's compute dtype, a copy), with which of the two bounds it. The developers'
 // instrument for issue 26 and a lesson's: a GEMM on the tensor cores shows as compute-bound
-// near its roof, an elementwise step as memory-bound at some multiple of it.
+// near its roof, an elementwise step as memory-bound at some multiple of it. The rows are then
+// summed by work (matrix math, casts and quantisation, everything else): a format's own speed is
+// its matrix math's, apart from what the engine spends feeding it.
 #include <cstdio>
 #include <string>
 #include <vector>
@@ -46,6 +48,16 @@ void print_table(const StepProfile& p, const std::string& config, const std::str
             row.roof_ms > 0 ? (std::to_string(row.ms / row.roof_ms).substr(0, 5)).c_str() : "-");
     std::printf("step: %.4f ms measured step by step, %.4f ms at the roof (%.2fx)\n", p.step_ms,
                 p.roof_ms, p.roof_ms > 0 ? p.step_ms / p.roof_ms : 0.0);
+    // The format's own speed is the matrix math's; what feeding it costs is the conversions'.
+    std::printf("where the step goes:\n");
+    for (int k = 0; k < kStepWorkCount; ++k) {
+        const auto work = static_cast<StepWork>(k);
+        const StepWorkTotal& t = p.total(work);
+        std::printf("  %-34s %3d steps %10.4f ms %6.1f%%   roof %10.4f ms (%sx)\n",
+                    step_work_title(work), t.steps, t.ms,
+                    p.step_ms > 0 ? 100 * t.ms / p.step_ms : 0, t.roof_ms,
+                    t.roof_ms > 0 ? std::to_string(t.ms / t.roof_ms).substr(0, 5).c_str() : "-");
+    }
 }
 
 void print_json(const StepProfile& p, const std::string& config, const std::string& policy,
@@ -60,7 +72,14 @@ void print_json(const StepProfile& p, const std::string& config, const std::stri
                         {"flops", row.flops},
                         {"bytes", row.bytes},
                         {"roof_ms", row.roof_ms},
-                        {"bound", row.compute_bound ? "compute" : "memory"}});
+                        {"bound", row.compute_bound ? "compute" : "memory"},
+                        {"work", step_work_name(row.work)}});
+    nlohmann::json by_work = nlohmann::json::object();
+    for (int k = 0; k < kStepWorkCount; ++k) {
+        const auto work = static_cast<StepWork>(k);
+        const StepWorkTotal& t = p.total(work);
+        by_work[step_work_name(work)] = {{"ms", t.ms}, {"roof_ms", t.roof_ms}, {"steps", t.steps}};
+    }
     const nlohmann::json out = {{"type", "profile"},
                                 {"config", config},
                                 {"policy", policy},
@@ -73,6 +92,7 @@ void print_json(const StepProfile& p, const std::string& config, const std::stri
                                   {"copy_bytes", p.roof.copy_bytes}}},
                                 {"step_ms", p.step_ms},
                                 {"roof_ms", p.roof_ms},
+                                {"by_work", by_work},
                                 {"steps", rows}};
     std::printf("%s\n", out.dump().c_str());
 }
@@ -83,7 +103,9 @@ int run_profile(const Args& args) {
     ArgParser parser("profile",
                      "Time one training step plan step by plan step (the median of --steps "
                      "profiled steps after --warmup), beside each step's FLOPs and bytes and the "
-                     "time the device's measured roof allows for them.");
+                     "time the device's measured roof allows for them; then the step's time "
+                     "by work: matrix math (GEMMs, convolutions), casts and quantisation, "
+                     "everything else.");
     add_experiment_options(parser);
     parser.add_option("--steps", "N", "profiled steps (default 5)");
     parser.add_option("--warmup", "N", "unprofiled steps first (default 2)");

@@ -106,6 +106,7 @@ std::unique_ptr<Plan> bind(PlanSpec description, Backend& backend) {
         step.outputs = s.outputs;
         step.flops = s.flops;
         step.is_cast = s.is_cast;
+        step.matrix_math = s.matrix_math;
         step.training_only = s.training_only;
         step.checks_finite = s.checks_finite;
         step.run = s.bind(bound);

@@ -53,6 +53,7 @@ struct PlanStep {
     std::vector<TensorId> inputs, outputs;
     double flops = 0;
     bool is_cast = false;
+    bool matrix_math = false; // StepSpec::matrix_math
     bool training_only = false;
     bool checks_finite = false;
     StepRun run;

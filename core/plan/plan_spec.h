@@ -61,6 +61,9 @@ struct StepSpec {
     std::vector<TensorId> inputs, outputs;
     double flops = 0;     // floating-point operations per execution
     bool is_cast = false; // a dtype conversion the policy inserted
+    // A GEMM or a convolution: the work a format's tensor cores speed up (the profile's "matrix
+    // math", against the casts and quantisation that feed it and the rest of the step).
+    bool matrix_math = false;
     bool training_only = false;
     bool checks_finite = false; // the unscale step that sets found_inf (StepHooks run after it)
     // Decided at bind: the engine's scratch for this step (cuBLASLt / cuDNN / im2col); none

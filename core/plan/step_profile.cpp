@@ -40,6 +40,30 @@ double best_seconds(Backend& backend, int repeats, Work work) {
 
 } // namespace
 
+const char* step_work_name(StepWork work) {
+    switch (work) {
+    case StepWork::MatrixMath:
+        return "matrix_math";
+    case StepWork::Conversion:
+        return "conversion";
+    case StepWork::Other:
+        return "other";
+    }
+    return "other";
+}
+
+const char* step_work_title(StepWork work) {
+    switch (work) {
+    case StepWork::MatrixMath:
+        return "matrix math (GEMMs, convolutions)";
+    case StepWork::Conversion:
+        return "casts and quantisation";
+    case StepWork::Other:
+        return "everything else";
+    }
+    return "everything else";
+}
+
 DeviceRoof measure_roof(Backend& backend, DType dtype) {
     DeviceRoof roof;
     roof.dtype = dtype;
@@ -94,6 +118,15 @@ StepProfile make_step_profile(const Plan& plan, const std::vector<std::vector<do
         const double memory_ms = roof.bytes_per_s > 0 ? row.bytes / roof.bytes_per_s * 1e3 : 0.0;
         row.roof_ms = std::max(compute_ms, memory_ms);
         row.compute_bound = compute_ms > memory_ms;
+        // A fused step counts as its main work: a ReLU gradient that also writes FP8 codes is
+        // the activation's step, a GEMM with a bias and activation epilogue the GEMM's.
+        row.work = step.matrix_math ? StepWork::MatrixMath
+                   : step.is_cast   ? StepWork::Conversion
+                                    : StepWork::Other;
+        StepWorkTotal& total = profile.by_work[static_cast<std::size_t>(row.work)];
+        total.ms += row.ms;
+        total.roof_ms += row.roof_ms;
+        ++total.steps;
         profile.step_ms += row.ms;
         profile.roof_ms += row.roof_ms;
         profile.rows.push_back(std::move(row));

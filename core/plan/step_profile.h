@@ -5,6 +5,7 @@
 // policy's compute dtype for FLOP/s and a large copy for bytes/s.
 #pragma once
 
+#include <array>
 #include <string>
 #include <vector>
 
@@ -26,6 +27,17 @@ struct DeviceRoof {
 // on two CPU cores). Sizes: 4096 and 256 MiB on a GPU, 768 and 32 MiB on a CPU.
 DeviceRoof measure_roof(Backend& backend, DType dtype);
 
+// What a plan step's time is spent on, for the question a format decision asks: does the format
+// make the matrix math faster, and what does feeding it (casts, quantisation) cost on top?
+enum class StepWork {
+    MatrixMath, // GEMMs and convolutions (StepSpec::matrix_math): what tensor cores speed up
+    Conversion, // casts and quantisation the policy inserted (StepSpec::is_cast)
+    Other,      // activations, loss, normalisation, the optimizer, the batch gather, ...
+};
+constexpr int kStepWorkCount = 3;
+const char* step_work_name(StepWork work);  // "matrix_math", "conversion", "other" (JSON)
+const char* step_work_title(StepWork work); // "matrix math (GEMMs, convolutions)", ... (tables)
+
 // One plan step's row.
 struct StepProfileRow {
     std::size_t index = 0;
@@ -36,13 +48,25 @@ struct StepProfileRow {
     double bytes = 0;           // its input and output tensors, each read or written once
     double roof_ms = 0;         // the larger of flops / flops_per_s and bytes / bytes_per_s
     bool compute_bound = false; // the FLOPs decide roof_ms
+    StepWork work = StepWork::Other;
+};
+
+// The rows of one kind of work added up.
+struct StepWorkTotal {
+    double ms = 0, roof_ms = 0;
+    int steps = 0;
 };
 
 struct StepProfile {
-    std::vector<StepProfileRow> rows; // in execution order
-    double step_ms = 0;               // the rows' sum
-    double roof_ms = 0;               // the rows' roofs summed
+    std::vector<StepProfileRow> rows;                  // in execution order
+    double step_ms = 0;                                // the rows' sum
+    double roof_ms = 0;                                // the rows' roofs summed
+    std::array<StepWorkTotal, kStepWorkCount> by_work; // indexed by StepWork
     DeviceRoof roof;
+
+    const StepWorkTotal& total(StepWork work) const {
+        return by_work[static_cast<std::size_t>(work)];
+    }
 };
 
 // Rows for `plan` from per-step times of several profiled steps (Trainer::profile_step's

@@ -8,6 +8,7 @@
 #include <QPushButton>
 #include <QScrollArea>
 #include <QSplitter>
+#include <QStringList>
 #include <QStyle>
 #include <QTableView>
 #include <QVBoxLayout>
@@ -323,6 +324,22 @@ void PlanView::show_timing(const TimedStep& result) {
             .arg(QString::number(r.bytes_per_s / 1e9, 'f', 1))
             .arg(result.steps)
             .arg(result.warmup);
+    // Where the step goes: a format's own speed is its matrix math's; the casts and quantisation
+    // that feed it are the engine's cost on top (mantissa-cli profile's summary).
+    QStringList shares;
+    for (int k = 0; k < kStepWorkCount; ++k) {
+        const auto work = static_cast<StepWork>(k);
+        const StepWorkTotal& t = p.total(work);
+        QString share = QStringLiteral("%1 <b>%2</b> (%3%")
+                            .arg(QString::fromLatin1(step_work_title(work)), duration_text(t.ms))
+                            .arg(p.step_ms > 0 ? qRound(100 * t.ms / p.step_ms) : 0);
+        if (t.roof_ms > 0)
+            share +=
+                QStringLiteral(", %1× its roof").arg(QString::number(t.ms / t.roof_ms, 'f', 1));
+        shares << share + QStringLiteral(")");
+    }
+    text += QStringLiteral("<br>Where the step goes: ") + shares.join(QStringLiteral(" · ")) +
+            QStringLiteral(".");
     if (matched < p.rows.size())
         text += QStringLiteral(" The engine's plan has %1 steps where the preview has %2; %3 "
                                "could not be placed in the table (mantissa-cli profile lists "

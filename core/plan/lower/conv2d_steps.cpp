@@ -78,6 +78,7 @@ TensorId conv2d_steps(PlanBuilder& b, const Conv2D& layer, TensorId input, bool 
     fwd.inputs = {xq, wq, bias.value};
     fwd.outputs = {y};
     fwd.flops = conv_flops;
+    fwd.matrix_math = true;
     // Decided at bind: the engine's scratch for this geometry (im2col on the CPU, cuDNN's choice).
     // Under a frontier policy the passes multiply float32 copies into compute-dtype outputs: the
     // CPU engine sizes that by the compute dtype (its widening buffers), the CUDA engine by the
@@ -132,6 +133,7 @@ TensorId conv2d_steps(PlanBuilder& b, const Conv2D& layer, TensorId input, bool 
     sw.outputs = {kernel.grad};
     if (!bias_apart) sw.outputs.push_back(bias.grad);
     sw.flops = conv_flops;
+    sw.matrix_math = true;
     sw.bind = [with_scales, xq_col, dzq_col, xq_col_scale, dzq_col_scale, kernel, bias,
                bias_apart](const BoundTensors& t) -> StepRun {
         const Conv2dArgs g = with_scales(t, xq_col_scale, dzq_col_scale);
@@ -164,6 +166,7 @@ TensorId conv2d_steps(PlanBuilder& b, const Conv2D& layer, TensorId input, bool 
         sx.inputs = {dzq, wq_col};
         sx.outputs = {dx};
         sx.flops = conv_flops;
+        sx.matrix_math = true;
         sx.bind = [with_scales, dzq, wq_col, dzq_scale, wq_col_scale,
                    dx](const BoundTensors& t) -> StepRun {
             const Conv2dArgs g = with_scales(t, dzq_scale, wq_col_scale);

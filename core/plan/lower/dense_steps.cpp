@@ -84,6 +84,7 @@ TensorId dense_steps(PlanBuilder& b, const Dense& layer, TensorId input, bool fu
 
     // A GEMM step's arguments over the bound tensors; the engine sizes its workspace from them.
     auto gemm_step = [](StepSpec& step, std::function<GemmArgs(const BoundTensors&)> args) {
+        step.matrix_math = true;
         step.workspace = [args](const Backend& be, const BoundTensors& t) {
             return be.gemm_workspace_bytes(args(t));
         };
