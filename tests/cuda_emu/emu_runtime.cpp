@@ -11,7 +11,9 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <map>
@@ -579,7 +581,14 @@ namespace mantissa_emu {
 // The stream this host thread captures: under cudaStreamCaptureModeThreadLocal only the capturing
 // thread's unsafe calls invalidate it (the GUI thread may allocate while the worker captures).
 thread_local CUstream_st* g_capture = nullptr;
+
+// The device's default memory pool: the emulator maps every allocation apart (its guard page)
+// and keeps nothing, so only the release threshold the engine sets is held, for a test to read.
+std::atomic<std::uint64_t> g_pool_release_threshold{0}; // CUDA's default
 } // namespace mantissa_emu
+
+// The default pool's handle (one device).
+struct CUmemPoolHandle_st {};
 
 extern "C" {
 
@@ -682,6 +691,27 @@ cudaError_t cudaFreeAsync(void* ptr, cudaStream_t stream) {
             return cudaSuccess; // the graph's own allocation: freed with the graph
     }
     mantissa_emu::enqueue(stream, [ptr] { mantissa_emu::unmap_device(ptr); });
+    return cudaSuccess;
+}
+cudaError_t cudaDeviceGetDefaultMemPool(cudaMemPool_t* pool, int device) {
+    static CUmemPoolHandle_st the_pool;
+    if (device != 0) return cudaErrorInvalidDevice;
+    *pool = &the_pool;
+    return cudaSuccess;
+}
+cudaError_t cudaMemPoolSetAttribute(cudaMemPool_t pool, cudaMemPoolAttr attr, void* value) {
+    if (pool == nullptr || value == nullptr) return cudaErrorInvalidValue;
+    if (attr == cudaMemPoolAttrReleaseThreshold)
+        mantissa_emu::g_pool_release_threshold = *static_cast<const std::uint64_t*>(value);
+    return cudaSuccess;
+}
+cudaError_t cudaMemPoolTrimTo(cudaMemPool_t pool, size_t) {
+    return pool == nullptr ? cudaErrorInvalidValue : cudaSuccess; // it keeps nothing to trim
+}
+cudaError_t cudaMemPoolGetAttribute(cudaMemPool_t pool, cudaMemPoolAttr attr, void* value) {
+    if (pool == nullptr || value == nullptr) return cudaErrorInvalidValue;
+    if (attr != cudaMemPoolAttrReleaseThreshold) return cudaErrorNotSupported;
+    *static_cast<std::uint64_t*>(value) = mantissa_emu::g_pool_release_threshold;
     return cudaSuccess;
 }
 cudaError_t cudaMallocHost(void** ptr, size_t bytes) {

@@ -4,11 +4,15 @@
 // `selftest --require-gpu` does on a GPU. What it proves: the kernels' indexing, barriers,
 // partial tiles and arithmetic as the host compiler builds them, and the engine's calls around
 // them. What it cannot: timing, the hardware's FP8 instructions themselves, cuBLASLt's and cuDNN's
-// own kernels (emu_libraries.cpp). CUDA Graph replay runs in cuda_emu_selftest instead.
+// own kernels (emu_libraries.cpp). CUDA Graph replay runs in cuda_emu_selftest instead. It also
+// checks how the engine sets up the device's memory pool.
 //
 // usage: cuda_emu_ops [substring]   (only the cases whose name holds it; no training steps)
+#include <cstdint>
 #include <cstdio>
 #include <string>
+
+#include <cuda_runtime_api.h>
 
 #include "core/backend/cpu/cpu_backend.h"
 #include "core/backend/cuda/cuda_backend.h"
@@ -23,6 +27,18 @@ int main(int argc, char** argv) {
     CpuBackend cpu;
     CudaBackend emulated(0);
     int failures = 0, ran = 0, skipped = 0;
+    // The engine keeps what cudaFreeAsync frees in the device's default pool (cuda_backend.cpp's
+    // keep_pool_memory): at CUDA's default threshold, 0, every synchronisation would hand it back
+    // to the OS and the next step's quantised convolutions would map fresh pages again.
+    cudaMemPool_t pool = nullptr;
+    std::uint64_t threshold = 0;
+    if (cudaDeviceGetDefaultMemPool(&pool, 0) != cudaSuccess ||
+        cudaMemPoolGetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &threshold) != cudaSuccess ||
+        threshold != UINT64_MAX) {
+        std::printf("FAIL the default memory pool's release threshold is %llu, not the maximum\n",
+                    static_cast<unsigned long long>(threshold));
+        ++failures;
+    }
     for (const OpCase& c : op_cases()) {
         if (!only.empty() && describe(c).find(only) == std::string::npos) continue;
         const CaseResult r = run_case(c, cpu, emulated);

@@ -4,6 +4,7 @@
 #include "core/backend/cuda/cuda_backend.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <cstring>
 #include <memory>
 #include <string>
@@ -44,6 +45,37 @@ struct DeviceFree { // for a block not yet handed to a Buffer
 using cuda_checks::describe;
 using cuda_checks::require;
 
+// Keeps the memory that cudaFreeAsync returns to the device's default pool in the pool. Its
+// release threshold is 0 by default, so every stream, event or device synchronisation handed the
+// freed bytes back to the OS, and the next step's cudaMallocAsync (a quantised convolution's
+// float32 result, a quantised copy's float32 buffer) mapped fresh pages again, on the host, every
+// step. The likely cause (issue 26; not yet measured) of what the 2026-11-30 H200 profiles show,
+// which synchronise after every plan step: 0.27-0.46 ms per quantised convolution pass of the
+// cnn against 0.07-0.12 ms under mixed_float16, far more than their float32 arithmetic takes.
+// The pool now keeps at most the largest set of such buffers a step has live at once; the
+// engine's own Buffers (memory_in_use) are apart from it. A device without memory pools keeps
+// CUDA's default.
+void keep_pool_memory(int device) {
+    cudaMemPool_t pool = nullptr;
+    if (cudaDeviceGetDefaultMemPool(&pool, device) == cudaSuccess && pool) {
+        std::uint64_t keep_all = UINT64_MAX;
+        cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &keep_all);
+    }
+    cudaGetLastError(); // an unsupported query leaves no error behind
+}
+
+// Hands what the default pool keeps back to the OS (after the engine's stream has finished, so
+// its pending frees are in the pool): for an allocation that failed, which then tries once more.
+// Whether the pool could be trimmed.
+bool release_pool_memory(int device, cudaStream_t stream) {
+    cudaMemPool_t pool = nullptr;
+    const bool trimmed = cudaStreamSynchronize(stream) == cudaSuccess &&
+                         cudaDeviceGetDefaultMemPool(&pool, device) == cudaSuccess && pool &&
+                         cudaMemPoolTrimTo(pool, 0) == cudaSuccess;
+    cudaGetLastError();
+    return trimmed;
+}
+
 } // namespace
 
 CudaBackend::Impl::Impl(int device_index) : device(device_index) {
@@ -71,6 +103,7 @@ void CudaBackend::Impl::open() {
     info.memory_total = prop.totalGlobalMem;
     compute_capability = prop.major * 10 + prop.minor;
     fp8_gemm = compute_capability >= 89;
+    keep_pool_memory(device);
     MANTISSA_CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
     MANTISSA_CUBLAS_CHECK(cublasLtCreate(&lt));
     MANTISSA_CUDNN_CHECK(cudnnCreate(&dnn));
@@ -142,7 +175,13 @@ int CudaBackend::device_index() const {
 Buffer CudaBackend::allocate(std::size_t bytes) {
     MANTISSA_CUDA_CHECK(cudaSetDevice(m_impl->device));
     void* ptr = nullptr;
-    const cudaError_t status = cudaMalloc(&ptr, bytes == 0 ? 1 : bytes);
+    cudaError_t status = cudaMalloc(&ptr, bytes == 0 ? 1 : bytes);
+    if (status == cudaErrorMemoryAllocation) {
+        cudaGetLastError();
+        // The stream-ordered pool may hold freed scratch (keep_pool_memory): give it back first.
+        if (release_pool_memory(m_impl->device, m_impl->stream))
+            status = cudaMalloc(&ptr, bytes == 0 ? 1 : bytes);
+    }
     if (status == cudaErrorMemoryAllocation) {
         cudaGetLastError(); // not sticky: clear it so the next run works
         throw Error(ErrorKind::OutOfMemory, cuda::out_of_memory_message(bytes, m_impl->info.id));
