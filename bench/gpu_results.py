@@ -173,8 +173,8 @@ def kernels(csv_path, steps):
 
 
 def step_work(row):
-    """A profile row's work: its "work" field, or for a profile written before it had one (before
-    2026-12-01) the same classes from the op's name."""
+    """A profile row's work: its "work" field, or, for a profile written before the field
+    (2026-11-30), the same classes from the op's name."""
     if "work" in row:
         return row["work"]
     op = row["op"]
@@ -214,7 +214,8 @@ def work(baseline, paths):
         ratio = (f"{t['matrix_math'] / base['matrix_math']:.2f}x"
                  if base and base["matrix_math"] > 0 else "–")
         print(f"| {p['policy']} | {step:.3f} | {t['matrix_math']:.3f} | {ratio} | "
-              f"{t['conversion']:.3f} ({100 * t['conversion'] / step:.0f}%) | {t['other']:.3f} |")
+              f"{t['conversion']:.3f} ({100 * t['conversion'] / max(step, 1e-12):.0f}%) | "
+              f"{t['other']:.3f} |")
 
 
 def is_gemm_kernel(name):

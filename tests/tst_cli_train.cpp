@@ -76,6 +76,7 @@ struct ReapOnExit {
 };
 
 const std::string kMlp = std::string(MANTISSA_SOURCE_DIR "/resources/experiments/mlp-small.json");
+const std::string kCnn = std::string(MANTISSA_SOURCE_DIR "/resources/experiments/cnn.json");
 
 } // namespace
 
@@ -420,6 +421,20 @@ public:
             work_sum += t.at("ms").get<double>();
         }
         CHECK(std::abs(work_sum - p.at("step_ms").get<double>()) <= 1e-6 * work_sum + 1e-9);
+        // A convolution is matrix math too: the cnn's two Conv2D layers forward and for dW, and
+        // conv2d_2 for dX (conv2d_1, the first layer, computes none).
+        const ProcessResult c = run_cli({"profile", "--config", kCnn, "--device", "cpu", "--batch",
+                                         "8", "--steps", "1", "--warmup", "0", "--json"});
+        CHECK_MSG(c.status == 0, (c.err));
+        int convolutions = 0;
+        const nlohmann::json cnn = object_of(trimmed_last_line(c.out));
+        for (const nlohmann::json& row : cnn.at("steps")) {
+            const std::string op = row.at("op").get<std::string>();
+            if (op.rfind("conv2d", 0) != 0) continue;
+            ++convolutions;
+            CHECK_MSG(row.at("work").get<std::string>() == "matrix_math", (op));
+        }
+        CHECK_EQ(convolutions, 5);
         // The table says the same in words.
         const ProcessResult t = run_cli(
             {"profile", "--config", kMlp, "--device", "cpu", "--steps", "1", "--warmup", "0"});
