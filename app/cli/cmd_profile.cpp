@@ -52,7 +52,7 @@ void print_table(const StepProfile& p, const std::string& config, const std::str
     std::printf("where the step goes:\n");
     for (int k = 0; k < kStepWorkCount; ++k) {
         const auto work = static_cast<StepWork>(k);
-        const StepWorkTotal& t = p.total(work);
+        const StepWorkTotal t = p.total(work);
         std::printf("  %-34s %3d steps %10.4f ms %6.1f%%   roof %10.4f ms (%sx)\n",
                     step_work_title(work), t.steps, t.ms,
                     p.step_ms > 0 ? 100 * t.ms / p.step_ms : 0, t.roof_ms,
@@ -77,7 +77,7 @@ void print_json(const StepProfile& p, const std::string& config, const std::stri
     nlohmann::json by_work = nlohmann::json::object();
     for (int k = 0; k < kStepWorkCount; ++k) {
         const auto work = static_cast<StepWork>(k);
-        const StepWorkTotal& t = p.total(work);
+        const StepWorkTotal t = p.total(work);
         by_work[step_work_name(work)] = {{"ms", t.ms}, {"roof_ms", t.roof_ms}, {"steps", t.steps}};
     }
     const nlohmann::json out = {{"type", "profile"},

@@ -40,28 +40,37 @@ double best_seconds(Backend& backend, int repeats, Work work) {
 
 } // namespace
 
+namespace {
+
+struct StepWorkNames {
+    const char* name;  // JSON
+    const char* title; // tables and the Plan view
+};
+constexpr StepWorkNames kStepWorkNames[kStepWorkCount] = {
+    {"matrix_math", "matrix math (GEMMs, convolutions)"},
+    {"conversion", "casts and quantisation"},
+    {"other", "everything else"},
+};
+
+} // namespace
+
 const char* step_work_name(StepWork work) {
-    switch (work) {
-    case StepWork::MatrixMath:
-        return "matrix_math";
-    case StepWork::Conversion:
-        return "conversion";
-    case StepWork::Other:
-        return "other";
-    }
-    return "other";
+    return kStepWorkNames[static_cast<int>(work)].name;
 }
 
 const char* step_work_title(StepWork work) {
-    switch (work) {
-    case StepWork::MatrixMath:
-        return "matrix math (GEMMs, convolutions)";
-    case StepWork::Conversion:
-        return "casts and quantisation";
-    case StepWork::Other:
-        return "everything else";
+    return kStepWorkNames[static_cast<int>(work)].title;
+}
+
+StepWorkTotal StepProfile::total(StepWork work) const {
+    StepWorkTotal t;
+    for (const StepProfileRow& row : rows) {
+        if (row.work != work) continue;
+        t.ms += row.ms;
+        t.roof_ms += row.roof_ms;
+        ++t.steps;
     }
-    return "everything else";
+    return t;
 }
 
 DeviceRoof measure_roof(Backend& backend, DType dtype) {
@@ -123,10 +132,6 @@ StepProfile make_step_profile(const Plan& plan, const std::vector<std::vector<do
         row.work = step.matrix_math ? StepWork::MatrixMath
                    : step.is_cast   ? StepWork::Conversion
                                     : StepWork::Other;
-        StepWorkTotal& total = profile.by_work[static_cast<std::size_t>(row.work)];
-        total.ms += row.ms;
-        total.roof_ms += row.roof_ms;
-        ++total.steps;
         profile.step_ms += row.ms;
         profile.roof_ms += row.roof_ms;
         profile.rows.push_back(std::move(row));

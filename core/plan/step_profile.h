@@ -5,7 +5,6 @@
 // policy's compute dtype for FLOP/s and a large copy for bytes/s.
 #pragma once
 
-#include <array>
 #include <string>
 #include <vector>
 
@@ -58,15 +57,12 @@ struct StepWorkTotal {
 };
 
 struct StepProfile {
-    std::vector<StepProfileRow> rows;                  // in execution order
-    double step_ms = 0;                                // the rows' sum
-    double roof_ms = 0;                                // the rows' roofs summed
-    std::array<StepWorkTotal, kStepWorkCount> by_work; // indexed by StepWork
+    std::vector<StepProfileRow> rows; // in execution order
+    double step_ms = 0;               // the rows' sum
+    double roof_ms = 0;               // the rows' roofs summed
     DeviceRoof roof;
 
-    const StepWorkTotal& total(StepWork work) const {
-        return by_work[static_cast<std::size_t>(work)];
-    }
+    StepWorkTotal total(StepWork work) const; // the rows of that work, added up
 };
 
 // Rows for `plan` from per-step times of several profiled steps (Trainer::profile_step's

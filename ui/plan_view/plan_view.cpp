@@ -329,7 +329,7 @@ void PlanView::show_timing(const TimedStep& result) {
     QStringList shares;
     for (int k = 0; k < kStepWorkCount; ++k) {
         const auto work = static_cast<StepWork>(k);
-        const StepWorkTotal& t = p.total(work);
+        const StepWorkTotal t = p.total(work);
         QString share = QStringLiteral("%1 <b>%2</b> (%3%")
                             .arg(QString::fromLatin1(step_work_title(work)), duration_text(t.ms))
                             .arg(p.step_ms > 0 ? qRound(100 * t.ms / p.step_ms) : 0);

@@ -55,23 +55,29 @@ using cuda_checks::require;
 // The pool now keeps at most the largest set of such buffers a step has live at once; the
 // engine's own Buffers (memory_in_use) are apart from it. A device without memory pools keeps
 // CUDA's default.
-void keep_pool_memory(int device) {
+// The device's default pool, or nullptr where it has none (the failed query's error cleared).
+cudaMemPool_t default_pool(int device) {
     cudaMemPool_t pool = nullptr;
-    if (cudaDeviceGetDefaultMemPool(&pool, device) == cudaSuccess && pool) {
+    if (cudaDeviceGetDefaultMemPool(&pool, device) != cudaSuccess) pool = nullptr;
+    cudaGetLastError();
+    return pool;
+}
+
+void keep_pool_memory(int device) {
+    if (cudaMemPool_t pool = default_pool(device)) {
         std::uint64_t keep_all = UINT64_MAX;
         cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &keep_all);
+        cudaGetLastError(); // a pool that refuses it keeps CUDA's default
     }
-    cudaGetLastError(); // an unsupported query leaves no error behind
 }
 
 // Hands what the default pool keeps back to the OS (after the engine's stream has finished, so
 // its pending frees are in the pool): for an allocation that failed, which then tries once more.
 // Whether the pool could be trimmed.
 bool release_pool_memory(int device, cudaStream_t stream) {
-    cudaMemPool_t pool = nullptr;
-    const bool trimmed = cudaStreamSynchronize(stream) == cudaSuccess &&
-                         cudaDeviceGetDefaultMemPool(&pool, device) == cudaSuccess && pool &&
-                         cudaMemPoolTrimTo(pool, 0) == cudaSuccess;
+    if (cudaStreamSynchronize(stream) != cudaSuccess) return false;
+    cudaMemPool_t pool = default_pool(device);
+    const bool trimmed = pool && cudaMemPoolTrimTo(pool, 0) == cudaSuccess;
     cudaGetLastError();
     return trimmed;
 }
