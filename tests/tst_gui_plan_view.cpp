@@ -2,11 +2,15 @@
 // cast markers, a quantised policy's quantise steps, memory per category, the error for a stack
 // that does not fit, live updates from the main window's settings and layer stack, and the
 // Measured and Roof columns of "Time each step".
+#include <QApplication>
 #include <QComboBox>
 #include <QFile>
+#include <QHeaderView>
 #include <QPushButton>
 #include <QRegularExpression>
 #include <QSignalSpy>
+#include <QTabWidget>
+#include <QTableView>
 #include <QTest>
 
 #include "core/backend/cpu/cpu_backend.h"
@@ -325,6 +329,60 @@ private slots:
         QVERIFY(view.time_button()->toolTip().contains("training"));
         view.set_training(false);
         QVERIFY(view.time_button()->isEnabled());
+    }
+
+    // At 1366×768 with the Settings form beside it, a quantised policy's diagram leaves the step
+    // table about 270 px: the Measured and Roof columns, last before, lay past its edge. They now
+    // follow the step number, so a lecturer sees the timings without scrolling.
+    void timingsVisibleAt1366BesideTheSettings() {
+        MainWindow window;
+        window.resize(1366, 768);
+        window.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&window));
+        Experiment e = mlp_small("mixed_float8");
+        e.device = "cpu";
+        window.set_experiment(e);
+        PlanView* view = window.plan_view();
+        // The Settings tab on the left (the wider of its two pages), the Plan tab on the right.
+        for (QTabWidget* tabs : window.findChildren<QTabWidget*>()) {
+            for (int i = 0; i < tabs->count(); ++i)
+                if (tabs->tabText(i) == "Settings") tabs->setCurrentIndex(i);
+            for (QWidget* w = view; w; w = w->parentWidget())
+                if (tabs->indexOf(w) >= 0) tabs->setCurrentWidget(w);
+        }
+        QSignalSpy done(view, &PlanView::timing_finished);
+        view->time_button()->click();
+        QVERIFY(done.wait(180000));
+        QVERIFY(view->timing_columns_shown());
+        QApplication::processEvents();
+        auto* table = view->findChild<QTableView*>();
+        QVERIFY(table && table->isVisible());
+        const QHeaderView* header = table->horizontalHeader();
+        const int room = table->viewport()->width();
+        qInfo("step table: %d px wide", room);
+        QVERIFY2(room < 600, "the layout this test is for: a narrow table beside the diagram");
+        for (int column : {int(PlanStepsModel::Measured), int(PlanStepsModel::Roof)}) {
+            const int right = header->sectionViewportPosition(column) + header->sectionSize(column);
+            QVERIFY2(
+                right <= room,
+                qPrintable(
+                    QString("column %1 ends at %2 of %3 px").arg(column).arg(right).arg(room)));
+        }
+        // Then the layer and the op; the phase, which the order shows, after them.
+        QVERIFY(header->sectionViewportPosition(PlanStepsModel::Layer) < room);
+        QVERIFY(header->visualIndex(PlanStepsModel::Phase) >
+                header->visualIndex(PlanStepsModel::Op));
+        // The op may lie past the edge: the timing's tooltip names the step.
+        const PlanStepsModel* model = view->steps_model();
+        for (int r = 0; r < model->rowCount(); ++r) {
+            const QString op = model->index(r, PlanStepsModel::Op).data().toString();
+            if (!op.startsWith("gemm")) continue;
+            const QString tip =
+                model->index(r, PlanStepsModel::Measured).data(Qt::ToolTipRole).toString();
+            QVERIFY2(tip.startsWith(model->index(r, PlanStepsModel::Layer).data().toString() +
+                                    " · " + op + ": measured "),
+                     qPrintable(tip));
+        }
     }
 };
 

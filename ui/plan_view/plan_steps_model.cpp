@@ -108,10 +108,13 @@ QVariant PlanStepsModel::data(const QModelIndex& index, int role) const {
         }
         return {};
     case Qt::ToolTipRole: {
+        // The timings sit left of the layer and op, which a narrow table may leave past its
+        // edge: the tooltip names the step.
         if (timing_column && timing.measured)
-            return QStringLiteral("Measured %1 (median of the timed steps); the device's roof "
-                                  "allows %2 for this step's %3 (%4 bound): %5× the roof.")
-                .arg(duration_text(timing.ms), duration_text(timing.roof_ms),
+            return QStringLiteral("%1%2: measured %3 (median of the timed steps); the device's "
+                                  "roof allows %4 for this step's %5 (%6 bound): %7× the roof.")
+                .arg(s.layer.empty() ? QString() : text(s.layer) + QStringLiteral(" · "),
+                     text(s.op), duration_text(timing.ms), duration_text(timing.roof_ms),
                      timing.compute_bound ? flops_text(s.flops) : bytes_text(double(s.bytes)),
                      timing.compute_bound ? QStringLiteral("compute") : QStringLiteral("memory"),
                      timing.roof_ms > 0 ? QString::number(timing.ms / timing.roof_ms, 'f', 1)

@@ -85,6 +85,15 @@ PlanView::PlanView(QWidget* parent) : QWidget(parent) {
     m_table->setWordWrap(false);
     m_table->setColumnHidden(PlanStepsModel::Measured, true); // until Time each step fills them
     m_table->setColumnHidden(PlanStepsModel::Roof, true);
+    // The timings come right after the step number, as a profiler lists times before names, and
+    // the phase (which the order already shows) after the op: beside a quantised policy's
+    // diagram at 1366×768 the table is about 270 px wide, which left the timings past its edge
+    // when they came last.
+    QHeaderView* header = m_table->horizontalHeader();
+    header->moveSection(header->visualIndex(PlanStepsModel::Measured), PlanStepsModel::Index + 1);
+    header->moveSection(header->visualIndex(PlanStepsModel::Roof), PlanStepsModel::Index + 2);
+    header->moveSection(header->visualIndex(PlanStepsModel::Phase),
+                        header->visualIndex(PlanStepsModel::Op));
 
     auto* split = new QSplitter(Qt::Horizontal);
     split->addWidget(diagram_scroll);
