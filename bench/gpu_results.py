@@ -185,10 +185,33 @@ def step_work(row):
     return "other"
 
 
+def bench_steps(path):
+    """policy -> median ms a step from a `mantissa-cli bench --json` file ({} if it is missing)."""
+    steps = {}
+    try:
+        with open(path) as f:
+            for line in f:
+                line = line.strip()
+                if line.startswith("{"):
+                    r = json.loads(line)
+                    if r.get("type") == "bench":
+                        steps[r["policy"]] = r["median_ms"]
+    except (OSError, ValueError) as e:
+        print(f"(no bench steps: {e})")
+    return steps
+
+
 def work(baseline, paths):
     """Prints `mantissa-cli profile --json` files of one experiment under several policies as a
     Markdown table of where each step goes: the matrix math (the format's own speed, against
-    BASELINE's), the casts and quantisation that feed it, and the rest."""
+    BASELINE's), the casts and quantisation that feed it, and the rest. With `--bench
+    SPEED.json` first, a column beside the profile's sum gives `bench`'s step time for the policy:
+    since 2026-12-01 a GPU profile times each plan step by events, the steps back to back, so the
+    two should agree (before, a wait after each plan step inflated the sum)."""
+    bench = {}
+    if len(paths) >= 2 and paths[0] == "--bench":
+        bench = bench_steps(paths[1])
+        paths = paths[2:]
     profiles = []
     for path in paths:  # a profile that failed left no JSON: say so, and table the rest
         try:
@@ -206,14 +229,19 @@ def work(baseline, paths):
     devices = sorted({p["device"] for p in profiles})
     print(f"{', '.join(configs)} on {', '.join(devices)}: ms a step, the plan steps' medians "
           f"summed (mantissa-cli profile)\n")
-    print(f"| policy | step | matrix math | matrix math vs {baseline} | casts and quantisation "
-          f"| everything else |")
-    print("|---|---|---|---|---|---|")
+    bench_head, bench_rule = (" bench step |", "---|") if bench else ("", "")
+    print(f"| policy | step |{bench_head} matrix math | matrix math vs {baseline} | casts and "
+          f"quantisation | everything else |")
+    print(f"|---|---|{bench_rule}---|---|---|---|")
     for p, t in zip(profiles, sums):
         step = sum(t.values())
         ratio = (f"{t['matrix_math'] / base['matrix_math']:.2f}x"
                  if base and base["matrix_math"] > 0 else "–")
-        print(f"| {p['policy']} | {step:.3f} | {t['matrix_math']:.3f} | {ratio} | "
+        bench_cell = ""
+        if bench:
+            b = bench.get(p["policy"])
+            bench_cell = f" {b:.3f} |" if b is not None else " – |"
+        print(f"| {p['policy']} | {step:.3f} |{bench_cell} {t['matrix_math']:.3f} | {ratio} | "
               f"{t['conversion']:.3f} ({100 * t['conversion'] / max(step, 1e-12):.0f}%) | "
               f"{t['other']:.3f} |")
 
@@ -334,5 +362,5 @@ if __name__ == "__main__":
                          "       gpu_results.py fp8 BENCH.json MODEL GEMM RESULTS.jsonl [VERSIONS.json]\n"
                          "       gpu_results.py speed BENCH.json CASE RESULTS.jsonl [VERSIONS.json]\n"
                          "       gpu_results.py kernels NCU.csv STEPS\n"
-                         "       gpu_results.py work BASELINE_POLICY PROFILE.json...\n"
+                         "       gpu_results.py work BASELINE_POLICY [--bench SPEED.json] PROFILE.json...\n"
                          "       gpu_results.py table RESULTS.jsonl RESULTS.md")

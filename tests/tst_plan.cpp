@@ -469,6 +469,74 @@ public:
             CHECK_EQ(e.kind(), ErrorKind::Internal);
         }
     }
+    // Issue 26: an engine with time marks (the CUDA engine's events) times a step plan step by
+    // plan step without waiting between the steps: mark i + 1 follows step i's work, the engine is
+    // never synchronised in between, and each step's time is the interval the engine measured.
+    // An engine without marks (the CPU engine) is timed by the host's clock, one time a step.
+    void timedStepMarksTheEngineBetweenSteps() {
+        class MarkingEngine final : public ForwardingBackend {
+        public:
+            using ForwardingBackend::ForwardingBackend;
+            bool begin_time_marks(std::size_t intervals) override {
+                readied = intervals;
+                marks.clear();
+                return true;
+            }
+            void mark_time(std::size_t index) override {
+                CHECK_EQ(syncs_since_begin, 0);
+                marks.push_back(index);
+            }
+            std::vector<double> marked_intervals_ms() override {
+                std::vector<double> ms(readied);
+                for (std::size_t i = 0; i < readied; ++i) ms[i] = 0.5 * static_cast<double>(i);
+                return ms;
+            }
+            void synchronize() override {
+                ++syncs_since_begin;
+                ForwardingBackend::synchronize();
+            }
+            void gemm(const GemmArgs& args) override {
+                marks_before_gemm.push_back(marks.size());
+                ForwardingBackend::gemm(args);
+            }
+            std::size_t readied = 0;
+            std::vector<std::size_t> marks, marks_before_gemm;
+            int syncs_since_begin = 0;
+        };
+        CpuBackend cpu;
+        MarkingEngine engine(cpu);
+        Model model(mlp_small(), policy_from_name("mixed_float16"));
+        CompileOptions options;
+        options.policy = policy_from_name("mixed_float16");
+        options.batch_size = 32;
+        const auto plan = compile(model, options, engine);
+        plan->initialize(engine, 3);
+        DeviceSplit data(engine, synthetic_mnist_split(32, 5));
+        RunContext ctx;
+        ctx.batch = data.batch(0, 32);
+        engine.syncs_since_begin = 0;
+        std::vector<double> ms;
+        plan->train_step_timed(engine, ctx, ms);
+        const std::size_t n = plan->steps.size();
+        CHECK_EQ(engine.readied, n);
+        CHECK_EQ(engine.syncs_since_begin, 0);
+        CHECK_EQ(engine.marks.size(), n + 1);
+        for (std::size_t i = 0; i < engine.marks.size(); ++i) CHECK_EQ(engine.marks[i], i);
+        CHECK_EQ(ms.size(), n);
+        for (std::size_t i = 0; i < n; ++i) CHECK_EQ(ms[i], 0.5 * static_cast<double>(i));
+        // Each GEMM ran between the mark before its step and the one after it: with i + 1 marks
+        // made, in step i, a GEMM step. 3 forward, 3 dW and 2 dX (the first layer has none).
+        CHECK_EQ(engine.marks_before_gemm.size(), std::size_t(8));
+        for (std::size_t k = 0; k < engine.marks_before_gemm.size(); ++k) {
+            const std::size_t before = engine.marks_before_gemm[k];
+            CHECK(before >= 1 && before <= n);
+            CHECK(plan->steps[before - 1].matrix_math);
+        }
+        // Without marks: the host's clock, a non-negative time for every step.
+        plan->train_step_timed(cpu, ctx, ms);
+        CHECK_EQ(ms.size(), n);
+        for (double t : ms) CHECK(t >= 0.0);
+    }
     void unknownLayerPolicyIsAConfigError() {
         ModelSpec spec = mlp_small();
         spec.layers[1].dtype = "float17";
@@ -488,4 +556,4 @@ MANTISSA_TEST_MAIN(TestPlan, memoryFloat32, memoryMixedFloat16, computeCopiesFol
                    optimizerWidensTheComputeGradients, derivativeAndBiasGradientAreOneStep,
                    flopsPerStep, shapeErrorsNameTheLayer, lint, describedSpecIsWhatBindRuns,
                    quantisedSpecBindsOnlyWhereTheEngineQuantises, inferenceOnlySpecRunsForwardOnly,
-                   unknownLayerPolicyIsAConfigError)
+                   timedStepMarksTheEngineBetweenSteps, unknownLayerPolicyIsAConfigError)

@@ -1,11 +1,12 @@
 // `mantissa-cli profile`: one training step of an experiment, plan step by plan step: each step's
-// measured time (the median over --steps profiled steps, the engine synchronised around each plan
-// step), its FLOPs and bytes, and the time the device's measured roof allows for them (a GEMM in
-// the policy's compute dtype, a copy), with which of the two bounds it. The developers'
-// instrument for issue 26 and a lesson's: a GEMM on the tensor cores shows as compute-bound
-// near its roof, an elementwise step as memory-bound at some multiple of it. The rows are then
-// summed by work (matrix math, casts and quantisation, everything else): a format's own speed is
-// its matrix math's, apart from what the engine spends feeding it.
+// measured time (the median over --steps profiled steps: on a GPU the device's time between
+// events recorded after each plan step, the steps back to back; on the CPU engine the host's
+// clock around each step), its FLOPs and bytes, and the time the device's measured roof allows for
+// them (a GEMM in the policy's compute dtype, a copy), with which of the two bounds it. The
+// developers' instrument for issue 26 and a lesson's: a GEMM on the tensor cores shows as
+// compute-bound near its roof, an elementwise step as memory-bound at some multiple of it. The rows
+// are then summed by work (matrix math, casts and quantisation, everything else): a format's own
+// speed is its matrix math's, apart from what the engine spends feeding it.
 #include <cstdio>
 #include <string>
 #include <vector>

@@ -378,6 +378,23 @@ public:
     // Waits until `slot`'s copy has landed and returns it (with the step's device time if known).
     virtual StepReadout read_readout(int slot) = 0;
 
+    // --- a step timed plan step by plan step (Plan::train_step_timed: profile, the Plan view) ---
+    // An engine whose work runs behind the host (the CUDA engine) marks its stream after each plan
+    // step instead of being waited for, so the steps run back to back as a training step runs
+    // them and each interval is the device's time for one step's work (CUDA events; a wait after
+    // each step added the launch and the wait to every step, and let a stream-ordered pool give
+    // its memory back between steps). begin_time_marks(n) readies marks 0 … n and says whether the
+    // engine has them; mark_time(i) records mark i behind the work enqueued so far;
+    // marked_intervals_ms() waits for mark n and returns the n intervals between consecutive
+    // marks, in milliseconds. Without marks (the CPU engine, whose calls return with their work
+    // done) the plan reads the host's clock around each step.
+    virtual bool begin_time_marks(std::size_t intervals) {
+        (void)intervals;
+        return false;
+    }
+    virtual void mark_time(std::size_t index) { (void)index; }
+    virtual std::vector<double> marked_intervals_ms() { return {}; }
+
     // TF32 for float32 matmuls and convolutions (tensor cores); the CPU engine stays strict.
     virtual void set_tf32(bool enabled) { (void)enabled; }
     // Whether a NaN must come out of every op as the CPU engine's arithmetic leaves it (on by

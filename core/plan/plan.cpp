@@ -94,8 +94,22 @@ void Plan::train_step_timed(Backend& backend, const RunContext& context,
         throw Error(ErrorKind::Internal, "train_step on a plan compiled for inference only");
     if (context.hooks)
         throw Error(ErrorKind::Internal, "a timed step runs in one process (no step hooks)");
-    using Clock = std::chrono::steady_clock;
     step_ms.assign(steps.size(), 0.0);
+    if (backend.begin_time_marks(steps.size())) { // on the device, no wait between steps
+        backend.mark_time(0);
+        for (std::size_t i = 0; i < steps.size(); ++i) {
+            steps[i].run(backend, context);
+            backend.mark_time(i + 1);
+        }
+        std::vector<double> intervals = backend.marked_intervals_ms();
+        if (intervals.size() != steps.size())
+            throw Error(ErrorKind::Internal, "the engine timed " +
+                                                 std::to_string(intervals.size()) +
+                                                 " plan steps of " + std::to_string(steps.size()));
+        step_ms = std::move(intervals);
+        return;
+    }
+    using Clock = std::chrono::steady_clock;
     backend.synchronize();
     for (std::size_t i = 0; i < steps.size(); ++i) {
         const auto start = Clock::now();

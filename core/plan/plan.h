@@ -107,10 +107,11 @@ public:
     // One training step: forward, backward, unscale + finite check, gated updates, scale update.
     // Never reads anything back from the device.
     void train_step(Backend& backend, const RunContext& context);
-    // The same step with each plan step timed on its own (`mantissa-cli profile`): the engine is
-    // synchronised before the step and after each plan step, and step_ms[i] receives plan step
-    // i's wall time in milliseconds (0 for an inference-only plan's skipped steps). The waits make
-    // the whole step slower than train_step; the per-step times are what they are for.
+    // The same step with each plan step timed on its own (`mantissa-cli profile`): step_ms[i]
+    // receives plan step i's time in milliseconds. An engine with time marks (the CUDA engine's
+    // events, Backend::begin_time_marks) times each step on the device, the steps run back to
+    // back; otherwise the engine is synchronised before the step and after each plan step and the
+    // host's clock read (the CPU engine, whose calls return with their work done).
     void train_step_timed(Backend& backend, const RunContext& context,
                           std::vector<double>& step_ms);
     // Forward and backward with training semantics, no update: gradients are left in the

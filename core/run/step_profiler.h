@@ -23,10 +23,10 @@ struct StepProfilerOptions {
 };
 
 // Builds `experiment`'s run on `backend` with `data`, trains `warmup` steps, times `steps` steps
-// (the engine synchronised around each plan step), measures the roof in the policy's compute
-// dtype and returns the rows. Empty when `cancelled` said so. Errors are the run's own (a stack
-// that does not fit, a device out of memory). The steps train the session's own model, which is
-// dropped: nothing a user trained is touched.
+// (Plan::train_step_timed: device events between plan steps, or the host's clock), measures the
+// roof in the policy's compute dtype and returns the rows. Empty when `cancelled` said so. Errors
+// are the run's own (a stack that does not fit, a device out of memory). The steps train the
+// session's own model, which is dropped: nothing a user trained is touched.
 std::optional<StepProfile> profile_training_step(const Experiment& experiment, Backend& backend,
                                                  const Mnist& data,
                                                  const StepProfilerOptions& options = {});

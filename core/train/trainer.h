@@ -94,7 +94,8 @@ public:
     // The same step, only enqueued: nothing is read back (GPU benchmarks time many at once).
     void enqueue_step(std::int64_t offset);
     // One training step on the batch at `offset` with each plan step timed on its own
-    // (Plan::train_step_timed: eager, synchronised after every plan step; one process only).
+    // (Plan::train_step_timed: eager; device time marks between the plan steps, or a wait after
+    // each on an engine without them; one process only).
     std::vector<double> profile_step(std::int64_t offset);
     // The gradients the next step will compute on the batch at `offset`, binned on the backend:
     // a forward and backward pass with that step's batch and dropout masks, no update.

@@ -5,12 +5,13 @@
 // partial tiles and arithmetic as the host compiler builds them, and the engine's calls around
 // them. What it cannot: timing, the hardware's FP8 instructions themselves, cuBLASLt's and cuDNN's
 // own kernels (emu_libraries.cpp). CUDA Graph replay runs in cuda_emu_selftest instead. It also
-// checks how the engine sets up the device's memory pool.
+// checks how the engine sets up the device's memory pool and its time marks.
 //
 // usage: cuda_emu_ops [substring]   (only the cases whose name holds it; no training steps)
 #include <cstdint>
 #include <cstdio>
 #include <string>
+#include <vector>
 
 #include <cuda_runtime_api.h>
 
@@ -38,6 +39,34 @@ int main(int argc, char** argv) {
         std::printf("FAIL the default memory pool's release threshold is %llu, not the maximum\n",
                     static_cast<unsigned long long>(threshold));
         ++failures;
+    }
+    // A step timed plan step by plan step (Plan::train_step_timed) marks the engine's stream with
+    // events rather than waiting after each step: one interval a step, none negative, and a mark
+    // past those readied is refused.
+    {
+        Buffer buffer = emulated.allocate(1024 * sizeof(float));
+        Tensor t{"marked", DType::Float32, {1024}, MemCategory::Workspace, buffer.data()};
+        std::vector<double> ms;
+        if (emulated.begin_time_marks(2)) {
+            emulated.mark_time(0);
+            emulated.fill(t, 1.0);
+            emulated.mark_time(1);
+            emulated.fill(t, 2.0);
+            emulated.mark_time(2);
+            ms = emulated.marked_intervals_ms();
+        }
+        bool refused = false;
+        emulated.begin_time_marks(1);
+        try {
+            emulated.mark_time(2);
+        } catch (const Error&) {
+            refused = true;
+        }
+        if (ms.size() != 2 || ms[0] < 0 || ms[1] < 0 || !refused) {
+            std::printf("FAIL time marks: %zu intervals (2 expected)%s\n", ms.size(),
+                        refused ? "" : ", a mark past those readied accepted");
+            ++failures;
+        }
     }
     for (const OpCase& c : op_cases()) {
         if (!only.empty() && describe(c).find(only) == std::string::npos) continue;

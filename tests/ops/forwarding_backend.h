@@ -107,6 +107,11 @@ public:
     }
     int readout_lag() const override { return m_inner.readout_lag(); }
     void step_started(int slot) override { m_inner.step_started(slot); }
+    bool begin_time_marks(std::size_t intervals) override {
+        return m_inner.begin_time_marks(intervals);
+    }
+    void mark_time(std::size_t index) override { m_inner.mark_time(index); }
+    std::vector<double> marked_intervals_ms() override { return m_inner.marked_intervals_ms(); }
     void enqueue_readout(const Tensor& scalars, int slot) override {
         m_inner.enqueue_readout(scalars, slot);
     }

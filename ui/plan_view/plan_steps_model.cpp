@@ -197,7 +197,8 @@ QVariant PlanStepsModel::headerData(int section, Qt::Orientation orientation, in
             return QStringLiteral("Floating-point operations per execution of the step.");
         if (section == Measured)
             return QStringLiteral("The step's time on the engine, the median over the timed "
-                                  "steps (Time each step), the engine synchronised around it.");
+                                  "steps (Time each step): on a GPU the device's time between "
+                                  "events around the step, on the CPU the clock around it.");
         if (section == Roof)
             return QStringLiteral("The least time the device allows for the step's work: its "
                                   "FLOPs at the measured GEMM rate or its bytes at the measured "

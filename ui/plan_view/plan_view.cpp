@@ -279,8 +279,8 @@ void PlanView::update_time_button() {
                                         "competing for the engine. Wait for it to finish.")
         : !m_has_plan ? QStringLiteral("The plan does not compile.")
                       : QStringLiteral("Train %1 steps (%2 of them warm-up) of this experiment on "
-                                       "its engine, synchronising around each plan step, and "
-                                       "measure the device's GEMM and copy rates: what "
+                                       "its engine, timing each plan step (on a GPU, by events), "
+                                       "and measure the device's GEMM and copy rates: what "
                                        "mantissa-cli profile does. Nothing you trained is "
                                        "touched.")
                             .arg(kTimedSteps + kWarmupSteps)

@@ -141,6 +141,9 @@ void CudaBackend::Impl::release() noexcept {
         if (landed[i]) cudaEventDestroy(landed[i]);
         started[i] = landed[i] = nullptr;
     }
+    for (cudaEvent_t mark : marks) cudaEventDestroy(mark);
+    marks.clear();
+    marks_in_use = 0;
     if (ring) cudaFreeHost(ring);
     if (quant_scratch) cudaFree(quant_scratch);
     if (xent_scratch) cudaFree(xent_scratch);
@@ -431,6 +434,39 @@ StepReadout CudaBackend::read_readout(int slot) {
         m_impl->has_start[slot] = false;
     }
     return out;
+}
+
+bool CudaBackend::begin_time_marks(std::size_t intervals) {
+    std::vector<cudaEvent_t>& marks = m_impl->marks;
+    while (marks.size() < intervals + 1) {
+        cudaEvent_t mark = nullptr;
+        MANTISSA_CUDA_CHECK(cudaEventCreate(&mark));
+        marks.push_back(mark);
+    }
+    m_impl->marks_in_use = intervals + 1;
+    return true;
+}
+
+void CudaBackend::mark_time(std::size_t index) {
+    if (index >= m_impl->marks_in_use)
+        throw Error(ErrorKind::Internal, "time mark " + std::to_string(index) + " of " +
+                                             std::to_string(m_impl->marks_in_use) + " readied");
+    MANTISSA_CUDA_CHECK(cudaEventRecord(m_impl->marks[index], m_impl->stream));
+}
+
+std::vector<double> CudaBackend::marked_intervals_ms() {
+    const std::size_t n = m_impl->marks_in_use;
+    if (n == 0) return {};
+    MANTISSA_CUDA_CHECK(cudaEventSynchronize(m_impl->marks[n - 1]));
+    std::vector<double> ms(n - 1);
+    for (std::size_t i = 0; i + 1 < n; ++i) {
+        float interval = 0.0f;
+        MANTISSA_CUDA_CHECK(
+            cudaEventElapsedTime(&interval, m_impl->marks[i], m_impl->marks[i + 1]));
+        ms[i] = interval;
+    }
+    m_impl->marks_in_use = 0;
+    return ms;
 }
 
 } // namespace mantissa

@@ -99,6 +99,9 @@ public:
     void step_started(int slot) override;
     void enqueue_readout(const Tensor& scalars, int slot) override;
     StepReadout read_readout(int slot) override;
+    bool begin_time_marks(std::size_t intervals) override;
+    void mark_time(std::size_t index) override;
+    std::vector<double> marked_intervals_ms() override;
     void set_tf32(bool enabled) override;
     void set_propagate_nan(bool enabled) override;
     std::string last_choice() const override;

@@ -163,6 +163,10 @@ struct CudaBackend::Impl {
     cudaEvent_t started[kReadoutSlots] = {};
     cudaEvent_t landed[kReadoutSlots] = {};
     bool has_start[kReadoutSlots] = {};
+    // A step timed plan step by plan step (Backend::begin_time_marks): one event a mark, created
+    // as a plan first needs them; `marks_in_use` of them belong to the timing in progress.
+    std::vector<cudaEvent_t> marks;
+    std::size_t marks_in_use = 0;
     // fake_quantize's device counters (amax, clipped, zeros, largest scale): one set, reused by
     // every call in stream order; allocated in open() so a captured step allocates nothing.
     void* quant_scratch = nullptr;
