@@ -444,10 +444,47 @@ public:
               contains(t.out, "matrix math (GEMMs, convolutions)") &&
               contains(t.out, "casts and quantisation") && contains(t.out, "everything else"));
     }
+    // --against: the same step under a second policy, work by work (does the format pay on this
+    // device?). mixed_bfloat16 quantises nothing: fewer conversion steps than mixed_float8, the
+    // same matrix math steps. The table states the ratio and what the conversions cost.
+    void profileAgainstAnotherPolicy() {
+        const ProcessResult r =
+            run_cli({"profile", "--config", kMlp, "--device", "cpu", "--policy", "mixed_float8",
+                     "--against", "mixed_bfloat16", "--steps", "1", "--warmup", "0", "--json"});
+        CHECK_MSG(r.status == 0, (r.err));
+        const nlohmann::json p = object_of(trimmed_last_line(r.out));
+        CHECK_EQ(p.value("policy", ""), std::string("mixed_float8"));
+        const nlohmann::json& a = p.at("against");
+        CHECK_EQ(a.value("policy", ""), std::string("mixed_bfloat16"));
+        const nlohmann::json &mine = p.at("by_work"), &theirs = a.at("by_work");
+        CHECK_EQ(theirs.at("matrix_math").at("steps").get<int>(),
+                 mine.at("matrix_math").at("steps").get<int>());
+        CHECK(theirs.at("conversion").at("steps").get<int>() <
+              mine.at("conversion").at("steps").get<int>());
+        double sum = 0;
+        for (const char* work : {"matrix_math", "conversion", "other"})
+            sum += theirs.at(work).at("ms").get<double>();
+        CHECK(a.at("step_ms").get<double>() > 0);
+        CHECK(std::abs(sum - a.at("step_ms").get<double>()) <= 1e-6 * sum + 1e-9);
+
+        const ProcessResult t =
+            run_cli({"profile", "--config", kMlp, "--device", "cpu", "--policy", "mixed_float8",
+                     "--against", "mixed_bfloat16", "--steps", "1", "--warmup", "0"});
+        CHECK_MSG(t.status == 0, (t.err));
+        CHECK_MSG(contains(t.out, "against mixed_bfloat16 (the same step on the same device):"),
+                  (t.out));
+        CHECK_MSG(contains(t.out, "mixed_float8's matrix math takes "), (t.out));
+        CHECK_MSG(contains(t.out, "of mixed_bfloat16's; its step "), (t.out));
+
+        const ProcessResult bad =
+            run_cli({"profile", "--config", kMlp, "--device", "cpu", "--against", "mixed_float17"});
+        CHECK(bad.status != 0);
+        CHECK_MSG(contains(bad.err, "--against") && contains(bad.err, "mixed_float17"), (bad.err));
+    }
 };
 
 MANTISSA_TEST_MAIN(TestCliTrain, trainWritesProgressAndMetrics, badInputExits2, badConfigFileExits2,
                    hugeBatchIsAClearMemoryError, learningRateScheduleOption,
                    cudaWithoutGpuFailsClearly, interruptStopsCleanly, divergedRunExits1,
                    classicLabPureFloat16, benchReportsEachPolicy, benchKeepsTheRecipeWithItsPolicy,
-                   profileReportsEachStep)
+                   profileReportsEachStep, profileAgainstAnotherPolicy)

@@ -331,6 +331,34 @@ private slots:
         QVERIFY(view.time_button()->isEnabled());
     }
 
+    // "against": the same step under a second policy, compared work by work in the timing line
+    // (mantissa-cli profile --against says the same). Against the experiment's own policy there
+    // is nothing to compare.
+    void timeAgainstAnotherPolicy() {
+        PlanView view;
+        Experiment e = mlp_small("mixed_float8");
+        e.device = "cpu";
+        view.set_experiment(e);
+        QComboBox* against = view.against_box();
+        QVERIFY(against);
+        QCOMPARE(against->currentData().toString(), QString()); // none by default
+        against->setCurrentIndex(against->findData("mixed_bfloat16"));
+        QVERIFY(against->currentIndex() > 0);
+        QSignalSpy done(&view, &PlanView::timing_finished);
+        view.time_button()->click();
+        QVERIFY(done.wait(180000));
+        QVERIFY2(view.timing_text().contains(QRegularExpression(
+                     "Against <b>mixed_bfloat16</b> \\([0-9.]+ (µs|ms) a step\\): matrix math "
+                     "<b>[0-9.]+×</b>, step <b>[0-9.]+×</b>\\. Its matrix math (saves [0-9.]+ "
+                     "(µs|ms)|is no faster here)[;,].* its casts and quantisation (add|take) ")),
+                 qPrintable(view.timing_text()));
+        QVERIFY(view.timing_columns_shown()); // the columns are mixed_float8's own
+        against->setCurrentIndex(against->findData("mixed_float8"));
+        view.time_button()->click();
+        QVERIFY(done.wait(180000));
+        QVERIFY2(!view.timing_text().contains("Against"), qPrintable(view.timing_text()));
+    }
+
     // At 1366×768 with the Settings form beside it, a quantised policy's diagram leaves the step
     // table about 270 px: the Measured and Roof columns, last before, lay past its edge. They now
     // follow the step number, so a lecturer sees the timings without scrolling.

@@ -6,8 +6,11 @@
 // developers' instrument for issue 26 and a lesson's: a GEMM on the tensor cores shows as
 // compute-bound near its roof, an elementwise step as memory-bound at some multiple of it. The rows
 // are then summed by work (matrix math, casts and quantisation, everything else): a format's own
-// speed is its matrix math's, apart from what the engine spends feeding it.
+// speed is its matrix math's, apart from what the engine spends feeding it. --against POLICY
+// profiles the same step under a second policy and sets the two side by side, work by work: does
+// the format pay on this device, and what does feeding it cost.
 #include <cstdio>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -19,6 +22,7 @@
 #include "app/cli/experiment_options.h"
 #include "core/data/mnist.h"
 #include "core/error.h"
+#include "core/numeric/policy.h"
 #include "core/plan/step_profile.h"
 #include "core/run/step_profiler.h"
 
@@ -61,8 +65,20 @@ void print_table(const StepProfile& p, const std::string& config, const std::str
     }
 }
 
+// The totals by work, as JSON (the profile's and --against's).
+nlohmann::json work_json(const StepProfile& p) {
+    nlohmann::json by_work = nlohmann::json::object();
+    for (int k = 0; k < kStepWorkCount; ++k) {
+        const auto work = static_cast<StepWork>(k);
+        const StepWorkTotal t = p.total(work);
+        by_work[step_work_name(work)] = {{"ms", t.ms}, {"roof_ms", t.roof_ms}, {"steps", t.steps}};
+    }
+    return by_work;
+}
+
 void print_json(const StepProfile& p, const std::string& config, const std::string& policy,
-                const std::string& device) {
+                const std::string& device, const StepProfile* against,
+                const std::string& against_policy) {
     nlohmann::json rows = nlohmann::json::array();
     for (const StepProfileRow& row : p.rows)
         rows.push_back({{"index", row.index},
@@ -75,27 +91,65 @@ void print_json(const StepProfile& p, const std::string& config, const std::stri
                         {"roof_ms", row.roof_ms},
                         {"bound", row.compute_bound ? "compute" : "memory"},
                         {"work", step_work_name(row.work)}});
-    nlohmann::json by_work = nlohmann::json::object();
+    nlohmann::json out = {{"type", "profile"},
+                          {"config", config},
+                          {"policy", policy},
+                          {"device", device},
+                          {"roof",
+                           {{"dtype", std::string(dtype_name(p.roof.dtype))},
+                            {"gflops", p.roof.flops_per_s / 1e9},
+                            {"gbytes_per_s", p.roof.bytes_per_s / 1e9},
+                            {"gemm_size", p.roof.gemm_size},
+                            {"copy_bytes", p.roof.copy_bytes}}},
+                          {"step_ms", p.step_ms},
+                          {"roof_ms", p.roof_ms},
+                          {"by_work", work_json(p)},
+                          {"steps", rows}};
+    if (against)
+        out["against"] = {{"policy", against_policy},
+                          {"step_ms", against->step_ms},
+                          {"roof_ms", against->roof_ms},
+                          {"by_work", work_json(*against)}};
+    std::printf("%s\n", out.dump().c_str());
+}
+
+// The step under --policy beside the same step under --against, work by work, and what it means
+// for the format: its matrix math's ratio to the other policy's, and whether the conversions it
+// adds cost more than its matrix math saves.
+void print_against(const StepProfile& p, const std::string& policy, const StepProfile& q,
+                   const std::string& against) {
+    auto ratio = [](double a, double b) {
+        return b > 0 ? std::to_string(a / b).substr(0, 5) + "x" : std::string("-");
+    };
+    std::printf("against %s (the same step on the same device):\n", against.c_str());
+    std::printf("  %-34s %14s %14s %8s\n", "", fit(policy, 14).c_str(), fit(against, 14).c_str(),
+                "ratio");
     for (int k = 0; k < kStepWorkCount; ++k) {
         const auto work = static_cast<StepWork>(k);
-        const StepWorkTotal t = p.total(work);
-        by_work[step_work_name(work)] = {{"ms", t.ms}, {"roof_ms", t.roof_ms}, {"steps", t.steps}};
+        const double a = p.total(work).ms, b = q.total(work).ms;
+        std::printf("  %-34s %11.4f ms %11.4f ms %8s\n", step_work_title(work), a, b,
+                    ratio(a, b).c_str());
     }
-    const nlohmann::json out = {{"type", "profile"},
-                                {"config", config},
-                                {"policy", policy},
-                                {"device", device},
-                                {"roof",
-                                 {{"dtype", std::string(dtype_name(p.roof.dtype))},
-                                  {"gflops", p.roof.flops_per_s / 1e9},
-                                  {"gbytes_per_s", p.roof.bytes_per_s / 1e9},
-                                  {"gemm_size", p.roof.gemm_size},
-                                  {"copy_bytes", p.roof.copy_bytes}}},
-                                {"step_ms", p.step_ms},
-                                {"roof_ms", p.roof_ms},
-                                {"by_work", by_work},
-                                {"steps", rows}};
-    std::printf("%s\n", out.dump().c_str());
+    std::printf("  %-34s %11.4f ms %11.4f ms %8s\n", "step", p.step_ms, q.step_ms,
+                ratio(p.step_ms, q.step_ms).c_str());
+    const StepComparison c = compare_steps(p, q);
+    std::printf("%s's matrix math takes %s of %s's; its step %s. ", policy.c_str(),
+                ratio(p.total(StepWork::MatrixMath).ms, q.total(StepWork::MatrixMath).ms).c_str(),
+                against.c_str(), ratio(p.step_ms, q.step_ms).c_str());
+    char conversions[96];
+    if (c.conversions_added_ms >= 0)
+        std::snprintf(conversions, sizeof conversions, "its casts and quantisation add %.4f ms",
+                      c.conversions_added_ms);
+    else
+        std::snprintf(conversions, sizeof conversions,
+                      "its casts and quantisation take %.4f ms less", -c.conversions_added_ms);
+    if (c.conversions_outweigh_savings())
+        std::printf("Its matrix math saves %.4f ms, but %s: more than it saves.\n", c.math_saved_ms,
+                    conversions);
+    else if (c.math_saved_ms > 0)
+        std::printf("Its matrix math saves %.4f ms; %s.\n", c.math_saved_ms, conversions);
+    else
+        std::printf("Its matrix math is no faster here; %s.\n", conversions);
 }
 
 } // namespace
@@ -110,6 +164,10 @@ int run_profile(const Args& args) {
     add_experiment_options(parser);
     parser.add_option("--steps", "N", "profiled steps (default 5)");
     parser.add_option("--warmup", "N", "unprofiled steps first (default 2)");
+    parser.add_option("--against", "POLICY",
+                      "profile the same step under POLICY too (with its own defaults: the "
+                      "config's recipe applies to --policy only) and set the two side by side, "
+                      "work by work");
     parser.add_flag("--json", "one JSON object instead of a table");
     parser.parse(args);
     if (parser.help_requested()) {
@@ -127,12 +185,28 @@ int run_profile(const Args& args) {
     StepProfilerOptions options;
     options.steps = steps;
     options.warmup = warmup;
+    std::optional<Experiment> other;
+    if (parser.has("--against")) {
+        other = e;
+        other->policy = parser.value("--against");
+        other->recipe.reset();
+        try {
+            policy_from_name(other->policy);
+        } catch (const Error& err) {
+            throw Error(ErrorKind::Config, std::string("--against: ") + err.what());
+        }
+    }
     const StepProfile profile = *profile_training_step(e, backend, data, options);
+    std::optional<StepProfile> against;
+    if (other) against = *profile_training_step(*other, backend, data, options);
     if (!json && !choice.note.empty()) std::printf("note: %s\n", choice.note.c_str());
-    if (json)
-        print_json(profile, e.name, e.policy, backend.info().name);
-    else
-        print_table(profile, e.name, e.policy, backend.info().name);
+    if (json) {
+        print_json(profile, e.name, e.policy, backend.info().name, against ? &*against : nullptr,
+                   other ? other->policy : std::string());
+        return 0;
+    }
+    print_table(profile, e.name, e.policy, backend.info().name);
+    if (against) print_against(profile, e.policy, *against, other->policy);
     return 0;
 }
 

@@ -73,6 +73,18 @@ StepWorkTotal StepProfile::total(StepWork work) const {
     return t;
 }
 
+StepComparison compare_steps(const StepProfile& mine, const StepProfile& other) {
+    StepComparison c;
+    const double math = mine.total(StepWork::MatrixMath).ms;
+    const double other_math = other.total(StepWork::MatrixMath).ms;
+    c.matrix_math_ratio = other_math > 0 ? math / other_math : 0.0;
+    c.step_ratio = other.step_ms > 0 ? mine.step_ms / other.step_ms : 0.0;
+    c.math_saved_ms = other_math - math;
+    c.conversions_added_ms =
+        mine.total(StepWork::Conversion).ms - other.total(StepWork::Conversion).ms;
+    return c;
+}
+
 DeviceRoof measure_roof(Backend& backend, DType dtype) {
     DeviceRoof roof;
     roof.dtype = dtype;

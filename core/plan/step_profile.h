@@ -65,6 +65,20 @@ struct StepProfile {
     StepWorkTotal total(StepWork work) const; // the rows of that work, added up
 };
 
+// A step beside the same step under another policy (`profile --against`, the Plan view's
+// "against"): does the format's matrix math pay on this device, and what do its conversions add?
+struct StepComparison {
+    double matrix_math_ratio = 0; // this step's matrix math / the other's (0: the other has none)
+    double step_ratio = 0;        // this step / the other (0: the other took no time)
+    double math_saved_ms = 0;     // the other's matrix math - this one's
+    double conversions_added_ms = 0; // this one's casts and quantisation - the other's
+    // The conversions added cost more than the matrix math saves (the format does not pay yet).
+    bool conversions_outweigh_savings() const {
+        return math_saved_ms > 0 && conversions_added_ms > math_saved_ms;
+    }
+};
+StepComparison compare_steps(const StepProfile& mine, const StepProfile& other);
+
 // Rows for `plan` from per-step times of several profiled steps (Trainer::profile_step's
 // results, each one time per plan step): the median of each step's times.
 StepProfile make_step_profile(const Plan& plan, const std::vector<std::vector<double>>& times,

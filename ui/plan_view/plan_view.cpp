@@ -2,6 +2,7 @@
 // alike; the error replaces the body rather than leaving a stale plan on screen.
 #include "ui/plan_view/plan_view.h"
 
+#include <QComboBox>
 #include <QHBoxLayout>
 #include <QHeaderView>
 #include <QLabel>
@@ -13,8 +14,10 @@
 #include <QTableView>
 #include <QVBoxLayout>
 #include <array>
+#include <cmath>
 
 #include "core/error.h"
+#include "core/numeric/policy.h"
 #include "ui/float_lab/lab_style.h"
 #include "ui/plan_view/plan_diagram.h"
 #include "ui/plan_view/plan_steps_model.h"
@@ -40,6 +43,33 @@ std::string timing_key(const Experiment& e, const PlanDigest& d) {
         key += "|" + std::string(step_phase_name(s.phase)) + ":" + s.layer + ":" + s.op + ":" +
                s.inputs + ">" + s.outputs;
     return key;
+}
+
+// The step beside the same step under the policy it was timed against (mantissa-cli profile
+// --against says the same): the matrix math's and the step's ratios, and whether the conversions
+// the policy adds cost more than its matrix math saves.
+QString against_text(const TimedStep& result) {
+    const StepComparison c = compare_steps(result.profile, *result.against);
+    auto ratio = [](double r) {
+        return r > 0 ? QString::number(r, 'f', 2) + QStringLiteral("×") : QStringLiteral("–");
+    };
+    QString text =
+        QStringLiteral("<br>Against <b>%1</b> (%2 a step): matrix math <b>%3</b>, "
+                       "step <b>%4</b>. ")
+            .arg(result.against_policy.toHtmlEscaped(), duration_text(result.against->step_ms),
+                 ratio(c.matrix_math_ratio), ratio(c.step_ratio));
+    const QString conversions = c.conversions_added_ms >= 0
+                                    ? QStringLiteral("its casts and quantisation add %1")
+                                          .arg(duration_text(c.conversions_added_ms))
+                                    : QStringLiteral("its casts and quantisation take %1 less")
+                                          .arg(duration_text(-c.conversions_added_ms));
+    if (c.conversions_outweigh_savings())
+        return text + QStringLiteral("Its matrix math saves %1, but %2: more than it saves.")
+                          .arg(duration_text(c.math_saved_ms), conversions);
+    if (c.math_saved_ms > 0)
+        return text + QStringLiteral("Its matrix math saves %1; %2.")
+                          .arg(duration_text(c.math_saved_ms), conversions);
+    return text + QStringLiteral("Its matrix math is no faster here; %1.").arg(conversions);
 }
 
 } // namespace
@@ -112,16 +142,35 @@ PlanView::PlanView(QWidget* parent) : QWidget(parent) {
     m_timing->setText(QStringLiteral("Time each step: one training step on the experiment's "
                                      "engine, plan step by plan step, beside the least time the "
                                      "device allows for each step's work."));
+    // Does the format pay on this device? The same step under a second policy, work by work.
+    m_against = new QComboBox;
+    m_against->setObjectName("plan_time_against");
+    m_against->addItem(QStringLiteral("against: none"), QString());
+    for (const Policy& policy : all_policies())
+        m_against->addItem(QStringLiteral("against %1").arg(QString::fromStdString(policy.name)),
+                           QString::fromStdString(policy.name));
+    m_against->setToolTip(QStringLiteral(
+        "Time the same step under a second policy too (with its own defaults) and compare the "
+        "two work by work: does this policy's matrix math pay on this device, and do its casts "
+        "and quantisation cost more than it saves?"));
+    auto* timing_controls = new QVBoxLayout;
+    timing_controls->addWidget(m_time_button);
+    timing_controls->addWidget(m_against);
+    timing_controls->addStretch(1);
     auto* timing_row = new QHBoxLayout;
-    timing_row->addWidget(m_time_button, 0, Qt::AlignTop);
+    timing_row->addLayout(timing_controls);
     timing_row->addWidget(m_timing, 1);
     connect(m_time_button, &QPushButton::clicked, this, &PlanView::time_steps);
     connect(m_timer, &StepTimer::progress, this, [this](int done, int total) {
-        m_timing->setText(QStringLiteral("Timing on %1: step %2 of %3 (%4 warm-up)…")
-                              .arg(QString::fromStdString(m_experiment.device))
-                              .arg(done)
-                              .arg(total)
-                              .arg(kWarmupSteps));
+        m_timing->setText(
+            QStringLiteral("Timing on %1: step %2 of %3 (%4 warm-up%5)…")
+                .arg(QString::fromStdString(m_experiment.device))
+                .arg(done)
+                .arg(total)
+                .arg(kWarmupSteps)
+                .arg(m_timing_against.isEmpty()
+                         ? QString()
+                         : QStringLiteral(" each, then under %1").arg(m_timing_against)));
     });
     connect(m_timer, &StepTimer::finished, this, [this](const TimedStep& result) {
         if (m_has_plan && m_timed_key == timing_key(m_experiment, m_digest))
@@ -299,7 +348,10 @@ void PlanView::time_steps() {
     show_timing_columns(false);
     m_timing->setText(
         QStringLiteral("Opening %1…").arg(QString::fromStdString(m_experiment.device)));
-    m_timer->start(m_experiment, kTimedSteps, kWarmupSteps);
+    std::string against = m_against->currentData().toString().toStdString();
+    if (against == m_experiment.policy) against.clear(); // itself: nothing to compare
+    m_timing_against = QString::fromStdString(against);
+    m_timer->start(m_experiment, kTimedSteps, kWarmupSteps, against);
     update_time_button();
 }
 
@@ -349,6 +401,7 @@ void PlanView::show_timing(const TimedStep& result) {
     }
     text += QStringLiteral("<br>Where the step goes: ") + shares.join(QStringLiteral(" · ")) +
             QStringLiteral(".");
+    if (result.against) text += against_text(result);
     if (matched < p.rows.size())
         text += QStringLiteral(" The engine's plan has %1 steps where the preview has %2; %3 "
                                "could not be placed in the table (mantissa-cli profile lists "

@@ -2,7 +2,8 @@
 // diagram of the layers by compute dtype with casts marked, and the step table; or why the stack
 // does not compile. It recompiles (without allocating) whenever it is given a new experiment.
 // "Time each step" runs one training step plan step by plan step on the experiment's engine
-// (StepTimer) and fills the table's Measured and Roof columns, kept until the plan changes.
+// (StepTimer) and fills the table's Measured and Roof columns, kept until the plan changes; with a
+// policy chosen to time against, it compares the two steps work by work.
 #pragma once
 
 #include <QWidget>
@@ -12,6 +13,7 @@
 #include "core/train/experiment.h"
 #include "ui/plan_view/plan_digest.h"
 
+class QComboBox;
 class QLabel;
 class QPushButton;
 class QScrollArea;
@@ -45,6 +47,8 @@ public:
     // button waits (and a timing in flight is cancelled).
     void set_training(bool training);
     QPushButton* time_button() const { return m_time_button; }
+    // The policy to time the same step against (first item: none), compared work by work.
+    QComboBox* against_box() const { return m_against; }
     QString timing_text() const; // the line beside the button: progress, result or error
     bool timing_columns_shown() const;
     bool timing() const;
@@ -73,6 +77,8 @@ private:
     PlanStepsModel* m_model = nullptr;
     QTableView* m_table = nullptr;
     QPushButton* m_time_button = nullptr;
+    QComboBox* m_against = nullptr;
+    QString m_timing_against; // the policy the timing in flight compares against, if any
     QLabel* m_timing = nullptr;
     StepTimer* m_timer = nullptr;
     Experiment m_experiment;

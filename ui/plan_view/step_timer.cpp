@@ -29,7 +29,8 @@ void StepTimer::cancel() {
     if (m_cancel) m_cancel->store(true);
 }
 
-void StepTimer::start(const Experiment& experiment, int steps, int warmup) {
+void StepTimer::start(const Experiment& experiment, int steps, int warmup,
+                      const std::string& against) {
     if (m_running) return;
     join(); // the previous timing's thread has posted its result and is ending
     m_running = true;
@@ -43,7 +44,7 @@ void StepTimer::start(const Experiment& experiment, int steps, int warmup) {
             },
             Qt::QueuedConnection);
     };
-    m_thread = std::thread([experiment, steps, warmup, cancel = m_cancel, post] {
+    m_thread = std::thread([experiment, steps, warmup, against, cancel = m_cancel, post] {
         try {
             DeviceChoice choice = open_device(experiment.device, {});
             TimedStep result;
@@ -64,19 +65,33 @@ void StepTimer::start(const Experiment& experiment, int steps, int warmup) {
             options.steps = steps;
             options.warmup = warmup;
             options.cancelled = [cancel] { return cancel->load(); };
-            options.progress = [post](int done, int total) {
-                post([done, total](StepTimer& t) { emit t.progress(done, total); });
+            // With a policy to time against, two timings: progress counts both.
+            const int rounds = against.empty() ? 1 : 2;
+            int round = 0;
+            options.progress = [post, &round, rounds](int done, int total) {
+                const int all = rounds * total, so_far = round * total + done;
+                post([so_far, all](StepTimer& t) { emit t.progress(so_far, all); });
             };
-            std::optional<StepProfile> profile =
-                profile_training_step(experiment, *choice.backend, data, options);
-            if (!profile) {
+            auto cancelled = [post] {
                 post([](StepTimer& t) {
                     t.m_running = false;
                     emit t.cancelled();
                 });
-                return;
-            }
+            };
+            std::optional<StepProfile> profile =
+                profile_training_step(experiment, *choice.backend, data, options);
+            if (!profile) return cancelled();
             result.profile = std::move(*profile);
+            if (!against.empty()) {
+                // The other policy with its own defaults: a recipe belongs to its policy.
+                Experiment other = experiment;
+                other.policy = against;
+                other.recipe.reset();
+                round = 1;
+                result.against = profile_training_step(other, *choice.backend, data, options);
+                if (!result.against) return cancelled();
+                result.against_policy = QString::fromStdString(against);
+            }
             result.device = QString::fromStdString(choice.backend->info().name);
             post([result](StepTimer& t) {
                 t.m_running = false;
