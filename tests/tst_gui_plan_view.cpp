@@ -37,6 +37,13 @@ Experiment mlp_small(const std::string& policy) {
     return e;
 }
 
+// mlp-small on the CPU engine: what "Time each step" times in these tests.
+Experiment mlp_small_on_cpu(const std::string& policy) {
+    Experiment e = mlp_small(policy);
+    e.device = "cpu";
+    return e;
+}
+
 int cast_rows(const PlanStepsModel* model) {
     int n = 0;
     for (int r = 0; r < model->rowCount(); ++r) {
@@ -270,8 +277,7 @@ private slots:
     // clears them when the plan changes, and waits while a run trains.
     void timeEachStepFillsMeasuredAndRoof() {
         PlanView view;
-        Experiment e = mlp_small("mixed_bfloat16");
-        e.device = "cpu";
+        Experiment e = mlp_small_on_cpu("mixed_bfloat16");
         view.set_experiment(e);
         PlanStepsModel* model = view.steps_model();
         QCOMPARE(model->columnCount(), int(PlanStepsModel::ColumnCount));
@@ -336,9 +342,7 @@ private slots:
     // is nothing to compare.
     void timeAgainstAnotherPolicy() {
         PlanView view;
-        Experiment e = mlp_small("mixed_float8");
-        e.device = "cpu";
-        view.set_experiment(e);
+        view.set_experiment(mlp_small_on_cpu("mixed_float8"));
         QComboBox* against = view.against_box();
         QVERIFY(against);
         QCOMPARE(against->currentData().toString(), QString()); // none by default
@@ -367,9 +371,7 @@ private slots:
         window.resize(1366, 768);
         window.show();
         QVERIFY(QTest::qWaitForWindowExposed(&window));
-        Experiment e = mlp_small("mixed_float8");
-        e.device = "cpu";
-        window.set_experiment(e);
+        window.set_experiment(mlp_small_on_cpu("mixed_float8"));
         PlanView* view = window.plan_view();
         // The Settings tab on the left (the wider of its two pages), the Plan tab on the right.
         for (QTabWidget* tabs : window.findChildren<QTabWidget*>()) {
