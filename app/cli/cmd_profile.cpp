@@ -118,9 +118,10 @@ void print_json(const StepProfile& p, const std::string& config, const std::stri
 // adds cost more than its matrix math saves.
 void print_against(const StepProfile& p, const std::string& policy, const StepProfile& q,
                    const std::string& against) {
-    auto ratio = [](double a, double b) {
-        return b > 0 ? std::to_string(a / b).substr(0, 5) + "x" : std::string("-");
+    auto ratio = [](double r) {
+        return r > 0 ? std::to_string(r).substr(0, 5) + "x" : std::string("-");
     };
+    auto ratio_of = [&](double a, double b) { return ratio(b > 0 ? a / b : 0.0); };
     std::printf("against %s (the same step on the same device):\n", against.c_str());
     std::printf("  %-34s %14s %14s %8s\n", "", fit(policy, 14).c_str(), fit(against, 14).c_str(),
                 "ratio");
@@ -128,14 +129,13 @@ void print_against(const StepProfile& p, const std::string& policy, const StepPr
         const auto work = static_cast<StepWork>(k);
         const double a = p.total(work).ms, b = q.total(work).ms;
         std::printf("  %-34s %11.4f ms %11.4f ms %8s\n", step_work_title(work), a, b,
-                    ratio(a, b).c_str());
+                    ratio_of(a, b).c_str());
     }
     std::printf("  %-34s %11.4f ms %11.4f ms %8s\n", "step", p.step_ms, q.step_ms,
-                ratio(p.step_ms, q.step_ms).c_str());
+                ratio_of(p.step_ms, q.step_ms).c_str());
     const StepComparison c = compare_steps(p, q);
     std::printf("%s's matrix math takes %s of %s's; its step %s. ", policy.c_str(),
-                ratio(p.total(StepWork::MatrixMath).ms, q.total(StepWork::MatrixMath).ms).c_str(),
-                against.c_str(), ratio(p.step_ms, q.step_ms).c_str());
+                ratio(c.matrix_math_ratio).c_str(), against.c_str(), ratio(c.step_ratio).c_str());
     char conversions[96];
     if (c.conversions_added_ms >= 0)
         std::snprintf(conversions, sizeof conversions, "its casts and quantisation add %.4f ms",

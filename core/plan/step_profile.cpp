@@ -38,10 +38,6 @@ double best_seconds(Backend& backend, int repeats, Work work) {
     return best;
 }
 
-} // namespace
-
-namespace {
-
 struct StepWorkNames {
     const char* name;  // JSON
     const char* title; // tables and the Plan view
