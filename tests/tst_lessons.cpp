@@ -5,6 +5,7 @@
 #include <cassert>
 #include <cmath>
 #include <cstdio>
+#include <iterator>
 #include <map>
 #include <numeric>
 #include <regex>
@@ -758,12 +759,19 @@ public:
                 sum += o.steps[i].loss;
             return sum / 20;
         };
-        std::printf("INFO   : 100 steps: OneCycle loss %.4f, test accuracy %.4f; constant 0.01 "
-                    "loss %.4f, test accuracy %.4f\n",
-                    tail_loss(cycle), cycle.summary.val_accuracy, tail_loss(constant),
+        std::printf("INFO   : 100 steps: OneCycle loss %.4f, test loss %.4f, test accuracy %.4f; "
+                    "constant 0.01 loss %.4f, test loss %.4f, test accuracy %.4f\n",
+                    tail_loss(cycle), cycle.summary.val_loss, cycle.summary.val_accuracy,
+                    tail_loss(constant), constant.summary.val_loss,
                     constant.summary.val_accuracy);
+        // The text's "settles instead of bouncing": a lower training loss over the last 20
+        // steps. The one-epoch accuracies it quotes come from full runs (bench/RESULTS.md);
+        // after 100 steps both runs classify about 98% of the test images, and which is ahead
+        // moves with the CPU's vector width (AVX-512: OneCycle; AVX2: 98.20% both, and a lower
+        // test loss for the constant rate), so here both need only have learned.
         CHECK(tail_loss(cycle) < tail_loss(constant));
-        CHECK(cycle.summary.val_accuracy > constant.summary.val_accuracy);
+        CHECK(cycle.summary.val_accuracy > 0.97);
+        CHECK(constant.summary.val_accuracy > 0.97);
 #endif
     }
 
@@ -803,11 +811,39 @@ public:
         };
         check_quote(R"(it reaches a test accuracy of (\d+\.\d+)%)",
                     100.0 * adam32.summary.val_accuracy);
-        check_quote(R"(float16 it ends at (\d+\.\d+)%)", 100.0 * adam16.summary.val_accuracy);
+        // The collapsed run predicts one digit for every test image, so it scores that digit's
+        // share of the test set. Which digit is chaotic (1 where the text was measured, 7 on an
+        // AVX2 machine), so the text's figure and the measurement are each checked to be one
+        // digit's share, not equal to each other.
+        const auto one_digit_share = [](double percent) {
+            // The 10,000 test labels' counts per digit (the files ARCHITECTURE.md pins).
+            static constexpr long kTestImagesOf[10] = {980, 1135, 1032, 1010, 982,
+                                                       892, 958,  1028, 974,  1009};
+            const long images = std::lround(percent * 100);
+            return std::abs(percent * 100 - double(images)) < 1e-6 &&
+                   std::find(std::begin(kTestImagesOf), std::end(kTestImagesOf), images) !=
+                       std::end(kTestImagesOf);
+        };
+        const double collapsed = quoted(l, R"(float16 it ends at (\d+\.\d+)%)");
+        std::printf("INFO   : float16 statistics under Adam end at %.2f%% (the text: %.2f%%)\n",
+                    100.0 * adam16.summary.val_accuracy, collapsed);
+        CHECK(one_digit_share(collapsed));
+        CHECK(one_digit_share(100.0 * adam16.summary.val_accuracy));
         check_quote(R"(harm on this model: (\d+\.\d+)%)", 100.0 * sgd16.summary.val_accuracy);
         check_quote(R"(against (\d+\.\d+)% with float32 statistics)",
                     100.0 * sgd32.summary.val_accuracy);
         check_quote(R"(loss at step 2 is (\d+\.\d+))", adam16.steps.at(1).loss);
+        // The look-at line: after the jump the run recovers below 1, then climbs back above 2.
+        std::size_t lowest = 2;
+        for (std::size_t i = 2; i < adam16.steps.size(); ++i)
+            if (adam16.steps[i].loss < adam16.steps[lowest].loss) lowest = i;
+        std::size_t climbs = lowest;
+        while (climbs < adam16.steps.size() && !(adam16.steps[climbs].loss > 2)) ++climbs;
+        std::printf("INFO   : float16 statistics under Adam: lowest loss %.3f at step %zu, above 2 "
+                    "again from step %zu of %zu\n",
+                    adam16.steps[lowest].loss, lowest + 1, climbs + 1, adam16.steps.size());
+        CHECK(adam16.steps[lowest].loss < 1);
+        CHECK(climbs < adam16.steps.size());
         check_quote(R"(float32 statistics: (\d+\.\d+)\)\.)", adam32.steps.at(1).loss);
 
         // After one step: the float16 gammas leapt, the float32 ones moved by Adam's usual 0.01.
@@ -833,7 +869,12 @@ public:
             const std::vector<double> v = values_as_double(*mv);
             const auto inf =
                 std::count_if(v.begin(), v.end(), [](double x) { return std::isinf(x); });
-            check_quote(R"(moving variance is inf in (\d+) of its)", static_cast<double>(inf));
+            // "Most": the count itself is chaotic (233 where the text was measured, 235 on an
+            // AVX2 machine), so the text quotes it as that machine's figure.
+            std::printf("INFO   : moving variance inf in %d of 256 channels (the text: %g)\n",
+                        static_cast<int>(inf), quoted(l, R"(most of its 256 channels \((\d+) )"));
+            CHECK_EQ(v.size(), std::size_t{256});
+            CHECK(inf > 128);
         }
         const WeightTensor* mv32 =
             adam32.normalization.find("batch_normalization_2.moving_variance");
