@@ -762,8 +762,7 @@ public:
         std::printf("INFO   : 100 steps: OneCycle loss %.4f, test loss %.4f, test accuracy %.4f; "
                     "constant 0.01 loss %.4f, test loss %.4f, test accuracy %.4f\n",
                     tail_loss(cycle), cycle.summary.val_loss, cycle.summary.val_accuracy,
-                    tail_loss(constant), constant.summary.val_loss,
-                    constant.summary.val_accuracy);
+                    tail_loss(constant), constant.summary.val_loss, constant.summary.val_accuracy);
         // The text's "settles instead of bouncing": a lower training loss over the last 20
         // steps. The one-epoch accuracies it quotes come from full runs (bench/RESULTS.md);
         // after 100 steps both runs classify about 98% of the test images, and which is ahead
