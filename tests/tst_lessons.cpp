@@ -445,56 +445,63 @@ public:
     }
 
     // The figures the texts quote, re-measured as the app runs the lesson (its whole step budget,
-    // all 10,000 test images) and compared to two significant figures.
+    // all 10,000 test images) and compared to two significant figures; lesson 3's near-chance
+    // accuracies within the 1.5 points its text allows (another compiler, CPU or thread count
+    // rounds its eight sigmoid layers a little differently: 20.48% for float32 under one thread
+    // on an AVX2 machine, 20.74% as quoted).
     void quotedFiguresMatchTheMeasurement_data() {
         add_column<std::string>("id");
         add_column<int>("run");
         add_column<std::string>("pattern");
         add_column<bool>("accuracy"); // a test accuracy in percent, else a test loss
+        add_column<double>("points"); // the allowed difference in points, 0: two figures
         new_row("lesson 2: pure float16's test accuracy")
             << "02-pure-float16-fails" << 0
-            << R"(After 200 steps .* test accuracy (\d+(?:\.\d+)?)%)" << true;
+            << R"(After 200 steps .* test accuracy (\d+(?:\.\d+)?)%)" << true << 0.0;
         new_row("lesson 2: pure bfloat16's test accuracy")
             << "02-pure-float16-fails" << 1
-            << R"(bfloat16 stays .*\(test accuracy (\d+(?:\.\d+)?)%\))" << true;
+            << R"(bfloat16 stays .*\(test accuracy (\d+(?:\.\d+)?)%\))" << true << 0.0;
         new_row("lesson 2: mixed_float16's test accuracy")
             << "02-pure-float16-fails" << 2
-            << R"(mixed_float16 reaches a test accuracy of (\d+(?:\.\d+)?)%)" << true;
+            << R"(mixed_float16 reaches a test accuracy of (\d+(?:\.\d+)?)%)" << true << 0.0;
         new_row("lesson 2: mixed_float16's test loss")
             << "02-pure-float16-fails" << 2 << R"(mixed_float16 reaches .*\(test loss (\d+\.\d+)\))"
-            << false;
+            << false << 0.0;
         new_row("lesson 3: float32's test loss")
-            << "03-loss-scaling" << 3 << R"((\d+\.\d+) for float32)" << false;
+            << "03-loss-scaling" << 3 << R"((\d+\.\d+) for float32)" << false << 0.0;
         new_row("lesson 3: dynamic scaling's test loss")
-            << "03-loss-scaling" << 1 << R"(test loss (\d+\.\d+) with dynamic scaling)" << false;
+            << "03-loss-scaling" << 1 << R"(test loss (\d+\.\d+) with dynamic scaling)" << false
+            << 0.0;
         new_row("lesson 3: the test loss without scaling")
-            << "03-loss-scaling" << 0 << R"((\d+\.\d+) without scaling\))" << false;
+            << "03-loss-scaling" << 0 << R"((\d+\.\d+) without scaling\))" << false << 0.0;
         new_row("lesson 3: dynamic scaling's test accuracy")
-            << "03-loss-scaling" << 1 << R"((\d+\.\d+)% with dynamic scaling)" << true;
+            << "03-loss-scaling" << 1 << R"((\d+\.\d+)% with dynamic scaling)" << true << 1.5;
         new_row("lesson 3: float32's test accuracy")
-            << "03-loss-scaling" << 3 << R"((\d+\.\d+)% for float32;)" << true;
+            << "03-loss-scaling" << 3 << R"((\d+\.\d+)% for float32;)" << true << 1.5;
         new_row("lesson 4: float32's test loss")
-            << "04-bfloat16-no-scaling" << 2 << R"(\(float32: (\d+\.\d+)\))" << false;
+            << "04-bfloat16-no-scaling" << 2 << R"(\(float32: (\d+\.\d+)\))" << false << 0.0;
         new_row("lesson 4: mixed_bfloat16's test loss")
-            << "04-bfloat16-no-scaling" << 1 << R"(ends at a test loss of (\d+\.\d+))" << false;
+            << "04-bfloat16-no-scaling" << 1 << R"(ends at a test loss of (\d+\.\d+))" << false
+            << 0.0;
         new_row("lesson 4: mixed_float16's test loss")
-            << "04-bfloat16-no-scaling" << 0 << R"(there and ends at (\d+\.\d+))" << false;
+            << "04-bfloat16-no-scaling" << 0 << R"(there and ends at (\d+\.\d+))" << false << 0.0;
         new_row("lesson 6: the float32 softmax's test accuracy")
             << "06-float32-softmax" << 0
-            << R"(completes its 300 steps with a test accuracy of (\d+(?:\.\d+)?)%)" << true;
+            << R"(completes its 300 steps with a test accuracy of (\d+(?:\.\d+)?)%)" << true << 0.0;
         new_row("lesson 6: the float16 softmax's test accuracy")
-            << "06-float32-softmax" << 1 << R"(the float16 one had (\d+(?:\.\d+)?)%)" << true;
+            << "06-float32-softmax" << 1 << R"(the float16 one had (\d+(?:\.\d+)?)%)" << true
+            << 0.0;
         new_row("lesson 7: delayed scaling's test accuracy")
-            << "07-fp8-delayed-scaling" << 0 << R"((\d+\.\d+)% \(delayed\))" << true;
+            << "07-fp8-delayed-scaling" << 0 << R"((\d+\.\d+)% \(delayed\))" << true << 0.0;
         new_row("lesson 7: current scaling's test accuracy")
-            << "07-fp8-delayed-scaling" << 1 << R"((\d+\.\d+)% \(current\))" << true;
+            << "07-fp8-delayed-scaling" << 1 << R"((\d+\.\d+)% \(current\))" << true << 0.0;
         new_row("lesson 8: MXFP4's test accuracy")
-            << "08-mxfp4-against-nvfp4" << 0 << R"((\d+\.\d+)% for MXFP4)" << true;
+            << "08-mxfp4-against-nvfp4" << 0 << R"((\d+\.\d+)% for MXFP4)" << true << 0.0;
         new_row("lesson 8: NVFP4's test accuracy")
-            << "08-mxfp4-against-nvfp4" << 1 << R"((\d+\.\d+)% for NVFP4)" << true;
+            << "08-mxfp4-against-nvfp4" << 1 << R"((\d+\.\d+)% for NVFP4)" << true << 0.0;
         new_row("lesson 8: NVFP4's test accuracy with nearest-rounded gradients")
             << "08-mxfp4-against-nvfp4" << 2 << R"(reaches a test accuracy of (\d+\.\d+)% here)"
-            << true;
+            << true << 0.0;
     }
 
     void quotedFiguresMatchTheMeasurement() {
@@ -502,6 +509,7 @@ public:
         FETCH(int, run);
         FETCH(std::string, pattern);
         FETCH(bool, accuracy);
+        FETCH(double, points);
         const Lesson& l = lesson(id);
         const double text_value = quoted(l, pattern);
         const RunSummary& s =
@@ -509,7 +517,8 @@ public:
         const double measured = accuracy ? 100.0 * s.val_accuracy : s.val_loss;
         std::printf("INFO   : %s: the text says %g, measured %.4f\n", current_data_tag().c_str(),
                     text_value, measured);
-        CHECK_MSG(two_figures(measured) == two_figures(text_value),
+        CHECK_MSG(points > 0 ? std::abs(measured - text_value) <= points
+                             : two_figures(measured) == two_figures(text_value),
                   ("the text says " + number(text_value, 6) + ", measured " + fixed4(measured)));
     }
 
