@@ -2,6 +2,7 @@
 // prints QtTest-style PASS / FAIL! / SKIP lines and a totals line, and returns the failure count.
 #include "tests/unit/unit_test.h"
 
+#include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <exception>
@@ -160,6 +161,7 @@ int run_suite(const char* suite, const std::vector<TestFunction>& functions, con
                 s.row = row;
                 s.tag = row ? row->tag : "";
                 s.failed = s.skipped = false;
+                const auto started = std::chrono::steady_clock::now();
                 if (hooks.init) guarded(hooks.init);
                 if (!s.failed && !s.skipped) guarded(f.run);
                 const bool failed_before_cleanup = s.failed;
@@ -172,6 +174,13 @@ int run_suite(const char* suite, const std::vector<TestFunction>& functions, con
                     ++passed;
                     std::printf("PASS   : %s\n", where().c_str());
                 }
+                // The slow rows by name, so that a suite's time can be traced to its functions
+                // (CI's 40 minutes; RELIABILITY.md). Not an assertion: timing is not a test.
+                const double seconds =
+                    std::chrono::duration<double>(std::chrono::steady_clock::now() - started)
+                        .count();
+                if (seconds >= 1.0)
+                    std::printf("INFO   : %s took %.1f s\n", where().c_str(), seconds);
             }
         }
     }
