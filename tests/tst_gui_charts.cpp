@@ -111,6 +111,8 @@ private slots:
     void charts_follow_a_dark_palette();
     void axis_windows_stay_labelable();
     void near_constant_series_gets_readable_ticks();
+    void bulk_band_leaves_the_outliers_out();
+    void step_time_axis_ignores_a_slow_first_step();
     void chart_export_proposes_the_dialog_folder();
 };
 
@@ -534,6 +536,81 @@ void TestGuiCharts::near_constant_series_gets_readable_ticks() {
     QVERIFY(y);
     QVERIFY(y->min() <= 249.665 && y->max() >= 249.665);
     QVERIFY((y->max() - y->min()) / y->tickInterval() <= 12.01);
+}
+
+// The band an outlier-ignoring axis fits, against hand-computed percentiles: 96 typical steps
+// 1.00, 1.01, ..., 1.95 ms and four of 200 ms. Rank h = 99 p, so the 5th percentile lies 0.95 of
+// the way from 1.04 to 1.05 and the 95th 0.05 of the way from 1.94 to 1.95.
+void TestGuiCharts::bulk_band_leaves_the_outliers_out() {
+    std::vector<double> steps;
+    for (int i = 0; i < 96; ++i) steps.push_back(1.0 + 0.01 * i);
+    for (int i = 0; i < 4; ++i) steps.insert(steps.begin() + 25 * i, 200.0); // anywhere
+    const double q05 = 1.0495, q95 = 1.9405, pad = 0.2 * (q95 - q05);
+    const ValueBand band = bulk_band(steps);
+    QVERIFY(!band.empty());
+    QCOMPARE(band.lo, 1.0); // q05 - pad is below the smallest value: the band stops there
+    QCOMPARE(band.hi, q95 + pad);
+    // Nothing to leave out: the band is the values' own range.
+    const ValueBand flat = bulk_band({3.0, 3.0, 3.0});
+    QCOMPARE(flat.lo, 3.0);
+    QCOMPARE(flat.hi, 3.0);
+    // Non-finite values are not data; none at all is an empty band.
+    const double inf = std::numeric_limits<double>::infinity();
+    const ValueBand finite = bulk_band({std::nan(""), 2.0, inf, 4.0});
+    QCOMPARE(finite.lo, 2.0);
+    QCOMPARE(finite.hi, 4.0);
+    QVERIFY(bulk_band({std::nan(""), -inf}).empty());
+    QVERIFY(bulk_band({}).empty());
+}
+
+// A run whose first step took 500 ms (the engine setting up) and the rest about 1 ms: the step-time
+// chart fits the typical steps and its title counts the one left off; unticked (View menu), or
+// with log y, the axis shows every step again.
+void TestGuiCharts::step_time_axis_ignores_a_slow_first_step() {
+    IsolatedAppDirs dirs; // the View menu's choice is remembered in QSettings
+    RunStore store;
+    Experiment experiment;
+    experiment.name = "warm-up";
+    const int id = store.add_run(experiment);
+    store.set_started(id, QStringLiteral("CPU"), {}, 200);
+    QVector<StepRecord> steps = synthetic_steps(200, 200, 0);
+    for (StepRecord& s : steps) s.step_ms = 1.0 + 0.05 * std::sin(s.step * 0.3);
+    steps[0].step_ms = 500.0;
+    store.append_steps(id, steps);
+    ChartsPanel panel(&store);
+    panel.resize(1000, 700);
+    panel.show();
+    panel.redraw();
+    QApplication::processEvents();
+    MetricChart* chart = panel.chart(QStringLiteral("step_time"));
+    QVERIFY(panel.ignore_outliers_action()->isChecked()); // the default
+    QVERIFY(chart->ignore_outliers());
+    const auto y_axis = [&] {
+        QValueAxis* y = nullptr;
+        for (QAbstractAxis* axis : chart->chart()->axes(Qt::Vertical))
+            if (axis->isVisible()) y = qobject_cast<QValueAxis*>(axis);
+        return y;
+    };
+    QVERIFY(y_axis());
+    QVERIFY2(y_axis()->max() < 2.0, qPrintable(QString::number(y_axis()->max())));
+    QVERIFY(y_axis()->min() > 0.5);
+    QCOMPARE(chart->points_off_the_axis(), 1);
+    QVERIFY2(chart->full_title().endsWith(QStringLiteral(" · 1 step off the scale")),
+             qPrintable(chart->full_title()));
+    // The other charts keep every point in view.
+    QVERIFY(!panel.chart(QStringLiteral("loss"))->ignore_outliers());
+
+    panel.ignore_outliers_action()->setChecked(false);
+    QApplication::processEvents();
+    QVERIFY(!chart->ignore_outliers());
+    QVERIFY(y_axis()->max() >= 500.0);
+    QCOMPARE(chart->points_off_the_axis(), 0);
+    QVERIFY(!chart->full_title().contains(QStringLiteral("off the scale")));
+    // Remembered for the next window.
+    ChartsPanel next(&store);
+    QVERIFY(!next.ignore_outliers_action()->isChecked());
+    QVERIFY(!next.chart(QStringLiteral("step_time"))->ignore_outliers());
+    next.ignore_outliers_action()->setChecked(true); // the default again, whatever QSettings is
 }
 
 // Issue 28: Export Chart proposed a bare "loss.png", so the save dialog opened in whatever the

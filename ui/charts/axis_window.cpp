@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstddef>
 
 namespace mantissa::ui {
 
@@ -63,6 +64,38 @@ double fitted_interval(double lo, double hi, int max_labels, double min_step) {
         if (labels <= max_labels) return step;
     }
     return step;
+}
+
+namespace {
+
+// The p-quantile of `values` (reordered by nth_element): rank h = (n - 1) p, linear
+// between the ranks floor(h) and floor(h) + 1.
+double quantile(std::vector<double>& values, double p) {
+    const double h = static_cast<double>(values.size() - 1) * p;
+    const auto below = static_cast<std::size_t>(std::floor(h));
+    std::nth_element(values.begin(), values.begin() + static_cast<std::ptrdiff_t>(below),
+                     values.end());
+    const double low = values[below];
+    if (below + 1 >= values.size()) return low;
+    // The next rank is the smallest value above position `below`.
+    const double high =
+        *std::min_element(values.begin() + static_cast<std::ptrdiff_t>(below) + 1, values.end());
+    return low + (high - low) * (h - static_cast<double>(below));
+}
+
+} // namespace
+
+ValueBand bulk_band(std::vector<double> values) {
+    values.erase(
+        std::remove_if(values.begin(), values.end(), [](double v) { return !std::isfinite(v); }),
+        values.end());
+    if (values.empty()) return {};
+    const auto [min_it, max_it] = std::minmax_element(values.begin(), values.end());
+    const double min = *min_it, max = *max_it;
+    const double q05 = quantile(values, 0.05);
+    const double q95 = quantile(values, 0.95);
+    const double pad = 0.2 * (q95 - q05);
+    return {std::max(min, q05 - pad), std::min(max, q95 + pad)};
 }
 
 } // namespace mantissa::ui

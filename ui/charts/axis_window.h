@@ -2,6 +2,8 @@
 // ticks for any data, and never so many ticks that Qt Charts spends forever labelling them.
 #pragma once
 
+#include <vector>
+
 namespace mantissa::ui {
 
 // A 1, 2 or 5 times a power of ten near `range / ticks`: readable tick spacing.
@@ -24,5 +26,17 @@ AxisWindow linear_window(double y_min, double y_max, double floor, double ceilin
 // The tick step for an x range of `range` with at most `max_labels` labels once both ends are
 // rounded out to whole steps (never below `min_step`).
 double fitted_interval(double lo, double hi, int max_labels, double min_step);
+
+// The y band that a line's bulk occupies, for a chart that ignores outliers in its scaling (as
+// TensorBoard's scalar charts do by default): the 5th to the 95th percentile of `values` (linear
+// interpolation between the two nearest ranks), widened by a fifth of that span on each side,
+// never past the values' own extremes. A step-time curve whose first step set up the GPU, or
+// whose machine was busy for a moment, keeps its typical steps readable; the slow ones run off
+// the top. Non-finite values are ignored; with none left the band is empty (lo > hi).
+struct ValueBand {
+    double lo = 1, hi = 0;
+    bool empty() const { return !(lo <= hi); }
+};
+ValueBand bulk_band(std::vector<double> values);
 
 } // namespace mantissa::ui

@@ -3,11 +3,12 @@
 // change signals into at most one redraw per 40 ms.
 #include "ui/charts/charts_panel.h"
 
-#include <QSet>
-
+#include <QAction>
 #include <QHBoxLayout>
 #include <QHash>
 #include <QLocale>
+#include <QSet>
+#include <QSettings>
 #include <QTimer>
 #include <QVBoxLayout>
 #include <algorithm>
@@ -27,6 +28,7 @@ namespace mantissa::ui {
 namespace {
 
 constexpr int kRedrawIntervalMs = 40;
+constexpr const char* kIgnoreOutliersKey = "charts/stepTimeIgnoresOutliers";
 
 ChartLine line_of(const RunRecord& run, const QString& role, ChartLine::Style style, bool smooth,
                   const QVector<QPointF>& points) {
@@ -77,6 +79,20 @@ ChartsPanel::ChartsPanel(RunStore* store, QWidget* parent) : QWidget(parent), m_
         new MetricChart(tr("Accuracy · validation dashed, train solid"), tr("accuracy (%)"), this);
     m_accuracy->set_y_limits(0, 100);
     m_step_time = new MetricChart(tr("Step time"), tr("ms per step"), this);
+    m_ignore_outliers = new QAction(tr("Step Time Ignores &Outliers"), this);
+    m_ignore_outliers->setCheckable(true);
+    m_ignore_outliers->setToolTip(
+        tr("Fit the step-time axis to each run's typical steps (its 5th to 95th percentile), so "
+           "that a slow first step or a busy moment does not flatten the curves; Log y shows "
+           "every step"));
+    m_ignore_outliers->setChecked(
+        QSettings().value(QLatin1String(kIgnoreOutliersKey), true).toBool());
+    m_step_time->set_ignore_outliers(m_ignore_outliers->isChecked());
+    connect(m_ignore_outliers, &QAction::toggled, this, [this](bool on) {
+        QSettings().setValue(QLatin1String(kIgnoreOutliersKey), on);
+        m_step_time->set_ignore_outliers(on);
+        redraw();
+    });
     m_loss_scale = new LossScaleChart(this);
     // Schedules span decades (OneCycle: max_lr / 25 / 1e4 at the end): log y from the start.
     m_learning_rate = new MetricChart(tr("Learning rate"), tr("rate"), this);
@@ -182,6 +198,9 @@ void ChartsPanel::redraw() {
                          .arg(QLocale().toString(rate, 'f', 0));
         break;
     }
+    if (const int off = m_step_time->points_off_the_axis(); off > 0)
+        step_title +=
+            off == 1 ? tr(" · 1 step off the scale") : tr(" · %1 steps off the scale").arg(off);
     m_step_time->set_title(step_title);
     m_learning_rate->set_title(learning_rate_title(runs));
     // Shown before its lines arrive: a hidden chart has no size to fit its axes to.

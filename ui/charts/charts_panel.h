@@ -12,6 +12,7 @@
 #include "ui/charts/run_lines.h"
 #include "ui/charts/scaling_chart.h"
 
+class QAction;
 class QChart;
 class QTimer;
 
@@ -47,6 +48,11 @@ public:
     // A run's new gradient histograms (TrainingController::histograms_arrived).
     void add_histograms(int run_id, const QVector<GradientHistogram>& histograms);
     QChart* qchart(const QString& name) const; // as chart(), plus "memory": for export
+    // View ▸ Step Time Ignores Outliers (checkable, on by default, remembered in QSettings): the
+    // step-time axis fits each run's typical steps, so a first step that set up the engine or
+    // a moment the machine was busy does not flatten every curve; the title counts the steps
+    // left off the scale. Log y still shows every step.
+    QAction* ignore_outliers_action() const { return m_ignore_outliers; }
     // Presentation mode: larger fonts and thicker lines on every chart.
     void set_presentation(bool on);
     bool presentation() const { return m_presentation; }
@@ -58,6 +64,7 @@ private:
     MetricChart* m_loss = nullptr;
     MetricChart* m_accuracy = nullptr;
     MetricChart* m_step_time = nullptr;
+    QAction* m_ignore_outliers = nullptr;
     MetricChart* m_learning_rate = nullptr;
     LossScaleChart* m_loss_scale = nullptr;
     MemoryChart* m_memory = nullptr;

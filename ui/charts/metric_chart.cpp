@@ -325,6 +325,24 @@ void MetricChart::set_log_y(bool on) {
     redraw();
 }
 
+void MetricChart::set_ignore_outliers(bool on) {
+    if (on == m_ignore_outliers) return;
+    m_ignore_outliers = on;
+    m_zoomed = false;
+    m_last_range_request.fill(std::nan(""));
+    redraw();
+}
+
+int MetricChart::points_off_the_axis() const {
+    if (m_zoomed || m_log_y) return 0;
+    const double lo = m_y_linear->min(), hi = m_y_linear->max();
+    int off = 0;
+    for (const Drawn& d : m_drawn)
+        for (const QPointF& p : d.line.points)
+            if (std::isfinite(p.y()) && (p.y() < lo || p.y() > hi)) ++off;
+    return off;
+}
+
 void MetricChart::set_y_limits(double floor, double ceiling) {
     m_y_floor = floor;
     m_y_ceiling = ceiling;
@@ -472,13 +490,14 @@ int MetricChart::plot_columns() const {
 quint64 MetricChart::view_signature(int columns) const {
     // A hash, not a proof of equality: a collision would only keep a stale decimation until the
     // next change, and the inputs are few small integers.
-    const QString signature = QStringLiteral("%1|%2|%3|%4|%5|%6")
+    const QString signature = QStringLiteral("%1|%2|%3|%4|%5|%6|%7")
                                   .arg(columns)
                                   .arg(m_zoomed ? m_x->min() : 0.0, 0, 'g', 17)
                                   .arg(m_zoomed ? m_x->max() : 0.0, 0, 'g', 17)
                                   .arg(int(m_zoomed))
                                   .arg(int(m_log_y))
-                                  .arg(m_smoothing, 0, 'g', 17);
+                                  .arg(m_smoothing, 0, 'g', 17)
+                                  .arg(int(m_ignore_outliers));
     return qHash(signature) + 1;
 }
 
@@ -492,8 +511,9 @@ void MetricChart::redraw() {
     auto include = [&](const Drawn& d) {
         x_min = std::min(x_min, d.x_min);
         x_max = std::max(x_max, d.x_max);
-        y_min = std::min(y_min, d.y_min);
-        y_max = std::max(y_max, d.y_max);
+        const bool bulk = !d.bulk.empty() && d.x_min <= d.x_max; // a drawn line, outliers left out
+        y_min = std::min(y_min, bulk ? d.bulk.lo : d.y_min);
+        y_max = std::max(y_max, bulk ? d.bulk.hi : d.y_max);
     };
     // Decimates `points` to the plot's columns and widens d's data range by what is drawn.
     // Qt Charts' cost is per drawn point (it strokes each line's outline for hovering), so the
@@ -531,6 +551,15 @@ void MetricChart::redraw() {
         }
         d.x_min = d.y_min = std::numeric_limits<double>::infinity();
         d.x_max = d.y_max = -std::numeric_limits<double>::infinity();
+        d.bulk = {};
+        if (m_ignore_outliers && !m_log_y && d.line.style != ChartLine::Style::Markers) {
+            // From the full-resolution line: decimation keeps each column's extremes, which
+            // would make every spike look like a fifth of the data.
+            std::vector<double> ys;
+            ys.reserve(static_cast<std::size_t>(d.line.points.size()));
+            for (const QPointF& p : d.line.points) ys.push_back(p.y());
+            d.bulk = bulk_band(std::move(ys));
+        }
         QVector<QPointF> raw = prepare(d.line.points, d, raw_buckets);
         if (raw != d.raw_drawn) pending.append({d.raw, &d.raw_drawn, std::move(raw)});
         if (d.smoothed) {

@@ -12,6 +12,7 @@
 #include <array>
 #include <limits>
 
+#include "ui/charts/axis_window.h"
 #include "ui/charts/decimate.h"
 
 class QAbstractAxis;
@@ -65,6 +66,14 @@ public:
     double smoothing() const { return m_smoothing; }
     void set_log_y(bool on);
     bool log_y() const { return m_log_y; }
+    // Linear y only: the axis fits each line's bulk (axis_window.h's bulk_band), so a few slow
+    // or wild points run off the chart instead of flattening every curve (TensorBoard's "ignore
+    // outliers in chart scaling"). Markers-only lines (validation points) still fit whole.
+    void set_ignore_outliers(bool on);
+    bool ignore_outliers() const { return m_ignore_outliers; }
+    // Points of the drawn lines above or below the y axis as it stands (0 when zoomed by hand
+    // or with nothing cut off): how many the outlier rule left off the chart.
+    int points_off_the_axis() const;
     void reset_zoom();
     bool zoomed() const { return m_zoomed; } // the user zoomed or panned away from the data
 
@@ -89,6 +98,7 @@ private:
         // The data range of raw_drawn and smooth_drawn, and the line version and view they were
         // decimated for: an unchanged line in an unchanged view is not decimated again.
         double x_min = 0, x_max = 0, y_min = 0, y_max = 0;
+        ValueBand bulk; // the line's bulk_band, when outliers are ignored (else empty)
         quint64 prepared_version = 0;
         quint64 prepared_view = 0;
     };
@@ -125,6 +135,7 @@ private:
     double m_y_ceiling = std::numeric_limits<double>::infinity();
     bool m_smoothing_enabled = true;
     bool m_log_y = false;
+    bool m_ignore_outliers = false;
     QString m_full_title, m_y_title;
     double m_font_scale = 1.0, m_line_scale = 1.0;
     // The data x/y range, log-y and the label capacities the axes were set for.

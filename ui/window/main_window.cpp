@@ -448,6 +448,7 @@ void MainWindow::build_file_menu() {
     quit->setShortcut(QKeySequence::Quit);
     QMenu* view = menuBar()->addMenu("&View");
     view->addAction(m_presentation->action());
+    view->addAction(m_charts->ignore_outliers_action());
     addAction(m_presentation->action()); // F11 works with the menu bar hidden in full screen
 }
 
