@@ -3,6 +3,7 @@
 #include <QChart>
 #include <QDir>
 #include <QElapsedTimer>
+#include <QLogValueAxis>
 #include <QPixmap>
 #include <QValueAxis>
 #include <QtTest>
@@ -599,6 +600,18 @@ void TestGuiCharts::step_time_axis_ignores_a_slow_first_step() {
              qPrintable(chart->full_title()));
     // The other charts keep every point in view.
     QVERIFY(!panel.chart(QStringLiteral("loss"))->ignore_outliers());
+    // Log y fits every point even while outliers are ignored.
+    chart->set_log_y(true);
+    QApplication::processEvents();
+    QCOMPARE(chart->points_off_the_axis(), 0);
+    QLogValueAxis* log_y = nullptr;
+    for (QAbstractAxis* axis : chart->chart()->axes(Qt::Vertical))
+        if (axis->isVisible()) log_y = qobject_cast<QLogValueAxis*>(axis);
+    QVERIFY(log_y);
+    QVERIFY(log_y->max() >= 500.0);
+    chart->set_log_y(false);
+    QApplication::processEvents();
+    QCOMPARE(chart->points_off_the_axis(), 1);
 
     panel.ignore_outliers_action()->setChecked(false);
     QApplication::processEvents();

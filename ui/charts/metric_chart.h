@@ -68,7 +68,7 @@ public:
     bool log_y() const { return m_log_y; }
     // Linear y only: the axis fits each line's bulk (axis_window.h's bulk_band), so a few slow
     // or wild points run off the chart instead of flattening every curve (TensorBoard's "ignore
-    // outliers in chart scaling"). Markers-only lines (validation points) still fit whole.
+    // outliers in chart scaling"). Markers-only lines (skipped-step marks) still fit whole.
     void set_ignore_outliers(bool on);
     bool ignore_outliers() const { return m_ignore_outliers; }
     // Points of the drawn lines above or below the y axis as it stands (0 when zoomed by hand
